@@ -1,0 +1,1 @@
+"""Judge providers: the LLMs that read passages and label a citation."""

@@ -1,0 +1,39 @@
+"""The judge seam every provider implements (DESIGN §3.10, §4).
+
+INTERFACE ONLY -- the implementation is being written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from pydantic import BaseModel
+
+from pytest_citecheck.models import Usage
+
+
+class JudgeReply(BaseModel):
+    """What a judge answered, already parsed and schema-checked (not yet guarded)."""
+
+    label: Literal["supported", "contradicted", "not_found"]
+    quote: str | None
+    confidence: float
+    usage: Usage | None = None
+
+
+class Judge(Protocol):
+    """Reads a claim and passages; answers a label, a verbatim quote and a confidence.
+
+    Raises :class:`pytest_citecheck.errors.StageFailed` when no usable reply
+    was obtained (refusal, truncation, invalid JSON, HTTP failure after
+    retries) and :class:`pytest_citecheck.errors.ConfigurationError` for
+    401/403 or a missing key.
+    """
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, as shown in reports."""
+        ...
+
+    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply: ...

@@ -1,0 +1,193 @@
+"""Verifying citations: the stages of DESIGN §3 wired together.
+
+Usable without pytest: the plugin, the batch CLI and the service all build a
+:class:`Verifier` from a fetcher, a ranker and a judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pytest_citecheck.aggregate import claim_label
+from pytest_citecheck.errors import ConfigurationError, StageFailed
+from pytest_citecheck.fetch import Fetcher
+from pytest_citecheck.guard import guard
+from pytest_citecheck.judges.base import Judge
+from pytest_citecheck.models import (
+    Citation,
+    Claim,
+    ClaimResult,
+    Label,
+    Passage,
+    Reason,
+    Verdict,
+)
+from pytest_citecheck.passages import split_passages
+from pytest_citecheck.retrieval import Ranker
+
+DEFAULT_TOP_K = 3
+DEFAULT_REVIEW_BELOW = 0.8
+
+# Maps an exception the pipeline did not expect to a reason; the plugin adds a
+# classifier that recognises VCR's "no recording" error without the pipeline
+# importing vcr.
+ErrorClassifier = Callable[[BaseException], "tuple[str, str] | None"]
+
+
+@dataclass
+class Verifier:
+    """Verifies claims: fetch -> passages -> retrieval -> judge -> guard."""
+
+    fetcher: Fetcher
+    ranker: Ranker
+    judge: Judge
+    review_below: float = DEFAULT_REVIEW_BELOW
+    top_k: int = DEFAULT_TOP_K
+    classify_error: ErrorClassifier | None = None
+
+    def verify_claim(self, claim: Claim) -> ClaimResult:
+        """Verify every citation of ``claim`` and aggregate the claim label."""
+        verdicts: list[Verdict] = []
+        # The same citation twice in one claim is verified once: a replay then
+        # needs each HTTP exchange exactly once, like the recording made it.
+        seen: dict[Citation, Verdict] = {}
+        for citation in claim.citations:
+            if citation not in seen:
+                seen[citation] = self.verify_citation(claim.claim, citation)
+            verdicts.append(seen[citation])
+        return ClaimResult(
+            id=claim.id,
+            claim=claim.claim,
+            label=claim_label([v.label for v in verdicts]),
+            verdicts=verdicts,
+            expect=claim.expect,
+        )
+
+    def verify_citation(self, claim: str, citation: Citation) -> Verdict:
+        """Verify one citation; any failure becomes an ``error`` verdict."""
+        try:
+            if citation.url is not None:
+                verdict = self._verify_url(claim, citation.url)
+            else:
+                verdict = self._verify_document(claim, citation)
+        except ConfigurationError as exc:
+            verdict = Verdict(
+                url=citation.target, label=Label.ERROR,
+                reason=Reason.CONFIGURATION, detail=str(exc),
+            )
+        except StageFailed as exc:
+            verdict = Verdict(
+                url=citation.target, label=Label.ERROR, reason=exc.reason, detail=exc.detail
+            )
+        except Exception as exc:  # a failure must never count as success
+            classified = self.classify_error(exc) if self.classify_error else None
+            reason, detail = classified or (Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
+            verdict = Verdict(url=citation.target, label=Label.ERROR, reason=reason, detail=detail)
+        return self._gate_confidence(verdict)
+
+    # -- URL citations -------------------------------------------------------
+
+    def _verify_url(self, claim: str, url: str) -> Verdict:
+        fetched = self.fetcher.fetch(url)
+        base = Verdict(
+            url=url,
+            label=Label.ERROR,
+            final_url=fetched.final_url,
+            original_status=fetched.original_status,
+            rid=fetched.rid,
+            fetches=fetched.fetches,
+            credits=fetched.credits,
+        )
+        if fetched.text is None:
+            return base.model_copy(
+                update={
+                    "label": fetched.label or Label.ERROR,
+                    "reason": fetched.reason,
+                    "detail": fetched.detail,
+                }
+            )
+        texts = split_passages(fetched.text)
+        if not texts:
+            return base.model_copy(
+                update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE}
+            )
+        ranked = self.ranker.rank(claim, texts, self.top_k)
+        # Shown in page order: the judge reads them as the page has them, and
+        # the guard can accept a quote that runs across two adjacent passages.
+        shown = sorted(
+            (Passage(index=i, text=texts[i], score=round(score, 4)) for i, score in ranked),
+            key=lambda p: p.index,
+        )
+        return self._judge(claim, shown, base)
+
+    # -- document citations --------------------------------------------------
+
+    def _verify_document(self, claim: str, citation: Citation) -> Verdict:
+        from pytest_citecheck.documents import Document
+
+        path = citation.document_path
+        if path is None:
+            raise StageFailed(Reason.INTERNAL, f"document {citation.document!r} was not resolved")
+        document = Document.load(path)
+        base = Verdict(url=citation.target, label=Label.ERROR)
+        if citation.quote is not None:
+            section = document.find_quote(citation.quote)
+            if section is None:
+                return base.model_copy(
+                    update={
+                        "label": Label.FABRICATED,
+                        "reason": Reason.QUOTE_NOT_IN_DOCUMENT,
+                        "evidence_quote": citation.quote,
+                        "confidence": 1.0,
+                        "detail": "the quote is not in the document",
+                    }
+                )
+        elif citation.section is not None:
+            section = document.section(citation.section)
+            if section is None:
+                return base.model_copy(
+                    update={
+                        "label": Label.NOT_FOUND,
+                        "reason": Reason.SECTION_NOT_IN_DOCUMENT,
+                        "detail": f"no section {citation.section!r} in the document",
+                    }
+                )
+        else:
+            # Neither quote nor section: the whole document is the source, read
+            # the way a web page is.
+            texts = split_passages(document.text)
+            ranked = self.ranker.rank(claim, texts, self.top_k)
+            shown = sorted(
+                (Passage(index=i, text=texts[i], score=round(s, 4)) for i, s in ranked),
+                key=lambda p: p.index,
+            )
+            return self._judge(claim, shown, base)
+        base = base.model_copy(update={"section": section.ref})
+        return self._judge(claim, [Passage(index=0, text=section.text)], base)
+
+    # -- judge + guard -------------------------------------------------------
+
+    def _judge(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
+        reply = self.judge.judge(claim, [p.text for p in shown])
+        guarded = guard(reply, shown)
+        return base.model_copy(
+            update={
+                "label": guarded.label,
+                "evidence_quote": guarded.quote,
+                "confidence": guarded.confidence,
+                "reason": guarded.reason,
+                "passages": shown,
+                "judge": self.judge.name,
+                "usage": reply.usage,
+            }
+        )
+
+    def _gate_confidence(self, verdict: Verdict) -> Verdict:
+        needs_review = (
+            verdict.judge is not None
+            and verdict.label in (Label.SUPPORTED, Label.CONTRADICTED, Label.NOT_FOUND)
+            and verdict.confidence is not None
+            and verdict.confidence < self.review_below
+        )
+        return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict

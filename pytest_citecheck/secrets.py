@@ -1,0 +1,62 @@
+"""Keeping secrets out of everything citecheck writes or prints.
+
+Cassettes are filtered by VCR (see ``recording``); this module scrubs free
+text -- error messages, VCR's own "no match" error (which prints the live
+request), report fields -- before it leaves the process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+# Environment variables whose values are secrets (DESIGN §4).
+SECRET_ENV_VARS = (
+    "CRAWLBASE_TOKEN",
+    "CRAWLBASE_JS_TOKEN",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_API_KEY",
+    "CITECHECK_JUDGE_API_KEY",
+)
+# Header names VCR must drop from recorded requests and responses.
+SECRET_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "cookie",
+    "set-cookie",
+    "openai-organization",
+    "openai-project",
+    "anthropic-organization-id",
+)
+# Query parameters that carry a secret (the Crawling/Storage API token).
+SECRET_QUERY_PARAMS = ("token",)
+
+REDACTED = "REDACTED"
+
+_PATTERNS = (
+    # token=... in any URL, including storage_url values
+    re.compile(r"(?i)(?<![A-Za-z0-9_])(token=)[^&\s'\"]+"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
+    re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
+    re.compile(r"()\bsk-[A-Za-z0-9_-]{8,}"),
+)
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The secret values present in the environment, longest first."""
+    env = os.environ if environ is None else environ
+    values = {env[name] for name in SECRET_ENV_VARS if len(env.get(name, "")) >= 4}
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub(text: str, extra: Iterable[str] = ()) -> str:
+    """Replace every secret in ``text`` with ``REDACTED``."""
+    for value in [*secret_values(), *extra]:
+        if value:
+            text = text.replace(value, REDACTED)
+    for pattern in _PATTERNS:
+        text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+    return text
