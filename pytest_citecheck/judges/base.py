@@ -1,6 +1,7 @@
 """The judge seam every provider implements (DESIGN §3.10, §4).
 
-INTERFACE ONLY -- the implementation is being written.
+Providers live next to this module (``openai``, ``anthropic``, ``ollama``);
+:func:`pytest_citecheck.judges.make_judge` builds one from ``provider:model``.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pytest_citecheck.models import Usage
 
@@ -18,7 +19,7 @@ class JudgeReply(BaseModel):
 
     label: Literal["supported", "contradicted", "not_found"]
     quote: str | None
-    confidence: float
+    confidence: float = Field(ge=0.0, le=1.0)
     usage: Usage | None = None
 
 
