@@ -1,0 +1,205 @@
+"""Command-line flags and ini options, all in one group, validated at parse time.
+
+Precedence, for every setting that has both: the CLI flag wins over the ini
+option, which wins over a claim file's own default (``judge:``), which wins
+over the built-in default.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_citecheck.recording import RECORD_MODES
+
+DEFAULT_JUDGE = "openai:gpt-4o-mini"
+DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
+DEFAULT_REVIEW_BELOW = 0.8
+DEFAULT_MAX_DROP = 0.0
+
+
+def fraction(text: str) -> float:
+    """argparse ``type=``: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
+    return value
+
+
+def judge_spec(text: str) -> str:
+    """argparse ``type=``: ``provider:model``."""
+    provider, sep, model = text.partition(":")
+    if not sep or not provider or not model:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not PROVIDER:MODEL (e.g. openai:gpt-4o-mini, "
+            "anthropic:claude-sonnet-4-6, ollama:llama3.1, openai-compatible:my-model)"
+        )
+    return text
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("citecheck", "citation checking (pytest-citecheck)")
+    group.addoption(
+        "--citecheck", action="store_true", dest="citecheck", default=False,
+        help="collect claim files (citecheck_*.yaml|yml|jsonl) and verify their citations.",
+    )
+    group.addoption(
+        "--citecheck-record", dest="citecheck_record", default="none", choices=RECORD_MODES,
+        help="VCR record mode for citecheck cassettes (default: none = replay only, no "
+        "network). once/new_episodes/all/rewrite fetch pages and ask the judge with real "
+        "tokens.",
+    )
+    group.addoption(
+        "--citecheck-judge", dest="citecheck_judge", default=None, type=judge_spec,
+        metavar="PROVIDER:MODEL",
+        help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}).",
+    )
+    group.addoption(
+        "--citecheck-min-precision", dest="citecheck_min_precision", default=None,
+        type=fraction, metavar="P",
+        help="fail when citation precision is below P (ini citecheck_min_precision; "
+        "default: no floor).",
+    )
+    group.addoption(
+        "--citecheck-min-reachable-precision", dest="citecheck_min_reachable_precision",
+        default=None, type=fraction, metavar="P",
+        help="fail when reachable precision is below P (ini "
+        "citecheck_min_reachable_precision; default: no floor).",
+    )
+    group.addoption(
+        "--citecheck-allow-contradicted", dest="citecheck_allow_contradicted",
+        action="store_true", default=None,
+        help="do not fail the session on contradicted or fabricated citations (ini "
+        "citecheck_allow_contradicted; default: false).",
+    )
+    group.addoption(
+        "--citecheck-review-below", dest="citecheck_review_below", default=None,
+        type=fraction, metavar="C",
+        help=f"mark verdicts with confidence below C for review (ini "
+        f"citecheck_review_below; default {DEFAULT_REVIEW_BELOW}).",
+    )
+    group.addoption(
+        "--citecheck-strict-review", dest="citecheck_strict_review", action="store_true",
+        default=None,
+        help="fail claims and the session on verdicts marked for review (ini "
+        "citecheck_strict_review; default: false).",
+    )
+    group.addoption(
+        "--citecheck-baseline", dest="citecheck_baseline", default=None, type=Path,
+        metavar="REPORT.json",
+        help="compare precision with a saved --citecheck-report and fail on a drop larger "
+        "than citecheck_max_drop.",
+    )
+    group.addoption(
+        "--citecheck-max-drop", dest="citecheck_max_drop", default=None, type=fraction,
+        metavar="D",
+        help=f"largest allowed precision drop against the baseline (ini "
+        f"citecheck_max_drop; default {DEFAULT_MAX_DROP}).",
+    )
+    group.addoption(
+        "--citecheck-report", dest="citecheck_report", default=None, type=Path,
+        metavar="PATH.json", help="write a JSON report (also the --citecheck-baseline format).",
+    )
+    group.addoption(
+        "--citecheck-csv", dest="citecheck_csv", default=None, type=Path, metavar="PATH",
+        help="write one CSV row per citation.",
+    )
+
+    parser.addini("citecheck_patterns", "glob patterns of claim files", type="args",
+                  default=DEFAULT_PATTERNS)
+    parser.addini("citecheck_judge", f"judge PROVIDER:MODEL (default {DEFAULT_JUDGE})",
+                  default=None)
+    parser.addini("citecheck_judge_base_url",
+                  "base URL for the openai-compatible judge (vLLM, llama.cpp, LM Studio)",
+                  default=None)
+    parser.addini("citecheck_min_precision", "citation precision floor (default: none)",
+                  default=None)
+    parser.addini("citecheck_min_reachable_precision",
+                  "reachable precision floor (default: none)", default=None)
+    parser.addini("citecheck_allow_contradicted",
+                  "do not fail on contradicted/fabricated citations", type="bool", default=False)
+    parser.addini("citecheck_review_below",
+                  f"confidence below which a verdict needs review (default "
+                  f"{DEFAULT_REVIEW_BELOW})", default=None)
+    parser.addini("citecheck_strict_review", "fail on verdicts marked for review",
+                  type="bool", default=False)
+    parser.addini("citecheck_max_drop",
+                  f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
+                  default=None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every citecheck setting, resolved (flag > ini > default) and validated."""
+
+    enabled: bool
+    record_mode: str
+    judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
+    judge_base_url: str | None
+    patterns: tuple[str, ...]
+    min_precision: float | None
+    min_reachable_precision: float | None
+    allow_contradicted: bool
+    review_below: float
+    strict_review: bool
+    baseline: Path | None
+    max_drop: float
+    report: Path | None
+    csv: Path | None
+
+    def judge_for(self, file_judge: str | None) -> str:
+        return self.judge or file_judge or DEFAULT_JUDGE
+
+
+def _ini_fraction(config: pytest.Config, name: str) -> float | None:
+    raw = config.getini(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return fraction(str(raw))
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+
+def settings_from_config(config: pytest.Config) -> Settings:
+    """Resolve settings; raises ``pytest.UsageError`` on a bad ini value."""
+    opt = config.option
+
+    def pick_fraction(name: str) -> float | None:
+        value: float | None = getattr(opt, name)
+        return value if value is not None else _ini_fraction(config, name)
+
+    def pick_bool(name: str) -> bool:
+        value: bool | None = getattr(opt, name)
+        return bool(value) if value is not None else bool(config.getini(name))
+
+    judge: str | None = opt.citecheck_judge
+    if judge is None and config.getini("citecheck_judge"):
+        try:
+            judge = judge_spec(str(config.getini("citecheck_judge")))
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option citecheck_judge: {exc}") from None
+    review_below = pick_fraction("citecheck_review_below")
+    max_drop = pick_fraction("citecheck_max_drop")
+    return Settings(
+        enabled=bool(opt.citecheck),
+        record_mode=opt.citecheck_record,
+        judge=judge,
+        judge_base_url=config.getini("citecheck_judge_base_url") or None,
+        patterns=tuple(config.getini("citecheck_patterns")),
+        min_precision=pick_fraction("citecheck_min_precision"),
+        min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),
+        allow_contradicted=pick_bool("citecheck_allow_contradicted"),
+        review_below=DEFAULT_REVIEW_BELOW if review_below is None else review_below,
+        strict_review=pick_bool("citecheck_strict_review"),
+        baseline=opt.citecheck_baseline,
+        max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
+        report=opt.citecheck_report,
+        csv=opt.citecheck_csv,
+    )
