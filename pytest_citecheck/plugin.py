@@ -118,7 +118,10 @@ class ClaimItem(pytest.Item):
             )
         from pytest_citecheck.secrets import scrub
 
-        return scrub(str(super().repr_failure(excinfo, style=style)))
+        default = super().repr_failure(excinfo, style=style)
+        text = str(default)
+        cleaned = scrub(text)
+        return default if cleaned == text else cleaned
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, (self.claim.line or 1) - 1, f"citecheck: {self.claim.id}"
@@ -131,10 +134,7 @@ class InvalidClaimFile(pytest.Item):
         super().__init__(**kwargs)
         self.error = error
 
-    def setup(self) -> None:
-        raise self.error
-
-    def runtest(self) -> None:  # pragma: no cover - setup always fails
+    def runtest(self) -> None:
         raise self.error
 
     def repr_failure(
@@ -143,7 +143,8 @@ class InvalidClaimFile(pytest.Item):
         return f"invalid claim file: {self.error}"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"citecheck: invalid claim file {self.path.name}"
+        line = getattr(self.error, "line", None)
+        return self.path, None if line is None else line - 1, f"citecheck: {self.path.name}"
 
 
 # -- results travel in reports (xdist-safe) -----------------------------------------

@@ -238,10 +238,10 @@ def make_vcr(mode: str, tokens: Mapping[str, str | None]) -> Any:
         before_record_response=_scrub_response,
         decode_compressed_response=True,
         match_on=("method", "scheme", "host", "port", "path", "query", "citecheck_body"),
-        # Identical requests in one claim are made once (the pipeline memoises
-        # them); a retried request (429 then 200) must replay in order.
-        allow_playback_repeats=False,
     )
+    # VCR's default allow_playback_repeats=False is what we need: identical
+    # requests in one claim are made once (the pipeline memoises them), and a
+    # retried request (429 then 200) must replay in recorded order.
     config.register_matcher("citecheck_body", _post_body_matcher)
     return config
 
