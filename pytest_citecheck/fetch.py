@@ -301,9 +301,7 @@ class CrawlbaseFetcher:
         )
 
     @classmethod
-    def from_env(
-        cls, environ: Mapping[str, str] | None = None, **kw: Any
-    ) -> CrawlbaseFetcher:
+    def from_env(cls, environ: Mapping[str, str] | None = None, **kw: Any) -> CrawlbaseFetcher:
         """Build from ``CRAWLBASE_TOKEN``, ``CRAWLBASE_JS_TOKEN`` and, when set,
         ``CITECHECK_CRAWLBASE_URL`` (the API's base URL); ``kw`` go to the constructor."""
         env = os.environ if environ is None else environ

@@ -1,0 +1,310 @@
+"""A loopback double of the Crawlbase Crawling API (and a little of the Storage API).
+
+Speaks the wire format of WIRE §1.4-§1.5 (``format=md``): status in the
+``original_status``, ``pc_status`` and ``cb_status`` headers, the final URL in
+``url``, ``storage_url`` and ``rid`` when ``store=true``; non-2xx replies have
+an empty body, except 429 (``Retry-After`` and the documented JSON body).
+
+Usage::
+
+    with CrawlbaseDouble() as api:  # tokens: DEFAULT_TOKENS
+        api.add("https://example.com/a", Page(markdown=LONG_ARTICLE))
+        api.add("https://example.com/spa", Page(http_status=520, js=Page(markdown=LONG)))
+        fetcher = CrawlbaseFetcher(token=api.tokens["normal"],
+                                   js_token=api.tokens["javascript"], base_url=api.base_url)
+        fetcher.fetch("https://example.com/a")
+        assert [c.kind for c in api.calls] == ["normal"]
+
+Every request is logged in :attr:`CrawlbaseDouble.calls` (token value, the
+token kind it matched, the query parameters, the status answered). A token
+that matches none of ``tokens`` gets 401; a URL with no page registered gets
+HTTP 404 with a JSON ``error`` naming the URL, so a forgotten ``add`` shows up
+as a failed crawl rather than a hang. The server listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+DEFAULT_TOKENS: Mapping[str, str] = {
+    "normal": "double-normal-token-0123",
+    "javascript": "double-js-token-4567",
+}
+STORAGE_BASE = "https://api.crawlbase.com/storage"
+RATE_LIMIT_BODY = {"error": "Concurrency limit reached", "limit": 20}
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the Crawling API answers for one target URL (with one token kind).
+
+    ``markdown`` is the body with ``md_readability=true``; ``full_markdown`` the
+    body without it (defaults to ``markdown``). ``js`` is what the JavaScript
+    token gets (defaults to this same page). ``http_status`` is the API's own
+    status (520 failed crawl, 401/402/403/422, 500...); ``pc_status`` goes in both
+    ``pc_status`` and ``cb_status`` (``legacy_status_only`` sends ``pc_status``
+    alone). ``transient`` lists statuses answered first, one per call, before
+    the page (429 carries ``Retry-After: retry_after``). ``rid`` defaults to a
+    stable hash of URL, token kind and readability.
+    """
+
+    markdown: str = ""
+    full_markdown: str | None = None
+    js: Page | None = None
+    original_status: int = 200
+    final_url: str | None = None
+    http_status: int = 200
+    pc_status: int = 200
+    legacy_status_only: bool = False
+    transient: tuple[int, ...] = ()
+    retry_after: str | None = "0"
+    rid: str | None = None
+    send_rid_header: bool = True
+
+    def body(self, readability: bool) -> str:
+        if readability or self.full_markdown is None:
+            return self.markdown
+        return self.full_markdown
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the double received."""
+
+    path: str  # "/" (Crawling API) or "/storage"
+    params: dict[str, str]
+    token: str | None
+    kind: str | None  # "normal" / "javascript" when the token matched, else None
+    status: int  # the HTTP status answered
+
+    @property
+    def url(self) -> str | None:
+        return self.params.get("url")
+
+    @property
+    def readability(self) -> bool:
+        return self.params.get("md_readability") == "true"
+
+    @property
+    def store(self) -> bool:
+        return self.params.get("store") == "true"
+
+    @property
+    def format(self) -> str | None:
+        return self.params.get("format")
+
+
+@dataclass
+class _Stored:
+    url: str
+    page: Page
+    body: str
+    final_url: str
+
+
+@dataclass
+class _State:
+    tokens: dict[str, str]
+    pages: dict[str, Page] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    served: dict[tuple[str, str], int] = field(default_factory=dict)
+    stored: dict[str, _Stored] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def kind_of(self, token: str | None) -> str | None:
+        for kind, value in self.tokens.items():
+            if token is not None and token == value:
+                return kind
+        return None
+
+
+_Reply = tuple[int, list[tuple[str, str]], bytes]
+
+
+def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
+    token = params.get("token")
+    kind = state.kind_of(token)
+    if kind is None:
+        return 401, [], b""
+    if path == "/storage":
+        return _answer_storage(state, params)
+    if path != "/":
+        return 404, [], b""
+    url = params.get("url")
+    if not url or not url.startswith(("http://", "https://")):
+        return 422, [], b""
+    page = state.pages.get(url)
+    if page is None:
+        error = {"error": f"CrawlbaseDouble: no page registered for {url}"}
+        return 404, [("Content-Type", "application/json")], json.dumps(error).encode()
+    if kind == "javascript" and page.js is not None:
+        page = page.js
+    served = state.served.get((url, kind), 0)
+    state.served[(url, kind)] = served + 1
+    if served < len(page.transient):
+        return _transient(page, page.transient[served])
+    if not 200 <= page.http_status < 300:
+        return page.http_status, [], b""
+
+    readability = params.get("md_readability") == "true"
+    final_url = page.final_url or url
+    body = page.body(readability)
+    headers = [
+        ("Content-Type", "text/markdown; charset=utf-8"),
+        ("original_status", str(page.original_status)),
+        ("pc_status", str(page.pc_status)),
+    ]
+    if not page.legacy_status_only:
+        headers.append(("cb_status", str(page.pc_status)))
+    headers.append(("url", final_url))
+    if params.get("store") == "true":
+        rid = page.rid or hashlib.sha1(f"{kind}|{readability}|{url}".encode()).hexdigest()[:20]
+        state.stored[rid] = _Stored(url=url, page=page, body=body, final_url=final_url)
+        headers.append(("storage_url", f"{STORAGE_BASE}?{urlencode({'token': token, 'rid': rid})}"))
+        if page.send_rid_header:
+            headers.append(("rid", rid))
+    return page.http_status, headers, body.encode()
+
+
+def _transient(page: Page, status: int) -> _Reply:
+    if status != 429:
+        return status, [], b""
+    headers = [("Content-Type", "application/json; charset=utf-8")]
+    if page.retry_after is not None:
+        headers.append(("Retry-After", page.retry_after))
+    return 429, headers, json.dumps(RATE_LIMIT_BODY).encode()
+
+
+def _answer_storage(state: _State, params: dict[str, str]) -> _Reply:
+    stored = state.stored.get(params.get("rid", ""))
+    if stored is None:
+        return 404, [], b""
+    headers = [
+        ("Content-Type", "text/plain"),
+        ("stored_at", "2026-01-01T00:00:00+00:00"),
+        ("original_status", str(stored.page.original_status)),
+        ("pc_status", str(stored.page.pc_status)),
+        ("rid", params["rid"]),
+        ("url", stored.final_url),
+    ]
+    return 200, headers, stored.body.encode()
+
+
+class CrawlbaseDouble:
+    """A Crawling API on ``http://127.0.0.1:<free port>/``; use it as a context manager.
+
+    ``tokens`` maps token kind ("normal", "javascript") to the token value the
+    double accepts; pass ``pytest_citecheck.secrets.TOKEN_PLACEHOLDERS`` to play
+    a replay where the fetcher has no tokens.
+    """
+
+    def __init__(
+        self,
+        tokens: Mapping[str, str] = DEFAULT_TOKENS,
+        pages: Mapping[str, Page] | None = None,
+    ) -> None:
+        self._state = _State(tokens=dict(tokens), pages=dict(pages or {}))
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scenarios -------------------------------------------------------------
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        return dict(self._state.tokens)
+
+    def add(self, url: str, page: Page) -> Page:
+        """Register (or replace) what the API answers for target ``url``."""
+        with self._state.lock:
+            self._state.pages[url] = page
+        return page
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every request received so far, in order (a copy)."""
+        with self._state.lock:
+            return list(self._state.calls)
+
+    @property
+    def api_calls(self) -> list[Call]:
+        """The Crawling API requests (path ``/``), without Storage API ones."""
+        return [c for c in self.calls if c.path == "/"]
+
+    def calls_for(self, url: str) -> list[Call]:
+        """The Crawling API requests made for target ``url``."""
+        return [c for c in self.api_calls if c.url == url]
+
+    def reset(self) -> None:
+        """Forget the calls and the transient counters (pages stay registered)."""
+        with self._state.lock:
+            self._state.calls.clear()
+            self._state.served.clear()
+
+    # -- the server ------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("CrawlbaseDouble is not started; use it as a context manager")
+        return f"http://127.0.0.1:{self._server.server_address[1]}/"
+
+    def start(self) -> CrawlbaseDouble:
+        state = self._state
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                split = urlsplit(self.path)
+                params = dict(parse_qsl(split.query, keep_blank_values=True))
+                path = split.path or "/"
+                with state.lock:
+                    status, headers, body = _answer(state, path, params)
+                    token = params.get("token")
+                    state.calls.append(Call(path, params, token, state.kind_of(token), status))
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # keep test output clean
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        # A short poll interval: shutdown() waits for it, once per test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name="crawlbase-double",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> CrawlbaseDouble:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
