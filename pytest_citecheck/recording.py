@@ -259,6 +259,10 @@ def open_recording(
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}")
     if mode == "rewrite" and path.exists():
         path.unlink()
+    if mode != "none":
+        # VCR's persister creates the folder with a check-then-create race that
+        # xdist workers recording claims of the same file lose.
+        path.parent.mkdir(parents=True, exist_ok=True)
     # Under "none" a missing file is fine to open: every request then fails
     # with a "no recording" error, and a claim that needs no HTTP (a fabricated
     # quote) still passes.

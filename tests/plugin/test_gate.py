@@ -1,0 +1,144 @@
+"""The session gate (DESIGN §6), each bar with and without pytest-xdist."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.plugin.fakes import (
+    CONFTEST,
+    CONTRADICTED,
+    NOT_FOUND,
+    REVIEW,
+    SUPPORTED,
+    UNREACHABLE,
+    claims_yaml,
+)
+
+XDIST_MODES = [[], ["-n", "0"], ["-n", "2"]]
+
+
+@pytest.fixture(params=XDIST_MODES, ids=["no-xdist", "n0", "n2"])
+def xdist(request: pytest.FixtureRequest) -> list[str]:
+    args: list[str] = request.param
+    return args
+
+
+def run(pytester: pytest.Pytester, xdist: list[str], *args: str) -> pytest.RunResult:
+    pytester.makeconftest(CONFTEST)
+    # Record mode writes the retrieval choices of the in-process fakes; no HTTP is made.
+    return pytester.runpytest("--citecheck", "--citecheck-record=all", *xdist, *args)
+
+
+def test_precision_floor_fails_with_the_margin(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))
+    result = run(pytester, xdist, "--citecheck-min-precision=0.5")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*3 claims, 3 citations: citation precision 0.3333 (1/3), reachable precision "
+            "0.5000 (1/2)*",
+            "citecheck gate FAILED: citation precision 0.3333 is below citecheck_min_precision "
+            "0.5000 (short by 0.1667)",
+        ]
+    )
+
+
+def test_reachable_precision_floor(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))
+    result = run(pytester, xdist, "--citecheck-min-reachable-precision=0.5")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["citecheck gate passed"])
+    result = run(pytester, xdist, "--citecheck-min-reachable-precision=0.6")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*reachable precision 0.5000 is below*0.6000 (short by 0.1000)"])
+
+
+def test_contradicted_fails_item_and_session(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, CONTRADICTED))
+    result = run(pytester, xdist)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*citecheck: 1 citation(s) contradicted*",
+            "*CONTRADICTED*citecheck_a.yaml::boils-50*https://example.com/boiling",
+            '*"Water boils at 100 degrees Celsius"',
+            "citecheck gate FAILED: 1 citation contradicted and 0 fabricated*",
+        ]
+    )
+
+
+def test_allow_contradicted_ini_and_expect(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makeini("[pytest]\ncitecheck_allow_contradicted = true\n")
+    expected = (*CONTRADICTED[:3], "contradicted")
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, expected))
+    result = run(pytester, xdist)
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_expect_mismatch_fails_the_item(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    wrong = (*SUPPORTED[:3], "not_found")
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(wrong))
+    result = run(pytester, xdist)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*claim label is supported, expected not_found*"])
+
+
+def test_baseline_drop(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    baseline = pytester.path / "baseline.json"
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    result = run(pytester, xdist, f"--citecheck-report={baseline}")
+    assert result.ret == pytest.ExitCode.OK
+    assert json.loads(baseline.read_text())["totals"]["citation_precision"] == 0.5
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))
+    result = run(pytester, xdist, f"--citecheck-baseline={baseline}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "baseline precision 0.5000 -> 0.3333 (-0.1667)",
+            "citecheck gate FAILED: citation precision fell by 0.1667, from the baseline 0.5000 "
+            "to 0.3333 (citecheck_max_drop 0.0000)",
+        ]
+    )
+    result = run(pytester, xdist, f"--citecheck-baseline={baseline}", "--citecheck-max-drop=0.2")
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_strict_review(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(REVIEW))
+    result = run(pytester, xdist)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["review (confidence below the gate):", "*0.50*unsure*"])
+    result = run(pytester, xdist, "--citecheck-strict-review")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["citecheck gate FAILED: 1 verdict below the confidence gate*"])
+
+
+def test_flag_wins_over_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ncitecheck_min_precision = 0.9\n")
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    assert run(pytester, []).ret == pytest.ExitCode.TESTS_FAILED
+    assert run(pytester, [], "--citecheck-min-precision=0.5").ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (["--citecheck-min-precision=1.5"], "", "*'1.5' is not between 0 and 1*"),
+        (["--citecheck-max-drop=abc"], "", "*'abc' is not a number between 0 and 1*"),
+        (["--citecheck-record=sometimes"], "", "*invalid choice: 'sometimes'*"),
+        (["--citecheck-judge=gpt4"], "", "*'gpt4' is not PROVIDER:MODEL*"),
+        ([], "citecheck_min_precision = high", "*ini option citecheck_min_precision*"),
+    ],
+)
+def test_bad_settings_are_usage_errors(
+    pytester: pytest.Pytester, args: list[str], ini: str, message: str
+) -> None:
+    if ini:
+        pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest("--citecheck", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
