@@ -116,6 +116,12 @@ def test_rid_falls_back_to_storage_url_and_storage_url_is_not_kept(api, fetcher)
     assert api.tokens[N] not in kept
 
 
+def test_rid_header_alone_is_read(api, fetcher):
+    result = fetch(api, fetcher, Page(markdown=ARTICLE, rid="r-456def", send_storage_url=False))
+
+    assert result.rid == "r-456def"
+
+
 def test_legacy_pc_status_alone_is_read(api, fetcher):
     result = fetch(api, fetcher, Page(markdown=ARTICLE, legacy_status_only=True))
 
@@ -204,6 +210,16 @@ def test_thin_everywhere_goes_to_the_judge_with_the_richest_text(api, fetcher):
     assert result.label is None
     assert result.text == richest
     assert result.rid == "rid-best"
+
+
+def test_rendering_that_loses_text_does_not_replace_richer_text(api, fetcher):
+    richest = THIN + "\n\nWater boils at 100 C at sea level."
+    page = Page(markdown=THIN, full_markdown=richest, rid="rid-n", js=Page(markdown="Loading"))
+    result = fetch(api, fetcher, page)
+
+    assert plan(api) == [(N, True), (N, False), (J, True), (J, False)]
+    assert result.text == richest
+    assert result.rid == "rid-n"
 
 
 def test_empty_everywhere_is_not_found_empty_page(api, fetcher):

@@ -52,7 +52,9 @@ class Page:
     ``pc_status`` and ``cb_status`` (``legacy_status_only`` sends ``pc_status``
     alone). ``transient`` lists statuses answered first, one per call, before
     the page (429 carries ``Retry-After: retry_after``). ``rid`` defaults to a
-    stable hash of URL, token kind and readability.
+    stable hash of URL, token kind and readability; ``send_rid_header`` and
+    ``send_storage_url`` drop either way of telling it (WIRE §8: the ``rid``
+    header is unconfirmed).
     """
 
     markdown: str = ""
@@ -67,6 +69,7 @@ class Page:
     retry_after: str | None = "0"
     rid: str | None = None
     send_rid_header: bool = True
+    send_storage_url: bool = True
 
     def body(self, readability: bool) -> str:
         if readability or self.full_markdown is None:
@@ -167,7 +170,9 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
     if params.get("store") == "true":
         rid = page.rid or hashlib.sha1(f"{kind}|{readability}|{url}".encode()).hexdigest()[:20]
         state.stored[rid] = _Stored(url=url, page=page, body=body, final_url=final_url)
-        headers.append(("storage_url", f"{STORAGE_BASE}?{urlencode({'token': token, 'rid': rid})}"))
+        if page.send_storage_url:
+            storage_url = f"{STORAGE_BASE}?{urlencode({'token': token, 'rid': rid})}"
+            headers.append(("storage_url", storage_url))
         if page.send_rid_header:
             headers.append(("rid", rid))
     return page.http_status, headers, body.encode()
