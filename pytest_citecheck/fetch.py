@@ -348,8 +348,8 @@ class CrawlbaseFetcher:
                 last,
                 label=Label.ERROR,
                 reason=Reason.CRAWL_FAILED,
-                detail=f"The Crawling API could not crawl the page ({normal.why}); "
-                f"the JavaScript token failed too ({rendered.why}).",
+                detail=f"The JavaScript crawl failed ({rendered.why}) after the normal one "
+                f"gave no usable page ({normal.why}).",
             )
         # Thin or empty with both tokens: keep the richest reply (the latest on a tie).
         best = max(reversed(crawl.replies), key=lambda r: r.chars)
