@@ -19,7 +19,9 @@ with the judge's own key added, because a provider may echo the key it got
 
 from __future__ import annotations
 
+import functools
 import json
+import ssl
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,12 @@ from pytest_citecheck.secrets import scrub
 QUOTA_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached", "billing_error"})
 
 _DETAIL_CHARS = 200
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs ~25 ms; the clients judges open share one.
+    return httpx.create_ssl_context()
 
 
 def shorten(text: str, limit: int = _DETAIL_CHARS) -> str:
@@ -199,7 +207,7 @@ class HTTPJudge(ABC):
                     self.async_client, request, self.retry, self._is_final
                 )
             else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
+                async with httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context()) as client:
                     sent = await transport.asend(client, request, self.retry, self._is_final)
         except transport.GaveUp as exc:
             raise self._unavailable(exc) from None
@@ -221,7 +229,7 @@ class HTTPJudge(ABC):
         if self.client is not None:
             return self.client
         if self._own_client is None:
-            self._own_client = httpx.Client(timeout=self.timeout)
+            self._own_client = httpx.Client(timeout=self.timeout, verify=_ssl_context())
         return self._own_client
 
     def _scrub(self, text: str) -> str:
@@ -264,16 +272,18 @@ class HTTPJudge(ABC):
     ) -> Exception:
         status = response.status_code
         codes, message = error_fields(payload)
-        code_text = f" ({', '.join(sorted(codes))})" if codes else ""
+        code_text = f", {', '.join(sorted(codes))}" if codes else ""
         if status in (401, 403):
             # The provider's message is left out: it may quote the key.
-            if self.api_key:
+            if not self.api_key:
+                why = f"needs an API key and {self.key_env} is not set"
+            elif status == 401:
                 why = f"rejected the API key in {self.key_env}"
             else:
-                why = f"needs an API key and {self.key_env} is not set"
+                why = f"denied the API key in {self.key_env} access to this model"
             return ConfigurationError(
                 f"The {self.name} judge {why} (HTTP {status}{code_text}). "
-                f"Set {self.key_env} to a valid key."
+                f"Set {self.key_env} to a valid key with access to {self.model!r}."
             )
         if status == 402 or codes & QUOTA_CODES:
             return ConfigurationError(

@@ -1,0 +1,603 @@
+"""A loopback double of the judge providers: OpenAI (and OpenAI-compatible), Anthropic, Ollama.
+
+One HTTP server on ``127.0.0.1`` (an ephemeral port) answers all three wire
+formats of shared/reference/WIRE.md §3-§5, chosen by path:
+
+=================================  =============  ==================================
+path                               provider       ``base_url(provider)``
+=================================  =============  ==================================
+``POST /v1/chat/completions``      ``openai``     ``http://127.0.0.1:PORT/v1``
+``POST /v1/messages``              ``anthropic``  ``http://127.0.0.1:PORT``
+``POST /api/chat``                 ``ollama``     ``http://127.0.0.1:PORT``
+=================================  =============  ==================================
+
+(``openai-compatible`` is the ``openai`` wire; use ``base_url("openai")``.)
+
+What it answers is scripted. Each request takes the next item of the queue
+(:meth:`LLMDouble.script`); when the queue is empty, :attr:`LLMDouble.responder`
+decides (default :func:`quote_first_passage`). An item is one of:
+
+- :class:`Answer` -- the model answers this JSON value (any value: schema-breaking
+  ones too). :func:`verdict` builds the usual one.
+- :class:`Fault` -- a failure, rendered in the provider's exact envelope:
+  ``rate_limited`` (429 + ``retry-after-ms``), ``server_error`` (500),
+  ``overloaded`` (Anthropic 529, OpenAI/Ollama 503), ``unauthorized`` (401; OpenAI's
+  message quotes the key it got, as the real API does), ``forbidden`` (403),
+  ``quota_exhausted`` (OpenAI 429 ``insufficient_quota``, Anthropic 429
+  ``enforced_spend_limit_reached``), ``model_not_found`` (404), ``bad_request`` (400),
+  ``refusal``, ``truncated``, ``invalid_json``, ``schema_breaking`` (200 replies),
+  ``drop`` (the connection closes with no response) and ``hang`` (waits
+  ``seconds``, then drops: a client timeout).
+- :class:`Raw` -- exactly this status, headers and body.
+
+Every request is logged, headers included, in :attr:`LLMDouble.calls`
+(:class:`JudgeCall`: ``provider``, ``headers``, ``json()``, ``claim``, ``passages``).
+
+Replies are deterministic (fixed ids and timestamps numbered per call), so a
+recording made against the double is stable.
+
+Example::
+
+    with LLMDouble() as llm:
+        llm.script(Fault("rate_limited"), verdict("supported", "boils at 100", 0.93))
+        judge = make_judge("openai:gpt-4o-mini", base_url=llm.base_url("openai"),
+                           environ={"OPENAI_API_KEY": "sk-test"},
+                           retry=RetryPolicy(sleep=lambda s: None))
+        judge.judge("Water boils at 100 C.", ["Water boils at 100 C at sea level."])
+        assert llm.calls[-1].headers["authorization"] == "Bearer sk-test"
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal
+
+Provider = Literal["openai", "anthropic", "ollama"]
+ROUTES: dict[str, Provider] = {
+    "/v1/chat/completions": "openai",
+    "/v1/messages": "anthropic",
+    "/api/chat": "ollama",
+}
+
+FaultKind = Literal[
+    "rate_limited",
+    "server_error",
+    "overloaded",
+    "unauthorized",
+    "forbidden",
+    "quota_exhausted",
+    "model_not_found",
+    "bad_request",
+    "refusal",
+    "truncated",
+    "invalid_json",
+    "schema_breaking",
+    "drop",
+    "hang",
+]
+FAULT_KINDS: tuple[FaultKind, ...] = FaultKind.__args__  # type: ignore[attr-defined]
+
+# What a schema-breaking reply says: a label outside the three, a string confidence.
+SCHEMA_BREAKING: dict[str, Any] = {"label": "maybe", "quote": None, "confidence": "high"}
+REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+TRUNCATED_JSON = '{"label":"supported","quote":"The passage says'
+INVALID_JSON_TEXT = 'Sure! {"label": supported, "quote": none}'
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The model answers ``value`` (a JSON value; a ``str`` is sent as raw model text)."""
+
+    value: Any
+    input_tokens: int = 120
+    output_tokens: int = 18
+
+
+def verdict(
+    label: str = "supported",
+    quote: str | None = None,
+    confidence: float = 0.9,
+    *,
+    input_tokens: int = 120,
+    output_tokens: int = 18,
+) -> Answer:
+    """The usual answer: a verdict that fits the schema."""
+    return Answer(
+        {"label": label, "quote": quote, "confidence": confidence}, input_tokens, output_tokens
+    )
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failure, in the envelope of whichever provider was called (see the module doc)."""
+
+    kind: FaultKind
+    # Retry headers sent with the error (rate_limited defaults to retry-after-ms: 10).
+    retry_after_ms: int | None = None
+    retry_after: str | None = None
+    # ``hang``: how long to wait before dropping the connection.
+    seconds: float = 1.0
+
+    def retry_headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        ms = self.retry_after_ms
+        if ms is None and self.retry_after is None and self.kind == "rate_limited":
+            ms = 10
+        if ms is not None:
+            headers["retry-after-ms"] = str(ms)
+        if self.retry_after is not None:
+            headers["retry-after"] = self.retry_after
+        return headers
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Exactly this response."""
+
+    status: int
+    body: str | bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+Scripted = Answer | Fault | Raw
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One request the double received."""
+
+    provider: Provider | None  # None: a path no provider serves (answered 404)
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def model(self) -> str | None:
+        data = self.json()
+        return data.get("model") if isinstance(data, dict) else None
+
+    @property
+    def user_text(self) -> str:
+        """The user message (claim and passages, as the judge prompt lays them out)."""
+        data = self.json()
+        messages = data.get("messages", []) if isinstance(data, dict) else []
+        for message in reversed(messages):
+            if message.get("role") == "user" and isinstance(message.get("content"), str):
+                return str(message["content"])
+        return ""
+
+    @property
+    def claim(self) -> str | None:
+        match = re.search(r"<claim>\n(.*?)\n</claim>", self.user_text, re.S)
+        return match.group(1) if match else None
+
+    @property
+    def passages(self) -> list[str]:
+        return re.findall(r'<passage n="\d+">\n(.*?)\n</passage>', self.user_text, re.S)
+
+
+Responder = Callable[[JudgeCall], Scripted]
+
+
+def quote_first_passage(call: JudgeCall) -> Scripted:
+    """Default responder: ``supported``, quoting the start of the first passage
+    (verbatim, cut at a word boundary); ``not_found`` when there is no passage."""
+    if not call.passages:
+        return verdict("not_found", None, 0.9)
+    text = call.passages[0].strip()
+    if len(text) > 120:
+        cut = text[:120]
+        text = cut[: cut.rfind(" ")] if " " in cut else cut
+    return verdict("supported", text, 0.9)
+
+
+class LLMDouble:
+    """The judge double; a context manager that serves while inside the ``with``."""
+
+    def __init__(
+        self, responder: Responder | None = None, *, api_key: str | None = None
+    ) -> None:
+        """``api_key``: when set, a request that does not carry it (bearer or
+        ``x-api-key``) gets the provider's 401, as the real API would answer."""
+        self.responder: Responder = responder or quote_first_passage
+        self.api_key = api_key
+        self.calls: list[JudgeCall] = []
+        self._queue: deque[Scripted] = deque()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> LLMDouble:
+        handler = type("_Handler", (_Handler,), {"double": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (the port stays known: recordings made against it replay)."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> LLMDouble:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- addresses -----------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("the double is not started")
+        return self._port
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def base_url(self, provider: str) -> str:
+        """What to pass as ``make_judge(..., base_url=)`` for ``provider``."""
+        if provider in ("openai", "openai-compatible"):
+            return f"{self.root}/v1"
+        if provider in ("anthropic", "ollama"):
+            return self.root
+        raise ValueError(f"no such provider: {provider!r}")
+
+    # -- scripting -------------------------------------------------------------------
+
+    def script(self, *items: Scripted) -> LLMDouble:
+        """Queue answers; each request takes the next one, then the responder decides."""
+        with self._lock:
+            self._queue.extend(items)
+        return self
+
+    def reset(self) -> LLMDouble:
+        """Forget the scripted answers not used yet and the logged calls."""
+        with self._lock:
+            self._queue.clear()
+            self.calls.clear()
+        return self
+
+    @property
+    def pending(self) -> int:
+        """Scripted answers not used yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def _next(self, call: JudgeCall) -> tuple[Scripted, int]:
+        with self._lock:
+            self.calls.append(call)
+            number = len(self.calls)
+            item = self._queue.popleft() if self._queue else None
+        return (item if item is not None else self.responder(call)), number
+
+    def _authorised(self, call: JudgeCall) -> bool:
+        if self.api_key is None:
+            return True
+        sent = call.headers.get("x-api-key") or call.headers.get("authorization", "")
+        return sent in (self.api_key, f"Bearer {self.api_key}")
+
+
+# -- rendering: one function per provider and answer kind ---------------------------
+
+
+def _sent_key(call: JudgeCall) -> str:
+    auth = call.headers.get("authorization", "")
+    return call.headers.get("x-api-key") or auth.removeprefix("Bearer ")
+
+
+def _model_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _openai_ok(
+    call: JudgeCall, n: int, content: str | None, *, refusal: str | None = None,
+    finish: str = "stop", tokens: tuple[int, int] = (120, 18),
+) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-citecheck{n:04d}",
+        "object": "chat.completion",
+        "created": 1735689600 + n,
+        "model": call.model or "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant", "content": content, "refusal": refusal,
+                    "annotations": [],
+                },
+                "logprobs": None,
+                "finish_reason": finish,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
+            "total_tokens": tokens[0] + tokens[1],
+        },
+        "service_tier": "default",
+        "system_fingerprint": "fp_citecheck",
+    }
+
+
+def _anthropic_ok(
+    call: JudgeCall, n: int, content: list[dict[str, Any]], stop: str,
+    tokens: tuple[int, int] = (120, 18),
+) -> dict[str, Any]:
+    return {
+        "id": f"msg_citecheck{n:04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": call.model or "claude-sonnet-4-6",
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": tokens[0], "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0, "output_tokens": tokens[1],
+            "service_tier": "standard",
+        },
+    }
+
+
+def _tool_name(call: JudgeCall) -> str:
+    choice = call.json().get("tool_choice") or {}
+    return str(choice.get("name", "record_verdict"))
+
+
+def _anthropic_tool(call: JudgeCall, n: int, value: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"toolu_citecheck{n:04d}", "name": _tool_name(call),
+            "input": value}
+
+
+def _ollama_ok(
+    call: JudgeCall, n: int, content: str, *, done_reason: str = "stop",
+    tokens: tuple[int, int] = (120, 18),
+) -> dict[str, Any]:
+    return {
+        "model": call.model or "llama3.1",
+        "created_at": f"2024-12-06T00:46:{n % 60:02d}.265747Z",
+        "message": {"role": "assistant", "content": content},
+        "done_reason": done_reason,
+        "done": True,
+        "total_duration": 2254970291,
+        "load_duration": 574751416,
+        "prompt_eval_count": tokens[0],
+        "prompt_eval_duration": 1502000000,
+        "eval_count": tokens[1],
+        "eval_duration": 175000000,
+    }
+
+
+def render_answer(call: JudgeCall, n: int, answer: Answer) -> Raw:
+    """A 200 whose model output is ``answer.value``."""
+    tokens = (answer.input_tokens, answer.output_tokens)
+    if call.provider == "openai":
+        body = _openai_ok(call, n, _model_text(answer.value), tokens=tokens)
+    elif call.provider == "anthropic":
+        if isinstance(answer.value, str):  # raw text: no tool call
+            body = _anthropic_ok(call, n, [{"type": "text", "text": answer.value}], "end_turn",
+                                 tokens)
+        else:
+            body = _anthropic_ok(call, n, [_anthropic_tool(call, n, answer.value)], "tool_use",
+                                 tokens)
+    else:
+        body = _ollama_ok(call, n, _model_text(answer.value), tokens=tokens)
+    return _json(200, body, {"x-request-id": f"req_citecheck{n:04d}"})
+
+
+def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Raw:
+    return Raw(status, json.dumps(body, separators=(",", ":")),
+               {"content-type": "application/json", **(headers or {})})
+
+
+# status, OpenAI (type, code, message), Anthropic (type, message), Ollama message
+_ERRORS: dict[str, tuple[int, tuple[str, str | None, str], tuple[str, str], str]] = {
+    "rate_limited": (
+        429,
+        ("requests", "rate_limit_exceeded",
+         "Rate limit reached for gpt-4o-mini in organization org-citecheck on requests per "
+         "min (RPM): Limit 500, Used 500, Requested 1. Please try again in 10ms."),
+        ("rate_limit_error",
+         "This request would exceed the rate limit for your organization of 50 requests "
+         "per minute."),
+        "too many requests",
+    ),
+    "server_error": (
+        500,
+        ("server_error", None,
+         "The server had an error while processing your request. Sorry about that!"),
+        ("api_error", "Internal server error"),
+        "llama runner process has terminated: exit status 2",
+    ),
+    "forbidden": (
+        403,
+        ("invalid_request_error", "unsupported_country_region_territory",
+         "Country, region, or territory not supported"),
+        ("permission_error", "Your API key does not have permission to use the specified "
+         "resource."),
+        "forbidden",
+    ),
+    "bad_request": (
+        400,
+        ("invalid_request_error", None, "Invalid schema for response_format 'record_verdict'."),
+        ("invalid_request_error", "tools.0.input_schema: JSON schema is invalid"),
+        "invalid format: expected \"json\" or a JSON schema",
+    ),
+}
+
+
+def render_fault(call: JudgeCall, n: int, fault: Fault) -> Raw | None:
+    """The response for ``fault`` (None: ``drop``/``hang``, no response at all)."""
+    provider, model = call.provider, call.model or "the-model"
+    if fault.kind in ("drop", "hang"):
+        return None
+    if fault.kind == "schema_breaking":
+        return render_answer(call, n, Answer(SCHEMA_BREAKING))
+    if fault.kind == "invalid_json":
+        return render_answer(call, n, Answer(INVALID_JSON_TEXT))
+    if fault.kind == "refusal":
+        if provider == "openai":
+            return _json(200, _openai_ok(call, n, None, refusal=REFUSAL_TEXT))
+        if provider == "anthropic":
+            return _json(200, _anthropic_ok(call, n, [], "refusal"))
+        return _json(200, _ollama_ok(call, n, REFUSAL_TEXT))
+    if fault.kind == "truncated":
+        if provider == "openai":
+            return _json(200, _openai_ok(call, n, TRUNCATED_JSON, finish="length"))
+        if provider == "anthropic":
+            # Cut while writing the tool input: the block is there, its input is not.
+            return _json(200, _anthropic_ok(call, n, [_anthropic_tool(call, n, {})], "max_tokens"))
+        return _json(200, _ollama_ok(call, n, TRUNCATED_JSON, done_reason="length"))
+
+    headers = fault.retry_headers()
+    if fault.kind == "overloaded":
+        if provider == "anthropic":
+            headers.setdefault("x-should-retry", "true")
+            return _anthropic_error(529, "overloaded_error", "Overloaded", n, headers)
+        if provider == "openai":
+            return _openai_error(503, "server_error", None,
+                                 "The engine is currently overloaded, please try again later.",
+                                 headers)
+        return _json(503, {"error": "server busy, please try again.  maximum pending requests "
+                           "exceeded"}, headers)
+    if fault.kind == "unauthorized":
+        if provider == "openai":
+            # The real API quotes the key it got (short keys in full).
+            return _openai_error(401, "invalid_request_error", "invalid_api_key",
+                                 f"Incorrect API key provided: {_sent_key(call)}. You can find "
+                                 "your API key at https://platform.openai.com/account/api-keys.",
+                                 headers)
+        if provider == "anthropic":
+            return _anthropic_error(401, "authentication_error", "invalid x-api-key", n, headers)
+        return _json(401, {"error": "unauthorized"}, headers)
+    if fault.kind == "quota_exhausted":
+        if provider == "openai":
+            return _openai_error(429, "insufficient_quota", "insufficient_quota",
+                                 "You exceeded your current quota, please check your plan and "
+                                 "billing details.", headers)
+        if provider == "anthropic":
+            return _anthropic_error(
+                429, "rate_limit_error",
+                "You have reached your specified workspace API usage limits.", n, headers,
+                details={"error_code": "enforced_spend_limit_reached"},
+            )
+        return _json(429, {"error": "you have reached your weekly usage limit"}, headers)
+    if fault.kind == "model_not_found":
+        if provider == "openai":
+            return _openai_error(404, "invalid_request_error", "model_not_found",
+                                 f"The model `{model}` does not exist or you do not have access "
+                                 "to it.", headers)
+        if provider == "anthropic":
+            return _anthropic_error(404, "not_found_error", f"model: {model}", n, headers)
+        return _json(404, {"error": f'model "{model}" not found, try pulling it first'}, headers)
+
+    status, (o_type, o_code, o_msg), (a_type, a_msg), ollama_msg = _ERRORS[fault.kind]
+    if provider == "openai":
+        return _openai_error(status, o_type, o_code, o_msg, headers)
+    if provider == "anthropic":
+        return _anthropic_error(status, a_type, a_msg, n, headers)
+    return _json(status, {"error": ollama_msg}, headers)
+
+
+def _openai_error(
+    status: int, type_: str, code: str | None, message: str, headers: Mapping[str, str]
+) -> Raw:
+    body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+    return _json(status, body, {"x-request-id": "req_citecheck_error", **headers})
+
+
+def _anthropic_error(
+    status: int, type_: str, message: str, n: int, headers: Mapping[str, str],
+    details: dict[str, str] | None = None,
+) -> Raw:
+    error: dict[str, Any] = {"type": type_, "message": message}
+    if details:
+        error["details"] = details
+    request_id = f"req_citecheck{n:04d}"
+    body = {"type": "error", "error": error, "request_id": request_id}
+    return _json(status, body, {"request-id": request_id, **headers})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: without this, Nagle + delayed ACK
+    # add ~40 ms to every reply.
+    disable_nagle_algorithm = True
+    double: LLMDouble  # set on the per-double subclass
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._reply(Raw(404, "404 page not found", {"content-type": "text/plain"}))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        call = JudgeCall(
+            provider=ROUTES.get(path),
+            method="POST",
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+        )
+        if call.provider is None:
+            self.double.calls.append(call)
+            self._reply(Raw(404, "404 page not found", {"content-type": "text/plain"}))
+            return
+        item, n = self.double._next(call)
+        if not self.double._authorised(call):
+            item = Fault("unauthorized")
+        if isinstance(item, Answer):
+            response: Raw | None = render_answer(call, n, item)
+        elif isinstance(item, Fault):
+            if item.kind == "hang":
+                time.sleep(item.seconds)
+            response = render_fault(call, n, item)
+        else:
+            response = item
+        if response is None:  # drop: close without a byte of response
+            self.close_connection = True
+            return
+        self._reply(response)
+
+    def _reply(self, raw: Raw) -> None:
+        data = raw.body.encode("utf-8") if isinstance(raw.body, str) else raw.body
+        self.send_response(raw.status)
+        for name, value in raw.headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
