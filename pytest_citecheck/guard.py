@@ -42,6 +42,9 @@ _TRANSLATION = str.maketrans(
 # NBSP (U+202F), figure space, the U+2000 block, ideographic space, line and
 # paragraph separators, tabs, form feeds and every line ending.
 _WHITESPACE = re.compile(r"\s+")
+# A compound word broken after its hyphen at a line end ("case-\n   sensitive",
+# as RFCs and hard-wrapped text do): the hyphen is real, the line break is not.
+_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
 
 
 def normalise(text: str) -> str:
@@ -51,6 +54,8 @@ def normalise(text: str) -> str:
     - typographic quotes (curly, low-9, reversed, primes, guillemets, fullwidth)
       -> ASCII ``'`` / ``"``;
     - zero-width characters and soft hyphens removed (they sit inside words);
+    - a hyphen at a line end between two word characters joins them
+      (``case-\\n   sensitive`` -> ``case-sensitive``);
     - every run of whitespace, NBSP and narrow NBSP included, -> one space;
     - stripped.
 
@@ -58,6 +63,7 @@ def normalise(text: str) -> str:
     verbatim.
     """
     text = unicodedata.normalize("NFC", text).translate(_TRANSLATION)
+    text = _HYPHEN_WRAP.sub("-", text)
     return _WHITESPACE.sub(" ", text).strip()
 
 

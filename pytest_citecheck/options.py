@@ -46,92 +46,145 @@ def judge_spec(text: str) -> str:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("citecheck", "citation checking (pytest-citecheck)")
     group.addoption(
-        "--citecheck", action="store_true", dest="citecheck", default=False,
+        "--citecheck",
+        action="store_true",
+        dest="citecheck",
+        default=False,
         help="collect claim files (citecheck_*.yaml|yml|jsonl) and verify their citations.",
     )
     group.addoption(
-        "--citecheck-record", dest="citecheck_record", default="none", choices=RECORD_MODES,
+        "--citecheck-record",
+        dest="citecheck_record",
+        default="none",
+        choices=RECORD_MODES,
         help="VCR record mode for citecheck cassettes (default: none = replay only, no "
         "network). once/new_episodes/all/rewrite fetch pages and ask the judge with real "
         "tokens.",
     )
     group.addoption(
-        "--citecheck-judge", dest="citecheck_judge", default=None, type=judge_spec,
+        "--citecheck-judge",
+        dest="citecheck_judge",
+        default=None,
+        type=judge_spec,
         metavar="PROVIDER:MODEL",
         help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}).",
     )
     group.addoption(
-        "--citecheck-min-precision", dest="citecheck_min_precision", default=None,
-        type=fraction, metavar="P",
+        "--citecheck-min-precision",
+        dest="citecheck_min_precision",
+        default=None,
+        type=fraction,
+        metavar="P",
         help="fail when citation precision is below P (ini citecheck_min_precision; "
         "default: no floor).",
     )
     group.addoption(
-        "--citecheck-min-reachable-precision", dest="citecheck_min_reachable_precision",
-        default=None, type=fraction, metavar="P",
+        "--citecheck-min-reachable-precision",
+        dest="citecheck_min_reachable_precision",
+        default=None,
+        type=fraction,
+        metavar="P",
         help="fail when reachable precision is below P (ini "
         "citecheck_min_reachable_precision; default: no floor).",
     )
     group.addoption(
-        "--citecheck-allow-contradicted", dest="citecheck_allow_contradicted",
-        action="store_true", default=None,
+        "--citecheck-allow-contradicted",
+        dest="citecheck_allow_contradicted",
+        action="store_true",
+        default=None,
         help="do not fail the session on contradicted or fabricated citations (ini "
         "citecheck_allow_contradicted; default: false).",
     )
     group.addoption(
-        "--citecheck-review-below", dest="citecheck_review_below", default=None,
-        type=fraction, metavar="C",
+        "--citecheck-review-below",
+        dest="citecheck_review_below",
+        default=None,
+        type=fraction,
+        metavar="C",
         help=f"mark verdicts with confidence below C for review (ini "
         f"citecheck_review_below; default {DEFAULT_REVIEW_BELOW}).",
     )
     group.addoption(
-        "--citecheck-strict-review", dest="citecheck_strict_review", action="store_true",
+        "--citecheck-strict-review",
+        dest="citecheck_strict_review",
+        action="store_true",
         default=None,
         help="fail claims and the session on verdicts marked for review (ini "
         "citecheck_strict_review; default: false).",
     )
     group.addoption(
-        "--citecheck-baseline", dest="citecheck_baseline", default=None, type=Path,
+        "--citecheck-baseline",
+        dest="citecheck_baseline",
+        default=None,
+        type=Path,
         metavar="REPORT.json",
         help="compare precision with a saved --citecheck-report and fail on a drop larger "
         "than citecheck_max_drop.",
     )
     group.addoption(
-        "--citecheck-max-drop", dest="citecheck_max_drop", default=None, type=fraction,
+        "--citecheck-max-drop",
+        dest="citecheck_max_drop",
+        default=None,
+        type=fraction,
         metavar="D",
         help=f"largest allowed precision drop against the baseline (ini "
         f"citecheck_max_drop; default {DEFAULT_MAX_DROP}).",
     )
     group.addoption(
-        "--citecheck-report", dest="citecheck_report", default=None, type=Path,
-        metavar="PATH.json", help="write a JSON report (also the --citecheck-baseline format).",
+        "--citecheck-report",
+        dest="citecheck_report",
+        default=None,
+        type=Path,
+        metavar="PATH.json",
+        help="write a JSON report (also the --citecheck-baseline format).",
     )
     group.addoption(
-        "--citecheck-csv", dest="citecheck_csv", default=None, type=Path, metavar="PATH",
+        "--citecheck-csv",
+        dest="citecheck_csv",
+        default=None,
+        type=Path,
+        metavar="PATH",
         help="write one CSV row per citation.",
     )
 
-    parser.addini("citecheck_patterns", "glob patterns of claim files", type="args",
-                  default=DEFAULT_PATTERNS)
-    parser.addini("citecheck_judge", f"judge PROVIDER:MODEL (default {DEFAULT_JUDGE})",
-                  default=None)
-    parser.addini("citecheck_judge_base_url",
-                  "base URL for the openai-compatible judge (vLLM, llama.cpp, LM Studio)",
-                  default=None)
-    parser.addini("citecheck_min_precision", "citation precision floor (default: none)",
-                  default=None)
-    parser.addini("citecheck_min_reachable_precision",
-                  "reachable precision floor (default: none)", default=None)
-    parser.addini("citecheck_allow_contradicted",
-                  "do not fail on contradicted/fabricated citations", type="bool", default=False)
-    parser.addini("citecheck_review_below",
-                  f"confidence below which a verdict needs review (default "
-                  f"{DEFAULT_REVIEW_BELOW})", default=None)
-    parser.addini("citecheck_strict_review", "fail on verdicts marked for review",
-                  type="bool", default=False)
-    parser.addini("citecheck_max_drop",
-                  f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
-                  default=None)
+    parser.addini(
+        "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
+    )
+    parser.addini(
+        "citecheck_judge", f"judge PROVIDER:MODEL (default {DEFAULT_JUDGE})", default=None
+    )
+    parser.addini(
+        "citecheck_judge_base_url",
+        "base URL for the openai-compatible judge (vLLM, llama.cpp, LM Studio)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_min_precision", "citation precision floor (default: none)", default=None
+    )
+    parser.addini(
+        "citecheck_min_reachable_precision",
+        "reachable precision floor (default: none)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_allow_contradicted",
+        "do not fail on contradicted/fabricated citations",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "citecheck_review_below",
+        f"confidence below which a verdict needs review (default {DEFAULT_REVIEW_BELOW})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_strict_review", "fail on verdicts marked for review", type="bool", default=False
+    )
+    parser.addini(
+        "citecheck_max_drop",
+        f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
+        default=None,
+    )
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,10 @@ class Verifier:
                 verdict = self._verify_document(claim, citation)
         except ConfigurationError as exc:
             verdict = Verdict(
-                url=citation.target, label=Label.ERROR,
-                reason=Reason.CONFIGURATION, detail=str(exc),
+                url=citation.target,
+                label=Label.ERROR,
+                reason=Reason.CONFIGURATION,
+                detail=str(exc),
             )
         except StageFailed as exc:
             verdict = Verdict(
@@ -109,9 +111,7 @@ class Verifier:
             )
         texts = split_passages(fetched.text)
         if not texts:
-            return base.model_copy(
-                update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE}
-            )
+            return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
         ranked = self.ranker.rank(claim, texts, self.top_k)
         # Shown in page order: the judge reads them as the page has them, and
         # the guard can accept a quote that runs across two adjacent passages.

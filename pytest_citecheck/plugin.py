@@ -137,9 +137,7 @@ class InvalidClaimFile(pytest.Item):
     def runtest(self) -> None:
         raise self.error
 
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         return f"invalid claim file: {self.error}"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -183,9 +181,7 @@ class SessionHooks:
             self.session.add_report_results(report.nodeid, payload)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(
-        self, crashitem: str, report: pytest.TestReport, sched: Any
-    ) -> None:
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         self.session.add_crashed(crashitem)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

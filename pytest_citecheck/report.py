@@ -29,9 +29,24 @@ LABEL_ORDER = [
     Label.ERROR,
 ]
 CSV_COLUMNS = [
-    "nodeid", "claim_id", "claim", "claim_label", "url", "label", "reason", "confidence",
-    "review", "evidence_quote", "final_url", "original_status", "rid", "section", "credits",
-    "input_tokens", "output_tokens", "detail",
+    "nodeid",
+    "claim_id",
+    "claim",
+    "claim_label",
+    "url",
+    "label",
+    "reason",
+    "confidence",
+    "review",
+    "evidence_quote",
+    "final_url",
+    "original_status",
+    "rid",
+    "section",
+    "credits",
+    "input_tokens",
+    "output_tokens",
+    "detail",
 ]
 
 

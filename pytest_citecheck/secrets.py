@@ -61,6 +61,7 @@ def scrub(text: str, extra: Iterable[str] = ()) -> str:
         text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
     return text
 
+
 # What the fetcher sends as ``token`` when it has none (replay), and what the
 # recorder writes in place of a real token. Distinct per token kind so a
 # normal and a JavaScript crawl of the same URL stay distinct requests.

@@ -145,9 +145,7 @@ class CitecheckSession:
             if result.label is not result.expect:
                 out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
         elif not self.settings.allow_contradicted:
-            bad = [
-                v for v in result.verdicts if v.label in (Label.CONTRADICTED, Label.FABRICATED)
-            ]
+            bad = [v for v in result.verdicts if v.label in (Label.CONTRADICTED, Label.FABRICATED)]
             if bad:
                 out.append(
                     f"{len(bad)} citation(s) {' and '.join(sorted({v.label.value for v in bad}))}"

@@ -5,14 +5,16 @@ without HTTP or the embedding model. Record/replay through real HTTP is tested
 against the loopback doubles in test_plugin_recording.py.
 """
 
-CONFTEST = '''
+CONFTEST = """
 import pytest
 from pytest_citecheck.fetch import FetchResult
 from pytest_citecheck.judges.base import JudgeReply
 from pytest_citecheck.models import Label, Usage
 
 PAGES = {
-    "https://example.com/boiling": "Water boils at 100 degrees Celsius at sea level.\\n\\nIt freezes at 0.",
+    "https://example.com/boiling": (
+        "Water boils at 100 degrees Celsius at sea level.\\n\\nIt freezes at 0."
+    ),
     "https://example.com/other": "Cats are mammals. They purr.",
 }
 GONE = {"https://example.com/gone"}
@@ -33,7 +35,9 @@ class FakeFetcher:
     def fetch(self, url):
         FakeFetcher.calls.append(url)
         if url in GONE:
-            return FetchResult(url=url, label=Label.UNREACHABLE, reason="http_404", original_status=404)
+            return FetchResult(
+                url=url, label=Label.UNREACHABLE, reason="http_404", original_status=404
+            )
         return FetchResult(url=url, text=PAGES[url], final_url=url, original_status=200)
 
 
@@ -65,7 +69,7 @@ def pytest_citecheck_make_judge(config, spec):
 @pytest.hookimpl(optionalhook=True)
 def pytest_citecheck_make_ranker(config):
     return FirstPassages()
-'''
+"""
 
 
 def claims_yaml(*claims: tuple[str, str, list[str], str | None]) -> str:

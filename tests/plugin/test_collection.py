@@ -49,9 +49,7 @@ def test_bad_file_names_line_and_fix_while_others_run(suite: pytest.Pytester) ->
     result = suite.runpytest("--citecheck", "--citecheck-record=once")
     result.assert_outcomes(passed=2, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(
-        ["*citecheck_broken.yaml:5: *colour*", "*fix:*"]
-    )
+    result.stdout.fnmatch_lines(["*citecheck_broken.yaml:5: *colour*", "*fix:*"])
 
 
 def test_custom_pattern_ini(suite: pytest.Pytester) -> None:
