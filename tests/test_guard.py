@@ -39,6 +39,8 @@ def reply(label: str, quote: str | None, confidence: float = 0.9) -> JudgeReply:
         ("zero\u200bwidth\u200cnon\u200djoiner\ufeffbom\u2060wj", "zerowidthnonjoinerbomwj"),
         ("infor\u00admation", "information"),
         ("  line\nwraps\r\n\tand   runs  ", "line wraps and runs"),
+        ("case-\n   sensitive, case-\r\nfolded", "case-sensitive, case-folded"),
+        ("a - \nb, x-\n- y, 3-\n\n   4", "a - b, x- - y, 3-4"),
         ("ideographic\u3000space\u2003em", "ideographic space em"),
         ("e\u0301", "\u00e9"),  # decomposed accent == precomposed
         ("Case and - dashes \u2013 kept", "Case and - dashes \u2013 kept"),
