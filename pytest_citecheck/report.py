@@ -125,7 +125,7 @@ class Report:
             for nodeid, v in errors:
                 out.append(Line(f"  ERROR        {nodeid}  {v.url}  [{v.reason}]", {"red": True}))
                 if v.detail:
-                    out.append(Line(f"      {_short(scrub(v.detail), 160)}"))
+                    out.append(Line(f"      {_short(scrub(v.detail), 400)}"))
         review = self._flagged(lambda v: v.review)
         if review:
             out.append(Line("review (confidence below the gate):", {"bold": True}))

@@ -1,0 +1,235 @@
+"""--citecheck-record: recording against loopback doubles, replay offline, stale and
+missing recordings, and no secret in anything written or printed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.doubles.llm import LLMDouble
+
+ARTICLE = (
+    "# Boiling point\n\n"
+    + "Water boils at 100 degrees Celsius at sea level. " * 3
+    + "\n\n"
+    + "At higher altitudes the boiling point is lower because air pressure drops. " * 4
+    + "\n\n"
+    + "Salt raises the boiling point slightly, by a fraction of a degree. " * 4
+)
+SPA = "# Recipes\n\n" + "Pasta water should be salted generously before boiling. " * 6
+
+# Planted secrets: none of them may appear in any file written or byte printed.
+SECRETS = {
+    "CRAWLBASE_TOKEN": "planted-normal-token-5f3a9c1e7b",
+    "CRAWLBASE_JS_TOKEN": "planted-js-token-8d2b6e4f0a",
+    "OPENAI_API_KEY": "sk-planted-openai-key-3c7e9a1b5d",
+}
+
+CLAIMS = """\
+claims:
+  - id: boiling
+    claim: Water boils at 100 degrees Celsius at sea level.
+    citations:
+      - https://example.com/science/boiling
+      - https://example.com/science/boiling
+      - https://example.com/gone
+  - id: boiling-again
+    claim: Water boils at 100 degrees Celsius at sea level.
+    citations:
+      - https://example.com/science/boiling
+  - id: pasta
+    claim: Pasta water should be salted.
+    citations:
+      - https://example.com/app/recipes
+"""
+
+RANKER_CONFTEST = """
+import sys
+import pytest
+
+class WordOverlap:
+    def rank(self, claim, passages, k):
+        words = set(claim.lower().split())
+        scored = [(len(words & set(p.lower().split())) / (1 + len(words)), i)
+                  for i, p in enumerate(passages)]
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [(i, s) for s, i in scored[:k]]
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_citecheck_make_ranker(config):
+    return WordOverlap()
+
+def pytest_sessionfinish(session):
+    heavy = sorted(m for m in ("torch", "sentence_transformers") if m in sys.modules)
+    print("HEAVY-MODULES:", ",".join(heavy) or "none")
+"""
+
+
+@pytest.fixture
+def doubles() -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
+    tokens = {"normal": SECRETS["CRAWLBASE_TOKEN"], "javascript": SECRETS["CRAWLBASE_JS_TOKEN"]}
+    with CrawlbaseDouble(tokens=tokens) as api, LLMDouble(api_key=SECRETS["OPENAI_API_KEY"]) as llm:
+        api.add("https://example.com/science/boiling", Page(markdown=ARTICLE))
+        api.add("https://example.com/gone", Page(markdown="# Not Found", original_status=404))
+        api.add("https://example.com/app/recipes", Page(http_status=520, js=Page(markdown=SPA)))
+        yield api, llm
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    pytester.makeconftest(RANKER_CONFTEST)
+    pytester.makefile(".yaml", citecheck_water=CLAIMS)
+    for name in (*SECRETS, "CITECHECK_CRAWLBASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return pytester
+
+
+def record(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+    *args: str,
+) -> pytest.RunResult:
+    api, llm = doubles
+    with monkeypatch.context() as env:
+        for name, value in SECRETS.items():
+            env.setenv(name, value)
+        env.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
+        env.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+        return suite.runpytest_subprocess("--citecheck", "--citecheck-record=once", *args)
+
+
+def replay(
+    suite: pytest.Pytester, urls: tuple[str, str], monkeypatch: pytest.MonkeyPatch, *args: str
+) -> pytest.RunResult:
+    """Run without tokens or keys, against the doubles' (stopped) addresses."""
+    with monkeypatch.context() as env:
+        env.setenv("CITECHECK_CRAWLBASE_URL", urls[0])
+        env.setenv("OPENAI_BASE_URL", urls[1])
+        return suite.runpytest_subprocess("--citecheck", *args)
+
+
+def stop(api: CrawlbaseDouble, llm: LLMDouble) -> tuple[str, str]:
+    urls = (api.base_url, llm.base_url("openai"))
+    api.stop()
+    llm.stop()
+    return urls
+
+
+def written_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+
+
+def test_record_then_replay_offline_without_model_or_keys(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = doubles
+    recorded = record(suite, doubles, monkeypatch, "--citecheck-report=recorded.json")
+    recorded.assert_outcomes(passed=3)
+    summary = (
+        "*3 claims, 5 citations: citation precision 0.8000 (4/5), reachable precision 1.0000 (4/4)*"
+    )
+    recorded.stdout.fnmatch_lines([summary])
+    # The same URL cited twice in one claim was fetched once; the second claim has its own cassette.
+    boiling_calls = api.calls_for("https://example.com/science/boiling")
+    assert len(boiling_calls) == 2
+    assert [c.kind for c in api.calls_for("https://example.com/app/recipes")] == [
+        "normal",
+        "javascript",
+    ]
+    assert sorted(p.name for p in (suite.path / "cassettes" / "citecheck_water").iterdir()) == [
+        "boiling-again.yaml",
+        "boiling.yaml",
+        "pasta.yaml",
+    ]
+    replayed = replay(suite, stop(api, llm), monkeypatch, "--citecheck-report=replayed.json")
+    replayed.assert_outcomes(passed=3)
+    replayed.stdout.fnmatch_lines([summary])
+    replayed.stdout.fnmatch_lines(["*HEAVY-MODULES: none"])
+    import json
+
+    before = json.loads((suite.path / "recorded.json").read_text())
+    after = json.loads((suite.path / "replayed.json").read_text())
+    assert before["claims"] == after["claims"]
+    assert after["claims"][0]["verdicts"][0]["rid"]  # the rid reached the verdict
+
+
+def test_no_secret_in_any_file_or_output(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = record(
+        suite,
+        doubles,
+        monkeypatch,
+        "--citecheck-report=r.json",
+        "--citecheck-csv=r.csv",
+        "--junitxml=junit.xml",
+        "-rA",
+    )
+    result.assert_outcomes(passed=3)
+    printed = result.stdout.str() + result.stderr.str()
+    files = written_files(suite.path)
+    assert any(p.suffix == ".yaml" and "cassettes" in p.parts for p in files)
+    for secret in SECRETS.values():
+        assert secret not in printed
+        for path in files:
+            assert secret not in path.read_text(errors="replace"), path
+    cassette = (suite.path / "cassettes" / "citecheck_water" / "pasta.yaml").read_text()
+    assert "token=REDACTED-NORMAL" in cassette and "token=REDACTED-JS" in cassette
+    junit = (suite.path / "junit.xml").read_text()
+    assert 'name="citecheck.citation.1.label" value="supported"' in junit
+
+
+def test_missing_recording_names_the_command(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = doubles
+    result = replay(suite, (api.base_url, llm.base_url("openai")), monkeypatch, "-k", "pasta")
+    result.assert_outcomes(failed=1, deselected=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*no recording (citecheck_water/pasta.yaml does not exist); record it with: "
+            "pytest --citecheck --citecheck-record=once citecheck_water.yaml::pasta*"
+        ]
+    )
+    assert api.calls == [] and llm.calls == []
+
+
+def test_changed_claim_or_prompt_is_reported_stale(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = doubles
+    record(suite, doubles, monkeypatch).assert_outcomes(passed=3)
+    urls = stop(api, llm)
+    claims = suite.path / "citecheck_water.yaml"
+    claims.write_text(
+        CLAIMS.replace("Pasta water should be salted.", "Pasta water must be salted.")
+    )
+    cassette = suite.path / "cassettes" / "citecheck_water" / "boiling-again.yaml"
+    # As if recorded with an earlier prompt: its judge requests and metadata say v0.
+    cassette.write_text(cassette.read_text().replace("citecheck-judge-1", "citecheck-judge-0"))
+    result = replay(suite, urls, monkeypatch)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "[[]1] https://example.com/science/boiling: the recording in "
+            "citecheck_water/boiling-again.yaml has no reply for POST *"
+            "(recorded with judge prompt citecheck-judge-0, current is citecheck-judge-1); "
+            "record it with: pytest --citecheck --citecheck-record=rewrite "
+            "citecheck_water.yaml::boiling-again",
+            "*ERROR*citecheck_water.yaml::boiling-again*stale_recording*",
+            "*ERROR*citecheck_water.yaml::pasta*stale_recording*",
+        ]
+    )
