@@ -7,7 +7,8 @@ import json
 import logging
 import traceback
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -26,9 +27,10 @@ from pytest_citecheck.judges import (
 )
 from pytest_citecheck.judges.ollama import normalise_host
 from pytest_citecheck.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, dump_body
-from pytest_citecheck.models import Reason, Usage
+from pytest_citecheck.models import Citation, Label, Reason, Usage, Verdict
+from pytest_citecheck.pipeline import Verifier
 from pytest_citecheck.retry import RetryPolicy
-from tests.doubles.llm import Answer, Fault, LLMDouble, Raw, verdict
+from tests.doubles.llm import Answer, Fault, FaultKind, LLMDouble, Raw, render_fault, verdict
 
 CLAIM = "Water boils at 100 degrees Celsius at sea level."
 PASSAGES = [
@@ -294,7 +296,7 @@ def test_a_callers_client_is_used(llm: LLMDouble) -> None:
 
 # -- faults ------------------------------------------------------------------------------
 
-RETRIED = ["rate_limited", "server_error", "overloaded", "drop"]
+RETRIED: list[FaultKind] = ["rate_limited", "server_error", "overloaded", "drop"]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -335,7 +337,7 @@ def expected_failure(provider: str, kind: str) -> tuple[str, int]:
     }[kind]
 
 
-FAILING = [
+FAILING: list[FaultKind] = [
     "rate_limited", "server_error", "overloaded", "unauthorized", "forbidden",
     "quota_exhausted", "model_not_found", "bad_request", "refusal", "truncated",
     "invalid_json", "schema_breaking", "drop",
@@ -455,8 +457,9 @@ def test_planted_keys_never_leak(
             pytest.fail("a wrong key must be a configuration error")
         unauthorized = llm.calls[-1]
     if provider in ("openai", "openai-compatible"):
-        # the double really did echo the key, as OpenAI does
-        assert key in unauthorized.headers["authorization"]
+        # the 401 the judge got really did quote the key, as OpenAI's does
+        echoed = render_fault(unauthorized, 1, Fault("unauthorized"))
+        assert echoed is not None and key in str(echoed.body)
     with LLMDouble() as llm:
         judge = judge_for(llm, provider)
         for kind in FAILING:
@@ -484,3 +487,41 @@ def test_openai_401_with_the_key_in_the_message_is_scrubbed(llm: LLMDouble) -> N
     assert "Incorrect API key provided" in info.value.detail
     for text in _texts(info.value):
         assert KEYS["OPENAI_API_KEY"] not in text
+
+
+# -- through the pipeline: a failed judge is an error verdict, never a label -------------
+
+
+def _verify_section(judge: HTTPJudge, tmp_path: Path) -> Verdict:
+    source = tmp_path / "boiling.md"
+    source.write_text(f"# Boiling\n\n{PASSAGES[0]}\n\n# Freezing\n\nWater freezes at 0 C.\n")
+    verifier = Verifier(fetcher=cast(Any, None), ranker=cast(Any, None), judge=judge)
+    citation = Citation(document="boiling.md", section="Boiling", document_path=source)
+    return verifier.verify_citation(CLAIM, citation)
+
+
+def test_pipeline_believes_a_good_reply(llm: LLMDouble, tmp_path: Path) -> None:
+    llm.script(verdict("supported", QUOTE, 0.95))
+    verdict_ = _verify_section(judge_for(llm, "anthropic"), tmp_path)
+    assert verdict_.label == Label.SUPPORTED
+    assert verdict_.judge == "anthropic:test-model"
+    assert verdict_.usage == Usage(input_tokens=120, output_tokens=18)
+    assert llm.calls[-1].passages[0].startswith("# Boiling")
+
+
+@pytest.mark.parametrize("kind", FAILING)
+def test_pipeline_turns_every_fault_into_error(
+    llm: LLMDouble, tmp_path: Path, kind: Any
+) -> None:
+    llm.script(*[Fault(kind)] * 4, verdict("supported", QUOTE, 0.99))
+    verdict_ = _verify_section(judge_for(llm, "openai"), tmp_path)
+    assert verdict_.label == Label.ERROR
+    assert verdict_.reason is not None and verdict_.detail
+    assert KEYS["OPENAI_API_KEY"] not in verdict_.model_dump_json()
+
+
+def test_every_provider_is_a_versioned_judge() -> None:
+    from pytest_citecheck.judges import VersionedJudge
+
+    judge: VersionedJudge = make_judge("ollama:m", environ={})
+    assert judge.prompt_version == PROMPT_VERSION

@@ -33,7 +33,7 @@ import httpx
 
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.judges.anthropic import AnthropicJudge
-from pytest_citecheck.judges.base import Judge, JudgeReply
+from pytest_citecheck.judges.base import Judge, JudgeReply, VersionedJudge
 from pytest_citecheck.judges.http import HTTPJudge
 from pytest_citecheck.judges.ollama import OllamaJudge, normalise_host
 from pytest_citecheck.judges.openai import OpenAIJudge
@@ -50,6 +50,7 @@ __all__ = [
     "JudgeReply",
     "OllamaJudge",
     "OpenAIJudge",
+    "VersionedJudge",
     "build_messages",
     "make_judge",
     "parse_judge_spec",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import ssl
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -149,6 +150,7 @@ class HTTPJudge(ABC):
     client: httpx.Client | None = field(default=None, repr=False)
     async_client: httpx.AsyncClient | None = field(default=None, repr=False)
     _own_client: httpx.Client | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     prompt_version: str = field(default=PROMPT_VERSION, init=False)
 
@@ -215,9 +217,10 @@ class HTTPJudge(ABC):
 
     def close(self) -> None:
         """Close the client this judge opened itself (a caller's client is left alone)."""
-        if self._own_client is not None:
-            self._own_client.close()
-            self._own_client = None
+        with self._lock:
+            if self._own_client is not None:
+                self._own_client.close()
+                self._own_client = None
 
     def __enter__(self) -> HTTPJudge:
         return self
@@ -228,9 +231,10 @@ class HTTPJudge(ABC):
     def _sync_client(self) -> httpx.Client:
         if self.client is not None:
             return self.client
-        if self._own_client is None:
-            self._own_client = httpx.Client(timeout=self.timeout, verify=_ssl_context())
-        return self._own_client
+        with self._lock:  # the batch runner judges from several threads
+            if self._own_client is None:
+                self._own_client = httpx.Client(timeout=self.timeout, verify=_ssl_context())
+            return self._own_client
 
     def _scrub(self, text: str) -> str:
         return scrub(text, [self.api_key] if self.api_key else [])

@@ -559,6 +559,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    # Fixed, so recordings made against the double are byte-stable.
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        return "Wed, 01 Jan 2025 00:00:00 GMT"
+
+    def version_string(self) -> str:
+        return "citecheck-llm-double"
+
     def do_GET(self) -> None:
         self._reply(Raw(404, "404 page not found", {"content-type": "text/plain"}))
 
