@@ -3,7 +3,6 @@ missing recordings, and no secret in anything written or printed."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
