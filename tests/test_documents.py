@@ -63,7 +63,7 @@ def test_wrapped_heading_title(rfc: Document) -> None:
             "4.1.4",
         ),
         ("If the principal processing the claim does not identify itself", "4.1.3"),
-        ("the \"aud\" value is an array of case-sensitive strings", "4.1.3"),
+        ('the "aud" value is an array of case-sensitive strings', "4.1.3"),
         ("This claim can be used to determine the age of the JWT.", "4.1.6"),
         ("The \u201cnbf\u201d (not before) claim identifies the time", "4.1.5"),
         ("Private Claim Names are subject to collision", "4.3"),

@@ -63,9 +63,7 @@ def verifier(*replies: JudgeReply) -> tuple[Verifier, ScriptedJudge]:
 
 def test_correct_quote_is_supported_in_its_section() -> None:
     claim = "A JWT must not be accepted for processing on or after its expiration time."
-    v, judge = verifier(
-        reply("supported", "the JWT MUST NOT be accepted for processing")
-    )
+    v, judge = verifier(reply("supported", "the JWT MUST NOT be accepted for processing"))
     verdict = v.verify_citation(
         claim, cite(quote="identifies the expiration time on or after which the JWT MUST NOT")
     )
@@ -104,9 +102,7 @@ def test_invented_quote_is_fabricated_without_asking_the_judge() -> None:
 
 def test_section_saying_the_opposite_is_contradicted() -> None:
     v, judge = verifier(reply("contradicted", "Use of this claim is OPTIONAL."))
-    verdict = v.verify_citation(
-        "Every JWT must carry an exp claim.", cite(quote=EXP_DEFINITION)
-    )
+    verdict = v.verify_citation("Every JWT must carry an exp claim.", cite(quote=EXP_DEFINITION))
     assert verdict.label is Label.CONTRADICTED
     assert verdict.section == "4.1.4"
     assert verdict.evidence_quote == "Use of this claim is OPTIONAL."
@@ -125,7 +121,7 @@ def test_section_saying_nothing_about_the_claim_is_not_found() -> None:
 
 
 def test_section_only_citation_is_judged_on_that_section() -> None:
-    v, judge = verifier(reply("supported", 'then the JWT MUST be\nrejected'))
+    v, judge = verifier(reply("supported", "then the JWT MUST be\nrejected"))
     verdict = v.verify_citation(
         "A JWT whose aud claim does not name the recipient must be rejected.",
         cite(section="Section 4.1.3"),
@@ -148,7 +144,7 @@ def test_unknown_section_is_not_found_without_asking_the_judge() -> None:
     "quote",
     [
         # true of the RFC, but from 4.1.5, which the judge was not shown
-        "the not-before date/time listed in the \"nbf\" claim",
+        'the not-before date/time listed in the "nbf" claim',
         # not in the RFC at all
         "The exp claim is OPTIONAL and MUST be ignored.",
     ],
