@@ -23,6 +23,7 @@ import functools
 import json
 import ssl
 import threading
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,7 +234,11 @@ class HTTPJudge(ABC):
             return self.client
         with self._lock:  # the batch runner judges from several threads
             if self._own_client is None:
-                self._own_client = httpx.Client(timeout=self.timeout, verify=_ssl_context())
+                client = httpx.Client(timeout=self.timeout, verify=_ssl_context())
+                # Kept for connection reuse; closed with the judge even if nobody
+                # calls close(), so no socket is left to a ResourceWarning.
+                weakref.finalize(self, client.close)
+                self._own_client = client
             return self._own_client
 
     def _scrub(self, text: str) -> str:
