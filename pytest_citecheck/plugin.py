@@ -175,6 +175,18 @@ class SessionHooks:
     def __init__(self, session: CitecheckSession) -> None:
         self.session = session
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A judge named on the command line or in ini is built up front, so a typo or
+        (when recording) a missing key is a usage error, not a failure per claim."""
+        settings = self.session.settings
+        if settings.enabled and settings.judge and not _is_worker(session.config):
+            from pytest_citecheck.errors import ConfigurationError
+
+            try:
+                self.session.judge(settings.judge)
+            except (ValueError, ConfigurationError) as exc:
+                raise pytest.UsageError(f"--citecheck-judge {settings.judge}: {exc}") from None
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":

@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citecheck.fetch import Fetcher
 from pytest_citecheck.gate import GateSettings, evaluate, load_baseline_precision
-from pytest_citecheck.judges.base import Judge
 from pytest_citecheck.models import Claim, ClaimResult, Label, Reason, Verdict
 from pytest_citecheck.options import Settings
 from pytest_citecheck.report import Report
-from pytest_citecheck.retrieval import Ranker
-from pytest_citecheck.retry import RetryPolicy
 
 if TYPE_CHECKING:
+    # Only types: the stages (httpx, the judges) load when the first claim runs.
+    from pytest_citecheck.fetch import Fetcher
+    from pytest_citecheck.judges.base import Judge
     from pytest_citecheck.recording import Recording
+    from pytest_citecheck.retrieval import Ranker
+    from pytest_citecheck.retry import RetryPolicy
 
 SESSION_KEY = pytest.StashKey["CitecheckSession"]()
 RESULTS_KEY = pytest.StashKey[list[ClaimResult]]()
@@ -52,6 +53,8 @@ class CitecheckSession:
         return self.settings.record_mode == "none"
 
     def _retry(self) -> RetryPolicy:
+        from pytest_citecheck.retry import RetryPolicy
+
         return RetryPolicy(sleep=_no_sleep) if self.replaying else RetryPolicy()
 
     # -- pipeline parts, built once ----------------------------------------------

@@ -142,3 +142,22 @@ def test_bad_settings_are_usage_errors(
     result = pytester.runpytest("--citecheck", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_unknown_judge_provider_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    result = pytester.runpytest("--citecheck", "--citecheck-judge=gemini:pro")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--citecheck-judge gemini:pro:*openai*anthropic*ollama*"])
+
+
+def test_recording_without_a_key_is_a_usage_error_naming_the_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=once", "--citecheck-judge=openai:gpt-4o-mini"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*OPENAI_API_KEY*"])
