@@ -14,7 +14,8 @@ def loaded_after(code: str, cwd: Path | None = None) -> list[str]:
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=cwd
     )
-    return [m for m in out.stdout.strip().split(",") if m]
+    last_line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+    return [m for m in last_line.split(",") if m]
 
 
 def test_import_package_is_light() -> None:
