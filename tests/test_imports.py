@@ -10,12 +10,13 @@ HEAVY = ("torch", "sentence_transformers", "transformers", "vcr", "yaml")
 
 
 def loaded_after(code: str, cwd: Path | None = None) -> list[str]:
-    probe = f"{code}\nimport sys\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    report = f"print('LOADED:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    probe = f"{code}\nimport sys\n{report}"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=cwd
     )
-    last_line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
-    return [m for m in last_line.split(",") if m]
+    line = next(x for x in out.stdout.splitlines() if x.startswith("LOADED:"))
+    return [m for m in line.removeprefix("LOADED:").split(",") if m]
 
 
 def test_import_package_is_light() -> None:
