@@ -232,3 +232,39 @@ def test_changed_claim_or_prompt_is_reported_stale(
             "*ERROR*citecheck_water.yaml::pasta*stale_recording*",
         ]
     )
+
+
+def test_vcr_no_match_error_while_recording_does_not_leak_the_token(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under ``once`` an existing cassette is write-protected: a new request fails with
+    VCR's error, whose own message prints the live request with the real token."""
+    record(suite, doubles, monkeypatch).assert_outcomes(passed=3)
+    claims = suite.path / "citecheck_water.yaml"
+    claims.write_text(
+        CLAIMS.replace("https://example.com/app/recipes", "https://example.com/science/boiling")
+    )
+    result = record(suite, doubles, monkeypatch, "-k", "pasta", "-rA", "--tb=long")
+    result.assert_outcomes(failed=1, deselected=2)
+    printed = result.stdout.str() + result.stderr.str()
+    assert "token=REDACTED" in printed
+    for secret in SECRETS.values():
+        assert secret not in printed
+
+
+def test_rewrite_records_again(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, _ = doubles
+    record(suite, doubles, monkeypatch, "-k", "pasta").assert_outcomes(passed=1, deselected=2)
+    first = len(api.calls)
+    # `once` with the cassette present replays: no new API call.
+    record(suite, doubles, monkeypatch, "-k", "pasta").assert_outcomes(passed=1, deselected=2)
+    assert len(api.calls) == first
+    result = record(suite, doubles, monkeypatch, "-k", "pasta", "--citecheck-record=rewrite")
+    result.assert_outcomes(passed=1, deselected=2)
+    assert len(api.calls) == 2 * first
