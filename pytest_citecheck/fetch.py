@@ -46,7 +46,7 @@ import httpx
 
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.models import Fetch, Label, Reason
-from pytest_citecheck.retry import RetryPolicy, send
+from pytest_citecheck.retry import GaveUp, RetryPolicy, send
 from pytest_citecheck.secrets import TOKEN_PLACEHOLDERS, scrub
 
 
@@ -470,14 +470,15 @@ class CrawlbaseFetcher:
             "GET", self.base_url, params=params, timeout=self.timeout
         )
         try:
-            response = send(self._client, request, self.retry)
-        except (httpx.HTTPError, OSError) as exc:
+            response = send(self._client, request, self.retry).response
+        except GaveUp as exc:
             reply = _Reply(
                 kind,
                 readability,
                 status_code=0,
                 failure=scrub(
-                    f"no reply after {self.retry.attempts} tries ({type(exc).__name__}: {exc})",
+                    f"no reply after {exc.attempts} tries "
+                    f"({type(exc.error).__name__}: {exc.error})",
                     extra=[token],
                 ),
             )

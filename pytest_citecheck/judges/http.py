@@ -33,11 +33,10 @@ import httpx
 from pydantic import ValidationError
 
 from pytest_citecheck.errors import ConfigurationError, StageFailed
-from pytest_citecheck.judges import transport
 from pytest_citecheck.judges.base import JudgeReply
 from pytest_citecheck.judges.prompt import PROMPT_VERSION, dump_body
 from pytest_citecheck.models import Reason, Usage
-from pytest_citecheck.retry import RetryPolicy
+from pytest_citecheck.retry import GaveUp, RetryPolicy, Sent, asend, send
 from pytest_citecheck.secrets import scrub
 
 # Error codes that mean "the account cannot pay": retrying cannot help and the
@@ -196,8 +195,8 @@ class HTTPJudge(ABC):
         """Ask the judge; see :class:`pytest_citecheck.judges.base.Judge` for errors."""
         request = self.build_request(claim, passages)
         try:
-            sent = transport.send(self._sync_client(), request, self.retry, self._is_final)
-        except transport.GaveUp as exc:
+            sent = send(self._sync_client(), request, self.retry, self._is_final)
+        except GaveUp as exc:
             raise self._unavailable(exc) from None
         return self._handle(sent)
 
@@ -206,13 +205,11 @@ class HTTPJudge(ABC):
         request = self.build_request(claim, passages)
         try:
             if self.async_client is not None:
-                sent = await transport.asend(
-                    self.async_client, request, self.retry, self._is_final
-                )
+                sent = await asend(self.async_client, request, self.retry, self._is_final)
             else:
                 async with httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context()) as client:
-                    sent = await transport.asend(client, request, self.retry, self._is_final)
-        except transport.GaveUp as exc:
+                    sent = await asend(client, request, self.retry, self._is_final)
+        except GaveUp as exc:
             raise self._unavailable(exc) from None
         return self._handle(sent)
 
@@ -249,7 +246,7 @@ class HTTPJudge(ABC):
         codes, _ = error_fields(_json_or_none(response))
         return bool(codes & QUOTA_CODES)
 
-    def _unavailable(self, exc: transport.GaveUp) -> StageFailed:
+    def _unavailable(self, exc: GaveUp) -> StageFailed:
         return StageFailed(
             Reason.JUDGE_UNAVAILABLE,
             self._scrub(
@@ -258,7 +255,7 @@ class HTTPJudge(ABC):
             ),
         )
 
-    def _handle(self, sent: transport.Sent) -> JudgeReply:
+    def _handle(self, sent: Sent) -> JudgeReply:
         response = sent.response
         payload = _json_or_none(response)
         if response.is_success:
@@ -276,9 +273,7 @@ class HTTPJudge(ABC):
                 raise
         raise self._http_failure(response, payload, sent.attempts)
 
-    def _http_failure(
-        self, response: httpx.Response, payload: Any, attempts: int
-    ) -> Exception:
+    def _http_failure(self, response: httpx.Response, payload: Any, attempts: int) -> Exception:
         status = response.status_code
         codes, message = error_fields(payload)
         code_text = f", {', '.join(sorted(codes))}" if codes else ""
