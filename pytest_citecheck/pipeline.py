@@ -112,14 +112,7 @@ class Verifier:
         texts = split_passages(fetched.text)
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
-        ranked = self.ranker.rank(claim, texts, self.top_k)
-        # Shown in page order: the judge reads them as the page has them, and
-        # the guard can accept a quote that runs across two adjacent passages.
-        shown = sorted(
-            (Passage(index=i, text=texts[i], score=round(score, 4)) for i, score in ranked),
-            key=lambda p: p.index,
-        )
-        return self._judge(claim, shown, base)
+        return self._judge(claim, self._top_passages(claim, texts), base)
 
     # -- document citations --------------------------------------------------
 
@@ -157,16 +150,20 @@ class Verifier:
             # Neither quote nor section: the whole document is the source, read
             # the way a web page is.
             texts = split_passages(document.text)
-            ranked = self.ranker.rank(claim, texts, self.top_k)
-            shown = sorted(
-                (Passage(index=i, text=texts[i], score=round(s, 4)) for i, s in ranked),
-                key=lambda p: p.index,
-            )
-            return self._judge(claim, shown, base)
+            return self._judge(claim, self._top_passages(claim, texts), base)
         base = base.model_copy(update={"section": section.ref})
         return self._judge(claim, [Passage(index=0, text=section.text)], base)
 
-    # -- judge + guard -------------------------------------------------------
+    # -- retrieval, judge, guard ---------------------------------------------
+
+    def _top_passages(self, claim: str, texts: list[str]) -> list[Passage]:
+        ranked = self.ranker.rank(claim, texts, self.top_k)
+        # Shown in page order: the judge reads them as the page has them, and
+        # the guard can accept a quote that runs across two adjacent passages.
+        return sorted(
+            (Passage(index=i, text=texts[i], score=round(score, 4)) for i, score in ranked),
+            key=lambda p: p.index,
+        )
 
     def _judge(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
         reply = self.judge.judge(claim, [p.text for p in shown])
