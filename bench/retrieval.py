@@ -86,6 +86,7 @@ class Result:
     seconds: float = 0.0
     top1: int = 0
     top3: int = 0
+    chance_top1: float = 0.0  # expected top-1 hits of a random ranking
 
     def add(self, ranked: list[tuple[int, float]], gold: set[int]) -> None:
         self.top1 += bool(ranked and ranked[0][0] in gold)
@@ -108,6 +109,7 @@ def run(records: list[dict[str, Any]], layout: str, rank: Rank) -> tuple[Result,
             result.records += 1
             result.passages += len(passages)
             result.add(ranked, gold)
+            result.chance_top1 += len(gold) / len(passages)
     return model, baseline, skipped
 
 
@@ -143,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{rate:>7.1f} {r.top1:>4}/{r.records} {r.top1 / r.records:>5.1%} "
                 f"{r.top3:>4}/{r.records} {r.top3 / r.records:>5.1%}"
             )
+        print(
+            f"{'':<10} random ranking, expected top-1: "
+            f"{model.chance_top1 / model.records:.1%} "
+            f"(mean {model.passages / model.records:.1f} passages per record)"
+        )
         pairs = (("top-1", model.top1, baseline.top1), ("top-3", model.top3, baseline.top3))
         for label, a, b in pairs:
             ratio = f"{a / b:.2f}x" if b else "n/a"
