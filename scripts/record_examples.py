@@ -148,7 +148,8 @@ def site_pages() -> dict[str, Page]:
             js=Page(markdown=page("wice-dev04119-siriusxm-michelle-collins.md")),
         ),
         # The deep link lands on the homepage (step 5).
-        "https://www.kerrang.com/features/maiden-heaven-a-tribute-to-iron-maiden-track-by-track": Page(
+        "https://www.kerrang.com/features/maiden-heaven-a-tribute-to-iron-maiden-"
+        "track-by-track": Page(
             markdown=page("kerrang-homepage.md"), final_url="https://www.kerrang.com/"
         ),
         # A 200 "page not found" template (step 6).
