@@ -125,7 +125,7 @@ class Verifier:
         document = Document.load(path)
         base = Verdict(url=citation.target, label=Label.ERROR)
         if citation.quote is not None:
-            section = document.find_quote(citation.quote)
+            section = document.find_quote(citation.quote, near=citation.section)
             if section is None:
                 return base.model_copy(
                     update={
