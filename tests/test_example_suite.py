@@ -63,6 +63,7 @@ RUN_AND_REPORT_IMPORTS = (
 
 def run(cwd: Path, suite: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
+    env["COLUMNS"] = "80"  # the width of the separator line README's excerpt shows
     command = [
         sys.executable,
         "-c",
@@ -172,6 +173,7 @@ def test_cassettes_hold_no_loopback_address_and_no_secret() -> None:
             assert token in ("REDACTED", "REDACTED-NORMAL", "REDACTED-JS"), (name, token)
         assert not re.search(r"(?i)^\s*(authorization|x-api-key|cookie):", text, re.M), name
         assert not re.search(r"\bsk-[A-Za-z0-9_-]{8,}", text), name
+        assert "not-a-secret" not in text, name  # the recorder's fake credentials
 
 
 def test_readme_excerpt_is_what_the_suite_prints(
