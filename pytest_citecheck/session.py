@@ -80,9 +80,12 @@ class CitecheckSession:
             else:
                 from pytest_citecheck.judges import make_judge
 
+                # The ini base URL is for the openai-compatible provider; the
+                # hosted providers take theirs from the environment.
+                compatible = spec.startswith("openai-compatible:")
                 self._judges[spec] = make_judge(
                     spec,
-                    base_url=self.settings.judge_base_url,
+                    base_url=self.settings.judge_base_url if compatible else None,
                     require_key=not self.replaying,
                     retry=self._retry(),
                 )
