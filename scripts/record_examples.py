@@ -294,14 +294,17 @@ class Plan:
     """How the judge answers one claim.
 
     ``anchor``: a phrase of the evidence; the quote is the whole sentence of
-    the shown passages that holds it, copied verbatim. ``paraphrase``: a quote
-    that is *not* in the passages (the guard must reject it).
+    the shown passages that holds it, copied verbatim (``exact``: the anchor
+    itself is the quote, for pages whose sentence breaks were lost in
+    extraction). ``paraphrase``: a quote that is *not* in the passages (the
+    guard must reject it).
     """
 
     label: str
     confidence: float
     anchor: str | None = None
     paraphrase: str | None = None
+    exact: bool = False
 
 
 VERDICTS: dict[str, Plan] = {
@@ -331,11 +334,18 @@ VERDICTS: dict[str, Plan] = {
     "surgery.": Plan("supported", 0.86, "died on May 7 in Calgary"),
     "While Crater Lake National Park remains open throughout the year, certain roads and "
     "facilities close in the winter season.": Plan(
-        "supported", 0.72, "some of the roads and facilities are closed"
+        "supported",
+        0.72,
+        "It is always open, but some of the roads and facilities are closed during the winter "
+        "months.",
+        exact=True,
     ),
     "With another Best Actress nomination, Kate Winslet, at 31, became the youngest "
     "performer to earn five Oscar nominations.": Plan(
-        "supported", 0.91, "youngest actress to earn five Oscar nominations"
+        "supported",
+        0.91,
+        "Winslet is the youngest actress to earn five Oscar nominations",
+        exact=True,
     ),
     "Liz Patterson died on November 10, 2018, at the age of 78.": Plan(
         "supported",
@@ -405,6 +415,8 @@ class Judge:
             return plan.label, plan.paraphrase, plan.confidence
         assert plan.anchor is not None
         for passage in call.passages:
+            if plan.exact and plan.anchor in normalise(passage):
+                return plan.label, plan.anchor, plan.confidence
             for sentence in sentences(passage):
                 if plan.anchor in sentence:
                     return plan.label, sentence, plan.confidence
