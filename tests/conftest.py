@@ -1,7 +1,14 @@
 from __future__ import annotations
 
-# pytester's in-process runs drop modules first imported inside them; PyYAML's
-# C extension cannot be imported twice in one process (its emitter then rejects
-# the re-imported event classes). Import them once, up front.
+# pytester's in-process runs drop the modules first imported inside them, and
+# some libraries keep module-level state that outlives such a reload:
+# - PyYAML's C extension cannot be imported twice (its emitter then rejects the
+#   re-imported event classes);
+# - httpx maps httpcore's exceptions through a table filled on first use; if
+#   httpcore is first imported inside a pytester run, later runs raise
+#   unmapped httpcore errors that no `except httpx.TransportError` catches.
+# Import them once, up front.
+import httpcore  # noqa: F401
+import httpx  # noqa: F401
 import vcr  # noqa: F401
 import yaml  # noqa: F401
