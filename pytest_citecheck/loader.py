@@ -35,7 +35,11 @@ CITATION_KEYS = ("url", "document", "quote", "section")
 JSONL_KEYS = ("id", "claim", "urls")
 
 # `error` is what a broken run gets; no test case can sensibly expect it.
-EXPECTABLE_LABELS = tuple(label.value for label in Label if label is not Label.ERROR)
+# What a claim as a whole can be: a fabricated citation makes its claim
+# contradicted (DESIGN §3), and `error` is never an expected outcome.
+EXPECTABLE_LABELS = tuple(
+    label.value for label in Label if label not in (Label.ERROR, Label.FABRICATED)
+)
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ID_MAX_LENGTH = 100
@@ -498,6 +502,13 @@ class _YamlReader(_Reader):
     def _check_expect(self, raw: str, line: int) -> Label:
         if raw in EXPECTABLE_LABELS:
             return Label(raw)
+        if raw == Label.FABRICATED.value:
+            self.fail(
+                line,
+                "expect 'fabricated' can never happen: a claim with a fabricated quote "
+                "is contradicted as a whole",
+                "write expect: contradicted",
+            )
         closest = _closest(raw.replace(" ", "_"), EXPECTABLE_LABELS)
         hint = f"; did you mean {closest!r}?" if closest else ""
         self.fail(

@@ -603,13 +603,19 @@ def test_expect_must_be_a_label(write: Write, value: str, hint: str) -> None:
     assert err.line == 5
     assert f"expect {value!r} is not a label" in err.problem
     assert hint in err.problem
-    assert err.fix == "use one of: supported, contradicted, not_found, unreachable, fabricated"
+    assert err.fix == "use one of: supported, contradicted, not_found, unreachable"
 
 
-@pytest.mark.parametrize(
-    "label", ["supported", "contradicted", "not_found", "unreachable", "fabricated"]
-)
-def test_every_label_can_be_expected(write: Write, label: str) -> None:
+def test_expect_fabricated_explains_the_claim_level_rule(write: Write) -> None:
+    body = "- id: a\n  claim: x\n  citations: []\n  expect: fabricated\n"
+    err = load_error(write(claims_yaml(body)))
+    assert err.line == 5
+    assert "contradicted as a whole" in err.problem
+    assert err.fix == "write expect: contradicted"
+
+
+@pytest.mark.parametrize("label", ["supported", "contradicted", "not_found", "unreachable"])
+def test_every_claim_label_can_be_expected(write: Write, label: str) -> None:
     path = write(claims_yaml(f"- id: a\n  claim: x\n  citations: []\n  expect: {label}\n"))
     assert load_claim_file(path).claims[0].expect == Label(label)
 
