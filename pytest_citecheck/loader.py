@@ -565,11 +565,18 @@ class _YamlReader(_Reader):
                     f"or remove {name!r}",
                 )
         if "url" in fields:
-            return Citation(
-                url=self.check_url(url or "", _line(fields["url"][0])),
-                quote=values.get("quote"),
-                section=values.get("section"),
-            )
+            checked = self.check_url(url or "", _line(fields["url"][0]))
+            for name in ("quote", "section"):
+                # A web page is read by retrieval and the judge; a quote or section
+                # given with it would be silently ignored, so say so instead.
+                if values.get(name) is not None:
+                    self.fail(
+                        _line(fields[name][0]),
+                        f"{name!r} is only read for `document` citations; a URL citation "
+                        "is checked against the passages retrieval finds on the page",
+                        f"remove {name!r} from this citation",
+                    )
+            return Citation(url=checked)
         document_path = self._document(document, _line(fields["document"][0]))
         return Citation(
             document=document,

@@ -58,7 +58,6 @@ claims:
     citations:
       - https://example.com/articles/water-boiling-point
       - url: https://example.com/old-report
-        quote: "boils at 100 °C"
       - document: sources/rfc7519.txt
         quote: "The exp (expiration time) claim"
         section: 4.10
@@ -92,7 +91,7 @@ def test_good_yaml_file_loads_every_citation_form(write: Write, both_loaders: st
     assert loaded.path == path
     assert loaded.judge == "openai:gpt-4o-mini"
     assert [c.id for c in loaded.claims] == ["boiling-point", "007", "Jwt.exp_1"]
-    assert [c.line for c in loaded.claims] == [3, 14, 20]
+    assert [c.line for c in loaded.claims] == [3, 13, 19]
     assert {c.judge for c in loaded.claims} == {"openai:gpt-4o-mini"}
 
     first = loaded.claims[0]
@@ -100,7 +99,7 @@ def test_good_yaml_file_loads_every_citation_form(write: Write, both_loaders: st
     assert first.expect is Label.SUPPORTED
     assert first.citations[0] == Citation(url="https://example.com/articles/water-boiling-point")
     assert first.citations[1].url == "https://example.com/old-report"
-    assert first.citations[1].quote == "boils at 100 °C"
+    assert first.citations[1].quote is None
     local = first.citations[2]
     assert local.url is None
     assert local.document == "sources/rfc7519.txt"  # as the user wrote it
@@ -580,10 +579,20 @@ def test_document_that_is_a_folder(write: Write, tmp_path: Path) -> None:
     ],
 )
 def test_quote_and_section_must_be_text(write: Write, extra: str, phrase: str) -> None:
-    body = f"- id: a\n  claim: x\n  citations:\n    - url: https://example.com\n      {extra}\n"
+    body = f"- id: a\n  claim: x\n  citations:\n    - document: d.txt\n      {extra}\n"
+    write("text\n", "d.txt")
     err = load_error(write(claims_yaml(body)))
     assert err.line == 6
     assert phrase in err.problem
+
+
+@pytest.mark.parametrize("extra", ["quote: boils at 100", "section: '2'"])
+def test_quote_or_section_on_a_url_is_refused_not_ignored(write: Write, extra: str) -> None:
+    body = f"- id: a\n  claim: x\n  citations:\n    - url: https://example.com\n      {extra}\n"
+    err = load_error(write(claims_yaml(body)))
+    assert err.line == 6
+    assert "only read for `document` citations" in err.problem
+    assert err.fix.startswith("remove")
 
 
 # --- expect and judge -------------------------------------------------------------------
