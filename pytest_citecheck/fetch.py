@@ -14,9 +14,9 @@ it cannot be judged, spending as few credits as the rules allow:
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
 7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
 
-Any reply that settles the outcome (4, 5, 6) ends the crawl: a page that says
-it is gone does not say otherwise without readability or with JavaScript, so
-a thin soft-404 template is not fetched again.
+Any reply that settles the outcome (4, 5) ends the crawl. The soft-404 check (6)
+reads the text the rules settle on: a thin page is fetched again first, as
+steps 2-3 say, and a thin "not found" template is judged after that.
 
 Why httpx and not the ``crawlbase`` SDK (WIRE §1.6): the SDK keeps only
 ``original_status``, ``pc_status``, ``cb_status`` and ``url`` of a reply, so the
@@ -360,6 +360,8 @@ class CrawlbaseFetcher:
                 reason=Reason.EMPTY_PAGE,
                 detail="The page has no text, not even rendered with JavaScript.",
             )
+        if looks_like_soft_404(best.text):
+            return self._soft_404(crawl, best)
         return crawl.result(best, text=best.text)
 
     def _crawl_with(
@@ -422,17 +424,23 @@ class CrawlbaseFetcher:
                 detail=f"The Crawling API could not crawl the page (cb_status {reply.cb_status}"
                 f", original_status {reply.original_status}).",
             )
-        if looks_like_soft_404(reply.text):
-            return crawl.result(
-                reply,
-                label=Label.NOT_FOUND,
-                reason=Reason.SOFT_404,
-                detail=f"The page is a short 'page not found' template "
-                f"({reply.chars} non-whitespace characters).",
-            )
+        # Thin first (DESIGN steps 2-3 come before step 6): a thin page is fetched
+        # again before its text is read as a "not found" template.
         if reply.chars < THIN_CHARS:
             return reply
+        if looks_like_soft_404(reply.text):
+            return self._soft_404(crawl, reply)
         return crawl.result(reply, text=reply.text)
+
+    @staticmethod
+    def _soft_404(crawl: _Crawl, reply: _Reply) -> FetchResult:
+        return crawl.result(
+            reply,
+            label=Label.NOT_FOUND,
+            reason=Reason.SOFT_404,
+            detail=f"The page is a short 'page not found' template "
+            f"({reply.chars} non-whitespace characters).",
+        )
 
     # -- the wire ------------------------------------------------------------
 

@@ -310,12 +310,20 @@ def test_redirect_to_another_deep_page_is_followed(api, fetcher):
 # -- step 6: soft 404 ----------------------------------------------------------
 
 
-def test_soft_404_template_is_not_found(api, fetcher):
-    result = fetch(api, fetcher, Page(markdown=SOFT_404, full_markdown=ARTICLE))
+def test_thin_soft_404_template_is_fetched_again_before_it_is_judged(api, fetcher):
+    # DESIGN: steps 2-3 (thin -> without readability -> JavaScript) come before step 6.
+    result = fetch(api, fetcher, Page(markdown=SOFT_404))
 
     assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.SOFT_404)
     assert result.text is None
-    assert plan(api) == [(N, True)]
+    assert plan(api) == [(N, True), (N, False), (J, True), (J, False)]
+
+
+def test_thin_readability_text_that_reads_404_loses_to_the_full_page(api, fetcher):
+    result = fetch(api, fetcher, Page(markdown=SOFT_404, full_markdown=ARTICLE))
+
+    assert result.text == ARTICLE
+    assert plan(api) == [(N, True), (N, False)]
 
 
 def test_soft_404_template_with_site_chrome_is_not_found(api, fetcher):
