@@ -282,6 +282,13 @@ class CrawlbaseDouble:
             def log_message(self, format: str, *args: object) -> None:
                 pass  # keep test output clean
 
+            # Fixed, so recordings made against the double are byte-stable.
+            def date_time_string(self, timestamp: float | None = None) -> str:
+                return "Wed, 01 Jan 2025 00:00:00 GMT"
+
+            def version_string(self) -> str:
+                return "citecheck-crawlbase-double"
+
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         # A short poll interval: shutdown() waits for it, once per test.
