@@ -268,3 +268,35 @@ def test_rewrite_records_again(
     result = record(suite, doubles, monkeypatch, "-k", "pasta", "--citecheck-record=rewrite")
     result.assert_outcomes(passed=1, deselected=2)
     assert len(api.calls) == 2 * first
+
+
+def test_new_episodes_adds_a_new_citation_and_keeps_the_old_ones(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = doubles
+    record(suite, doubles, monkeypatch, "-k", "boiling-again").assert_outcomes(
+        passed=1, deselected=2
+    )
+    claims = suite.path / "citecheck_water.yaml"
+    claims.write_text(
+        CLAIMS.replace(
+            "  - id: boiling-again\n    claim: Water boils at 100 degrees Celsius at sea level.\n"
+            "    citations:\n      - https://example.com/science/boiling\n",
+            "  - id: boiling-again\n    claim: Water boils at 100 degrees Celsius at sea level.\n"
+            "    citations:\n      - https://example.com/science/boiling\n"
+            "      - https://example.com/app/recipes\n",
+        )
+    )
+    api.reset()
+    result = record(
+        suite, doubles, monkeypatch, "-k", "boiling-again", "--citecheck-record=new_episodes"
+    )
+    result.assert_outcomes(passed=1, deselected=2)
+    # Only the new citation went to the network.
+    assert {c.url for c in api.api_calls} == {"https://example.com/app/recipes"}
+    urls = stop(api, llm)
+    replayed = replay(suite, urls, monkeypatch, "-k", "boiling-again")
+    replayed.assert_outcomes(passed=1, deselected=2)
+    replayed.stdout.fnmatch_lines(["1 claims, 2 citations: citation precision 1.0000 (2/2)*"])
