@@ -27,6 +27,7 @@ from pytest_citecheck.secrets import (
     REDACTED,
     SECRET_HEADERS,
     TOKEN_PLACEHOLDERS,
+    redact_values,
     scrub,
 )
 
@@ -205,21 +206,23 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
             del headers[name]
         elif name.lower() == "storage_url":
             headers[name] = [scrub(v) for v in headers[name]]
+    # Bodies lose only the exact secret values: a page or a judge reply that
+    # merely looks like a credential is evidence and must replay as recorded.
     body = response.get("body", {})
     string = body.get("string")
     if isinstance(string, bytes):
-        cleaned = scrub(string.decode("utf-8", "replace"))
+        cleaned = redact_values(string.decode("utf-8", "replace"))
         if cleaned != string.decode("utf-8", "replace"):
             body["string"] = cleaned.encode()
     elif isinstance(string, str):
-        body["string"] = scrub(string)
+        body["string"] = redact_values(string)
     return response
 
 
 def _scrub_request(request: Any) -> Any:
     if isinstance(request.body, bytes | str) and request.body:
         text = request.body.decode() if isinstance(request.body, bytes) else request.body
-        cleaned = scrub(text)
+        cleaned = redact_values(text)
         if cleaned != text:
             request.body = cleaned.encode() if isinstance(request.body, bytes) else cleaned
     return request

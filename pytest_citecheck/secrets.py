@@ -52,11 +52,23 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def scrub(text: str, extra: Iterable[str] = ()) -> str:
-    """Replace every secret in ``text`` with ``REDACTED``."""
+def redact_values(text: str, extra: Iterable[str] = ()) -> str:
+    """Replace the secret values of the environment (and ``extra``) in ``text``.
+
+    Exact values only: used on recorded bodies, which must stay byte-for-byte
+    what the page or the judge said (a page about OAuth quoting ``Bearer ...``
+    is evidence, and retrieval's recorded choices are keyed on the exact text).
+    """
     for value in [*secret_values(), *extra]:
         if value:
             text = text.replace(value, REDACTED)
+    return text
+
+
+def scrub(text: str, extra: Iterable[str] = ()) -> str:
+    """Replace every secret in ``text`` with ``REDACTED``: the environment's secret
+    values and anything shaped like a token, key or bearer credential."""
+    text = redact_values(text, extra)
     for pattern in _PATTERNS:
         text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
     return text

@@ -300,3 +300,39 @@ def test_new_episodes_adds_a_new_citation_and_keeps_the_old_ones(
     replayed = replay(suite, urls, monkeypatch, "-k", "boiling-again")
     replayed.assert_outcomes(passed=1, deselected=2)
     replayed.stdout.fnmatch_lines(["1 claims, 2 citations: citation precision 1.0000 (2/2)*"])
+
+
+OAUTH_PAGE = (
+    "# Calling the API\n\n"
+    + "Send the header Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123 with each call. "
+    + "Keys look like sk-exampleexampleexample and go in the token=abcdefghijklmnop field. " * 3
+    + "\n\nRequests without the header are rejected with HTTP 401.\n"
+)
+
+
+def test_a_page_that_looks_like_credentials_replays_as_recorded(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bodies lose only real secret values: evidence that merely looks like a key
+    stays as the page had it, so retrieval and the guard see the same text on replay."""
+    api, llm = doubles
+    api.add("https://example.com/docs/auth", Page(markdown=OAUTH_PAGE))
+    suite.makefile(
+        ".yaml",
+        citecheck_water=(
+            "claims:\n  - id: auth\n    claim: Every call sends an Authorization Bearer header.\n"
+            "    citations:\n      - https://example.com/docs/auth\n"
+        ),
+    )
+    recorded = record(suite, doubles, monkeypatch, "--citecheck-report=recorded.json")
+    recorded.assert_outcomes(passed=1)
+    replayed = replay(suite, stop(api, llm), monkeypatch, "--citecheck-report=replayed.json")
+    replayed.assert_outcomes(passed=1)
+    import json
+
+    before = json.loads((suite.path / "recorded.json").read_text())["claims"]
+    after = json.loads((suite.path / "replayed.json").read_text())["claims"]
+    assert before == after
+    assert after[0]["verdicts"][0]["label"] == "supported"
