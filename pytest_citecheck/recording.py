@@ -17,7 +17,7 @@ import json
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,26 +87,18 @@ class Recording:
     path: Path
     mode: str
     nodeid: str
+    cassette: Any
     prompt_version: str | None = None
-    cassette: Any = None
-    _meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def replaying(self) -> bool:
         return self.mode == "none"
 
-    def sleep(self, seconds: float) -> None:
-        """Backoff waits happen only when talking to the real network."""
-        if not self.replaying:
-            import time
-
-            time.sleep(seconds)
-
     # -- metadata ------------------------------------------------------------
 
-    def _metadata(self) -> dict[str, Any]:
-        if self.cassette is None:
-            return self._meta
+    def metadata(self) -> dict[str, Any]:
+        """citecheck's part of the cassette metadata (VCR raises MissingMetadataError
+        under ``none`` when the cassette has none)."""
         meta: dict[str, Any] = self.cassette.get_metadata(
             METADATA_KEY, {"format": METADATA_FORMAT, "retrieval": {}}
         )
@@ -115,14 +107,14 @@ class Recording:
     def note_prompt_version(self, version: str) -> None:
         if self.replaying:
             return
-        meta = self._metadata()
+        meta = self.metadata()
         if meta.get("judge_prompt_version") != version:
             meta["judge_prompt_version"] = version
             self.cassette.dirty = True
 
     def recorded_prompt_version(self) -> str | None:
         try:
-            value = self._metadata().get("judge_prompt_version")
+            value = self.metadata().get("judge_prompt_version")
         except Exception:
             return None
         return str(value) if value is not None else None
@@ -168,20 +160,19 @@ class _RecordedRanker:
         recording = self._recording
         key = retrieval_key(claim, passages)
         if recording.replaying:
-            stored = recording._metadata().get("retrieval", {}).get(key)
+            stored = recording.metadata().get("retrieval", {}).get(key)
             if stored is None:
                 from vcr.errors import MissingMetadataError
 
                 raise MissingMetadataError(cassette=recording.cassette, key=key)
             return [(int(i), float(s)) for i, s in stored][:k]
-        meta = recording._metadata()
+        meta = recording.metadata()
         stored = meta.setdefault("retrieval", {}).get(key)
         if stored is not None and recording.mode in ("once", "new_episodes"):
             return [(int(i), float(s)) for i, s in stored][:k]
         ranked = self._live().rank(claim, passages, k)
         meta["retrieval"][key] = [[i, round(s, 4)] for i, s in ranked]
-        if recording.cassette is not None:
-            recording.cassette.dirty = True
+        recording.cassette.dirty = True
         return ranked
 
 
@@ -269,9 +260,8 @@ def open_recording(
     # Under "none" a missing file is fine to open: every request then fails
     # with a "no recording" error, and a claim that needs no HTTP (a fabricated
     # quote) still passes.
-    recording = Recording(path=path, mode=mode, nodeid=nodeid, prompt_version=prompt_version)
     with make_vcr(mode, tokens).use_cassette(str(path)) as cassette:
-        recording.cassette = cassette
+        recording = Recording(path, mode, nodeid, cassette, prompt_version)
         yield recording
         if prompt_version and not recording.replaying and len(cassette) > 0:
             recording.note_prompt_version(prompt_version)
