@@ -197,6 +197,7 @@ class SessionHooks:
         self.session.add_crashed(crashitem)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.session.close()
         if _is_worker(session.config):
             return
         report = self.session.finish()

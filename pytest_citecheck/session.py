@@ -102,6 +102,15 @@ class CitecheckSession:
                 self._ranker = MiniLMRanker()
         return self._ranker
 
+    def close(self) -> None:
+        """Close the HTTP clients the fetcher and the judges opened."""
+        for part in [self._fetcher, *self._judges.values()]:
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
+        self._fetcher = None
+        self._judges.clear()
+
     def tokens(self) -> dict[str, str | None]:
         return {
             "normal": os.environ.get("CRAWLBASE_TOKEN"),
