@@ -15,7 +15,6 @@ was recorded, so the plugin passes ``sleep=lambda s: None``: the retry logic
 runs identically, the wall clock is not spent.
 """
 
-
 from __future__ import annotations
 
 import asyncio
@@ -117,7 +116,12 @@ def _never_final(response: httpx.Response) -> bool:
 def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, total: int) -> None:
     log.info(
         "%s %s: %s; retrying in %.3g s (try %d of %d)",
-        request.method, request.url.path, what, wait, attempt + 2, total,
+        request.method,
+        request.url.path,
+        what,
+        wait,
+        attempt + 2,
+        total,
     )
 
 

@@ -78,8 +78,16 @@ def test_prompt_carries_its_version_and_the_rules() -> None:
     system, user = build_messages(CLAIM, PASSAGES)
     assert system["role"] == "system" and user["role"] == "user"
     assert PROMPT_VERSION in system["content"]
-    for rule in ("only evidence", "supported", "contradicted", "not_found", "null",
-                 "character for character", "0 to 1", "number or source"):
+    for rule in (
+        "only evidence",
+        "supported",
+        "contradicted",
+        "not_found",
+        "null",
+        "character for character",
+        "0 to 1",
+        "number or source",
+    ):
         assert rule in system["content"]
     assert CLAIM in user["content"]
     assert '<passage n="1">\n' + PASSAGES[0] in user["content"]
@@ -96,7 +104,7 @@ def test_prompt_is_deterministic_and_versioned_in_the_body() -> None:
 
 
 def test_a_document_section_is_the_only_passage() -> None:
-    _, user = build_messages(CLAIM, ["4.1.4. \"exp\" (Expiration Time) Claim ..."])
+    _, user = build_messages(CLAIM, ['4.1.4. "exp" (Expiration Time) Claim ...'])
     assert user["content"].count("<passage ") == 1
 
 
@@ -104,8 +112,11 @@ def test_schema_is_strict_mode_compatible() -> None:
     assert VERDICT_SCHEMA["additionalProperties"] is False
     assert set(VERDICT_SCHEMA["required"]) == set(VERDICT_SCHEMA["properties"])
     assert VERDICT_SCHEMA["properties"]["quote"]["type"] == ["string", "null"]
-    assert VERDICT_SCHEMA["properties"]["label"]["enum"] == ["supported", "contradicted",
-                                                             "not_found"]
+    assert VERDICT_SCHEMA["properties"]["label"]["enum"] == [
+        "supported",
+        "contradicted",
+        "not_found",
+    ]
 
 
 # -- the factory -------------------------------------------------------------------
@@ -144,13 +155,19 @@ def test_default_endpoints_and_env_overrides() -> None:
     env = dict(KEYS)
     assert make_judge("openai:m", environ=env).url == "https://api.openai.com/v1/chat/completions"
     assert make_judge("anthropic:m", environ=env).url == "https://api.anthropic.com/v1/messages"
-    env.update(OPENAI_BASE_URL="http://127.0.0.1:9/v1/", ANTHROPIC_BASE_URL="http://127.0.0.1:8",
-               OLLAMA_HOST="127.0.0.1:7", CITECHECK_JUDGE_BASE_URL="http://127.0.0.1:6/v1")
+    env.update(
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1/",
+        ANTHROPIC_BASE_URL="http://127.0.0.1:8",
+        OLLAMA_HOST="127.0.0.1:7",
+        CITECHECK_JUDGE_BASE_URL="http://127.0.0.1:6/v1",
+    )
     assert make_judge("openai:m", environ=env).url == "http://127.0.0.1:9/v1/chat/completions"
     assert make_judge("anthropic:m", environ=env).url == "http://127.0.0.1:8/v1/messages"
     assert make_judge("ollama:m", environ=env).url == "http://127.0.0.1:7/api/chat"
-    assert (make_judge("openai-compatible:m", environ=env).url
-            == "http://127.0.0.1:6/v1/chat/completions")
+    assert (
+        make_judge("openai-compatible:m", environ=env).url
+        == "http://127.0.0.1:6/v1/chat/completions"
+    )
 
 
 @pytest.mark.parametrize(
@@ -195,8 +212,12 @@ def test_openai_request_and_reply(llm: LLMDouble) -> None:
     judge = judge_for(llm, "openai")
     llm.script(verdict("supported", QUOTE, 0.93, input_tokens=812, output_tokens=24))
     reply = judge.judge(CLAIM, PASSAGES)
-    assert reply == JudgeReply(label="supported", quote=QUOTE, confidence=0.93,
-                               usage=Usage(input_tokens=812, output_tokens=24))
+    assert reply == JudgeReply(
+        label="supported",
+        quote=QUOTE,
+        confidence=0.93,
+        usage=Usage(input_tokens=812, output_tokens=24),
+    )
     call = llm.calls[-1]
     assert call.path == "/v1/chat/completions"
     assert call.headers["authorization"] == f"Bearer {KEYS['OPENAI_API_KEY']}"
@@ -226,8 +247,12 @@ def test_anthropic_request_and_reply(llm: LLMDouble) -> None:
     judge = judge_for(llm, "anthropic")
     llm.script(verdict("not_found", None, 0.8, input_tokens=950, output_tokens=61))
     reply = judge.judge(CLAIM, PASSAGES)
-    assert reply == JudgeReply(label="not_found", quote=None, confidence=0.8,
-                               usage=Usage(input_tokens=950, output_tokens=61))
+    assert reply == JudgeReply(
+        label="not_found",
+        quote=None,
+        confidence=0.8,
+        usage=Usage(input_tokens=950, output_tokens=61),
+    )
     call = llm.calls[-1]
     assert call.path == "/v1/messages"
     assert call.headers["x-api-key"] == KEYS["ANTHROPIC_API_KEY"]
@@ -252,8 +277,12 @@ def test_ollama_request_and_reply(llm: LLMDouble) -> None:
     judge = judge_for(llm, "ollama", timeout=12.5)
     llm.script(verdict("supported", QUOTE, 0.6, input_tokens=34, output_tokens=12))
     reply = judge.judge(CLAIM, PASSAGES)
-    assert reply == JudgeReply(label="supported", quote=QUOTE, confidence=0.6,
-                               usage=Usage(input_tokens=34, output_tokens=12))
+    assert reply == JudgeReply(
+        label="supported",
+        quote=QUOTE,
+        confidence=0.6,
+        usage=Usage(input_tokens=34, output_tokens=12),
+    )
     call = llm.calls[-1]
     assert call.path == "/api/chat"
     assert call.headers["authorization"] == f"Bearer {KEYS['OLLAMA_API_KEY']}"
@@ -278,8 +307,9 @@ def test_the_request_body_is_byte_identical_across_calls(llm: LLMDouble) -> None
 def test_async_judge_retries_like_the_sync_one(llm: LLMDouble, provider: str) -> None:
     slept: list[float] = []
     judge = judge_for(llm, provider, retry=RetryPolicy(sleep=slept.append))
-    llm.script(Fault("rate_limited", retry_after_ms=25), Fault("drop"),
-               verdict("supported", QUOTE, 0.9))
+    llm.script(
+        Fault("rate_limited", retry_after_ms=25), Fault("drop"), verdict("supported", QUOTE, 0.9)
+    )
     reply = asyncio.run(judge.ajudge(CLAIM, PASSAGES))
     assert (reply.label, reply.quote) == ("supported", QUOTE)
     assert slept == [0.025, 1.0]  # retry-after-ms honoured, then backoff 0.5 * 2**1
@@ -338,9 +368,19 @@ def expected_failure(provider: str, kind: str) -> tuple[str, int]:
 
 
 FAILING: list[FaultKind] = [
-    "rate_limited", "server_error", "overloaded", "unauthorized", "forbidden",
-    "quota_exhausted", "model_not_found", "bad_request", "refusal", "truncated",
-    "invalid_json", "schema_breaking", "drop",
+    "rate_limited",
+    "server_error",
+    "overloaded",
+    "unauthorized",
+    "forbidden",
+    "quota_exhausted",
+    "model_not_found",
+    "bad_request",
+    "refusal",
+    "truncated",
+    "invalid_json",
+    "schema_breaking",
+    "drop",
 ]
 
 
@@ -366,8 +406,7 @@ def test_fault_table(llm: LLMDouble, provider: str, kind: Any) -> None:
     ("content", "reason"),
     [
         ({"label": "supported", "quote": QUOTE, "confidence": 1.5}, Reason.JUDGE_SCHEMA_MISMATCH),
-        ({"label": "supported", "quote": QUOTE, "confidence": "0.9"},
-         Reason.JUDGE_SCHEMA_MISMATCH),
+        ({"label": "supported", "quote": QUOTE, "confidence": "0.9"}, Reason.JUDGE_SCHEMA_MISMATCH),
         ({"label": "supported", "quote": QUOTE, "confidence": True}, Reason.JUDGE_SCHEMA_MISMATCH),
         ({"label": "supported", "confidence": 0.9}, Reason.JUDGE_SCHEMA_MISMATCH),
         ({"label": "Supported", "quote": QUOTE, "confidence": 0.9}, Reason.JUDGE_SCHEMA_MISMATCH),
@@ -390,9 +429,18 @@ def test_replies_that_break_the_schema(
 
 def test_a_model_cannot_smuggle_usage_into_its_verdict(llm: LLMDouble) -> None:
     judge = judge_for(llm, "openai")
-    llm.script(Answer({"label": "not_found", "quote": None, "confidence": 0.5,
-                       "usage": {"input_tokens": 0, "output_tokens": 0}},
-                      input_tokens=7, output_tokens=3))
+    llm.script(
+        Answer(
+            {
+                "label": "not_found",
+                "quote": None,
+                "confidence": 0.5,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+            input_tokens=7,
+            output_tokens=3,
+        )
+    )
     assert judge.judge(CLAIM, PASSAGES).usage == Usage(input_tokens=7, output_tokens=3)
 
 
@@ -407,8 +455,13 @@ def test_a_long_retry_after_is_not_waited_for(llm: LLMDouble) -> None:
 
 def test_x_should_retry_false_is_honoured(llm: LLMDouble) -> None:
     judge = judge_for(llm, "openai")
-    llm.script(Raw(503, '{"error":{"message":"no","type":"server_error"}}',
-                   {"content-type": "application/json", "x-should-retry": "false"}))
+    llm.script(
+        Raw(
+            503,
+            '{"error":{"message":"no","type":"server_error"}}',
+            {"content-type": "application/json", "x-should-retry": "false"},
+        )
+    )
     with pytest.raises(StageFailed):
         judge.judge(CLAIM, PASSAGES)
     assert len(llm.calls) == 1
@@ -438,9 +491,7 @@ def _texts(exc: BaseException) -> list[str]:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_planted_keys_never_leak(
-    provider: str, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_planted_keys_never_leak(provider: str, caplog: pytest.LogCaptureFixture) -> None:
     """Every fault, including a 401 whose body quotes the key, with logging at DEBUG."""
     caplog.set_level(logging.DEBUG)
     key = KEYS[KEY_ENV[provider]]
@@ -478,8 +529,14 @@ def test_planted_keys_never_leak(
 
 def test_openai_401_with_the_key_in_the_message_is_scrubbed(llm: LLMDouble) -> None:
     judge = judge_for(llm, "openai")
-    body = {"error": {"message": f"Incorrect API key provided: {KEYS['OPENAI_API_KEY']}.",
-                      "type": "invalid_request_error", "param": None, "code": None}}
+    body = {
+        "error": {
+            "message": f"Incorrect API key provided: {KEYS['OPENAI_API_KEY']}.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
     # A 400 (not 401) so the provider's message is shown: it must still be scrubbed.
     llm.script(Raw(400, json.dumps(body), {"content-type": "application/json"}))
     with pytest.raises(StageFailed) as info:
@@ -510,9 +567,7 @@ def test_pipeline_believes_a_good_reply(llm: LLMDouble, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", FAILING)
-def test_pipeline_turns_every_fault_into_error(
-    llm: LLMDouble, tmp_path: Path, kind: Any
-) -> None:
+def test_pipeline_turns_every_fault_into_error(llm: LLMDouble, tmp_path: Path, kind: Any) -> None:
     llm.script(*[Fault(kind)] * 4, verdict("supported", QUOTE, 0.99))
     verdict_ = _verify_section(judge_for(llm, "openai"), tmp_path)
     assert verdict_.label == Label.ERROR

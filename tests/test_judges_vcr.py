@@ -42,14 +42,14 @@ def record_then_replay(tmp_path: Path, provider: str, *, script: list[Any]) -> t
     with LLMDouble() as llm:
         base_url = llm.base_url(provider)
         llm.script(*script)
-        live = make_judge(f"{provider}:test-model", environ=KEYS, base_url=base_url,
-                          retry=NO_SLEEP)
+        live = make_judge(f"{provider}:test-model", environ=KEYS, base_url=base_url, retry=NO_SLEEP)
         with recorder("once").use_cassette(str(cassette)):
             recorded = live.judge(CLAIM, PASSAGES)
         live.close()
     # The double is stopped and no key is set: only the cassette can answer.
-    replayer = make_judge(f"{provider}:test-model", environ={}, base_url=base_url,
-                          require_key=False, retry=NO_SLEEP)
+    replayer = make_judge(
+        f"{provider}:test-model", environ={}, base_url=base_url, require_key=False, retry=NO_SLEEP
+    )
     with recorder("none").use_cassette(str(cassette)) as played:
         replayed = replayer.judge(CLAIM, PASSAGES)
         assert played.all_played
@@ -77,7 +77,8 @@ def test_recording_replays_to_the_same_reply(tmp_path: Path, provider: str) -> N
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_recorded_retry_replays_the_same_way(tmp_path: Path, provider: str) -> None:
     recorded, replayed = record_then_replay(
-        tmp_path, provider,
+        tmp_path,
+        provider,
         script=[Fault("rate_limited"), Fault("overloaded"), verdict("not_found", None, 0.7)],
     )
     assert recorded == replayed
@@ -91,10 +92,17 @@ def test_a_recorded_failure_replays_as_the_same_error(tmp_path: Path) -> None:
     with pytest.raises(StageFailed) as live:
         record_then_replay(tmp_path, "ollama", script=[Fault("truncated")])
     assert live.value.reason == Reason.JUDGE_TRUNCATED
-    replayer = make_judge("ollama:test-model", environ={}, require_key=False, retry=NO_SLEEP,
-                          base_url=_recorded_root(tmp_path / "ollama.yaml"))
-    with recorder("none").use_cassette(str(tmp_path / "ollama.yaml")), \
-            pytest.raises(StageFailed) as replayed:
+    replayer = make_judge(
+        "ollama:test-model",
+        environ={},
+        require_key=False,
+        retry=NO_SLEEP,
+        base_url=_recorded_root(tmp_path / "ollama.yaml"),
+    )
+    with (
+        recorder("none").use_cassette(str(tmp_path / "ollama.yaml")),
+        pytest.raises(StageFailed) as replayed,
+    ):
         replayer.judge(CLAIM, PASSAGES)
     assert replayed.value.reason == Reason.JUDGE_TRUNCATED
 
@@ -106,8 +114,9 @@ def test_async_judge_replays_too(tmp_path: Path) -> None:
         live = make_judge("openai:test-model", environ=KEYS, base_url=base_url, retry=NO_SLEEP)
         with recorder("once").use_cassette(cassette):
             recorded = asyncio.run(live.ajudge(CLAIM, PASSAGES))
-    replayer = make_judge("openai:test-model", environ={}, base_url=base_url,
-                          require_key=False, retry=NO_SLEEP)
+    replayer = make_judge(
+        "openai:test-model", environ={}, base_url=base_url, require_key=False, retry=NO_SLEEP
+    )
     with recorder("none").use_cassette(cassette):
         assert asyncio.run(replayer.ajudge(CLAIM, PASSAGES)) == recorded
 
@@ -120,10 +129,13 @@ def test_a_changed_prompt_does_not_match_an_old_recording(tmp_path: Path) -> Non
         live = make_judge("openai:test-model", environ=KEYS, base_url=base_url, retry=NO_SLEEP)
         with recorder("once").use_cassette(cassette):
             live.judge(CLAIM, PASSAGES)
-    replayer = make_judge("openai:test-model", environ={}, base_url=base_url,
-                          require_key=False, retry=NO_SLEEP)
-    with recorder("none").use_cassette(cassette), \
-            pytest.raises(vcr.errors.CannotOverwriteExistingCassetteException):
+    replayer = make_judge(
+        "openai:test-model", environ={}, base_url=base_url, require_key=False, retry=NO_SLEEP
+    )
+    with (
+        recorder("none").use_cassette(cassette),
+        pytest.raises(vcr.errors.CannotOverwriteExistingCassetteException),
+    ):
         replayer.judge(CLAIM + " Always.", PASSAGES)
 
 

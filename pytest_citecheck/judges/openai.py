@@ -59,9 +59,7 @@ class OpenAIJudge(HTTPJudge):
         refusal = message.get("refusal")
         finish = choice.get("finish_reason")
         if refusal:
-            raise StageFailed(
-                Reason.JUDGE_REFUSED, shorten(f"the judge refused: {refusal}")
-            )
+            raise StageFailed(Reason.JUDGE_REFUSED, shorten(f"the judge refused: {refusal}"))
         if finish == "content_filter":
             raise StageFailed(
                 Reason.JUDGE_REFUSED, "the judge's reply was blocked by its content filter"

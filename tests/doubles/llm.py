@@ -206,9 +206,7 @@ def quote_first_passage(call: JudgeCall) -> Scripted:
 class LLMDouble:
     """The judge double; a context manager that serves while inside the ``with``."""
 
-    def __init__(
-        self, responder: Responder | None = None, *, api_key: str | None = None
-    ) -> None:
+    def __init__(self, responder: Responder | None = None, *, api_key: str | None = None) -> None:
         """``api_key``: when set, a request that does not carry it (bearer or
         ``x-api-key``) gets the provider's 401, as the real API would answer."""
         self.responder: Responder = responder or quote_first_passage
@@ -322,8 +320,13 @@ def _model_text(value: Any) -> str:
 
 
 def _openai_ok(
-    call: JudgeCall, n: int, content: str | None, *, refusal: str | None = None,
-    finish: str = "stop", tokens: tuple[int, int] = (120, 18),
+    call: JudgeCall,
+    n: int,
+    content: str | None,
+    *,
+    refusal: str | None = None,
+    finish: str = "stop",
+    tokens: tuple[int, int] = (120, 18),
 ) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-citecheck{n:04d}",
@@ -334,7 +337,9 @@ def _openai_ok(
             {
                 "index": 0,
                 "message": {
-                    "role": "assistant", "content": content, "refusal": refusal,
+                    "role": "assistant",
+                    "content": content,
+                    "refusal": refusal,
                     "annotations": [],
                 },
                 "logprobs": None,
@@ -342,7 +347,8 @@ def _openai_ok(
             }
         ],
         "usage": {
-            "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
+            "prompt_tokens": tokens[0],
+            "completion_tokens": tokens[1],
             "total_tokens": tokens[0] + tokens[1],
         },
         "service_tier": "default",
@@ -351,7 +357,10 @@ def _openai_ok(
 
 
 def _anthropic_ok(
-    call: JudgeCall, n: int, content: list[dict[str, Any]], stop: str,
+    call: JudgeCall,
+    n: int,
+    content: list[dict[str, Any]],
+    stop: str,
     tokens: tuple[int, int] = (120, 18),
 ) -> dict[str, Any]:
     return {
@@ -363,8 +372,10 @@ def _anthropic_ok(
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": {
-            "input_tokens": tokens[0], "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0, "output_tokens": tokens[1],
+            "input_tokens": tokens[0],
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": tokens[1],
             "service_tier": "standard",
         },
     }
@@ -376,12 +387,20 @@ def _tool_name(call: JudgeCall) -> str:
 
 
 def _anthropic_tool(call: JudgeCall, n: int, value: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": f"toolu_citecheck{n:04d}", "name": _tool_name(call),
-            "input": value}
+    return {
+        "type": "tool_use",
+        "id": f"toolu_citecheck{n:04d}",
+        "name": _tool_name(call),
+        "input": value,
+    }
 
 
 def _ollama_ok(
-    call: JudgeCall, n: int, content: str, *, done_reason: str = "stop",
+    call: JudgeCall,
+    n: int,
+    content: str,
+    *,
+    done_reason: str = "stop",
     tokens: tuple[int, int] = (120, 18),
 ) -> dict[str, Any]:
     return {
@@ -406,53 +425,71 @@ def render_answer(call: JudgeCall, n: int, answer: Answer) -> Raw:
         body = _openai_ok(call, n, _model_text(answer.value), tokens=tokens)
     elif call.provider == "anthropic":
         if isinstance(answer.value, str):  # raw text: no tool call
-            body = _anthropic_ok(call, n, [{"type": "text", "text": answer.value}], "end_turn",
-                                 tokens)
+            body = _anthropic_ok(
+                call, n, [{"type": "text", "text": answer.value}], "end_turn", tokens
+            )
         else:
-            body = _anthropic_ok(call, n, [_anthropic_tool(call, n, answer.value)], "tool_use",
-                                 tokens)
+            body = _anthropic_ok(
+                call, n, [_anthropic_tool(call, n, answer.value)], "tool_use", tokens
+            )
     else:
         body = _ollama_ok(call, n, _model_text(answer.value), tokens=tokens)
     return _json(200, body, {"x-request-id": f"req_citecheck{n:04d}"})
 
 
 def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Raw:
-    return Raw(status, json.dumps(body, separators=(",", ":")),
-               {"content-type": "application/json", **(headers or {})})
+    return Raw(
+        status,
+        json.dumps(body, separators=(",", ":")),
+        {"content-type": "application/json", **(headers or {})},
+    )
 
 
 # status, OpenAI (type, code, message), Anthropic (type, message), Ollama message
 _ERRORS: dict[str, tuple[int, tuple[str, str | None, str], tuple[str, str], str]] = {
     "rate_limited": (
         429,
-        ("requests", "rate_limit_exceeded",
-         "Rate limit reached for gpt-4o-mini in organization org-citecheck on requests per "
-         "min (RPM): Limit 500, Used 500, Requested 1. Please try again in 10ms."),
-        ("rate_limit_error",
-         "This request would exceed the rate limit for your organization of 50 requests "
-         "per minute."),
+        (
+            "requests",
+            "rate_limit_exceeded",
+            "Rate limit reached for gpt-4o-mini in organization org-citecheck on requests per "
+            "min (RPM): Limit 500, Used 500, Requested 1. Please try again in 10ms.",
+        ),
+        (
+            "rate_limit_error",
+            "This request would exceed the rate limit for your organization of 50 requests "
+            "per minute.",
+        ),
         "too many requests",
     ),
     "server_error": (
         500,
-        ("server_error", None,
-         "The server had an error while processing your request. Sorry about that!"),
+        (
+            "server_error",
+            None,
+            "The server had an error while processing your request. Sorry about that!",
+        ),
         ("api_error", "Internal server error"),
         "llama runner process has terminated: exit status 2",
     ),
     "forbidden": (
         403,
-        ("invalid_request_error", "unsupported_country_region_territory",
-         "Country, region, or territory not supported"),
-        ("permission_error", "Your API key does not have permission to use the specified "
-         "resource."),
+        (
+            "invalid_request_error",
+            "unsupported_country_region_territory",
+            "Country, region, or territory not supported",
+        ),
+        (
+            "permission_error",
+            "Your API key does not have permission to use the specified resource.",
+        ),
         "forbidden",
     ),
     "bad_request": (
         400,
         ("invalid_request_error", None, "Invalid schema for response_format 'record_verdict'."),
         ("invalid_request_error", "tools.0.input_schema: JSON schema is invalid"),
-        "invalid format: expected \"json\" or a JSON schema",
+        'invalid format: expected "json" or a JSON schema',
     ),
 }
 
@@ -486,38 +523,60 @@ def render_fault(call: JudgeCall, n: int, fault: Fault) -> Raw | None:
             headers.setdefault("x-should-retry", "true")
             return _anthropic_error(529, "overloaded_error", "Overloaded", n, headers)
         if provider == "openai":
-            return _openai_error(503, "server_error", None,
-                                 "The engine is currently overloaded, please try again later.",
-                                 headers)
-        return _json(503, {"error": "server busy, please try again.  maximum pending requests "
-                           "exceeded"}, headers)
+            return _openai_error(
+                503,
+                "server_error",
+                None,
+                "The engine is currently overloaded, please try again later.",
+                headers,
+            )
+        return _json(
+            503,
+            {"error": "server busy, please try again.  maximum pending requests exceeded"},
+            headers,
+        )
     if fault.kind == "unauthorized":
         if provider == "openai":
             # The real API quotes the key it got (short keys in full).
-            return _openai_error(401, "invalid_request_error", "invalid_api_key",
-                                 f"Incorrect API key provided: {_sent_key(call)}. You can find "
-                                 "your API key at https://platform.openai.com/account/api-keys.",
-                                 headers)
+            return _openai_error(
+                401,
+                "invalid_request_error",
+                "invalid_api_key",
+                f"Incorrect API key provided: {_sent_key(call)}. You can find "
+                "your API key at https://platform.openai.com/account/api-keys.",
+                headers,
+            )
         if provider == "anthropic":
             return _anthropic_error(401, "authentication_error", "invalid x-api-key", n, headers)
         return _json(401, {"error": "unauthorized"}, headers)
     if fault.kind == "quota_exhausted":
         if provider == "openai":
-            return _openai_error(429, "insufficient_quota", "insufficient_quota",
-                                 "You exceeded your current quota, please check your plan and "
-                                 "billing details.", headers)
+            return _openai_error(
+                429,
+                "insufficient_quota",
+                "insufficient_quota",
+                "You exceeded your current quota, please check your plan and billing details.",
+                headers,
+            )
         if provider == "anthropic":
             return _anthropic_error(
-                429, "rate_limit_error",
-                "You have reached your specified workspace API usage limits.", n, headers,
+                429,
+                "rate_limit_error",
+                "You have reached your specified workspace API usage limits.",
+                n,
+                headers,
                 details={"error_code": "enforced_spend_limit_reached"},
             )
         return _json(429, {"error": "you have reached your weekly usage limit"}, headers)
     if fault.kind == "model_not_found":
         if provider == "openai":
-            return _openai_error(404, "invalid_request_error", "model_not_found",
-                                 f"The model `{model}` does not exist or you do not have access "
-                                 "to it.", headers)
+            return _openai_error(
+                404,
+                "invalid_request_error",
+                "model_not_found",
+                f"The model `{model}` does not exist or you do not have access to it.",
+                headers,
+            )
         if provider == "anthropic":
             return _anthropic_error(404, "not_found_error", f"model: {model}", n, headers)
         return _json(404, {"error": f'model "{model}" not found, try pulling it first'}, headers)
@@ -538,7 +597,11 @@ def _openai_error(
 
 
 def _anthropic_error(
-    status: int, type_: str, message: str, n: int, headers: Mapping[str, str],
+    status: int,
+    type_: str,
+    message: str,
+    n: int,
+    headers: Mapping[str, str],
     details: dict[str, str] | None = None,
 ) -> Raw:
     error: dict[str, Any] = {"type": type_, "message": message}
