@@ -2,3 +2,84 @@
 
 They speak the wire formats of shared/reference/WIRE.md and listen on 127.0.0.1 only.
 """
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Self
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers byte-stable headers."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # keep test output clean
+
+    # Fixed, so recordings made against a double are byte-stable.
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        return "Wed, 01 Jan 2025 00:00:00 GMT"
+
+    def version_string(self) -> str:
+        return "citecheck-test-double"
+
+
+class LoopbackServer:
+    """An HTTP server on ``127.0.0.1`` (a free port) in a daemon thread.
+
+    A context manager that serves while inside the ``with``. The port stays
+    known after :meth:`stop`, so recordings made against it can be replayed
+    with the server gone.
+    """
+
+    name = "loopback-double"
+
+    def __init__(self) -> None:
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler class; subclasses bind it to their state."""
+        raise NotImplementedError
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError(f"{type(self).__name__} was never started; use it with `with`")
+        return self._port
+
+    def start(self) -> Self:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self._server.daemon_threads = True
+        self._port = self._server.server_address[1]
+        # A short poll interval: shutdown() waits for it, once per test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name=self.name,
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -29,9 +29,10 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from tests.doubles import LoopbackServer, QuietHandler
 
 DEFAULT_TOKENS: Mapping[str, str] = {
     "normal": "double-normal-token-0123",
@@ -202,7 +203,7 @@ def _answer_storage(state: _State, params: dict[str, str]) -> _Reply:
     return 200, headers, stored.body.encode()
 
 
-class CrawlbaseDouble:
+class CrawlbaseDouble(LoopbackServer):
     """A Crawling API on ``http://127.0.0.1:<free port>/``; use it as a context manager.
 
     ``tokens`` maps token kind ("normal", "javascript") to the token value the
@@ -215,9 +216,8 @@ class CrawlbaseDouble:
         tokens: Mapping[str, str] = DEFAULT_TOKENS,
         pages: Mapping[str, Page] | None = None,
     ) -> None:
+        super().__init__()
         self._state = _State(tokens=dict(tokens), pages=dict(pages or {}))
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- scenarios -------------------------------------------------------------
 
@@ -256,14 +256,12 @@ class CrawlbaseDouble:
 
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("CrawlbaseDouble is not started; use it as a context manager")
-        return f"http://127.0.0.1:{self._server.server_address[1]}/"
+        return f"http://127.0.0.1:{self.port}/"
 
-    def start(self) -> CrawlbaseDouble:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         state = self._state
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 split = urlsplit(self.path)
                 params = dict(parse_qsl(split.query, keep_blank_values=True))
@@ -279,44 +277,4 @@ class CrawlbaseDouble:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args: object) -> None:
-                pass  # keep test output clean
-
-            # Fixed, so recordings made against the double are byte-stable.
-            def date_time_string(self, timestamp: float | None = None) -> str:
-                return "Wed, 01 Jan 2025 00:00:00 GMT"
-
-            def version_string(self) -> str:
-                return "citecheck-crawlbase-double"
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        # A short poll interval: shutdown() waits for it, once per test.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="crawlbase-double",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> CrawlbaseDouble:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return Handler

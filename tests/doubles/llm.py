@@ -56,9 +56,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from tests.doubles import LoopbackServer, QuietHandler
 
 Provider = Literal["openai", "anthropic", "ollama"]
 ROUTES: dict[str, Provider] = {
@@ -203,62 +204,25 @@ def quote_first_passage(call: JudgeCall) -> Scripted:
     return verdict("supported", text, 0.9)
 
 
-class LLMDouble:
+class LLMDouble(LoopbackServer):
     """The judge double; a context manager that serves while inside the ``with``."""
 
     def __init__(self, responder: Responder | None = None, *, api_key: str | None = None) -> None:
         """``api_key``: when set, a request that does not carry it (bearer or
         ``x-api-key``) gets the provider's 401, as the real API would answer."""
+        super().__init__()
         self.responder: Responder = responder or quote_first_passage
         self.api_key = api_key
         self.calls: list[JudgeCall] = []
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._port: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------
 
-    def start(self) -> LLMDouble:
-        handler = type("_Handler", (_Handler,), {"double": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._port = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving (the port stays known: recordings made against it replay)."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> LLMDouble:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("_Handler", (_Handler,), {"double": self})
 
     # -- addresses -----------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError("the double is not started")
-        return self._port
 
     @property
     def root(self) -> str:
@@ -612,19 +576,12 @@ def _anthropic_error(
     return _json(status, body, {"request-id": request_id, **headers})
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     protocol_version = "HTTP/1.1"
     # Headers and body go out in two writes: without this, Nagle + delayed ACK
     # add ~40 ms to every reply.
     disable_nagle_algorithm = True
     double: LLMDouble  # set on the per-double subclass
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
-
-    # Fixed, so recordings made against the double are byte-stable.
-    def date_time_string(self, timestamp: float | None = None) -> str:
-        return "Wed, 01 Jan 2025 00:00:00 GMT"
 
     def version_string(self) -> str:
         return "citecheck-llm-double"
