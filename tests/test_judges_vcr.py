@@ -13,19 +13,12 @@ import yaml
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.judges import PROMPT_VERSION, PROVIDERS, make_judge, recorded_prompt_version
 from pytest_citecheck.models import Reason
-from pytest_citecheck.retry import RetryPolicy
 from tests.doubles.llm import Fault, LLMDouble, verdict
+from tests.test_judges import KEYS, NO_SLEEP
 
 CLAIM = "Water boils at 100 degrees Celsius at sea level."
 PASSAGES = ["At sea level, water boils at 100 degrees Celsius (212 degrees Fahrenheit)."]
 QUOTE = "water boils at 100 degrees Celsius"
-KEYS = {
-    "OPENAI_API_KEY": "sk-planted-openai-0123456789abcdef",
-    "ANTHROPIC_API_KEY": "sk-ant-planted-anthropic-0123456789",
-    "OLLAMA_API_KEY": "planted-ollama-key-0123456789",
-    "CITECHECK_JUDGE_API_KEY": "planted-compat-key-0123456789",
-}
-NO_SLEEP = RetryPolicy(sleep=lambda seconds: None)
 MATCH_ON = ["method", "scheme", "host", "port", "path", "query", "body"]
 
 
