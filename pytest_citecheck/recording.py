@@ -199,14 +199,17 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
             headers[name] = [scrub(v) for v in headers[name]]
     # Bodies lose only the exact secret values: a page or a judge reply that
     # merely looks like a credential is evidence and must replay as recorded.
+    # A local server's model path (judges.http.recordable_reply) is not kept either.
+    from pytest_citecheck.judges.http import recordable_reply
+
     body = response.get("body", {})
     string = body.get("string")
     if isinstance(string, bytes):
-        cleaned = redact_values(string.decode("utf-8", "replace"))
+        cleaned = recordable_reply(redact_values(string.decode("utf-8", "replace")))
         if cleaned != string.decode("utf-8", "replace"):
             body["string"] = cleaned.encode()
     elif isinstance(string, str):
-        body["string"] = redact_values(string)
+        body["string"] = recordable_reply(redact_values(string))
     return response
 
 
