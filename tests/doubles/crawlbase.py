@@ -98,6 +98,7 @@ class Call:
     token: str | None
     kind: str | None  # "normal" / "javascript" when the token matched, else None
     status: int  # the HTTP status answered
+    query: str = ""  # the raw query string, exactly as received
 
     @property
     def url(self) -> str | None:
@@ -281,7 +282,8 @@ class CrawlbaseDouble(LoopbackServer):
                 with state.lock:
                     status, headers, body = _answer(state, path, params)
                     token = params.get("token")
-                    state.calls.append(Call(path, params, token, state.kind_of(token), status))
+                    kind = state.kind_of(token)
+                    state.calls.append(Call(path, params, token, kind, status, split.query))
                 self.send_response(status)
                 for name, value in headers:
                     self.send_header(name, value)
