@@ -411,3 +411,13 @@ def test_a_local_model_path_is_not_recorded(tmp_path: Path) -> None:
     with make_vcr("none", {}).use_cassette(str(cassette)) as played:
         assert replayer.judge(CLAIM, PASSAGES) == recorded
         assert played.all_played
+
+
+def test_only_json_replies_lose_a_model_path() -> None:
+    from pytest_citecheck.recording import _scrub_response
+
+    text = json.dumps({"model": MODEL_PATH, "choices": []})
+    page = {"headers": {"Content-Type": ["text/markdown"]}, "body": {"string": text}}
+    reply = {"headers": {"content-type": ["application/json"]}, "body": {"string": text}}
+    assert _scrub_response(page)["body"]["string"] == text  # a page is evidence: kept
+    assert MODEL_PATH not in _scrub_response(reply)["body"]["string"]
