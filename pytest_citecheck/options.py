@@ -17,7 +17,7 @@ import pytest
 from pytest_citecheck.recording import RECORD_MODES
 
 if TYPE_CHECKING:
-    from pytest_citecheck.judges.http import Temperature
+    from pytest_citecheck.judges.compat import Temperature
 
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
@@ -242,7 +242,7 @@ def _ini_temperature(config: pytest.Config) -> Temperature:
     raw = config.getini("citecheck_judge_temperature")
     if raw in (None, ""):
         return "auto"  # the judges (and httpx) are imported only when set
-    from pytest_citecheck.judges.http import parse_temperature
+    from pytest_citecheck.judges.compat import parse_temperature
 
     try:
         return parse_temperature(str(raw))

@@ -199,9 +199,9 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
             headers[name] = [scrub(v) for v in headers[name]]
     # Bodies lose only the exact secret values: a page or a judge reply that
     # merely looks like a credential is evidence and must replay as recorded.
-    # Nor a local server's model path in a JSON judge reply (judges.http.recordable_reply);
+    # Nor a local server's model path in a JSON judge reply (judges.compat.recordable_reply);
     # pages (text/markdown) are never touched.
-    from pytest_citecheck.judges.http import recordable_reply
+    from pytest_citecheck.judges.compat import recordable_reply
 
     content_types = [
         value

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_citecheck.errors import ConfigurationError, StageFailed
 from pytest_citecheck.judges import HTTPJudge, make_judge, parse_temperature
-from pytest_citecheck.judges.http import json_text, recordable_model_name
+from pytest_citecheck.judges.compat import json_text, recordable_model_name
 from pytest_citecheck.judges.openai import is_reasoning_model
 from pytest_citecheck.models import Citation, Label, Reason
 from pytest_citecheck.pipeline import Verifier

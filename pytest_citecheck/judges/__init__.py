@@ -39,7 +39,8 @@ import httpx
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.judges.anthropic import AnthropicJudge
 from pytest_citecheck.judges.base import Judge, JudgeReply, VersionedJudge
-from pytest_citecheck.judges.http import HTTPJudge, Temperature, parse_temperature
+from pytest_citecheck.judges.compat import Temperature, parse_temperature
+from pytest_citecheck.judges.http import HTTPJudge
 from pytest_citecheck.judges.ollama import OllamaJudge, normalise_host
 from pytest_citecheck.judges.openai import RESPONSE_FORMATS, OpenAIJudge
 from pytest_citecheck.judges.prompt import PROMPT_VERSION, build_messages, recorded_prompt_version

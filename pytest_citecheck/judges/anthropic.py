@@ -27,9 +27,9 @@ from typing import Any
 
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import error_text
 from pytest_citecheck.judges.http import (
     HTTPJudge,
-    error_text,
     shorten,
     usage_of,
     verdict_from_object,

@@ -30,20 +30,20 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import ssl
 import threading
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
 from pytest_citecheck.errors import ConfigurationError, StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import json_text
 from pytest_citecheck.judges.prompt import PROMPT_VERSION, dump_body
 from pytest_citecheck.models import Reason, Usage
 from pytest_citecheck.retry import GaveUp, IsFinal, RetryPolicy, Sent, asend, send
@@ -54,34 +54,6 @@ from pytest_citecheck.secrets import scrub
 QUOTA_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached", "billing_error"})
 
 log = logging.getLogger("pytest_citecheck")
-
-# ``citecheck_judge_temperature``: "auto" (the provider decides, see openai.py),
-# "omit" (never sent) or a number (always sent as is).
-Temperature = float | Literal["auto", "omit"]
-
-
-def parse_temperature(text: str | float | None) -> Temperature:
-    """An ini/CLI value -> :data:`Temperature`; raises ValueError naming the choices."""
-    if text is None:
-        return "auto"
-    if isinstance(text, float | int) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        word = str(text).strip().lower()
-        if word in ("", "auto"):
-            return "auto"
-        if word in ("omit", "none"):
-            return "omit"
-        try:
-            value = float(word)
-        except ValueError:
-            raise ValueError(
-                f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2"
-            ) from None
-    if not 0.0 <= value <= 2.0:
-        raise ValueError(f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2")
-    return value
-
 
 _DETAIL_CHARS = 200
 # A provider's own error message is where the useful part is (which field, which
@@ -131,20 +103,6 @@ def error_fields(payload: Any) -> tuple[set[str], str | None]:
     return codes, message if isinstance(message, str) else None
 
 
-def error_param(payload: Any) -> str | None:
-    """The ``error.param`` of an OpenAI-style error envelope (the field it is about)."""
-    error = payload.get("error") if isinstance(payload, dict) else None
-    param = error.get("param") if isinstance(error, dict) else None
-    return param if isinstance(param, str) else None
-
-
-def error_text(payload: Any) -> str:
-    """Everything an error reply says, as one lower-cased string (to look for a field name)."""
-    if payload is None:
-        return ""
-    return json.dumps(payload, ensure_ascii=False).lower()
-
-
 def verdict_from_object(value: Any) -> JudgeReply:
     """Validate a decoded verdict against the schema (strictly: "0.9" is not a number)."""
     if not isinstance(value, dict):
@@ -172,29 +130,6 @@ def verdict_from_object(value: Any) -> JudgeReply:
     return reply
 
 
-_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-_FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```", re.S | re.I)
-
-
-def json_text(text: str) -> str:
-    """The JSON a model wrote, out of the two wrappers local models put around it.
-
-    A leading ``<think>…</think>`` block (reasoning models on Ollama and
-    OpenAI-compatible servers) is dropped, then a reply that is exactly one
-    markdown code block (```` ```json ```` or a bare ```` ``` ````) is
-    unwrapped. Nothing else is guessed: prose around the block, two blocks, or
-    an object inside prose are left as they are and fail as invalid JSON.
-    """
-    text = text.strip()
-    if text.startswith(_THINK_OPEN):
-        end = text.find(_THINK_CLOSE)
-        if end < 0:
-            return text  # never closed: not JSON, reported as such
-        text = text[end + len(_THINK_CLOSE) :].strip()
-    fenced = _FENCED.fullmatch(text)
-    return fenced.group(1).strip() if fenced else text
-
-
 def verdict_from_text(text: str | None) -> JudgeReply:
     """Parse a JSON verdict the model wrote as text (see :func:`json_text`)."""
     if text is None or not text.strip():
@@ -209,47 +144,6 @@ def verdict_from_text(text: str | None) -> JudgeReply:
             Reason.JUDGE_INVALID_JSON, shorten(f"the judge's reply is not JSON: {text!r}")
         ) from None
     return verdict_from_object(value)
-
-
-# Files a local server loads a model from (llama.cpp, llama-cpp-python, vLLM, LM Studio).
-_MODEL_FILE = re.compile(r"\.(?:gguf|ggml|ggmlv3|bin|safetensors|pt|pth|onnx|llamafile)$", re.I)
-_ABSOLUTE = re.compile(r"^(?:[/\\~]|\.\.?[/\\]|[A-Za-z]:[/\\])")
-_SEPARATORS = re.compile(r"[/\\]")
-
-
-def recordable_model_name(value: str) -> str:
-    """The ``model`` a server reported, fit for a committed recording.
-
-    llama-cpp-python's server reports the file it loaded, e.g.
-    ``/home/alice/models/SmolLM2-135M-Instruct-Q8_0.gguf``: a path on the
-    recording machine. A value that is a path (absolute, home- or dot-relative,
-    or naming a model file) becomes its file name; a model id such as
-    ``Qwen/Qwen2.5-7B-Instruct`` or ``gpt-4o-mini`` is kept.
-    """
-    stripped = value.rstrip("/\\")
-    if not (
-        _ABSOLUTE.match(stripped) or (_MODEL_FILE.search(stripped) and _SEPARATORS.search(stripped))
-    ):
-        return value
-    return _SEPARATORS.split(stripped)[-1]
-
-
-def recordable_reply(body: str) -> str:
-    """A judge reply body with a local model path (top-level ``model``) replaced by
-    :func:`recordable_model_name`, everywhere it occurs; other bytes are kept."""
-    if not body.lstrip().startswith("{") or '"model"' not in body:
-        return body
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return body
-    model = payload.get("model") if isinstance(payload, dict) else None
-    if not isinstance(model, str) or recordable_model_name(model) == model:
-        return body
-    name = recordable_model_name(model)
-    for encode in (json.dumps, lambda v: json.dumps(v, ensure_ascii=False)):
-        body = body.replace(encode(model)[1:-1], encode(name)[1:-1])
-    return body
 
 
 def usage_of(data: Any, input_key: str, output_key: str) -> Usage | None:

@@ -10,7 +10,7 @@ field: a model that declines writes prose, which fails as invalid JSON.
 ``think: false`` asks a reasoning model (qwen3, deepseek-r1...) not to think
 first: the verdict then comes sooner, and an older server that would put the
 thinking in ``content`` as a ``<think>…</think>`` block does not (that block is
-dropped anyway, see :func:`pytest_citecheck.judges.http.json_text`). A server
+dropped anyway, see :func:`pytest_citecheck.judges.compat.json_text`). A server
 that answers 400 naming ``think`` (a model or version without it) is asked
 again without it.
 
@@ -28,11 +28,10 @@ from urllib.parse import urlsplit
 
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import Temperature, error_text
 from pytest_citecheck.judges.http import (
     HTTPJudge,
-    Temperature,
     bearer,
-    error_text,
     field_of,
     usage_of,
     verdict_from_text,

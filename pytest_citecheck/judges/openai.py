@@ -34,12 +34,10 @@ from typing import Any
 
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import Temperature, error_param, error_text
 from pytest_citecheck.judges.http import (
     HTTPJudge,
-    Temperature,
     bearer,
-    error_param,
-    error_text,
     field_of,
     shorten,
     usage_of,
