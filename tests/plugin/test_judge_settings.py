@@ -79,3 +79,12 @@ def test_replay_without_a_base_url_names_the_ini_option(suite: pytest.Pytester) 
     result = suite.runpytest("--citecheck")
     assert result.ret != 0
     assert "citecheck_judge_base_url" in result.stdout.str() + result.stderr.str()
+
+
+def test_an_ini_judge_without_a_base_url_is_a_usage_error_naming_it(
+    suite: pytest.Pytester,
+) -> None:
+    suite.makeini("[pytest]\ncitecheck_judge = openai-compatible:smollm2\n")
+    result = suite.runpytest("--citecheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*set the ini option citecheck_judge_base_url*"])
