@@ -15,8 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_citecheck.judges.base import JudgeReply
-from pytest_citecheck.models import Label, Passage, Reason
+from pytest_citecheck.models import JudgeReply, Label, Passage, Reason
 
 # Typographic variants of the ASCII quote characters. A judge (or a user
 # pasting from a browser) routinely swaps one for the other; the words are the

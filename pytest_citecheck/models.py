@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -110,6 +111,19 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class JudgeReply(BaseModel):
+    """What a judge answered, already parsed and schema-checked (not yet guarded).
+
+    Plain data, here rather than in ``judges``, so the guard and the documents
+    module read it without importing an HTTP client or any provider.
+    """
+
+    label: Literal["supported", "contradicted", "not_found"]
+    quote: str | None
+    confidence: float = Field(ge=0.0, le=1.0)
+    usage: Usage | None = None
 
 
 class Verdict(BaseModel):
