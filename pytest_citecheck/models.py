@@ -35,6 +35,7 @@ class Reason:
     SOFT_404 = "soft_404"
     PDF_UNSUPPORTED = "pdf_unsupported"
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
+    EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
     EMPTY_PAGE = "empty_page"
@@ -132,6 +133,10 @@ class Verdict(BaseModel):
     url: str  # the citation target: URL or document path as written
     label: Label
     evidence_quote: str | None = None
+    # Fuzzy quote matching (citecheck_quote_match = fuzzy): evidence_quote is then
+    # the page's own span, judge_quote what the judge wrote, with their similarity.
+    judge_quote: str | None = None
+    quote_similarity: float | None = None
     confidence: float | None = None
     final_url: str | None = None
     original_status: int | None = None
