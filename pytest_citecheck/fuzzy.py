@@ -16,8 +16,11 @@ How a quote is compared with the page:
   the page for the quote, computed in C++ with a bit-parallel LCS), then moved
   to word boundaries, trying one word more or less at each end;
 - an ellipsis (``...``, ``…``, ``[...]``) splits the quote into pieces that
-  must align, in order, within one passage; the span then runs from the first
-  piece to the last, and the clause it skips may hold no negation;
+  must align, in order, within one passage or run of adjacent passages; the
+  span then runs from the first piece to the last, and the clause it skips may
+  hold no negation;
+- the quote's first and last words must be the span's (give or take a
+  spelling): a quote that runs on past the passages it was shown is refused;
 - an edit that changes meaning is never accepted, whatever the similarity: the
   span and the quote must have the same negations (not, no, never, n't, ...),
   numbers, number words, dates (months, weekdays) and units, in the same order.
@@ -82,6 +85,13 @@ UNIT_WORDS = _words(
 SHORT_UNITS = _words("m g s h l w v k b c f t")
 
 
+# Two words "match" at a quote's ends at this Indel similarity ("centre"/"center").
+ANCHOR_WORD_SIMILARITY = 75
+# How many windows of one passage run are tried for one quote.
+WINDOWS = 3
+UNANCHORED = "its first or last words (the passages do not have them)"
+
+
 @dataclass(frozen=True)
 class Alignment:
     """The closest span of the passages to a quote (before any threshold)."""
@@ -96,21 +106,19 @@ def split_ellipsis(quote: str) -> list[str]:
     return [piece.strip() for piece in _ELLIPSIS.split(quote) if piece.strip(" .")]
 
 
-def closest(quote: str, runs: Sequence[str], passages: Sequence[str]) -> list[Alignment]:
-    """Candidate spans for ``quote``, best first.
+def closest(quote: str, runs: Sequence[str]) -> list[Alignment]:
+    """Candidate spans for ``quote`` (normalised), best first, one per run.
 
-    ``runs`` are the normalised texts of adjacent passages read as one text,
-    ``passages`` the normalised passages one by one; ``quote`` is normalised.
-    A quote with an ellipsis is looked for piece by piece within one passage,
-    any other quote in each run.
+    ``runs`` are the normalised texts of the passages shown, adjacent passages
+    read as one text (what the page has there). A quote with an ellipsis is
+    looked for piece by piece, in order, within one run.
     """
     pieces = split_ellipsis(quote)
     if len(pieces) > 1:
-        found = [_align_pieces(pieces, text) for text in passages]
+        found = [_align_pieces(pieces, text) for text in runs]
     else:
         found = [_align(quote, text) for text in runs]
-    candidates = [a for a in found if a is not None]
-    return sorted(candidates, key=lambda a: (a.change is not None, -a.similarity))
+    return sorted((a for a in found if a is not None), key=_rank)
 
 
 # -- alignment ------------------------------------------------------------------
@@ -142,39 +150,69 @@ def similarity(a: str, b: str) -> float:
     return float(fuzz.ratio(fold(a)[0], fold(b)[0])) / 100.0
 
 
-def _best_span(quote: str, text: str, start: int = 0) -> tuple[int, int, float] | None:
-    """``(start, end, similarity)`` of the span of ``text[start:]`` closest to
-    ``quote``, on word boundaries of ``text``."""
+def _spans(
+    quote: str, text: str, start: int = 0, every: bool = False
+) -> list[tuple[int, int, float, bool]]:
+    """``(start, end, similarity, anchored)`` of the spans of ``text[start:]``
+    closest to ``quote``, on word boundaries of ``text``, best first.
+
+    rapidfuzz gives the best window; a page often has the same words twice (a
+    title and its URL, a heading and the body), so the next windows are looked
+    for too, with the ones found masked, up to :data:`WINDOWS` (``every``: even
+    after a verbatim one, for the first piece of an ellipsis quote).
+    """
     from rapidfuzz import fuzz
 
     needle, _ = fold(quote)
     hay, origin = fold(text[start:])
     if not needle or not hay:
-        return None
-    hit = fuzz.partial_ratio_alignment(needle, hay)
-    if hit is None or hit.dest_end <= hit.dest_start:
-        return None
+        return []
     words = [(m.start() + start, m.end() + start) for m in re.finditer(r"\S+", text[start:])]
-    lo = start + origin[hit.dest_start]
-    hi = start + origin[hit.dest_end - 1] + 1
-    first = next(i for i, (_, end) in enumerate(words) if end > lo)
-    last = max(i for i, (begin, _) in enumerate(words) if begin < hi)
-    best: tuple[int, int, float] | None = None
-    # The window has the quote's length; a dropped or added word moves the
-    # true span by a word at either end.
-    for i in range(max(0, first - 1), min(len(words), first + 2)):
-        for j in range(max(i, last - 1), min(len(words), last + 2)):
-            begin, end = _trim(text, words[i][0], words[j][1])
-            if end <= begin:
-                continue
-            score = float(fuzz.ratio(needle, fold(text[begin:end])[0])) / 100.0
-            if (
-                best is None
-                or score > best[2]
-                or (score == best[2] and end - begin < best[1] - best[0])
-            ):
-                best = (begin, end, score)
-    return best
+    found: list[tuple[bool, float, int, int, int]] = []
+    for _ in range(WINDOWS):
+        hit = fuzz.partial_ratio_alignment(needle, hay)
+        if (
+            hit is None
+            or hit.dest_end <= hit.dest_start
+            or not hay[hit.dest_start : hit.dest_end].strip()
+        ):
+            break
+        hay = hay[: hit.dest_start] + " " * (hit.dest_end - hit.dest_start) + hay[hit.dest_end :]
+        lo = start + origin[hit.dest_start]
+        hi = start + origin[hit.dest_end - 1] + 1
+        first = next(i for i, (_, end) in enumerate(words) if end > lo)
+        last = max(i for i, (begin, _) in enumerate(words) if begin < hi)
+        best: tuple[bool, float, int, int, int] | None = None
+        # The window has the quote's length; a dropped or added word moves the
+        # true span by a word at either end. Anchored spans first, then the
+        # most similar, then the shortest.
+        for i in range(max(0, first - 1), min(len(words), first + 2)):
+            for j in range(max(i, last - 1), min(len(words), last + 2)):
+                begin, end = _trim(text, words[i][0], words[j][1])
+                folded = fold(text[begin:end])[0]
+                if not folded:
+                    continue
+                score = float(fuzz.ratio(needle, folded)) / 100.0
+                key = (_anchored(needle, folded), score, begin - end, begin, end)
+                best = key if best is None or key > best else best
+        if best is not None:
+            found.append(best)
+        if best is not None and best[0] and best[1] == 1.0 and not every:
+            break  # a verbatim span: no other window can be better
+    return [
+        (begin, end, score, anchored)
+        for anchored, score, _, begin, end in sorted(found, reverse=True)
+    ]
+
+
+def _anchored(needle: str, span: str) -> bool:
+    """Whether the quote starts and ends with the span's first and last words (give
+    or take a spelling): a quote that runs on past the passages it was shown
+    ("... to pile up." where the passage ends at "pile") is not a span of them."""
+    from rapidfuzz import fuzz
+
+    quote_words, span_words = needle.split(), span.split()
+    return all(fuzz.ratio(quote_words[k], span_words[k]) >= ANCHOR_WORD_SIMILARITY for k in (0, -1))
 
 
 def _trim(text: str, begin: int, end: int) -> tuple[int, int]:
@@ -187,29 +225,39 @@ def _trim(text: str, begin: int, end: int) -> tuple[int, int]:
 
 
 def _align(quote: str, text: str) -> Alignment | None:
-    found = _best_span(quote, text)
-    if found is None:
-        return None
-    begin, end, score = found
-    span = text[begin:end]
-    return Alignment(span, score, meaning_change(quote, span))
+    found = [
+        Alignment(text[b:e], score, meaning_change(quote, text[b:e]) if anchored else UNANCHORED)
+        for b, e, score, anchored in _spans(quote, text)
+    ]
+    return min(found, key=_rank, default=None)
 
 
 def _align_pieces(pieces: Sequence[str], text: str) -> Alignment | None:
-    spans: list[tuple[int, int]] = []
-    cursor = 0
-    for piece in pieces:
-        found = _best_span(piece, text, cursor)
-        if found is None:
-            return None
-        spans.append((found[0], found[1]))
-        cursor = found[1]
+    """The first piece where each of its windows is; the others, in order, after it."""
+    found = []
+    for first in _spans(pieces[0], text, every=True):
+        spans = [first]
+        for piece in pieces[1:]:
+            after = _spans(piece, text, spans[-1][1])
+            if not after:
+                break
+            spans.append(after[0])
+        if len(spans) == len(pieces):
+            found.append(_pieces_alignment(pieces, text, spans))
+    return min(found, key=_rank, default=None)
+
+
+def _pieces_alignment(
+    pieces: Sequence[str], text: str, spans: Sequence[tuple[int, int, float, bool]]
+) -> Alignment:
     span = text[spans[0][0] : spans[-1][1]]
-    score = similarity(" ".join(pieces), " ".join(text[b:e] for b, e in spans))
+    score = similarity(" ".join(pieces), " ".join(text[b:e] for b, e, _, _ in spans))
+    if not all(anchored for _, _, _, anchored in spans):
+        return Alignment(span, score, UNANCHORED)
     change = next(
         (
             c
-            for piece, (b, e) in zip(pieces, spans, strict=True)
+            for piece, (b, e, _, _) in zip(pieces, spans, strict=True)
             if (c := meaning_change(piece, text[b:e]))
         ),
         None,
@@ -218,6 +266,11 @@ def _align_pieces(pieces: Sequence[str], text: str) -> Alignment | None:
     if change is None and any(_meaning(gap, negations_only=True) for gap in gaps):
         change = "a negation (in the clause the ellipsis skips)"
     return Alignment(span, score, change)
+
+
+def _rank(alignment: Alignment) -> tuple[bool, float]:
+    """Sort key, best first: spans that keep the meaning, then the most similar."""
+    return alignment.change is not None, -alignment.similarity
 
 
 # -- meaning ----------------------------------------------------------------------
@@ -241,7 +294,8 @@ def _meaning(text: str, negations_only: bool = False) -> list[tuple[str, str]]:
     previous_is_number = False
     for match in re.finditer(rf"{_NUMBER.pattern}|{_TOKEN.pattern}", text):
         token = match.group()
-        if token[0].isdigit() or (token[0] in "-−" and len(token) > 1):
+        # A number, or a word with digits in it ("A16z", "DK3", "1990s", "4th").
+        if any(c.isdigit() for c in token):
             if not negations_only:
                 out.append(("number", token.replace("−", "-")))
             previous_is_number = True

@@ -212,10 +212,8 @@ def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXA
     needle = normalise(quote)
     if any(too_short(piece) for piece in fuzzy.split_ellipsis(needle)):
         return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
-    runs = _runs(shown)
-    singles = [normalise(p.text) for p in sorted(shown, key=lambda p: p.index)]
     near_miss = None
-    for found in fuzzy.closest(needle, runs, singles):
+    for found in fuzzy.closest(needle, _runs(shown)):
         if found.similarity < policy.similarity:
             break
         if found.change is None:

@@ -231,13 +231,23 @@ def test_each_piece_of_an_ellipsis_quote_meets_the_minimum() -> None:
     assert guard(reply(quote), SHOWN, EXACT).reason == NOT_IN_SOURCE
 
 
-def test_ellipsis_pieces_must_come_in_page_order_within_one_passage() -> None:
+def test_ellipsis_pieces_come_in_page_order_within_adjacent_passages() -> None:
     backwards = (
         "At altitude it boils at a lower temperature \u2026 Water boils at 100 degrees Celsius"
     )
     assert guard(reply(backwards), SHOWN, FUZZY).reason == NOT_IN_SOURCE
-    across = "a global financial center \u2026 Salt does not raise the boiling point"
-    assert guard(reply(across), SHOWN, FUZZY).reason == NOT_IN_SOURCE
+    # Passages 0 and 1 are adjacent in the page: one stretch of text.
+    across = (
+        "At altitude it boils at a lower temperature \u2026 established the city as a global "
+        "financial center."
+    )
+    guarded = guard(reply(across), SHOWN, FUZZY)
+    assert guarded.label is Label.SUPPORTED
+    assert guarded.quote is not None and guarded.quote.startswith("At altitude it boils")
+    assert guarded.quote.endswith("established the city as a global financial center.")
+    # The same two texts, not adjacent in the page.
+    apart = [SHOWN[0], Passage(index=5, text=PAGE[1])]
+    assert guard(reply(across), apart, FUZZY).reason == NOT_IN_SOURCE
 
 
 def test_fuzzy_matches_across_adjacent_passages_only() -> None:
@@ -249,11 +259,22 @@ def test_fuzzy_matches_across_adjacent_passages_only() -> None:
 
 
 def test_the_threshold_decides() -> None:
-    # Three letters off in a 44-letter quote: about 0.93 similar.
-    quote = "At altitude it boils at a lowr temperatur, yes."
-    assert guard(reply(quote), SHOWN, QuotePolicy("fuzzy", 0.9)).label is Label.SUPPORTED
+    # Three letters dropped from a 43-character span: 1 - 3 / (40 + 43) = 0.964 similar.
+    quote = "At altitud it boils at a lowr temperatur."
+    accepted = guard(reply(quote), SHOWN, QuotePolicy("fuzzy", 0.9))
+    assert accepted.label is Label.SUPPORTED and accepted.similarity == 0.9639
     refused = guard(reply(quote), SHOWN, QuotePolicy("fuzzy", 0.97))
     assert refused.reason == NOT_IN_SOURCE and refused.detail is None
+
+
+def test_a_quote_that_runs_on_past_the_passages_is_refused() -> None:
+    # The shown passage ends at "temperature."; the judge's quote goes on.
+    quote = "At altitude it boils at a lower temperature too."
+    guarded = guard(reply(quote), [SHOWN[0]], FUZZY)
+    assert guarded.reason == NOT_IN_SOURCE
+    assert guarded.detail is not None and "first or last words" in guarded.detail
+    quote = "On Everest, at altitude it boils at a lower temperature."
+    assert guard(reply(quote), [SHOWN[0]], FUZZY).reason == NOT_IN_SOURCE
 
 
 @pytest.mark.parametrize("label", ["contradicted", "not_found"])
