@@ -21,6 +21,10 @@ from typing import Any
 
 from pytest_citecheck.models import JudgeReply, Label, Passage, Reason
 
+# Re-exported: the guard's callers build the policy from here too.
+from pytest_citecheck.quote_policy import EXACT as EXACT
+from pytest_citecheck.quote_policy import QuotePolicy as QuotePolicy
+
 # Typographic variants of the ASCII quote characters. A judge (or a user
 # pasting from a browser) routinely swaps one for the other; the words are the
 # evidence, not the glyph of the quote mark around them.
@@ -69,42 +73,6 @@ def normalise(text: str) -> str:
     text = _HYPHEN_WRAP.sub("-", text)
     return _WHITESPACE.sub(" ", text).strip()
 
-
-QUOTE_MATCH_MODES = ("exact", "fuzzy")
-DEFAULT_QUOTE_SIMILARITY = 0.9
-
-
-@dataclass(frozen=True)
-class QuotePolicy:
-    """How the guard matches a judge's quote against the passages (DESIGN §3.11).
-
-    ``exact`` (default): the normalised quote must be a substring. ``fuzzy``: a
-    quote whose folded words align with a span at ``similarity`` or more is
-    accepted too, unless the edit changes a negation, number, date or unit.
-    """
-
-    mode: str = "exact"
-    similarity: float = DEFAULT_QUOTE_SIMILARITY
-
-    def __post_init__(self) -> None:
-        if self.mode not in QUOTE_MATCH_MODES:
-            raise ValueError(f"quote match must be one of {', '.join(QUOTE_MATCH_MODES)}")
-        if not 0.0 <= self.similarity <= 1.0:
-            raise ValueError("quote similarity must be between 0 and 1")
-
-    @property
-    def fuzzy(self) -> bool:
-        return self.mode == "fuzzy"
-
-    def metadata(self) -> dict[str, str | float]:
-        """What a recording and the JSON report store: the mode, and the
-        threshold when it is used."""
-        if not self.fuzzy:
-            return {"quote_match": self.mode}
-        return {"quote_match": self.mode, "quote_similarity": self.similarity}
-
-
-EXACT = QuotePolicy()
 
 # The trivial-quote minimum (issue 10 item 5): a quote is evidence only when it
 # is a real span. "the", "Water", "." or "boils at" can be found in almost any

@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.guard import DEFAULT_QUOTE_SIMILARITY, EXACT, QUOTE_MATCH_MODES, QuotePolicy
+from pytest_citecheck.quote_policy import (
+    DEFAULT_QUOTE_SIMILARITY,
+    EXACT,
+    QUOTE_MATCH_MODES,
+    QuotePolicy,
+)
 from pytest_citecheck.recording import RECORD_MODES
 
 DEFAULT_JUDGE = "openai:gpt-4o-mini"

@@ -23,3 +23,14 @@ def test_judge_reply_is_still_importable_where_judge_authors_look() -> None:
     from pytest_citecheck.models import JudgeReply
 
     assert FromJudges is JudgeReply
+
+
+def test_the_quote_policy_imports_nothing_of_the_package() -> None:
+    # The pytest options build it at start-up, before --citecheck is known.
+    heavy = ("pydantic", "pytest_citecheck.models", "pytest_citecheck.guard")
+    probe = (
+        "import sys, pytest_citecheck.quote_policy\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -132,7 +132,7 @@ def test_the_flag_wins_over_the_ini(suite: pytest.Pytester) -> None:
         (["--citecheck-quote-match=loose"], "", "*invalid choice: 'loose'*"),
         (["--citecheck-quote-similarity=1.5"], "", "*'1.5' is not between 0 and 1*"),
         ([], "citecheck_quote_match = loose\n", "*citecheck_quote_match: 'loose' is not one of*"),
-        ([], "citecheck_quote_similarity = high\n", "*citecheck_quote_similarity: 'high'*"),
+        ([], "citecheck_quote_similarity = high\n", "*citecheck_quote_similarity*"),
     ],
 )
 def test_bad_values_are_usage_errors(
