@@ -74,6 +74,8 @@ class Report:
     results: dict[str, ClaimResult]
     gate_failures: list[str] = field(default_factory=list)
     baseline_precision: float | None = None
+    # How the run judged (e.g. the guard's quote_match and quote_similarity).
+    run: dict[str, Any] = field(default_factory=dict)
 
     @property
     def totals(self) -> Totals:
@@ -155,6 +157,7 @@ class Report:
             },
             "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
             "baseline_precision": self.baseline_precision,
+            "run": self.run,
             "claims": [
                 {"nodeid": nodeid, **result.model_dump(mode="json")}
                 for nodeid, result in sorted(self.results.items())
