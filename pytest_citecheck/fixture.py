@@ -1,4 +1,7 @@
-"""The ``citecheck`` fixture: verify claims inside ordinary Python tests.
+"""The ``citecheck`` fixture's object: verify claims inside ordinary Python tests.
+
+The fixture function itself lives in ``plugin`` (registered without importing
+this module); it builds a :class:`CitecheckFixture` on first use.
 
 Results join the session totals and the gate; HTTP records into the test's own
 cassette, ``cassettes/<module stem>/<test name>.yaml`` beside the test module.
@@ -7,7 +10,7 @@ cassette, ``cassettes/<module stem>/<test name>.yaml`` beside the test module.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,10 +93,3 @@ class CitecheckFixture:
         if problems:
             raise ClaimValidationError(problems)
         return parsed.model_copy(update={"citations": citations})
-
-
-@pytest.fixture
-def citecheck(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
-    """Verify claims and their citations; results join the citecheck session gate."""
-    with ExitStack() as stack:
-        yield CitecheckFixture(request, stack)

@@ -8,12 +8,13 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.recording import RECORD_MODES
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
@@ -30,6 +31,9 @@ def fraction(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
     return value
+
+
+SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
 def judge_spec(text: str) -> str:
@@ -266,3 +270,36 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         document_roots=(config.rootpath, *config.getini("citecheck_document_roots")),
     )
+
+
+def check_paths(settings: Settings) -> None:
+    """Start-up checks of the files a run reads and writes: a usage error now
+    instead of a lost summary at the end (issue 10, items 6 and 10)."""
+    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+        if path is not None:
+            problem = _unwritable(path)
+            if problem is not None:
+                raise pytest.UsageError(f"{flag} {path}: {problem}")
+    if settings.baseline is not None:
+        from pytest_citecheck.gate import BaselineError, load_baseline_precision
+
+        try:
+            load_baseline_precision(settings.baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file, or None."""
+    if path.is_dir():
+        return "is a folder; give a file name, e.g. report.json inside it"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "the file is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so nothing can be written under it"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None

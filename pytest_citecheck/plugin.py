@@ -1,33 +1,34 @@
 """The pytest entry point: thin hooks over :class:`~pytest_citecheck.session.CitecheckSession`.
 
-Nothing heavy is imported here: the loader (yaml), VCR, the judges and the
-embedding model are imported when a claim is collected or run, so ``pytest
---help`` and runs without ``--citecheck`` pay nothing.
+Merely installed, the plugin costs next to nothing (issue 10, item 15): this
+module imports only pytest and the option definitions. pydantic, the session,
+the loader (yaml), VCR, the judges and the embedding model load when
+``--citecheck`` is given or the ``citecheck`` fixture is first used;
+``bench/idle.py`` measures it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Generator, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# The fixture lives in its own module; importing it here registers it.
-from pytest_citecheck.fixture import citecheck as citecheck
-from pytest_citecheck.models import Claim, ClaimResult, Reason
+from pytest_citecheck.options import SETTINGS_KEY, check_paths, settings_from_config
 from pytest_citecheck.options import pytest_addoption as pytest_addoption
-from pytest_citecheck.options import settings_from_config
-from pytest_citecheck.session import (
-    RESULTS_KEY,
-    SESSION_KEY,
-    CitecheckSession,
-    error_result,
-)
+
+if TYPE_CHECKING:
+    from pytest_citecheck.fixture import CitecheckFixture
+    from pytest_citecheck.models import Claim, ClaimResult
+    from pytest_citecheck.session import CitecheckSession
 
 REPORT_ATTR = "citecheck_results"
+GATE_NODEID = "citecheck::gate"
+GATE_CATEGORY = "citecheck gate failed"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -37,23 +38,42 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    session = CitecheckSession(config, settings_from_config(config))
-    config.stash[SESSION_KEY] = session
-    config.pluginmanager.register(SessionHooks(session), "citecheck-session")
+    settings = settings_from_config(config)
+    config.stash[SETTINGS_KEY] = settings
+    config.pluginmanager.register(SessionHooks(config), "citecheck-session")
+    if settings.enabled:
+        _session(config)
 
 
 def _session(config: pytest.Config) -> CitecheckSession:
-    return config.stash[SESSION_KEY]
+    """The session object, built on first use (``--citecheck`` or the fixture)."""
+    from pytest_citecheck.session import SESSION_KEY, CitecheckSession
+
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        session = CitecheckSession(config, config.stash[SETTINGS_KEY])
+        config.stash[SESSION_KEY] = session
+    return session
+
+
+@pytest.fixture
+def citecheck(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
+    """Verify claims and their citations; results join the citecheck session gate."""
+    from contextlib import ExitStack
+
+    from pytest_citecheck.fixture import CitecheckFixture
+
+    _session(request.config)
+    with ExitStack() as stack:
+        yield CitecheckFixture(request, stack)
 
 
 # -- collection -------------------------------------------------------------------
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    session = _session(parent.config)
-    if session.settings.enabled and any(
-        fnmatch(file_path.name, pattern) for pattern in session.settings.patterns
-    ):
+    settings = parent.config.stash[SETTINGS_KEY]
+    if settings.enabled and any(fnmatch(file_path.name, pattern) for pattern in settings.patterns):
         return ClaimFileCollector.from_parent(parent, path=file_path)
     return None
 
@@ -98,6 +118,8 @@ class ClaimItem(pytest.Item):
             self.claim, cassette_path(self.path, self.claim.id), self.nodeid
         )
         result = result.model_copy(update={"file": self.path.name})
+        from pytest_citecheck.session import RESULTS_KEY
+
         self.stash[RESULTS_KEY] = [result]
         from pytest_citecheck.report import junit_properties
 
@@ -154,14 +176,18 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if call.when != "call":
-        return report
+    if call.when != "call" or "pytest_citecheck.session" not in sys.modules:
+        return report  # no citecheck session: nothing of ours ran
+    from pytest_citecheck.session import RESULTS_KEY
+
     results = item.stash.get(RESULTS_KEY, None)
     if results is None and isinstance(item, ClaimItem):
         # The run blew up before a result existed: its citations are errors,
         # never silently missing from the totals.
         detail = f"{call.excinfo.typename}: {call.excinfo.value}" if call.excinfo else "no result"
+        from pytest_citecheck.models import Reason
         from pytest_citecheck.secrets import scrub
+        from pytest_citecheck.session import error_result
 
         results = [error_result(item.claim, Reason.INTERNAL, scrub(detail))]
     if results:
@@ -170,44 +196,75 @@ def pytest_runtest_makereport(
 
 
 class SessionHooks:
-    """Hooks that need the session object (``pytest_runtest_logreport`` gets no config):
-    registered per session, like xdist's and syrupy's session plugins."""
+    """Hooks that need the config (``pytest_runtest_logreport`` gets none): registered
+    per session, like xdist's and syrupy's session plugins. Light until a citecheck
+    session exists (``--citecheck``, or the fixture used here or on a worker)."""
 
-    def __init__(self, session: CitecheckSession) -> None:
-        self.session = session
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @property
+    def session(self) -> CitecheckSession | None:
+        if "pytest_citecheck.session" not in sys.modules:
+            return None
+        from pytest_citecheck.session import SESSION_KEY
+
+        return self.config.stash.get(SESSION_KEY, None)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """A judge named on the command line or in ini is built up front, so a typo or
-        (when recording) a missing key is a usage error, not a failure per claim."""
-        settings = self.session.settings
-        if settings.enabled and settings.judge and not _is_worker(session.config):
+        (when recording) a missing key is a usage error, not a failure per claim; the
+        baseline and the output paths are checked before anything runs."""
+        settings = self.config.stash[SETTINGS_KEY]
+        if not settings.enabled or _is_worker(session.config):
+            return
+        check_paths(settings)
+        if settings.judge:
             from pytest_citecheck.errors import ConfigurationError
 
             try:
-                self.session.judge(settings.judge)
+                _session(self.config).judge(settings.judge)
             except (ValueError, ConfigurationError) as exc:
                 raise pytest.UsageError(f"--citecheck-judge {settings.judge}: {exc}") from None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
-            self.session.add_report_results(report.nodeid, payload)
+            _session(self.config).add_report_results(report.nodeid, payload)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
-        self.session.add_crashed(crashitem)
+        if self.config.stash[SETTINGS_KEY].enabled:
+            _session(self.config).add_crashed(crashitem)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.session.close()
+        """Before JUnit XML is written and the terminal's last line: a failed gate
+        becomes a failing ``citecheck::gate`` test case (issue 10, item 13)."""
+        citecheck = self.session
+        if citecheck is None:
+            return
+        citecheck.close()
         if _is_worker(session.config):
             return
-        report = self.session.finish()
-        if report is not None and report.gate_failures and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        report = citecheck.finish()
+        if report is not None and report.gate_failures:
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            session.testscollected += 1  # the progress counter counts the gate case too
+            self.config.hook.pytest_runtest_logreport(report=gate_report(report.gate_failures))
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if report.nodeid == GATE_NODEID and report.failed:
+            return GATE_CATEGORY, "G", ("GATE FAILED", {"red": True, "bold": True})
+        return None
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        report = self.session.report
-        if report is None or _is_worker(self.session.config):
+        citecheck = self.session
+        report = citecheck.report if citecheck is not None else None
+        if report is None or _is_worker(self.config):
             return
         tr = terminalreporter
         tr.write_sep("=", "citecheck")
@@ -217,6 +274,22 @@ class SessionHooks:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
         if not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+
+
+def gate_report(failures: list[str]) -> pytest.TestReport:
+    """The gate as a test case: JUnit counts it as a failure and shows its lines."""
+    text = "\n".join(f"citecheck gate FAILED: {failure}" for failure in failures)
+    return pytest.TestReport(
+        nodeid=GATE_NODEID,
+        location=("citecheck", None, "gate"),
+        keywords={"citecheck": 1},
+        outcome="failed",
+        longrepr=text,
+        when="call",
+        sections=[],
+        duration=0.0,
+        user_properties=[(f"citecheck.gate.{i}", f) for i, f in enumerate(failures, 1)],
+    )
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck.models import Reason
+from pytest_citecheck.options import RECORD_MODES  # defined with the CLI flag
 from pytest_citecheck.retrieval import Ranker
 from pytest_citecheck.secrets import (
     REDACTED,
@@ -31,7 +32,6 @@ from pytest_citecheck.secrets import (
     scrub,
 )
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 METADATA_KEY = "citecheck"
 METADATA_FORMAT = 1
 

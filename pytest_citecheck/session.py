@@ -151,23 +151,10 @@ class CitecheckSession:
             return self.verify(claim, recording, judge)
 
     def problems(self, result: ClaimResult) -> list[str]:
-        """Why this claim's test item fails (DESIGN §3, §6); empty when it passes."""
-        out: list[str] = []
-        errors = [v for v in result.verdicts if v.label is Label.ERROR]
-        if errors:
-            out.append(f"{len(errors)} citation(s) could not be verified (error)")
-        if result.expect is not None:
-            if result.label is not result.expect:
-                out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
-        elif not self.settings.allow_contradicted:
-            bad = [v for v in result.verdicts if v.label in (Label.CONTRADICTED, Label.FABRICATED)]
-            if bad:
-                out.append(
-                    f"{len(bad)} citation(s) {' and '.join(sorted({v.label.value for v in bad}))}"
-                )
-        if self.settings.strict_review and any(v.review for v in result.verdicts):
-            out.append("verdicts below the confidence gate need review (--citecheck-strict-review)")
-        return out
+        """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
+        from pytest_citecheck.gate import claim_problems
+
+        return claim_problems(result, GateSettings.from_settings(self.settings))
 
     # -- results from reports (this process or xdist workers) -------------------
 
