@@ -11,6 +11,7 @@ import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,11 +164,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
     parser.addini(
-        "citecheck_min_precision", "citation precision floor (default: none)", default=None
+        "citecheck_min_precision",
+        "citation precision floor (default: none)",
+        type="float",
+        default=None,
     )
     parser.addini(
         "citecheck_min_reachable_precision",
         "reachable precision floor (default: none)",
+        type="float",
         default=None,
     )
     parser.addini(
@@ -179,6 +184,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "citecheck_review_below",
         f"confidence below which a verdict needs review (default {DEFAULT_REVIEW_BELOW})",
+        type="float",
         default=None,
     )
     parser.addini(
@@ -194,6 +200,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "citecheck_max_drop",
         f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
+        type="float",
         default=None,
     )
 
@@ -223,9 +230,21 @@ class Settings:
         return self.judge or file_judge or DEFAULT_JUDGE
 
 
+def _getini(config: pytest.Config, name: str) -> Any:
+    """``config.getini`` whose errors name the option (pytest's own may not)."""
+    try:
+        return config.getini(name)
+    except (pytest.UsageError, ValueError, TypeError) as exc:
+        message = str(exc)
+        if name not in message:
+            message = f"ini option {name}: {message}"
+        raise pytest.UsageError(message) from None
+
+
 def _ini_fraction(config: pytest.Config, name: str) -> float | None:
-    raw = config.getini(name)
-    if raw in (None, ""):
+    """A fraction from ini or TOML (``0.5`` native or ``"0.5"`` in an ini file)."""
+    raw = _getini(config, name)
+    if raw is None or raw == "":
         return None
     try:
         return fraction(str(raw))
@@ -243,12 +262,12 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
     def pick_bool(name: str) -> bool:
         value: bool | None = getattr(opt, name)
-        return bool(value) if value is not None else bool(config.getini(name))
+        return bool(value) if value is not None else bool(_getini(config, name))
 
     judge: str | None = opt.citecheck_judge
-    if judge is None and config.getini("citecheck_judge"):
+    if judge is None and _getini(config, "citecheck_judge"):
         try:
-            judge = judge_spec(str(config.getini("citecheck_judge")))
+            judge = judge_spec(str(_getini(config, "citecheck_judge")))
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"ini option citecheck_judge: {exc}") from None
     review_below = pick_fraction("citecheck_review_below")
@@ -257,8 +276,8 @@ def settings_from_config(config: pytest.Config) -> Settings:
         enabled=bool(opt.citecheck),
         record_mode=opt.citecheck_record,
         judge=judge,
-        judge_base_url=config.getini("citecheck_judge_base_url") or None,
-        patterns=tuple(config.getini("citecheck_patterns")),
+        judge_base_url=_getini(config, "citecheck_judge_base_url") or None,
+        patterns=tuple(_getini(config, "citecheck_patterns")),
         min_precision=pick_fraction("citecheck_min_precision"),
         min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),
         allow_contradicted=pick_bool("citecheck_allow_contradicted"),
@@ -268,7 +287,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
-        document_roots=(config.rootpath, *config.getini("citecheck_document_roots")),
+        document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
     )
 
 

@@ -45,12 +45,22 @@ def pytest_configure(config: pytest.Config) -> None:
         _session(config)
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if "pytest_citecheck.secrets" in sys.modules:
+        from pytest_citecheck.secrets import uninstall_log_scrubber
+
+        uninstall_log_scrubber()
+
+
 def _session(config: pytest.Config) -> CitecheckSession:
     """The session object, built on first use (``--citecheck`` or the fixture)."""
     from pytest_citecheck.session import SESSION_KEY, CitecheckSession
 
     session = config.stash.get(SESSION_KEY, None)
     if session is None:
+        from pytest_citecheck.secrets import install_log_scrubber
+
+        install_log_scrubber()
         session = CitecheckSession(config, config.stash[SETTINGS_KEY])
         config.stash[SESSION_KEY] = session
     return session
