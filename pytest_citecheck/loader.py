@@ -593,6 +593,8 @@ class _Reader:
         if unclosed and exc.context_mark is not None:
             mark = exc.context_mark
         line: int | None = mark.line + 1 if mark is not None else None
+        if unclosed:
+            line = _unclosed_bracket_line(text) or line
         lines = text.splitlines()
         source_line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
         context = f" ({exc.context})" if exc.context else ""
@@ -800,6 +802,36 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+def _unclosed_bracket_line(text: str) -> int | None:
+    """The line of the outermost ``[`` or ``{`` never closed (quotes and comments skipped)."""
+    stack: list[int] = []
+    quote = ""
+    line = 1
+    previous = "\n"
+    chars = iter(text)
+    for ch in chars:
+        if ch == "\n":
+            line += 1
+        elif quote:
+            if ch == "\\" and quote == '"':
+                next(chars, "")
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"" and (previous in " \t\n[{,:" or stack):
+            quote = ch
+        elif ch == "#" and previous in " \t\n":
+            for ch in chars:
+                if ch == "\n":
+                    line += 1
+                    break
+        elif ch in "[{":
+            stack.append(line)
+        elif ch in "]}" and stack:
+            stack.pop()
+        previous = ch
+    return stack[0] if stack else None
 
 
 def _quote_value_fix(source_line: str) -> str:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 REPORT_ATTR = "citecheck_results"
 GATE_NODEID = "citecheck::gate"
 GATE_CATEGORY = "citecheck gate failed"
+CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -157,7 +158,7 @@ class ClaimItem(pytest.Item):
         return default if cleaned == text else cleaned
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, (self.claim.line or 1) - 1, f"citecheck: {self.claim.id}"
+        return self.path, (self.claim.line or 1) - 1, f"{CLAIM_DOMAIN}{self.claim.id}"
 
 
 class InvalidClaimFile(pytest.Item):
@@ -237,10 +238,12 @@ class SessionHooks:
             except (ValueError, ConfigurationError) as exc:
                 raise pytest.UsageError(f"--citecheck-judge {settings.judge}: {exc}") from None
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
             _session(self.config).add_report_results(report.nodeid, payload)
+        _forget_quiet_phase(self.config, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -284,6 +287,24 @@ class SessionHooks:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
         if not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+
+
+def _forget_quiet_phase(config: pytest.Config, report: pytest.TestReport) -> None:
+    """Keep a claim's failure report compact (issue 10, item 11).
+
+    The terminal keeps every passed setup/teardown report and, for each failure,
+    scans all of them for teardown output: quadratic, minutes for 10,000 failing
+    claims. A claim item's quiet setup/teardown has nothing to show: drop it
+    once the terminal has counted it (it is the last one it stored).
+    """
+    if report.when == "call" or not report.passed or report.sections:
+        return
+    if not str(report.location[2]).startswith(CLAIM_DOMAIN):
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    quiet = getattr(terminal, "stats", {}).get("")
+    if quiet and quiet[-1] is report:
+        quiet.pop()
 
 
 def gate_report(failures: list[str]) -> pytest.TestReport:
