@@ -51,7 +51,7 @@ class CitecheckFixture:
     ) -> ClaimResult:
         """Verify ``claim`` against ``citations`` (URLs, or mappings like a claim file's).
 
-        Raises :class:`~pytest_citecheck.loader.ClaimValidationError` (the test
+        Raises :class:`~pytest_citecheck.schema.ClaimValidationError` (the test
         fails with every problem and its fix) when the claim breaks the schema.
         """
         claim_obj = self._claim(
@@ -74,7 +74,7 @@ class CitecheckFixture:
         """The claim, validated by the same schema as claim files (DESIGN §2): a bad
         citation fails the test with the fix instead of being checked wrongly."""
         from pytest_citecheck.documents import DocumentPathError, resolve_document
-        from pytest_citecheck.loader import ClaimValidationError, FieldProblem, parse_claim
+        from pytest_citecheck.schema import ClaimValidationError, FieldProblem, parse_claim
 
         parsed = parse_claim(data)
         citations = []
