@@ -198,11 +198,18 @@ class CitecheckSession:
             baseline,
         )
         report.gate_failures = failures
-        if s.report is not None:
-            report.write_json(s.report)
-        if s.csv is not None:
-            report.write_csv(s.csv)
         self.report = report
+        # Checked at start-up; a path that broke during the run fails the gate
+        # instead of losing the summary (issue 10, item 10).
+        for flag, path, write in (
+            ("--citecheck-report", s.report, report.write_json),
+            ("--citecheck-csv", s.csv, report.write_csv),
+        ):
+            if path is not None:
+                try:
+                    write(path)
+                except OSError as exc:
+                    failures.append(f"{flag} {path} could not be written: {exc.strerror or exc}")
         return report
 
 

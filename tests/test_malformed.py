@@ -569,3 +569,26 @@ def test_compact_failure_report_for_many_claims(pytester: pytest.Pytester) -> No
     result.assert_outcomes(failed=30)
     assert result.stdout.str().count("no_recording") >= 30
     result.stdout.fnmatch_lines(["*= 30 failed, 1 citecheck gate failed in *"])
+
+
+def test_a_report_that_cannot_be_written_at_the_end_keeps_the_summary(
+    pytester: pytest.Pytester,
+) -> None:
+    # Passes the start-up check, then becomes a folder while the run goes on.
+    pytester.makeconftest(
+        CONFTEST + "\n\n@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionstart(session):\n"
+        "    (session.config.rootpath / 'report.json').mkdir()\n"
+    )
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=once", "--citecheck-report=report.json"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "1 claims, 1 citations: citation precision 1.0000 (1/1)*",
+            "citecheck gate FAILED: --citecheck-report report.json could not be written*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
