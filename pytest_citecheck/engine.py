@@ -47,7 +47,6 @@ A claim never raises: every failure becomes ``error`` verdicts with a reason
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import sys
 import threading
@@ -180,6 +179,10 @@ class _SerialRanker:
         with self._lock:
             return self._inner.rank(claim, passages, k)
 
+    def __getattr__(self, name: str) -> Any:
+        # name, version, embedding_stats: the wrapped ranker's.
+        return getattr(self._inner, name)
+
 
 class Engine:
     """Verifies claims with the stages built once from :class:`EngineSettings`."""
@@ -306,24 +309,25 @@ class Engine:
             loaded.disable_progress_bar()
         from pytest_citecheck import retrieval
 
-        factory: Any = getattr(retrieval, "default_ranker", None)
-        if factory is None:
+        # make_ranker(name, cache_dir) is the retrieval stage's builder (issue 12);
+        # an older retrieval module has only the MiniLM ranker and no cache.
+        make: Any = getattr(retrieval, "make_ranker", None)
+        if make is None:
             return retrieval.MiniLMRanker()
-        offered = {"name": self.settings.ranker, "cache_dir": self.settings.cache_dir}
-        accepted = inspect.signature(factory).parameters
-        ranker: Ranker = factory(**{k: v for k, v in offered.items() if k in accepted})
+        name = self.settings.ranker or getattr(retrieval, "DEFAULT_RANKER", "hybrid")
+        ranker: Ranker = make(name, self.settings.cache_dir)
         return ranker
 
     # -- start-up checks ----------------------------------------------------------
 
     def will_record(self, cassette: Path | None) -> bool:
-        """Whether verifying with this cassette may go to the network."""
+        """Whether verifying with this cassette may go to the network (what
+        :meth:`preflight` checks keys for). Mode ``none`` never records; without a
+        cassette any other mode verifies live."""
         mode = self.settings.record_mode
-        if cassette is None:
-            return True
         if mode == "none":
             return False
-        return not (mode == "once" and cassette.exists())
+        return cassette is None or not (mode == "once" and cassette.exists())
 
     def preflight(
         self,

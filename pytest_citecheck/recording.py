@@ -182,10 +182,35 @@ class _RecordedRanker:
             return _ranked(stored, k)
         if stored is not None and recording.mode in ("once", "new_episodes"):
             return _ranked(stored, k)
-        ranked = self._live().rank(claim, passages, k)
+        live = self._live()
+        ranked = live.rank(claim, passages, k)
         meta.setdefault("retrieval", {})[key] = [[i, round(s, 4)] for i, s in ranked]
+        # Which ranker chose: replay ignores it, a diff of the cassette shows a change.
+        meta["ranker"] = {
+            "name": str(getattr(live, "name", type(live).__name__)),
+            "version": str(getattr(live, "version", "")),
+        }
         recording.cassette.dirty = True
         return ranked
+
+
+def _check_metadata(meta: Any) -> None:
+    """citecheck's metadata must be what :class:`_RecordedRanker` wrote."""
+    if not isinstance(meta, dict):
+        raise CorruptRecording("its citecheck metadata is not a mapping")
+    retrieval = meta.get("retrieval", {})
+    if not isinstance(retrieval, dict):
+        raise CorruptRecording("its retrieval metadata is not a mapping")
+    for key, ranked in retrieval.items():
+        ok = isinstance(ranked, list) and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], int)
+            and isinstance(pair[1], int | float)
+            for pair in ranked
+        )
+        if not ok:
+            raise CorruptRecording(f"its retrieval metadata for {str(key)[:20]!r} is garbled")
 
 
 def _ranked(stored: Any, k: int) -> list[tuple[int, float]]:
@@ -225,8 +250,7 @@ def open_recording(
             cassette = Cassette.load(path, placeholder)
         except CorruptCassette as exc:
             raise CorruptRecording(exc.why) from None
-        if not isinstance(cassette.metadata.get(METADATA_KEY, {}), dict):
-            raise CorruptRecording("its citecheck metadata is not a mapping")
+        _check_metadata(cassette.metadata.get(METADATA_KEY, {}))
     values = tuple(v for v in (*tokens.values(), *secrets) if v and len(v) >= 4)
     http = ClaimHTTP(cassette, mode, placeholder, values, max_bytes)
     recording = Recording(path, mode, nodeid, cassette, http, prompt_version)

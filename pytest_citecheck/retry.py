@@ -131,7 +131,7 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
     )
 
 
-# Where a try's absolute deadline (``time.monotonic()``) travels to the transport.
+# Where a try's deadline (a ``_Deadline``) travels to the transport.
 DEADLINE_EXTENSION = "citecheck_deadline"
 
 
@@ -161,7 +161,23 @@ class _Deadline:
             k: left if v is None else min(v, left)
             for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")), **timeout}.items()
         }
-        request.extensions[DEADLINE_EXTENSION] = self.end
+        request.extensions[DEADLINE_EXTENSION] = self
+
+    def expired(self) -> bool:
+        left = self.left()
+        return left is not None and left <= 0.05
+
+    def check(self, request: httpx.Request) -> None:
+        """Raise :class:`DeadlineExceeded` when the time is up (the transport calls
+        this while it reads a body)."""
+        if self.end is not None and time.monotonic() > self.end:
+            raise self.exceeded(request)
+
+    def blame(self, request: httpx.Request, exc: BaseException) -> BaseException:
+        """A timeout when the deadline is (nearly) up is the deadline's doing."""
+        if isinstance(exc, httpx.TimeoutException) and self.expired():
+            return self.exceeded(request)
+        return exc
 
     def allows(self, wait: float) -> bool:
         left = self.left()
@@ -195,7 +211,7 @@ def send(
         except (httpx.TransportError, OSError) as exc:
             wait = policy.delay(attempt, {})
             if wait is None or not deadline.allows(wait):
-                raise GaveUp(attempt + 1, exc) from exc
+                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
             _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
         else:
             wait = _wait_after_response(policy, attempt, response, is_final)
@@ -240,7 +256,7 @@ async def asend(
         except (httpx.TransportError, OSError) as exc:
             wait = policy.delay(attempt, {})
             if wait is None or not deadline.allows(wait):
-                raise GaveUp(attempt + 1, exc) from exc
+                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
             _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
         else:
             wait = _wait_after_response(policy, attempt, response, is_final)

@@ -73,7 +73,8 @@ class CitecheckSession:
                     timeout=s.timeout,
                     max_page_bytes=s.max_page_bytes,
                     cache_dir=self._cache_dir(),
-                    ranker=_ini_or_none(config, "citecheck_ranker"),
+                    # ``ranker`` is the retrieval stage's option (issue 12), when present.
+                    ranker=getattr(s, "ranker", None),
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
@@ -264,12 +265,3 @@ def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
     from pytest_citecheck.engine import error_result as build
 
     return build(claim, reason, detail)
-
-
-def _ini_or_none(config: pytest.Config, name: str) -> str | None:
-    """An ini option another part of the plugin may register (None when it does not)."""
-    try:
-        value = config.getini(name)
-    except ValueError:
-        return None
-    return str(value) if value else None

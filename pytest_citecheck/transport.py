@@ -25,7 +25,6 @@ replaced by its placeholder -- so a replay is byte-for-byte the recording run
 from __future__ import annotations
 
 import threading
-import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -43,7 +42,7 @@ from pytest_citecheck.cassette import (
     request_dict,
 )
 from pytest_citecheck.errors import ResponseTooLarge
-from pytest_citecheck.retry import DEADLINE_EXTENSION, DeadlineExceeded
+from pytest_citecheck.retry import DEADLINE_EXTENSION
 from pytest_citecheck.secrets import SECRET_HEADERS, redact_values, scrub
 
 _SECRET_HEADERS = frozenset(SECRET_HEADERS)
@@ -118,10 +117,8 @@ def read_live(
                 too_large = True
                 break
             chunks.append(chunk)
-            if deadline is not None and time.monotonic() > deadline:
-                raise DeadlineExceeded(
-                    "the server was still sending when the deadline ran out", request=request
-                )
+            if deadline is not None:
+                deadline.check(request)
     finally:
         response.close()
     headers: dict[str, list[str]] = {}
