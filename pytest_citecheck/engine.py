@@ -360,7 +360,7 @@ class Engine:
                 "(or replay the committed recordings with --citecheck-record=none)"
             )
         if problems:
-            raise ConfigurationError("; ".join(problems))
+            raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
 
     def _origin(self, spec: str) -> str:
         s = self.settings
@@ -385,9 +385,9 @@ class Engine:
                 self._builtin_judge(spec, require_key=True)
         except ValueError as exc:
             # A claim file's bad judge fails that file's claims, not the session.
-            return None if from_file else f"{exc}{self._origin(spec)}"
+            return None if from_file else f"{str(exc).rstrip('.')}{self._origin(spec)}"
         except ConfigurationError as exc:
-            return f"{exc}{self._origin(spec)}"
+            return f"{str(exc).rstrip('.')}{self._origin(spec)}"
         return None
 
     def _is_builtin_judge(self, spec: str) -> bool:

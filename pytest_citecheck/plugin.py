@@ -190,6 +190,7 @@ class SessionHooks:
     def __init__(self, session: CitecheckSession) -> None:
         self.session = session
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """A judge named on the command line or in ini is built up front, so a typo
         is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`)."""
@@ -206,11 +207,15 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        if settings.enabled and not self.session.replaying and _is_xdist_controller(session.config):
+            # Workers cannot stop the session cleanly: check keys before they start.
+            self.session.preflight_files()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Every key and token the selected claims need is checked once, here: one
         usage error naming the variables, instead of a failure per claim."""
-        if not self.session.settings.enabled or session.config.option.collectonly:
+        config = session.config
+        if not self.session.settings.enabled or config.option.collectonly or _is_worker(config):
             return
         items = _claim_items(session.items)
         if items:
@@ -271,6 +276,10 @@ class SessionHooks:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return not _is_worker(config) and bool(getattr(config.option, "numprocesses", None))
 
 
 def _claim_items(items: Sequence[pytest.Item]) -> list[ClaimItem]:

@@ -122,7 +122,27 @@ class CitecheckSession:
                 [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
             )
         except ConfigurationError as exc:
-            raise pytest.UsageError(f"citecheck: {exc}") from None
+            raise pytest.UsageError(f"citecheck cannot record:\n{exc}") from None
+
+    def preflight_files(self) -> None:
+        """The xdist controller collects nothing, so it reads the claim files under
+        the run's paths itself; workers then skip the check."""
+        from pytest_citecheck.loader import ClaimFileError, load_claim_file
+        from pytest_citecheck.recording import cassette_path
+
+        class _Item:
+            def __init__(self, claim: Claim, cassette: Path) -> None:
+                self.claim, self.cassette = claim, cassette
+
+        items = []
+        for path in _claim_files(self.config, self.settings.patterns):
+            try:
+                claims = load_claim_file(path).claims
+            except (ClaimFileError, OSError, RecursionError):
+                continue  # reported as an invalid claim file by the worker
+            items += [_Item(c, cassette_path(path, c.id)) for c in claims]
+        if items:
+            self.preflight(items)
 
     # -- verification ------------------------------------------------------------------
 
@@ -265,3 +285,23 @@ def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
     from pytest_citecheck.engine import error_result as build
 
     return build(claim, reason, detail)
+
+
+def _claim_files(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
+    """Claim files under the run's paths (``norecursedirs`` honoured)."""
+    from fnmatch import fnmatch
+
+    skip = [str(p) for p in config.getini("norecursedirs")]
+    found: list[Path] = []
+    for arg in config.args or [str(config.rootpath)]:
+        root = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if root.is_file():
+            found.append(root)
+            continue
+        for path in root.rglob("*"):
+            rel = path.relative_to(root).parts[:-1]
+            if any(fnmatch(part, pattern) for part in rel for pattern in skip):
+                continue
+            if path.is_file() and any(fnmatch(path.name, p) for p in patterns):
+                found.append(path)
+    return found
