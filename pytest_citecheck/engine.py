@@ -498,7 +498,7 @@ class Engine:
             self._judges.clear()
             client, self._client = self._client, None
         if pool is not None:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=True, cancel_futures=True)
         for part in parts:
             close = getattr(part, "close", None)
             if callable(close):
