@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -120,18 +121,47 @@ def claims_for(pages: list[tuple[str, str, list[str]]], n: int) -> list[Claim]:
     ]
 
 
-@contextmanager
-def doubles(
-    pages: list[tuple[str, str, list[str]]], delay: float = 0.0
-) -> Iterator[dict[str, str]]:
-    """The doubles serving ``pages``; yields the environment the engine records with."""
+def serve(pages: list[tuple[str, str, list[str]]], delay: float) -> None:
+    """Run the doubles until stdin closes; print the environment to record with."""
     with SlowCrawlbase(delay) as api, SlowLLM(delay) as llm:
         for url, markdown, _ in pages:
             api.add(url, Page(markdown=markdown))
-        yield {
+        env = {
             "CRAWLBASE_TOKEN": TOKENS["normal"],
             "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
             "OPENAI_API_KEY": KEY,
             "CITECHECK_CRAWLBASE_URL": api.base_url,
             "OPENAI_BASE_URL": llm.base_url("openai"),
         }
+        print(json.dumps(env), flush=True)
+        sys.stdin.read()
+
+
+@contextmanager
+def doubles(
+    pages: list[tuple[str, str, list[str]]], delay: float = 0.0
+) -> Iterator[dict[str, str]]:
+    """The doubles serving ``pages``, in a process of their own (as real services are:
+    their work does not compete for the engine's interpreter); yields the
+    environment the engine records with."""
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from bench.corpus import serve\n"
+        "serve(json.loads(sys.stdin.readline()), float(sys.argv[1]))\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(delay)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(pages) + "\n")
+        proc.stdin.flush()
+        env: dict[str, str] = json.loads(proc.stdout.readline())
+        try:
+            yield env
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=30)
