@@ -499,3 +499,37 @@ def test_the_model_loading_bar_never_reaches_the_terminal(
     printed = result.stdout.str() + result.stderr.str()
     assert "Loading weights" not in printed
     assert "citecheck: 1/1 claims" in printed
+
+
+class _PreparingRanker(WordOverlap):
+    def __init__(self) -> None:
+        self.prepared: list[list[str]] = []
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.prepared.append([claim for claim, _ in questions])
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        time.sleep(0.2)  # a slow model: the other claims queue meanwhile
+        return super().rank(claim, passages, k)
+
+
+def test_concurrent_claims_embed_in_shared_batches() -> None:
+    import threading
+
+    inner = _PreparingRanker()
+    engine = Engine.from_settings(EngineSettings(), StageHooks(make_ranker=lambda: inner), {})
+    ranker = engine.live_ranker()
+    start = threading.Barrier(4)
+
+    def rank(n: int) -> None:
+        start.wait()
+        ranker.rank(f"claim {n}", ["a passage"], 3)
+
+    threads = [threading.Thread(target=rank, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    prepared = [claim for batch in inner.prepared for claim in batch]
+    assert sorted(prepared) == [f"claim {n}" for n in range(4)]  # each question once
+    assert len(inner.prepared) < 4  # some shared a batch
