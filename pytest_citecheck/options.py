@@ -48,6 +48,119 @@ def judge_spec(text: str) -> str:
     return text
 
 
+# -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
+
+DEFAULT_CONCURRENCY = 4
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_PAGE_BYTES = 2_000_000
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=``: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse ``type=``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--citecheck-concurrency",
+        dest="citecheck_concurrency",
+        default=None,
+        type=positive_int,
+        metavar="N",
+        help=f"claims recorded at once (ini citecheck_concurrency; default "
+        f"{DEFAULT_CONCURRENCY}); replay does not need it.",
+    )
+    group.addoption(
+        "--citecheck-timeout",
+        dest="citecheck_timeout",
+        default=None,
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=f"seconds one HTTP request may take, retries included (ini citecheck_timeout; "
+        f"default {DEFAULT_TIMEOUT:g}).",
+    )
+    group.addoption(
+        "--citecheck-max-page-bytes",
+        dest="citecheck_max_page_bytes",
+        default=None,
+        type=positive_int,
+        metavar="BYTES",
+        help=f"largest page that is judged (ini citecheck_max_page_bytes; default "
+        f"{DEFAULT_MAX_PAGE_BYTES}).",
+    )
+    group.addoption(
+        "--citecheck-cache-dir",
+        dest="citecheck_cache_dir",
+        default=None,
+        type=Path,
+        metavar="DIR",
+        help="where the embedding cache lives (default: pytest's cache directory, "
+        ".pytest_cache/d/citecheck; none with -p no:cacheprovider).",
+    )
+    parser.addini(
+        "citecheck_concurrency",
+        f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_timeout",
+        f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_max_page_bytes",
+        f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        default=None,
+    )
+
+
+def _engine_settings(config: pytest.Config) -> dict[str, object]:
+    """The engine options, resolved (flag > ini > default); bad ini values name the option."""
+
+    def ini(name: str, parse: object, default: object) -> object:
+        raw = _getini(config, name)
+        if raw in (None, ""):
+            return default
+        try:
+            return parse(str(raw).strip())  # type: ignore[operator]
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    opt = config.option
+
+    def pick(name: str, parse: object, default: object) -> object:
+        flag = getattr(opt, name)
+        return flag if flag is not None else ini(name, parse, default)
+
+    return {
+        "concurrency": pick("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY),
+        "timeout": pick("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
+        "max_page_bytes": pick("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        # None: pytest's cache directory, resolved when recording needs it (session).
+        "cache_dir": opt.citecheck_cache_dir,
+    }
+
+
+# -- end of the engine's options --------------------------------------------------------
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("citecheck", "citation checking (pytest-citecheck)")
     group.addoption(
@@ -151,6 +264,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one CSV row per citation.",
     )
+    _add_engine_options(parser, group)
 
     parser.addini(
         "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
@@ -225,6 +339,12 @@ class Settings:
     csv: Path | None
     # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
     document_roots: tuple[Path, ...] = ()
+    # Where ``judge`` came from ("flag", "ini" or None), for messages.
+    judge_origin: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    cache_dir: Path | None = None
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -265,7 +385,9 @@ def settings_from_config(config: pytest.Config) -> Settings:
         return bool(value) if value is not None else bool(_getini(config, name))
 
     judge: str | None = opt.citecheck_judge
+    judge_origin = "flag" if judge is not None else None
     if judge is None and _getini(config, "citecheck_judge"):
+        judge_origin = "ini"
         try:
             judge = judge_spec(str(_getini(config, "citecheck_judge")))
         except argparse.ArgumentTypeError as exc:
@@ -288,6 +410,8 @@ def settings_from_config(config: pytest.Config) -> Settings:
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
+        judge_origin=judge_origin,
+        **_engine_settings(config),  # type: ignore[arg-type]
     )
 
 

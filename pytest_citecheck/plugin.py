@@ -22,6 +22,8 @@ from pytest_citecheck.options import SETTINGS_KEY, check_paths, settings_from_co
 from pytest_citecheck.options import pytest_addoption as pytest_addoption
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pytest_citecheck.fixture import CitecheckFixture
     from pytest_citecheck.models import Claim, ClaimResult
     from pytest_citecheck.session import CitecheckSession
@@ -121,14 +123,19 @@ class ClaimItem(pytest.Item):
         super().__init__(**kwargs)
         self.claim = claim
 
-    def runtest(self) -> None:
+    @property
+    def cassette(self) -> Path:
         from pytest_citecheck.recording import cassette_path
 
+        return cassette_path(self.path, self.claim.id)
+
+    def runtest(self) -> None:
         session = _session(self.config)
-        result = session.verify_claim(
-            self.claim, cassette_path(self.path, self.claim.id), self.nodeid
-        )
-        result = result.model_copy(update={"file": self.path.name})
+        if _is_worker(self.config) and not session.replaying:
+            # xdist: this worker's share is what it has been sent; verify that ahead.
+            session.verify_ahead(_claim_items(_worker_upcoming(self)))
+        result = session.result_for(self)
+        result.file = self.path.name
         from pytest_citecheck.session import RESULTS_KEY
 
         self.stash[RESULTS_KEY] = [result]
@@ -191,7 +198,10 @@ def pytest_runtest_makereport(
         return report  # no citecheck session: nothing of ours ran
     from pytest_citecheck.session import RESULTS_KEY
 
+    # Popped: from here on the report carries the results (each held once).
     results = item.stash.get(RESULTS_KEY, None)
+    if results is not None:
+        del item.stash[RESULTS_KEY]
     if results is None and isinstance(item, ClaimItem):
         # The run blew up before a result existed: its citations are errors,
         # never silently missing from the totals.
@@ -202,7 +212,11 @@ def pytest_runtest_makereport(
 
         results = [error_result(item.claim, Reason.INTERNAL, scrub(detail))]
     if results:
-        setattr(report, REPORT_ATTR, json.dumps([r.model_dump(mode="json") for r in results]))
+        # Across processes (xdist) as JSON; in this process the objects themselves.
+        payload: Any = results
+        if _is_worker(item.config):
+            payload = json.dumps([r.model_dump(mode="json") for r in results])
+        setattr(report, REPORT_ATTR, payload)
     return report
 
 
@@ -222,27 +236,73 @@ class SessionHooks:
 
         return self.config.stash.get(SESSION_KEY, None)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """A judge named on the command line or in ini is built up front, so a typo or
-        (when recording) a missing key is a usage error, not a failure per claim; the
-        baseline and the output paths are checked before anything runs."""
+        """A judge named on the command line or in ini is built up front, so a typo
+        is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`);
+        the baseline and the output paths are checked before anything runs."""
         settings = self.config.stash[SETTINGS_KEY]
         if not settings.enabled or _is_worker(session.config):
             return
         check_paths(settings)
+        citecheck = _session(self.config)
         if settings.judge:
             from pytest_citecheck.errors import ConfigurationError
 
             try:
-                _session(self.config).judge(settings.judge)
+                citecheck.judge(settings.judge)
             except (ValueError, ConfigurationError) as exc:
-                raise pytest.UsageError(f"--citecheck-judge {settings.judge}: {exc}") from None
+                where = (
+                    "ini option citecheck_judge"
+                    if settings.judge_origin == "ini"
+                    else ("--citecheck-judge")
+                )
+                raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        if not citecheck.replaying and _is_xdist_controller(session.config):
+            # Workers cannot stop the session cleanly: check keys before they start.
+            citecheck.preflight_files()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Every key and token the selected claims need is checked once, here: one
+        usage error naming the variables, instead of a failure per claim."""
+        config = session.config
+        if (
+            not config.stash[SETTINGS_KEY].enabled
+            or config.option.collectonly
+            or _is_worker(config)
+        ):
+            return
+        items = _claim_items(session.items)
+        if items:
+            _session(config).preflight(items)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Recording: verify every selected claim concurrently before the items run;
+        each item then reports its own result, in file order."""
+        config = session.config
+        if (
+            config.stash[SETTINGS_KEY].enabled
+            and not _session(config).replaying
+            and not _is_worker(config)
+            and not config.option.collectonly
+        ):
+            items = _claim_items(session.items)
+            if items:
+                terminal = config.pluginmanager.get_plugin("terminalreporter")
+                quiet = config.get_verbosity() < 0
+                _session(config).verify_ahead(items, None if quiet else terminal)
+        return (yield)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
             _session(self.config).add_report_results(report.nodeid, payload)
+            if not _is_worker(self.config):
+                # The session holds the results now; the report pytest keeps does not.
+                # (On a worker the attribute still has to travel to the controller.)
+                delattr(report, REPORT_ATTR)
         _forget_quiet_phase(self.config, report)
 
     @pytest.hookimpl(optionalhook=True)
@@ -325,3 +385,32 @@ def gate_report(failures: list[str]) -> pytest.TestReport:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return not _is_worker(config) and bool(getattr(config.option, "numprocesses", None))
+
+
+def _claim_items(items: Sequence[pytest.Item]) -> list[ClaimItem]:
+    return [i for i in items if isinstance(i, ClaimItem)]
+
+
+def _worker_upcoming(item: pytest.Item) -> list[pytest.Item]:
+    """This item and the ones the xdist controller has already sent this worker."""
+    interactor = next(
+        (
+            p
+            for p in item.config.pluginmanager.get_plugins()
+            if type(p).__name__ == "WorkerInteractor" and hasattr(p, "torun")
+        ),
+        None,
+    )
+    if interactor is None:
+        return [item]
+    items = item.session.items
+    try:
+        with interactor.torun.lock() as queue:
+            indices = [interactor.nextitem_index, *queue]
+    except Exception:  # a newer xdist: fall back to one claim at a time
+        return [item]
+    return [item] + [items[i] for i in indices if isinstance(i, int) and 0 <= i < len(items)]
