@@ -8,9 +8,10 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,7 +21,8 @@ from pytest_citecheck.quote_policy import (
     QUOTE_MATCH_MODES,
     QuotePolicy,
 )
-from pytest_citecheck.recording import RECORD_MODES
+
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
 if TYPE_CHECKING:
     from pytest_citecheck.judges.compat import Temperature
@@ -42,6 +44,9 @@ def fraction(text: str) -> float:
     return value
 
 
+SETTINGS_KEY = pytest.StashKey["Settings"]()
+
+
 def judge_spec(text: str) -> str:
     """argparse ``type=``: ``provider:model``."""
     provider, sep, model = text.partition(":")
@@ -51,6 +56,119 @@ def judge_spec(text: str) -> str:
             "anthropic:claude-sonnet-4-6, ollama:llama3.1, openai-compatible:my-model)"
         )
     return text
+
+
+# -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
+
+DEFAULT_CONCURRENCY = 4
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_PAGE_BYTES = 2_000_000
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=``: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse ``type=``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--citecheck-concurrency",
+        dest="citecheck_concurrency",
+        default=None,
+        type=positive_int,
+        metavar="N",
+        help=f"claims recorded at once (ini citecheck_concurrency; default "
+        f"{DEFAULT_CONCURRENCY}); replay does not need it.",
+    )
+    group.addoption(
+        "--citecheck-timeout",
+        dest="citecheck_timeout",
+        default=None,
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=f"seconds one HTTP request may take, retries included (ini citecheck_timeout; "
+        f"default {DEFAULT_TIMEOUT:g}).",
+    )
+    group.addoption(
+        "--citecheck-max-page-bytes",
+        dest="citecheck_max_page_bytes",
+        default=None,
+        type=positive_int,
+        metavar="BYTES",
+        help=f"largest page that is judged (ini citecheck_max_page_bytes; default "
+        f"{DEFAULT_MAX_PAGE_BYTES}).",
+    )
+    group.addoption(
+        "--citecheck-cache-dir",
+        dest="citecheck_cache_dir",
+        default=None,
+        type=Path,
+        metavar="DIR",
+        help="where the embedding cache lives (default: pytest's cache directory, "
+        ".pytest_cache/d/citecheck; none with -p no:cacheprovider).",
+    )
+    parser.addini(
+        "citecheck_concurrency",
+        f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_timeout",
+        f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_max_page_bytes",
+        f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        default=None,
+    )
+
+
+def _engine_settings(config: pytest.Config) -> dict[str, object]:
+    """The engine options, resolved (flag > ini > default); bad ini values name the option."""
+
+    def ini(name: str, parse: object, default: object) -> object:
+        raw = _getini(config, name)
+        if raw in (None, ""):
+            return default
+        try:
+            return parse(str(raw).strip())  # type: ignore[operator]
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    opt = config.option
+
+    def pick(name: str, parse: object, default: object) -> object:
+        flag = getattr(opt, name)
+        return flag if flag is not None else ini(name, parse, default)
+
+    return {
+        "concurrency": pick("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY),
+        "timeout": pick("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
+        "max_page_bytes": pick("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        # None: pytest's cache directory, resolved when recording needs it (session).
+        "cache_dir": opt.citecheck_cache_dir,
+    }
+
+
+# -- end of the engine's options --------------------------------------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -156,6 +274,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one CSV row per citation.",
     )
+    _add_engine_options(parser, group)
 
     _add_quote_match_options(group, parser)
 
@@ -183,11 +302,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
     parser.addini(
-        "citecheck_min_precision", "citation precision floor (default: none)", default=None
+        "citecheck_min_precision",
+        "citation precision floor (default: none)",
+        type="float",
+        default=None,
     )
     parser.addini(
         "citecheck_min_reachable_precision",
         "reachable precision floor (default: none)",
+        type="float",
         default=None,
     )
     parser.addini(
@@ -199,14 +322,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "citecheck_review_below",
         f"confidence below which a verdict needs review (default {DEFAULT_REVIEW_BELOW})",
+        type="float",
         default=None,
     )
     parser.addini(
         "citecheck_strict_review", "fail on verdicts marked for review", type="bool", default=False
     )
     parser.addini(
+        "citecheck_document_roots",
+        "folders outside the rootdir that `document:` citations may read (paths relative "
+        "to the ini file; default: only the rootdir)",
+        type="paths",
+        default=[],
+    )
+    parser.addini(
         "citecheck_max_drop",
         f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
+        type="float",
         default=None,
     )
 
@@ -231,15 +363,35 @@ class Settings:
     max_drop: float
     report: Path | None
     csv: Path | None
+    # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
+    document_roots: tuple[Path, ...] = ()
+    # Where ``judge`` came from ("flag", "ini" or None), for messages.
+    judge_origin: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    cache_dir: Path | None = None
     quote_policy: QuotePolicy = EXACT
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
 
 
+def _getini(config: pytest.Config, name: str) -> Any:
+    """``config.getini`` whose errors name the option (pytest's own may not)."""
+    try:
+        return config.getini(name)
+    except (pytest.UsageError, ValueError, TypeError) as exc:
+        message = str(exc)
+        if name not in message:
+            message = f"ini option {name}: {message}"
+        raise pytest.UsageError(message) from None
+
+
 def _ini_fraction(config: pytest.Config, name: str) -> float | None:
-    raw = config.getini(name)
-    if raw in (None, ""):
+    """A fraction from ini or TOML (``0.5`` native or ``"0.5"`` in an ini file)."""
+    raw = _getini(config, name)
+    if raw is None or raw == "":
         return None
     try:
         return fraction(str(raw))
@@ -248,7 +400,7 @@ def _ini_fraction(config: pytest.Config, name: str) -> float | None:
 
 
 def _ini_temperature(config: pytest.Config) -> Temperature:
-    raw = config.getini("citecheck_judge_temperature")
+    raw = _getini(config, "citecheck_judge_temperature")
     if raw in (None, ""):
         return "auto"  # the judges (and httpx) are imported only when set
     from pytest_citecheck.judges.compat import parse_temperature
@@ -260,7 +412,7 @@ def _ini_temperature(config: pytest.Config) -> Temperature:
 
 
 def _ini_response_format(config: pytest.Config) -> str:
-    raw = str(config.getini("citecheck_judge_response_format") or "auto").strip().lower()
+    raw = str(_getini(config, "citecheck_judge_response_format") or "auto").strip().lower()
     if raw == "auto":
         return raw
     from pytest_citecheck.judges.openai import RESPONSE_FORMATS
@@ -283,12 +435,14 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
     def pick_bool(name: str) -> bool:
         value: bool | None = getattr(opt, name)
-        return bool(value) if value is not None else bool(config.getini(name))
+        return bool(value) if value is not None else bool(_getini(config, name))
 
     judge: str | None = opt.citecheck_judge
-    if judge is None and config.getini("citecheck_judge"):
+    judge_origin = "flag" if judge is not None else None
+    if judge is None and _getini(config, "citecheck_judge"):
+        judge_origin = "ini"
         try:
-            judge = judge_spec(str(config.getini("citecheck_judge")))
+            judge = judge_spec(str(_getini(config, "citecheck_judge")))
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"ini option citecheck_judge: {exc}") from None
     review_below = pick_fraction("citecheck_review_below")
@@ -297,10 +451,10 @@ def settings_from_config(config: pytest.Config) -> Settings:
         enabled=bool(opt.citecheck),
         record_mode=opt.citecheck_record,
         judge=judge,
-        judge_base_url=config.getini("citecheck_judge_base_url") or None,
+        judge_base_url=_getini(config, "citecheck_judge_base_url") or None,
         judge_temperature=_ini_temperature(config),
         judge_response_format=_ini_response_format(config),
-        patterns=tuple(config.getini("citecheck_patterns")),
+        patterns=tuple(_getini(config, "citecheck_patterns")),
         min_precision=pick_fraction("citecheck_min_precision"),
         min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),
         allow_contradicted=pick_bool("citecheck_allow_contradicted"),
@@ -311,7 +465,44 @@ def settings_from_config(config: pytest.Config) -> Settings:
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
         quote_policy=_quote_policy(config),
+        document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
+        judge_origin=judge_origin,
+        **_engine_settings(config),  # type: ignore[arg-type]
     )
+
+
+def check_paths(settings: Settings) -> None:
+    """Start-up checks of the files a run reads and writes: a usage error now
+    instead of a lost summary at the end (issue 10, items 6 and 10)."""
+    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+        if path is not None:
+            problem = _unwritable(path)
+            if problem is not None:
+                raise pytest.UsageError(f"{flag} {path}: {problem}")
+    if settings.baseline is not None:
+        from pytest_citecheck.gate import BaselineError, load_baseline_precision
+
+        try:
+            load_baseline_precision(settings.baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file, or None."""
+    if path.is_dir():
+        return "is a folder; give a file name, e.g. report.json inside it"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "the file is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so nothing can be written under it"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None
+
 
 
 # -- quote matching (the guard, DESIGN §3.11) ---------------------------------------
@@ -351,7 +542,7 @@ def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -
 def _quote_policy(config: pytest.Config) -> QuotePolicy:
     mode: str | None = config.option.citecheck_quote_match
     if mode is None:
-        mode = str(config.getini("citecheck_quote_match") or "exact").strip()
+        mode = str(_getini(config, "citecheck_quote_match") or "exact").strip()
         if mode not in QUOTE_MATCH_MODES:
             raise pytest.UsageError(
                 f"ini option citecheck_quote_match: {mode!r} is not one of "
