@@ -93,6 +93,9 @@ class EngineSettings:
     judge_origin: str | None = None
     # The openai-compatible judge's base URL (ini citecheck_judge_base_url).
     judge_base_url: str | None = None
+    # Passed to every built-in judge (ini citecheck_judge_temperature / _response_format).
+    judge_temperature: Any = "auto"
+    judge_response_format: str = "auto"
     review_below: float = DEFAULT_REVIEW_BELOW
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = DEFAULT_TIMEOUT
@@ -309,6 +312,8 @@ class Engine:
             require_key=require_key,
             retry=self.retry_policy(),
             client=self.http_client(),
+            temperature=self.settings.judge_temperature,
+            response_format=self.settings.judge_response_format,
         )
 
     def live_ranker(self) -> Ranker:

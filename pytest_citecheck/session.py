@@ -68,6 +68,8 @@ class CitecheckSession:
                     judge=s.judge,
                     judge_origin=s.judge_origin,
                     judge_base_url=s.judge_base_url,
+                    judge_temperature=s.judge_temperature,
+                    judge_response_format=s.judge_response_format,
                     review_below=s.review_below,
                     concurrency=s.concurrency,
                     timeout=s.timeout,

@@ -163,9 +163,20 @@ def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
         for name, values in reply.headers.items()
         if name.lower() not in _SECRET_HEADERS
     }
-    return Reply(
-        reply.status, reply.reason, headers, _redact_body(reply.body, extra), reply.too_large
-    )
+    body = _redact_body(reply.body, extra)
+    is_json = any("json" in v.lower() for v in headers.get("content-type", []))
+    if is_json and body:
+        # Nor a local server's model path in a JSON judge reply; pages are never touched.
+        from pytest_citecheck.judges.compat import recordable_reply
+
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            cleaned = recordable_reply(text)
+            body = body if cleaned == text else cleaned.encode("utf-8")
+    return Reply(reply.status, reply.reason, headers, body, reply.too_large)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from pytest_citecheck.judges.compat import json_text, recordable_model_name
 from pytest_citecheck.judges.openai import is_reasoning_model
 from pytest_citecheck.models import Citation, Label, Reason
 from pytest_citecheck.pipeline import Verifier
-from pytest_citecheck.recording import make_vcr
+from pytest_citecheck.recording import open_recording
 from pytest_citecheck.retry import RetryPolicy
 from tests.doubles.llm import (
     LLAMA_CPP_PYTHON_RESPONSE_FORMAT_ERROR,
@@ -397,27 +397,33 @@ def test_recordable_model_name(value: str, kept: str) -> None:
 
 
 def test_a_local_model_path_is_not_recorded(tmp_path: Path) -> None:
+    import httpx
+
+    from pytest_citecheck.transport import StageTransport
+
     cassette = tmp_path / "claim.yaml"
+    client = httpx.Client(transport=StageTransport())
     with served(served_model=MODEL_PATH) as llm:
         base_url = llm.base_url("openai-compatible")
-        live = make_judge("openai-compatible:smollm2", environ={}, base_url=base_url)
-        with make_vcr("once", {}).use_cassette(str(cassette)):
+        live = make_judge("openai-compatible:smollm2", environ={}, base_url=base_url, client=client)
+        with open_recording(cassette, "once", "claim", {}) as recording:
             recorded = live.judge(CLAIM, PASSAGES)
-        live.close()
+            assert recording.finish(ok=True)
     text = cassette.read_text()
     assert "/home/alice" not in text and "models/" not in text
     assert "SmolLM2-135M-Instruct-Q8_0.gguf" in text
-    replayer = make_judge("openai-compatible:smollm2", environ={}, base_url=base_url)
-    with make_vcr("none", {}).use_cassette(str(cassette)) as played:
+    replayer = make_judge("openai-compatible:smollm2", environ={}, base_url=base_url, client=client)
+    with open_recording(cassette, "none", "claim", {}) as played:
         assert replayer.judge(CLAIM, PASSAGES) == recorded
-        assert played.all_played
+        assert all(i.played for i in played.cassette.interactions)
+    client.close()
 
 
 def test_only_json_replies_lose_a_model_path() -> None:
-    from pytest_citecheck.recording import _scrub_response
+    from pytest_citecheck.transport import Reply, redact_reply
 
-    text = json.dumps({"model": MODEL_PATH, "choices": []})
-    page = {"headers": {"Content-Type": ["text/markdown"]}, "body": {"string": text}}
-    reply = {"headers": {"content-type": ["application/json"]}, "body": {"string": text}}
-    assert _scrub_response(page)["body"]["string"] == text  # a page is evidence: kept
-    assert MODEL_PATH not in _scrub_response(reply)["body"]["string"]
+    text = json.dumps({"model": MODEL_PATH, "choices": []}).encode()
+    page = Reply(200, "OK", {"content-type": ["text/markdown"]}, text)
+    reply = Reply(200, "OK", {"content-type": ["application/json"]}, text)
+    assert redact_reply(page, []).body == text  # a page is evidence: kept
+    assert MODEL_PATH.encode() not in redact_reply(reply, []).body
