@@ -504,7 +504,6 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
-
 # -- quote matching (the guard, DESIGN §3.11) ---------------------------------------
 
 
