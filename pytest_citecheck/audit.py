@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -113,16 +113,18 @@ def safe_rid(rid: str | None) -> str:
 
 
 def rows_for(
-    results: Iterable[ClaimResult], run_id: str, source: str, now: datetime | None = None
+    results: Mapping[str, ClaimResult], run_id: str, source: str, now: datetime | None = None
 ) -> list[AuditRow]:
-    """One row per citation of ``results`` (a claim with no citation has none)."""
+    """One row per citation of ``results``, keyed by how the front end names each
+    claim (a pytest node id, ``file::id`` in a batch, the request id in the
+    service). A claim with no citation has no row."""
     time = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     return [
         AuditRow(
             run_id=run_id,
             time=time,
             source=source,
-            claim_id=result.id,
+            claim_id=key,
             claim=scrub(result.claim),
             url=scrub(verdict.url),
             label=verdict.label.value,
@@ -133,7 +135,7 @@ def rows_for(
             original_status=verdict.original_status,
             rid=safe_rid(verdict.rid),
         )
-        for result in results
+        for key, result in results.items()
         for verdict in result.verdicts
     ]
 
@@ -210,7 +212,7 @@ class AuditIndex:
             connection.execute("COMMIT")
         return len(batch)
 
-    def record(self, results: Iterable[ClaimResult], run_id: str, source: str) -> int:
+    def record(self, results: Mapping[str, ClaimResult], run_id: str, source: str) -> int:
         """Append one row per citation of ``results``."""
         return self.append(rows_for(results, run_id, source))
 

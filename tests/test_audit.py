@@ -39,7 +39,7 @@ def result(claim_id: str = "q1", verdicts: list[Verdict] | None = None) -> Claim
 
 def test_one_row_per_citation_with_rid_only_for_a_stored_page(tmp_path: Path) -> None:
     index = AuditIndex(tmp_path / "audit.db")
-    assert index.record([result()], run_id="run-1", source="batch") == 2
+    assert index.record({"q1": result()}, run_id="run-1", source="batch") == 2
     stored, pdf = index.rows()
     assert (stored.run_id, stored.source, stored.claim_id) == ("run-1", "batch", "q1")
     assert (stored.label, stored.rid, stored.confidence) == ("supported", "abc123", 0.93)
@@ -56,7 +56,7 @@ def test_one_row_per_citation_with_rid_only_for_a_stored_page(tmp_path: Path) ->
 
 def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     path = tmp_path / "audit.db"
-    AuditIndex(path).record([result()], "run-1", "batch")
+    AuditIndex(path).record({"q1": result()}, "run-1", "batch")
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -73,7 +73,7 @@ def test_a_storage_url_never_reaches_the_file(
         evidence_quote=f"the token is {TOKEN}",
     )
     path = tmp_path / "audit.db"
-    AuditIndex(path).record([result(verdicts=[leaky])], "run-1", "service")
+    AuditIndex(path).record({"q1": result(verdicts=[leaky])}, "run-1", "service")
     (row,) = AuditIndex(path).rows()
     assert row.rid == ""
     for suffix in ("", "-wal", "-shm"):
@@ -92,8 +92,8 @@ def test_safe_rid(rid: str | None, kept: str) -> None:
 
 def test_filters_by_label_run_and_rid(tmp_path: Path) -> None:
     index = AuditIndex(tmp_path / "audit.db")
-    index.record([result("q1")], "run-1", "batch")
-    index.record([result("q2")], "run-2", "batch")
+    index.record({"q1": result("q1")}, "run-1", "batch")
+    index.record({"q2": result("q2")}, "run-2", "batch")
     assert [r.claim_id for r in index.rows(run_id="run-2")] == ["q2", "q2"]
     assert [(r.run_id, r.label) for r in index.rows(label="supported")] == [
         ("run-1", "supported"),
@@ -118,7 +118,7 @@ def test_a_file_of_another_schema_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(path) as connection:
         connection.execute("PRAGMA user_version=99")
     with pytest.raises(AuditError, match="audit schema 99"):
-        AuditIndex(path).record([result()], "run-1", "batch")
+        AuditIndex(path).record({"q1": result()}, "run-1", "batch")
 
 
 def test_concurrent_writers_in_threads_lose_no_row(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_concurrent_writers_in_threads_lose_no_row(tmp_path: Path) -> None:
     def write(n: int) -> None:
         try:
             for i in range(10):
-                AuditIndex(path).record([result(f"t{n}-{i}")], f"run-{n}", "service")
+                AuditIndex(path).record({f"t{n}-{i}": result()}, f"run-{n}", "service")
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -145,7 +145,7 @@ def test_concurrent_writers_in_threads_lose_no_row(tmp_path: Path) -> None:
 
 def _write_from_process(path: str, n: int) -> None:
     for i in range(10):
-        AuditIndex(Path(path)).record([result(f"p{n}-{i}")], f"run-p{n}", "pytest")
+        AuditIndex(Path(path)).record({f"p{n}-{i}": result()}, f"run-p{n}", "pytest")
 
 
 def test_concurrent_writers_in_processes_lose_no_row(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_run_ids_sort_by_time_and_do_not_collide() -> None:
 
 def test_rows_for_a_claim_without_citations_is_empty() -> None:
     empty = ClaimResult(id="q", claim="c", label=Label.NOT_FOUND, verdicts=[])
-    assert rows_for([empty], "run", "batch") == []
+    assert rows_for({"q": empty}, "run", "batch") == []
 
 
 # -- Storage API read-back ------------------------------------------------------------
