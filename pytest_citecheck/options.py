@@ -146,6 +146,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one CSV row per citation.",
     )
+    group.addoption(
+        "--citecheck-audit",
+        dest="citecheck_audit",
+        default=None,
+        type=Path,
+        metavar="PATH",
+        help="append one row per citation to this SQLite audit index (read it with "
+        "`citecheck audit list`).",
+    )
 
     parser.addini(
         "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
@@ -205,6 +214,7 @@ class Settings:
     max_drop: float
     report: Path | None
     csv: Path | None
+    audit: Path | None = None
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -255,4 +265,5 @@ def settings_from_config(config: pytest.Config) -> Settings:
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
+        audit=opt.citecheck_audit,
     )

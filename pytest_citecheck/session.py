@@ -210,6 +210,13 @@ class CitecheckSession:
             ),
             baseline,
         )
+        if s.audit is not None:
+            from pytest_citecheck.audit import AuditError, AuditIndex, new_run_id
+
+            try:
+                AuditIndex(s.audit).record(self.results, new_run_id(), "pytest")
+            except AuditError as exc:
+                failures.append(f"--citecheck-audit: {exc}")
         report.gate_failures = failures
         if s.report is not None:
             report.write_json(s.report)
