@@ -14,9 +14,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pytest_citecheck.judges.base import JudgeReply
 from pytest_citecheck.models import Label, Passage, Reason
+
+if TYPE_CHECKING:
+    # Only the type: importing the judges package would pull in httpx and every
+    # provider wherever the guard's normalise() is used (documents, the loader).
+    from pytest_citecheck.judges.base import JudgeReply
 
 # Typographic variants of the ASCII quote characters. A judge (or a user
 # pasting from a browser) routinely swaps one for the other; the words are the

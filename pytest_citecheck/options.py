@@ -190,6 +190,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "citecheck_strict_review", "fail on verdicts marked for review", type="bool", default=False
     )
     parser.addini(
+        "citecheck_document_roots",
+        "folders outside the rootdir that `document:` citations may read (paths relative "
+        "to the ini file; default: only the rootdir)",
+        type="paths",
+        default=[],
+    )
+    parser.addini(
         "citecheck_max_drop",
         f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
         default=None,
@@ -214,6 +221,8 @@ class Settings:
     max_drop: float
     report: Path | None
     csv: Path | None
+    # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
+    document_roots: tuple[Path, ...] = ()
     audit: Path | None = None
 
     def judge_for(self, file_judge: str | None) -> str:
@@ -265,5 +274,6 @@ def settings_from_config(config: pytest.Config) -> Settings:
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
+        document_roots=(config.rootpath, *config.getini("citecheck_document_roots")),
         audit=opt.citecheck_audit,
     )

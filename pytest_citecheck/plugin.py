@@ -65,7 +65,8 @@ class ClaimFileCollector(pytest.File):
         from pytest_citecheck.loader import ClaimFileError, load_claim_file
 
         try:
-            claim_file = load_claim_file(self.path)
+            roots = _session(self.config).settings.document_roots
+            claim_file = load_claim_file(self.path, roots=roots)
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
             # session, and every other claim file must still run.
