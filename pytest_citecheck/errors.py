@@ -27,3 +27,12 @@ class StageFailed(CitecheckError):
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
+
+
+class ResponseTooLarge(CitecheckError):
+    """A response body is larger than the size cap (``citecheck_max_page_bytes``)."""
+
+    def __init__(self, url: str, limit: int) -> None:
+        super().__init__(f"the response from {url} is larger than {limit} bytes")
+        self.url = url
+        self.limit = limit

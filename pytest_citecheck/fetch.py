@@ -126,8 +126,8 @@ _SOFT_404 = re.compile(
 
 
 def non_whitespace_chars(text: str) -> int:
-    """How much text a page has, ignoring layout."""
-    return sum(1 for ch in text if not ch.isspace())
+    """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
+    return len("".join(text.split()))
 
 
 def is_pdf(url: str) -> bool:

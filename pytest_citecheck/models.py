@@ -59,6 +59,10 @@ class Reason:
     NO_RECORDING = "no_recording"
     STALE_RECORDING = "stale_recording"
     WORKER_CRASHED = "worker_crashed"
+    # Issue 8/10 (engine): a cassette that cannot be read; a page or judge reply over the cap.
+    CORRUPT_RECORDING = "corrupt_recording"
+    PAGE_TOO_LARGE = "page_too_large"
+    JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
     INTERNAL = "internal_error"
 
 

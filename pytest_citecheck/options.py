@@ -43,6 +43,99 @@ def judge_spec(text: str) -> str:
     return text
 
 
+# -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
+
+DEFAULT_CONCURRENCY = 4
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_PAGE_BYTES = 2_000_000
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=``: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse ``type=``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--citecheck-concurrency",
+        dest="citecheck_concurrency",
+        default=None,
+        type=positive_int,
+        metavar="N",
+        help=f"claims recorded at once (ini citecheck_concurrency; default "
+        f"{DEFAULT_CONCURRENCY}); replay does not need it.",
+    )
+    group.addoption(
+        "--citecheck-cache-dir",
+        dest="citecheck_cache_dir",
+        default=None,
+        type=Path,
+        metavar="DIR",
+        help="where the embedding cache lives (default: pytest's cache directory, "
+        ".pytest_cache/d/citecheck; none with -p no:cacheprovider).",
+    )
+    parser.addini(
+        "citecheck_concurrency",
+        f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_timeout",
+        f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_max_page_bytes",
+        f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        default=None,
+    )
+
+
+def _engine_settings(config: pytest.Config) -> dict[str, object]:
+    """The engine options, resolved (flag > ini > default); bad ini values name the option."""
+
+    def ini(name: str, parse: object, default: object) -> object:
+        raw = config.getini(name)
+        if raw in (None, ""):
+            return default
+        try:
+            return parse(str(raw).strip())  # type: ignore[operator]
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    opt = config.option
+    concurrency = opt.citecheck_concurrency
+    if concurrency is None:
+        concurrency = ini("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY)
+    return {
+        "concurrency": concurrency,
+        "timeout": ini("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
+        "max_page_bytes": ini("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        # None: pytest's cache directory, resolved when recording needs it (session).
+        "cache_dir": opt.citecheck_cache_dir,
+    }
+
+
+# -- end of the engine's options --------------------------------------------------------
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("citecheck", "citation checking (pytest-citecheck)")
     group.addoption(
@@ -155,6 +248,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="append one row per citation to this SQLite audit index (read it with "
         "`citecheck audit list`).",
     )
+    _add_engine_options(parser, group)
 
     parser.addini(
         "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
@@ -224,6 +318,12 @@ class Settings:
     # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
     document_roots: tuple[Path, ...] = ()
     audit: Path | None = None
+    # Where ``judge`` came from ("flag", "ini" or None), for messages.
+    judge_origin: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    cache_dir: Path | None = None
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -252,7 +352,9 @@ def settings_from_config(config: pytest.Config) -> Settings:
         return bool(value) if value is not None else bool(config.getini(name))
 
     judge: str | None = opt.citecheck_judge
+    judge_origin = "flag" if judge is not None else None
     if judge is None and config.getini("citecheck_judge"):
+        judge_origin = "ini"
         try:
             judge = judge_spec(str(config.getini("citecheck_judge")))
         except argparse.ArgumentTypeError as exc:
@@ -276,4 +378,6 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         document_roots=(config.rootpath, *config.getini("citecheck_document_roots")),
         audit=opt.citecheck_audit,
+        judge_origin=judge_origin,
+        **_engine_settings(config),  # type: ignore[arg-type]
     )

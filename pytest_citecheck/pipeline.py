@@ -1,7 +1,10 @@
-"""Verifying citations: the stages of DESIGN §3 wired together.
+"""Verifying one claim's citations: the stages of DESIGN §3 wired together.
 
-Usable without pytest: the plugin, the batch CLI and the service all build a
-:class:`Verifier` from a fetcher, a ranker and a judge.
+Usable without pytest; :mod:`pytest_citecheck.engine` builds a :class:`Verifier`
+per claim from the stages it built once. Any fetcher's result goes through
+:func:`pytest_citecheck.fetch_rules.apply_rules` (§3 steps 4-7, the page-size
+cap). What a judge says is capped before it reaches a verdict, so a 5 MB
+"quote" never reaches a report (issue 8 item 7).
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_citecheck.aggregate import claim_label
-from pytest_citecheck.errors import ConfigurationError, StageFailed
+from pytest_citecheck.errors import ConfigurationError, ResponseTooLarge, StageFailed
 from pytest_citecheck.fetch import Fetcher
+from pytest_citecheck.fetch_rules import DEFAULT_MAX_PAGE_BYTES, apply_rules, too_large_detail
 from pytest_citecheck.guard import guard
 from pytest_citecheck.judges.base import Judge
 from pytest_citecheck.models import (
@@ -28,6 +32,17 @@ from pytest_citecheck.retrieval import Ranker
 
 DEFAULT_TOP_K = 3
 DEFAULT_REVIEW_BELOW = 0.8
+# Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
+MAX_QUOTE_CHARS = 2000
+MAX_DETAIL_CHARS = 1000
+
+
+def cap(text: str | None, limit: int) -> str | None:
+    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
+
 
 # Maps an exception the pipeline did not expect to a reason; the plugin adds a
 # classifier that recognises VCR's "no recording" error without the pipeline
@@ -45,6 +60,7 @@ class Verifier:
     review_below: float = DEFAULT_REVIEW_BELOW
     top_k: int = DEFAULT_TOP_K
     classify_error: ErrorClassifier | None = None
+    max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -86,12 +102,23 @@ class Verifier:
             classified = self.classify_error(exc) if self.classify_error else None
             reason, detail = classified or (Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
             verdict = Verdict(url=citation.target, label=Label.ERROR, reason=reason, detail=detail)
+        if verdict.detail is not None and len(verdict.detail) > MAX_DETAIL_CHARS:
+            verdict = verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
         return self._gate_confidence(verdict)
 
     # -- URL citations -------------------------------------------------------
 
     def _verify_url(self, claim: str, url: str) -> Verdict:
-        fetched = self.fetcher.fetch(url)
+        try:
+            fetched = self.fetcher.fetch(url)
+        except ResponseTooLarge as exc:
+            return Verdict(
+                url=url,
+                label=Label.NOT_FOUND,
+                reason=Reason.PAGE_TOO_LARGE,
+                detail=too_large_detail(exc.limit),
+            )
+        fetched = apply_rules(url, fetched, self.max_page_bytes)
         base = Verdict(
             url=url,
             label=Label.ERROR,
@@ -166,12 +193,18 @@ class Verifier:
         )
 
     def _judge(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
-        reply = self.judge.judge(claim, [p.text for p in shown])
+        try:
+            reply = self.judge.judge(claim, [p.text for p in shown])
+        except ResponseTooLarge as exc:
+            raise StageFailed(
+                Reason.JUDGE_REPLY_TOO_LARGE,
+                f"the judge's reply is larger than {exc.limit} bytes",
+            ) from None
         guarded = guard(reply, shown)
         return base.model_copy(
             update={
                 "label": guarded.label,
-                "evidence_quote": guarded.quote,
+                "evidence_quote": cap(guarded.quote, MAX_QUOTE_CHARS),
                 "confidence": guarded.confidence,
                 "reason": guarded.reason,
                 "passages": shown,

@@ -11,7 +11,7 @@ import json
 from collections.abc import Generator, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,6 +26,9 @@ from pytest_citecheck.session import (
     CitecheckSession,
     error_result,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 REPORT_ATTR = "citecheck_results"
 
@@ -90,14 +93,19 @@ class ClaimItem(pytest.Item):
         super().__init__(**kwargs)
         self.claim = claim
 
-    def runtest(self) -> None:
+    @property
+    def cassette(self) -> Path:
         from pytest_citecheck.recording import cassette_path
 
+        return cassette_path(self.path, self.claim.id)
+
+    def runtest(self) -> None:
         session = _session(self.config)
-        result = session.verify_claim(
-            self.claim, cassette_path(self.path, self.claim.id), self.nodeid
-        )
-        result = result.model_copy(update={"file": self.path.name})
+        if _is_worker(self.config) and not session.replaying:
+            # xdist: this worker's share is what it has been sent; verify that ahead.
+            session.verify_ahead(_claim_items(_worker_upcoming(self)))
+        result = session.result_for(self)
+        result.file = self.path.name
         self.stash[RESULTS_KEY] = [result]
         from pytest_citecheck.report import junit_properties
 
@@ -156,7 +164,10 @@ def pytest_runtest_makereport(
     report = yield
     if call.when != "call":
         return report
+    # Popped: from here on the report carries the results (each held once).
     results = item.stash.get(RESULTS_KEY, None)
+    if results is not None:
+        del item.stash[RESULTS_KEY]
     if results is None and isinstance(item, ClaimItem):
         # The run blew up before a result existed: its citations are errors,
         # never silently missing from the totals.
@@ -165,7 +176,11 @@ def pytest_runtest_makereport(
 
         results = [error_result(item.claim, Reason.INTERNAL, scrub(detail))]
     if results:
-        setattr(report, REPORT_ATTR, json.dumps([r.model_dump(mode="json") for r in results]))
+        # Across processes (xdist) as JSON; in this process the objects themselves.
+        payload: Any = results
+        if _is_worker(item.config):
+            payload = json.dumps([r.model_dump(mode="json") for r in results])
+        setattr(report, REPORT_ATTR, payload)
     return report
 
 
@@ -176,9 +191,10 @@ class SessionHooks:
     def __init__(self, session: CitecheckSession) -> None:
         self.session = session
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """A judge named on the command line or in ini is built up front, so a typo or
-        (when recording) a missing key is a usage error, not a failure per claim."""
+        """A judge named on the command line or in ini is built up front, so a typo
+        is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`)."""
         settings = self.session.settings
         if settings.enabled and settings.judge and not _is_worker(session.config):
             from pytest_citecheck.errors import ConfigurationError
@@ -186,12 +202,52 @@ class SessionHooks:
             try:
                 self.session.judge(settings.judge)
             except (ValueError, ConfigurationError) as exc:
-                raise pytest.UsageError(f"--citecheck-judge {settings.judge}: {exc}") from None
+                where = (
+                    "ini option citecheck_judge"
+                    if settings.judge_origin == "ini"
+                    else ("--citecheck-judge")
+                )
+                raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        if settings.enabled and not self.session.replaying and _is_xdist_controller(session.config):
+            # Workers cannot stop the session cleanly: check keys before they start.
+            self.session.preflight_files()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Every key and token the selected claims need is checked once, here: one
+        usage error naming the variables, instead of a failure per claim."""
+        config = session.config
+        if not self.session.settings.enabled or config.option.collectonly or _is_worker(config):
+            return
+        items = _claim_items(session.items)
+        if items:
+            self.session.preflight(items)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Recording: verify every selected claim concurrently before the items run;
+        each item then reports its own result, in file order."""
+        config = session.config
+        if (
+            self.session.settings.enabled
+            and not self.session.replaying
+            and not _is_worker(config)
+            and not config.option.collectonly
+        ):
+            items = _claim_items(session.items)
+            if items:
+                terminal = config.pluginmanager.get_plugin("terminalreporter")
+                quiet = config.get_verbosity() < 0
+                self.session.verify_ahead(items, None if quiet else terminal)
+        return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
             self.session.add_report_results(report.nodeid, payload)
+            if not _is_worker(self.session.config):
+                # The session holds the results now; the report pytest keeps does not.
+                # (On a worker the attribute still has to travel to the controller.)
+                delattr(report, REPORT_ATTR)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -221,3 +277,32 @@ class SessionHooks:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return not _is_worker(config) and bool(getattr(config.option, "numprocesses", None))
+
+
+def _claim_items(items: Sequence[pytest.Item]) -> list[ClaimItem]:
+    return [i for i in items if isinstance(i, ClaimItem)]
+
+
+def _worker_upcoming(item: pytest.Item) -> list[pytest.Item]:
+    """This item and the ones the xdist controller has already sent this worker."""
+    interactor = next(
+        (
+            p
+            for p in item.config.pluginmanager.get_plugins()
+            if type(p).__name__ == "WorkerInteractor" and hasattr(p, "torun")
+        ),
+        None,
+    )
+    if interactor is None:
+        return [item]
+    items = item.session.items
+    try:
+        with interactor.torun.lock() as queue:
+            indices = [interactor.nextitem_index, *queue]
+    except Exception:  # a newer xdist: fall back to one claim at a time
+        return [item]
+    return [item] + [items[i] for i in indices if isinstance(i, int) and 0 <= i < len(items)]

@@ -1,35 +1,40 @@
-"""Record and replay: one VCR.py cassette per claim.
+"""Record and replay: one cassette per claim (DESIGN §5).
 
 A cassette holds every HTTP exchange of one claim (Crawling API and judge)
-plus, in VCR's cassette metadata, what is not HTTP but must replay exactly:
-which passages retrieval chose (so CI needs no embedding model and no float
-bits of the recording machine) and the judge prompt version the replies were
-given for. A recording goes stale when the page, the claim, the judge model or
-the prompt changes; replay then reports it by claim instead of guessing.
+plus, in its metadata, what is not HTTP but must replay exactly: which passages
+retrieval chose (so CI needs no embedding model and no float bits of the
+recording machine) and the judge prompt version the replies were given for. A
+recording goes stale when the page, the claim, the judge model or the prompt
+changes; replay then reports it by claim instead of guessing.
 
-vcr and yaml are imported only when a cassette is opened.
+Cassettes are plain VCR.py files; :mod:`pytest_citecheck.cassette` reads and
+writes them and :mod:`pytest_citecheck.transport` serves one claim's HTTP from
+its cassette, so claims record concurrently without VCR.py's process-global
+patching. A recording is saved only when the claim verified without an
+``error``: a failed recording leaves no file and no folder, and ``once``
+records it again next time (issue 8 item 6).
+
+This module stays light (it is imported with the options); yaml and httpx load
+when a cassette is opened.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.models import Reason
 from pytest_citecheck.retrieval import Ranker
-from pytest_citecheck.secrets import (
-    REDACTED,
-    SECRET_HEADERS,
-    TOKEN_PLACEHOLDERS,
-    redact_values,
-    scrub,
-)
+from pytest_citecheck.secrets import scrub
+
+if TYPE_CHECKING:
+    from pytest_citecheck.cassette import Cassette
+    from pytest_citecheck.transport import ClaimHTTP
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 METADATA_KEY = "citecheck"
@@ -54,100 +59,109 @@ def retrieval_key(claim: str, passages: Sequence[str]) -> str:
     return digest.hexdigest()[:20]
 
 
-def _is_json(body: Any) -> Any:
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if not isinstance(body, str) or not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
+class MissingRetrieval(Exception):
+    """Replay only, and the cassette has no retrieval for this page and claim."""
 
 
-def _post_body_matcher(r1: Any, r2: Any) -> None:
-    """Judge replies replay by what was asked: POST bodies must be equal as JSON.
+class CorruptRecording(Exception):
+    """The cassette cannot be read (``why``, one line, no traceback)."""
 
-    GETs are not compared (a GET recorded with ``body: null`` vs a live ``b''``
-    must still match, WIRE.md §6.3 gotcha 12).
-    """
-    if r1.method != "POST" or r2.method != "POST":
-        return
-    left, right = _is_json(r1.body), _is_json(r2.body)
-    if left is None or right is None:
-        left, right = r1.body, r2.body
-    if left != right:
-        raise AssertionError("the request bodies differ (the judge was asked something else)")
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def _where(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def corrupt_detail(path: Path, nodeid: str, why: str) -> str:
+    """What a user reads for a corrupt cassette: which file, why, and the fix."""
+    return (
+        f"the recording {_where(path)} is corrupt: {why}; record it again with: "
+        f"{record_command(nodeid, 'rewrite')}"
+    )
 
 
 @dataclass
 class Recording:
-    """An open cassette for one claim, with the knobs the pipeline needs."""
+    """An open cassette for one claim (or one test's fixture calls)."""
 
     path: Path
     mode: str
     nodeid: str
-    cassette: Any
+    cassette: Cassette
+    http: ClaimHTTP
     prompt_version: str | None = None
+    # False once a claim verified in it had an error: then nothing is saved.
+    ok: bool = True
 
     @property
     def replaying(self) -> bool:
         return self.mode == "none"
 
+    @property
+    def write_protected(self) -> bool:
+        return self.http.write_protected
+
     # -- metadata ------------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
-        """citecheck's part of the cassette metadata (VCR raises MissingMetadataError
-        under ``none`` when the cassette has none)."""
-        meta: dict[str, Any] = self.cassette.get_metadata(
-            METADATA_KEY, {"format": METADATA_FORMAT, "retrieval": {}}
-        )
+        """citecheck's part of the cassette metadata (created when recording)."""
+        meta = self.cassette.metadata.get(METADATA_KEY)
+        if isinstance(meta, dict):
+            return meta
+        meta = {"format": METADATA_FORMAT, "retrieval": {}}
+        if not self.write_protected:
+            self.cassette.metadata[METADATA_KEY] = meta
         return meta
 
-    def note_prompt_version(self, version: str) -> None:
-        if self.replaying:
-            return
-        meta = self.metadata()
-        if meta.get("judge_prompt_version") != version:
-            meta["judge_prompt_version"] = version
-            self.cassette.dirty = True
-
     def recorded_prompt_version(self) -> str | None:
-        try:
-            value = self.metadata().get("judge_prompt_version")
-        except Exception:
-            return None
+        value = self.metadata().get("judge_prompt_version")
         return str(value) if value is not None else None
 
     def ranker(self, live: Callable[[], Ranker]) -> Ranker:
         """A ranker that replays retrieval's recorded choices, or records new ones."""
         return _RecordedRanker(self, live)
 
+    def finish(self, ok: bool) -> bool:
+        """Save what was recorded when the claim verified without error; True if saved."""
+        cassette = self.cassette
+        if self.write_protected or not ok or not cassette.dirty:
+            return False
+        if self.prompt_version and len(cassette):
+            meta = self.metadata()
+            meta["judge_prompt_version"] = self.prompt_version
+        if self.mode == "all":
+            cassette.drop_rerecorded()
+        cassette.save()
+        return True
+
     # -- errors --------------------------------------------------------------
 
     def classify_error(self, exc: BaseException) -> tuple[str, str] | None:
-        """Turn VCR's "can't play this" errors into a reason and the fix."""
-        name = type(exc).__name__
-        if name not in ("CannotOverwriteExistingCassetteException", "MissingMetadataError"):
+        """Turn "can't play this" into a reason and the command that fixes it."""
+        from pytest_citecheck.transport import UnmatchedRequest
+
+        if isinstance(exc, CorruptRecording):
+            return Reason.CORRUPT_RECORDING, corrupt_detail(self.path, self.nodeid, exc.why)
+        if not isinstance(exc, UnmatchedRequest | MissingRetrieval):
             return None
-        where = f"{self.path.parent.name}/{self.path.name}"
-        request = getattr(exc, "failed_request", None)
-        if not self.path.exists():
+        where = _where(self.path)
+        if not self.cassette.existed:
             what = f"no recording ({where} does not exist)"
             reason = Reason.NO_RECORDING
-        elif request is None:
+        elif isinstance(exc, MissingRetrieval):
             what = f"the recording in {where} has no retrieval for this page and claim"
             reason = Reason.STALE_RECORDING
         else:
-            what = f"the recording in {where} has no reply for {request.method} " + scrub(
-                request.uri
-            )
+            what = f"the recording in {where} has no reply for {exc.method} " + scrub(exc.uri)
             reason = Reason.STALE_RECORDING
         recorded = self.recorded_prompt_version()
         current = self.prompt_version
         if recorded and current and recorded != current:
             what += f" (recorded with judge prompt {recorded}, current is {current})"
-        mode = "once" if not self.path.exists() else "rewrite"
+        mode = "once" if not self.cassette.existed else "rewrite"
         return reason, f"{what}; record it with: {record_command(self.nodeid, mode)}"
 
 
@@ -159,85 +173,51 @@ class _RecordedRanker:
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
         recording = self._recording
         key = retrieval_key(claim, passages)
-        if recording.replaying:
-            stored = recording.metadata().get("retrieval", {}).get(key)
-            if stored is None:
-                from vcr.errors import MissingMetadataError
-
-                raise MissingMetadataError(cassette=recording.cassette, key=key)
-            return [(int(i), float(s)) for i, s in stored][:k]
         meta = recording.metadata()
-        stored = meta.setdefault("retrieval", {}).get(key)
+        retrieval = meta.get("retrieval")
+        stored = retrieval.get(key) if isinstance(retrieval, dict) else None
+        if recording.write_protected:
+            if stored is None:
+                raise MissingRetrieval(key)
+            return _ranked(stored, k)
         if stored is not None and recording.mode in ("once", "new_episodes"):
-            return [(int(i), float(s)) for i, s in stored][:k]
-        ranked = self._live().rank(claim, passages, k)
-        meta["retrieval"][key] = [[i, round(s, 4)] for i, s in ranked]
+            return _ranked(stored, k)
+        live = self._live()
+        ranked = live.rank(claim, passages, k)
+        meta.setdefault("retrieval", {})[key] = [[i, round(s, 4)] for i, s in ranked]
+        # Which ranker chose: replay ignores it, a diff of the cassette shows a change.
+        meta["ranker"] = {
+            "name": str(getattr(live, "name", type(live).__name__)),
+            "version": str(getattr(live, "version", "")),
+        }
         recording.cassette.dirty = True
         return ranked
 
 
-# -- VCR configuration --------------------------------------------------------
+def _check_metadata(meta: Any) -> None:
+    """citecheck's metadata must be what :class:`_RecordedRanker` wrote."""
+    if not isinstance(meta, dict):
+        raise CorruptRecording("its citecheck metadata is not a mapping")
+    retrieval = meta.get("retrieval", {})
+    if not isinstance(retrieval, dict):
+        raise CorruptRecording("its retrieval metadata is not a mapping")
+    for key, ranked in retrieval.items():
+        ok = isinstance(ranked, list) and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], int)
+            and isinstance(pair[1], int | float)
+            for pair in ranked
+        )
+        if not ok:
+            raise CorruptRecording(f"its retrieval metadata for {str(key)[:20]!r} is garbled")
 
 
-def _scrub_token(tokens: Mapping[str, str | None]) -> Callable[..., str]:
-    by_value = {value: TOKEN_PLACEHOLDERS[kind] for kind, value in tokens.items() if value}
-
-    def replace(key: str, value: str, request: Any) -> str:
-        if value in TOKEN_PLACEHOLDERS.values():
-            return value
-        return by_value.get(value, REDACTED)
-
-    return replace
-
-
-def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
-    headers = response.get("headers", {})
-    for name in list(headers):
-        if name.lower() in SECRET_HEADERS:
-            del headers[name]
-        elif name.lower() == "storage_url":
-            headers[name] = [scrub(v) for v in headers[name]]
-    # Bodies lose only the exact secret values: a page or a judge reply that
-    # merely looks like a credential is evidence and must replay as recorded.
-    body = response.get("body", {})
-    string = body.get("string")
-    if isinstance(string, bytes):
-        cleaned = redact_values(string.decode("utf-8", "replace"))
-        if cleaned != string.decode("utf-8", "replace"):
-            body["string"] = cleaned.encode()
-    elif isinstance(string, str):
-        body["string"] = redact_values(string)
-    return response
-
-
-def _scrub_request(request: Any) -> Any:
-    if isinstance(request.body, bytes | str) and request.body:
-        text = request.body.decode() if isinstance(request.body, bytes) else request.body
-        cleaned = redact_values(text)
-        if cleaned != text:
-            request.body = cleaned.encode() if isinstance(request.body, bytes) else cleaned
-    return request
-
-
-def make_vcr(mode: str, tokens: Mapping[str, str | None]) -> Any:
-    """A VCR configured so no secret reaches a cassette and judge calls match by body."""
-    import vcr
-
-    vcr_mode = {"rewrite": "all"}.get(mode, mode)
-    config = vcr.VCR(
-        record_mode=vcr_mode,
-        filter_query_parameters=[("token", _scrub_token(tokens))],
-        filter_headers=list(SECRET_HEADERS),
-        before_record_request=_scrub_request,
-        before_record_response=_scrub_response,
-        decode_compressed_response=True,
-        match_on=("method", "scheme", "host", "port", "path", "query", "citecheck_body"),
-    )
-    # VCR's default allow_playback_repeats=False is what we need: identical
-    # requests in one claim are made once (the pipeline memoises them), and a
-    # retried request (429 then 200) must replay in recorded order.
-    config.register_matcher("citecheck_body", _post_body_matcher)
-    return config
+def _ranked(stored: Any, k: int) -> list[tuple[int, float]]:
+    try:
+        return [(int(i), float(s)) for i, s in stored][:k]
+    except (TypeError, ValueError):
+        raise CorruptRecording("its retrieval metadata is garbled") from None
 
 
 @contextmanager
@@ -246,22 +226,33 @@ def open_recording(
     mode: str,
     nodeid: str,
     tokens: Mapping[str, str | None],
+    *,
     prompt_version: str | None = None,
+    secrets: Sequence[str] = (),
+    max_bytes: int | None = None,
 ) -> Iterator[Recording]:
-    """Open the claim's cassette for the duration of its verification."""
+    """Open the claim's cassette and make it serve this thread's HTTP.
+
+    Raises :class:`CorruptRecording` when the file cannot be read (see
+    :func:`corrupt_detail` for the message). The caller saves with
+    :meth:`Recording.finish`.
+    """
+    from pytest_citecheck.cassette import Cassette, CorruptCassette, token_placeholder
+    from pytest_citecheck.transport import ClaimHTTP, claim_http
+
     if mode not in RECORD_MODES:
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}")
-    if mode == "rewrite" and path.exists():
-        path.unlink()
-    if mode != "none":
-        # VCR's persister creates the folder with a check-then-create race that
-        # xdist workers recording claims of the same file lose.
-        path.parent.mkdir(parents=True, exist_ok=True)
-    # Under "none" a missing file is fine to open: every request then fails
-    # with a "no recording" error, and a claim that needs no HTTP (a fabricated
-    # quote) still passes.
-    with make_vcr(mode, tokens).use_cassette(str(path)) as cassette:
-        recording = Recording(path, mode, nodeid, cassette, prompt_version)
+    placeholder = token_placeholder(tokens)
+    if mode == "rewrite":
+        cassette = Cassette(path)
+    else:
+        try:
+            cassette = Cassette.load(path, placeholder)
+        except CorruptCassette as exc:
+            raise CorruptRecording(exc.why) from None
+        _check_metadata(cassette.metadata.get(METADATA_KEY, {}))
+    values = tuple(v for v in (*tokens.values(), *secrets) if v and len(v) >= 4)
+    http = ClaimHTTP(cassette, mode, placeholder, values, max_bytes)
+    recording = Recording(path, mode, nodeid, cassette, http, prompt_version)
+    with claim_http(http):
         yield recording
-        if prompt_version and not recording.replaying and len(cassette) > 0:
-            recording.note_prompt_version(prompt_version)

@@ -8,7 +8,11 @@ One loop, sync and async, for every HTTP call citecheck makes:
   caller may say "do not retry this one" even on a transient status (a 429
   that means the account is out of quota);
 - when every try failed at the transport level, :class:`GaveUp` carries the last
-  error for the caller to classify.
+  error for the caller to classify;
+- ``deadline`` bounds one request, retries and waits included (issue 8 item 7):
+  each try gets only the time that is left as its timeout, the transport
+  (:mod:`pytest_citecheck.transport`) stops reading a body when it runs out, and
+  no retry is started that could not finish in time.
 
 Under replay the recorded sequence (e.g. 429 then 200) is played back as it
 was recorded, so the plugin passes ``sleep=lambda s: None``: the retry logic
@@ -60,6 +64,8 @@ class RetryPolicy:
     max_retry_after: float = 60.0
     retry_statuses: Collection[int] = TRANSIENT_STATUSES
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    # Seconds one request may take, every try and wait included (None: no limit).
+    deadline: float | None = None
 
     def delay(self, attempt: int, headers: Mapping[str, str]) -> float | None:
         """Seconds to wait before try ``attempt + 1`` (0-based), or None to give up."""
@@ -125,6 +131,65 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
     )
 
 
+# Where a try's deadline (a ``_Deadline``) travels to the transport.
+DEADLINE_EXTENSION = "citecheck_deadline"
+
+
+class DeadlineExceeded(httpx.TimeoutException):
+    """The request's overall deadline (``citecheck_timeout``) ran out."""
+
+
+class _Deadline:
+    """The time left for one request under ``policy.deadline``."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+
+    def left(self) -> float | None:
+        return None if self.end is None else self.end - time.monotonic()
+
+    def arm(self, request: httpx.Request, attempt: int) -> None:
+        """Give this try only the time that is left (raises when none is)."""
+        left = self.left()
+        if left is None:
+            return
+        if left <= 0:
+            raise GaveUp(attempt, self.exceeded(request))
+        timeout = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {
+            k: left if v is None else min(v, left)
+            for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")), **timeout}.items()
+        }
+        request.extensions[DEADLINE_EXTENSION] = self
+
+    def expired(self) -> bool:
+        left = self.left()
+        return left is not None and left <= 0.05
+
+    def check(self, request: httpx.Request) -> None:
+        """Raise :class:`DeadlineExceeded` when the time is up (the transport calls
+        this while it reads a body)."""
+        if self.end is not None and time.monotonic() > self.end:
+            raise self.exceeded(request)
+
+    def blame(self, request: httpx.Request, exc: BaseException) -> BaseException:
+        """A timeout when the deadline is (nearly) up is the deadline's doing."""
+        if isinstance(exc, httpx.TimeoutException) and self.expired():
+            return self.exceeded(request)
+        return exc
+
+    def allows(self, wait: float) -> bool:
+        left = self.left()
+        return left is None or wait < left
+
+    def exceeded(self, request: httpx.Request) -> httpx.TimeoutException:
+        return DeadlineExceeded(
+            f"no complete answer within the {self.seconds:g} s deadline (citecheck_timeout)",
+            request=request,
+        )
+
+
 def send(
     client: httpx.Client,
     request: httpx.Request,
@@ -134,20 +199,23 @@ def send(
     """Send ``request``; retry transient statuses and transport errors.
 
     Returns the last response, which may still be an error status. Raises
-    :class:`GaveUp` when the last try failed at the transport level.
+    :class:`GaveUp` when the last try failed at the transport level or the
+    deadline ran out before any answer.
     """
+    deadline = _Deadline(policy.deadline)
     attempt = 0
     while True:
+        deadline.arm(request, attempt)
         try:
             response = client.send(request)
         except (httpx.TransportError, OSError) as exc:
             wait = policy.delay(attempt, {})
-            if wait is None:
-                raise GaveUp(attempt + 1, exc) from exc
+            if wait is None or not deadline.allows(wait):
+                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
             _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
         else:
             wait = _wait_after_response(policy, attempt, response, is_final)
-            if wait is None:
+            if wait is None or not deadline.allows(wait):
                 return Sent(response, attempt + 1)
             _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
             response.close()
@@ -179,18 +247,20 @@ async def asend(
 ) -> Sent:
     """The async twin of :func:`send` (same decisions, same delays)."""
     sleep = async_sleep_for(policy)
+    deadline = _Deadline(policy.deadline)
     attempt = 0
     while True:
+        deadline.arm(request, attempt)
         try:
             response = await client.send(request)
         except (httpx.TransportError, OSError) as exc:
             wait = policy.delay(attempt, {})
-            if wait is None:
-                raise GaveUp(attempt + 1, exc) from exc
+            if wait is None or not deadline.allows(wait):
+                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
             _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
         else:
             wait = _wait_after_response(policy, attempt, response, is_final)
-            if wait is None:
+            if wait is None or not deadline.allows(wait):
                 return Sent(response, attempt + 1)
             _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
             await response.aclose()

@@ -1,16 +1,19 @@
 """All citecheck state of one pytest session, in one object (stored in ``config.stash``).
 
-Hooks in ``plugin`` stay thin and call into this. It builds the fetcher, the
-judges and the ranker once, lazily, opens a cassette per claim, collects
-results (from this process or from xdist workers' reports) and evaluates the
-gate on the controller.
+Hooks in ``plugin`` stay thin and call into this. The stages are built by the
+pytest-free :class:`~pytest_citecheck.engine.Engine` (one place for the plugin,
+the batch CLI and the service); this object maps pytest's options and hooks
+onto it, decides when claims are verified -- in a record mode, concurrently
+ahead of the items that report them (issue 8) -- collects results (from this
+process or from xdist workers' reports) and evaluates the gate on the
+controller.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,24 +21,22 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.gate import GateSettings, evaluate, load_baseline_precision
-from pytest_citecheck.models import Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.models import Claim, ClaimResult, Label, Reason
 from pytest_citecheck.options import Settings
 from pytest_citecheck.report import Report
 
 if TYPE_CHECKING:
-    # Only types: the stages (httpx, the judges) load when the first claim runs.
-    from pytest_citecheck.fetch import Fetcher
+    # Only types: the engine and its stages load when the first claim runs.
+    from pytest_citecheck.engine import Engine
     from pytest_citecheck.judges.base import Judge
     from pytest_citecheck.recording import Recording
-    from pytest_citecheck.retrieval import Ranker
-    from pytest_citecheck.retry import RetryPolicy
 
 SESSION_KEY = pytest.StashKey["CitecheckSession"]()
 RESULTS_KEY = pytest.StashKey[list[ClaimResult]]()
 
-
-def _no_sleep(seconds: float) -> None:
-    """Replay plays a recorded 429-then-200 back at once: the wait already happened."""
+# How often the recording progress line is refreshed (a TTY) or printed (a log).
+_TTY_REFRESH = 0.5
+_LOG_EVERY = 10.0
 
 
 class CitecheckSession:
@@ -44,111 +45,149 @@ class CitecheckSession:
         self.settings = settings
         self.results: dict[str, ClaimResult] = {}
         self.report: Report | None = None
-        self._fetcher: Fetcher | None = None
-        self._judges: dict[str, Judge] = {}
-        self._ranker: Ranker | None = None
+        self._engine: Engine | None = None
+        # Claims verified ahead of their items (record modes): nodeid -> result.
+        self._ahead: dict[str, Future[ClaimResult]] = {}
 
     @property
     def replaying(self) -> bool:
         return self.settings.record_mode == "none"
 
-    def _retry(self) -> RetryPolicy:
-        from pytest_citecheck.retry import RetryPolicy
+    # -- the engine, built once ---------------------------------------------------
 
-        return RetryPolicy(sleep=_no_sleep) if self.replaying else RetryPolicy()
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from pytest_citecheck.engine import Engine, EngineSettings, StageHooks
 
-    # -- pipeline parts, built once ----------------------------------------------
+            s = self.settings
+            hook = self.config.hook
+            config = self.config
+            self._engine = Engine.from_settings(
+                EngineSettings(
+                    record_mode=s.record_mode,
+                    judge=s.judge,
+                    judge_origin=s.judge_origin,
+                    judge_base_url=s.judge_base_url,
+                    review_below=s.review_below,
+                    concurrency=s.concurrency,
+                    timeout=s.timeout,
+                    max_page_bytes=s.max_page_bytes,
+                    cache_dir=self._cache_dir(),
+                    # ``ranker`` is the retrieval stage's option (issue 12), when present.
+                    ranker=getattr(s, "ranker", None),
+                ),
+                StageHooks(
+                    make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
+                    make_judge=lambda spec: hook.pytest_citecheck_make_judge(
+                        config=config, spec=spec
+                    ),
+                    make_ranker=lambda: hook.pytest_citecheck_make_ranker(config=config),
+                ),
+            )
+        return self._engine
 
-    def fetcher(self) -> Fetcher:
-        if self._fetcher is None:
-            custom = self.config.hook.pytest_citecheck_make_fetcher(config=self.config)
-            if custom is not None:
-                self._fetcher = custom
-            else:
-                from pytest_citecheck.fetch import CrawlbaseFetcher
-
-                self._fetcher = CrawlbaseFetcher.from_env(
-                    require_tokens=not self.replaying, retry=self._retry()
-                )
-        return self._fetcher
+    def _cache_dir(self) -> Path | None:
+        """--citecheck-cache-dir, else pytest's cache directory; a read-only one or
+        ``-p no:cacheprovider`` means no cache, never an error."""
+        if self.settings.cache_dir is not None or self.replaying:
+            return self.settings.cache_dir
+        cache = getattr(self.config, "cache", None)
+        if cache is None:
+            return None
+        try:
+            path: Path = cache.mkdir("citecheck")
+        except OSError:
+            return None
+        return path
 
     def judge(self, spec: str) -> Judge:
-        if spec not in self._judges:
-            custom = self.config.hook.pytest_citecheck_make_judge(config=self.config, spec=spec)
-            if custom is not None:
-                self._judges[spec] = custom
-            else:
-                from pytest_citecheck.judges import make_judge
-
-                # The ini base URL is for the openai-compatible provider; the
-                # hosted providers take theirs from the environment.
-                compatible = spec.startswith("openai-compatible:")
-                self._judges[spec] = make_judge(
-                    spec,
-                    base_url=self.settings.judge_base_url if compatible else None,
-                    require_key=not self.replaying,
-                    retry=self._retry(),
-                )
-        return self._judges[spec]
-
-    def live_ranker(self) -> Ranker:
-        if self._ranker is None:
-            custom = self.config.hook.pytest_citecheck_make_ranker(config=self.config)
-            if custom is not None:
-                self._ranker = custom
-            else:
-                from pytest_citecheck.retrieval import MiniLMRanker
-
-                self._ranker = MiniLMRanker()
-        return self._ranker
+        return self.engine().judge(spec)
 
     def close(self) -> None:
-        """Close the HTTP clients the fetcher and the judges opened."""
-        for part in [self._fetcher, *self._judges.values()]:
-            close = getattr(part, "close", None)
-            if callable(close):
-                close()
-        self._fetcher = None
-        self._judges.clear()
+        """Stop the engine's pool and close its HTTP clients."""
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
 
-    def tokens(self) -> dict[str, str | None]:
-        return {
-            "normal": os.environ.get("CRAWLBASE_TOKEN"),
-            "javascript": os.environ.get("CRAWLBASE_JS_TOKEN"),
-        }
+    # -- start-up checks -------------------------------------------------------------
 
-    # -- verification ------------------------------------------------------------
+    def preflight(self, items: Sequence[Any]) -> None:
+        """Every key and token the selected claims need, checked once (issue 10 item 9);
+        raises ``pytest.UsageError`` naming the variables."""
+        from pytest_citecheck.errors import ConfigurationError
+
+        claims = {id(i.claim): i for i in items}
+        try:
+            self.engine().preflight(
+                [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+            )
+        except ConfigurationError as exc:
+            raise pytest.UsageError(f"citecheck cannot record:\n{exc}") from None
+
+    def preflight_files(self) -> None:
+        """The xdist controller collects nothing, so it reads the claim files under
+        the run's paths itself; workers then skip the check."""
+        from pytest_citecheck.loader import ClaimFileError, load_claim_file
+        from pytest_citecheck.recording import cassette_path
+
+        class _Item:
+            def __init__(self, claim: Claim, cassette: Path) -> None:
+                self.claim, self.cassette = claim, cassette
+
+        items = []
+        for path in _claim_files(self.config, self.settings.patterns):
+            try:
+                claims = load_claim_file(path).claims
+            except (ClaimFileError, OSError, RecursionError):
+                continue  # reported as an invalid claim file by the worker
+            items += [_Item(c, cassette_path(path, c.id)) for c in claims]
+        if items:
+            self.preflight(items)
+
+    # -- verification ------------------------------------------------------------------
 
     @contextmanager
     def recording(self, cassette: Path, nodeid: str, judge: Judge) -> Iterator[Recording]:
-        from pytest_citecheck.recording import open_recording
-
-        with open_recording(
-            cassette,
-            self.settings.record_mode,
-            nodeid,
-            self.tokens(),
-            prompt_version=getattr(judge, "prompt_version", None),
-        ) as recording:
+        """One cassette for a test's ``citecheck`` fixture calls."""
+        with self.engine().recording(cassette, nodeid, getattr(judge, "name", None)) as recording:
             yield recording
 
     def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:
-        from pytest_citecheck.pipeline import Verifier
+        return self.engine().verify_in(recording, claim)
 
-        verifier = Verifier(
-            fetcher=self.fetcher(),
-            ranker=recording.ranker(self.live_ranker),
-            judge=judge,
-            review_below=self.settings.review_below,
-            classify_error=recording.classify_error,
-        )
-        return verifier.verify_claim(claim)
+    def verify_ahead(self, items: Sequence[Any], terminal: Any | None = None) -> None:
+        """Record: verify ``items``' claims concurrently now, showing progress on
+        ``terminal`` (None: quiet); each item then reports its own result."""
+        engine = self.engine()
+        for item in items:
+            if item.nodeid not in self._ahead:
+                self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
+        if terminal is None:
+            return
+        pending = {f for f in self._ahead.values() if not f.done()}
+        tty = bool(getattr(terminal, "isatty", False))
+        last = 0.0
+        while pending:
+            _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
+            line = engine.progress.line()
+            if tty:
+                terminal.rewrite(line, erase=True)
+            elif engine.progress.elapsed() - last >= _LOG_EVERY:
+                last = engine.progress.elapsed()
+                terminal.write_line(line)
+        line = engine.progress.line()
+        if tty:
+            terminal.rewrite(line, erase=True)
+            terminal.write("\n")
+        else:
+            terminal.write_line(line)
 
-    def verify_claim(self, claim: Claim, cassette: Path, nodeid: str) -> ClaimResult:
-        """Verify one claim inside its own cassette."""
-        judge = self.judge(self.settings.judge_for(claim.judge))
-        with self.recording(cassette, nodeid, judge) as recording:
-            return self.verify(claim, recording, judge)
+    def result_for(self, item: Any) -> ClaimResult:
+        """The item's claim result: verified ahead, or now (replay)."""
+        future = self._ahead.pop(item.nodeid, None)
+        if future is not None:
+            return future.result()
+        return self.engine().verify(item.claim, item.cassette, item.nodeid)
 
     def problems(self, result: ClaimResult) -> list[str]:
         """Why this claim's test item fails (DESIGN §3, §6); empty when it passes."""
@@ -171,8 +210,12 @@ class CitecheckSession:
 
     # -- results from reports (this process or xdist workers) -------------------
 
-    def add_report_results(self, nodeid: str, payload: str) -> None:
-        results = [ClaimResult.model_validate(r) for r in json.loads(payload)]
+    def add_report_results(self, nodeid: str, payload: str | list[ClaimResult]) -> None:
+        """Results of one item: JSON from an xdist worker, or this process's objects."""
+        if isinstance(payload, str):
+            results = [ClaimResult.model_validate(r) for r in json.loads(payload)]
+        else:
+            results = payload
         for i, result in enumerate(results):
             key = nodeid if len(results) == 1 else f"{nodeid}[{i}]"
             self.results[key] = result
@@ -226,16 +269,6 @@ class CitecheckSession:
         return report
 
 
-def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
-    verdicts = [
-        Verdict(url=c.target, label=Label.ERROR, reason=reason, detail=detail)
-        for c in claim.citations
-    ] or [Verdict(url="", label=Label.ERROR, reason=reason, detail=detail)]
-    return ClaimResult(
-        id=claim.id, claim=claim.claim, label=Label.ERROR, verdicts=verdicts, expect=claim.expect
-    )
-
-
 def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
     """Error verdicts for every citation of the claim a dead worker was running."""
     path_part, _, claim_id = nodeid.partition("::")
@@ -249,4 +282,33 @@ def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
         claim = None
     if claim is None:
         claim = Claim(id=claim_id or nodeid, claim="", citations=[])
+    from pytest_citecheck.engine import error_result
+
     return error_result(claim, Reason.WORKER_CRASHED, detail)
+
+
+def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
+    """Every citation of ``claim`` is ``error`` (:func:`pytest_citecheck.engine.error_result`)."""
+    from pytest_citecheck.engine import error_result as build
+
+    return build(claim, reason, detail)
+
+
+def _claim_files(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
+    """Claim files under the run's paths (``norecursedirs`` honoured)."""
+    from fnmatch import fnmatch
+
+    skip = [str(p) for p in config.getini("norecursedirs")]
+    found: list[Path] = []
+    for arg in config.args or [str(config.rootpath)]:
+        root = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if root.is_file():
+            found.append(root)
+            continue
+        for path in root.rglob("*"):
+            rel = path.relative_to(root).parts[:-1]
+            if any(fnmatch(part, pattern) for part in rel for pattern in skip):
+                continue
+            if path.is_file() and any(fnmatch(path.name, p) for p in patterns):
+                found.append(path)
+    return found

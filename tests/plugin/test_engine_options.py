@@ -1,0 +1,81 @@
+"""The plugin over the engine: start-up key checks, the recording progress line, the
+concurrency option (issue 8; issue 10 item 9)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.plugin.fakes import CONFTEST, NOT_FOUND, SUPPORTED, UNREACHABLE, claims_yaml
+
+URL_CLAIMS = """\
+claims:
+  - id: a
+    claim: Water boils.
+    citations:
+      - https://example.com/a
+"""
+
+
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_missing_keys_are_one_usage_error_before_anything_runs(
+    pytester: pytest.Pytester, no_keys: None, xdist: list[str]
+) -> None:
+    pytester.makefile(".yaml", citecheck_a=URL_CLAIMS)
+    pytester.makefile(".yaml", citecheck_b="judge: anthropic:claude-x\n" + URL_CLAIMS)
+    result = pytester.runpytest("--citecheck", "--citecheck-record=once", *xdist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: citecheck cannot record:",
+            "*set OPENAI_API_KEY*default judge*",
+            "*set ANTHROPIC_API_KEY*claude-x comes from a claim file's judge:*",
+            "*CRAWLBASE_TOKEN is not set*",
+        ]
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+    assert not (pytester.path / "cassettes").exists()
+
+
+def test_an_ini_judge_is_named_with_its_option(pytester: pytest.Pytester, no_keys: None) -> None:
+    pytester.makeini("[pytest]\ncitecheck_judge = anthropic:claude-x\n")
+    pytester.makefile(".yaml", citecheck_a=URL_CLAIMS)
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ANTHROPIC_API_KEY*from the ini option citecheck_judge*"])
+
+
+def test_replay_checks_no_key(pytester: pytest.Pytester, no_keys: None) -> None:
+    pytester.makefile(".yaml", citecheck_a=URL_CLAIMS)
+    result = pytester.runpytest("--citecheck")
+    result.assert_outcomes(failed=1)  # no recording, reported per claim
+    result.stdout.fnmatch_lines(["*no_recording*"])
+
+
+def test_recording_shows_progress_unless_quiet(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "--citecheck-concurrency=2"
+    )
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["citecheck: 3/3 claims, 3 citations, 0 credits, *s"])
+    quiet = pytester.runpytest("--citecheck", "--citecheck-record=all", "-q")
+    quiet.assert_outcomes(passed=3)
+    assert "citecheck: 3/3" not in quiet.stdout.str()
+
+
+def test_a_bad_concurrency_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--citecheck", "--citecheck-concurrency=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--citecheck-concurrency*'0' is not at least 1*"])
+    pytester.makeini("[pytest]\ncitecheck_timeout = soon\n")
+    result = pytester.runpytest("--citecheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option citecheck_timeout*"])
