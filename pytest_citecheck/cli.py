@@ -361,8 +361,9 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         try:
             engine.preflight(claims, cassette_for=cassette_for)
         except (ConfigurationError, ValueError) as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(in_batch_terms(str(exc))) from None
         progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
+        progress.step(0)
         on_result = _recorder(audit, run_id, progress, keys)
         results = engine.verify_claims_sync(
             claims,
@@ -372,6 +373,22 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
         progress.close()
     return _finish_batch(args, dict(zip(keys, results, strict=True)), batch.problems, run_id, out)
+
+
+# The engine words its hints for the plugin; the batch has its own flags.
+_PLUGIN_HINTS = (
+    ("--citecheck-judge or the ini option citecheck_judge", "--judge"),
+    ("--citecheck-judge", "--judge"),
+    ("--citecheck-record=none", "--record none"),
+)
+
+
+def in_batch_terms(message: str) -> str:
+    """An engine message with the plugin's flags named as the batch's."""
+    for plugin, batch in _PLUGIN_HINTS:
+        message = message.replace(plugin, batch)
+    # A list of problems starts on its own line.
+    return "not configured:\n" + message if message.startswith("  - ") else message
 
 
 def _recorder(
@@ -449,8 +466,8 @@ class _Progress:
         self.done = 0
         self.enabled = enabled and total > 0
 
-    def step(self) -> None:
-        self.done += 1
+    def step(self, by: int = 1) -> None:
+        self.done += by
         if self.enabled:
             filled = self.WIDTH * self.done // self.total
             bar = "#" * filled + "-" * (self.WIDTH - filled)

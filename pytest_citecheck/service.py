@@ -224,6 +224,22 @@ def to_response(request_id: str, result: ClaimResult) -> VerifyResponse:
     )
 
 
+# The engine words its hints for the plugin; a service caller can do neither.
+_PLUGIN_HINTS = (
+    (" (or replay the committed recordings with --citecheck-record=none)", ""),
+    (" (replaying recordings needs none)", ""),
+    ("--citecheck-judge or the ini option citecheck_judge", "the request's judge"),
+)
+
+
+def unconfigured_detail(message: str) -> str:
+    """A 503 detail: one line per missing variable joined with "; ", no plugin flags."""
+    for plugin, here in _PLUGIN_HINTS:
+        message = message.replace(plugin, here)
+    lines = [line.strip().removeprefix("- ") for line in message.splitlines() if line.strip()]
+    return scrub("; ".join(lines))
+
+
 def create_app(
     config: ServiceConfig | None = None,
     engine: Engine | None = None,
@@ -325,7 +341,7 @@ def create_app(
         try:
             engine.preflight([claim])
         except ConfigurationError as exc:
-            return JSONResponse({"detail": scrub(str(exc))}, status_code=503)
+            return JSONResponse({"detail": unconfigured_detail(str(exc))}, status_code=503)
         except ValueError as exc:  # a judge spec that names no known provider
             return JSONResponse(
                 {"detail": [{"loc": ["body", "judge"], "msg": str(exc), "type": "value_error"}]},

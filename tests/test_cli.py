@@ -244,6 +244,8 @@ def test_a_missing_token_is_a_usage_error_naming_the_variable(
     code, out, err = batch(capsys, str(write_records(tmp_path / "o.jsonl")))
     assert code == 2
     assert "CRAWLBASE_TOKEN is not set" in err
+    # Hints name the batch's flags, not the plugin's.
+    assert "--record none" in err and "--citecheck-" not in err
     assert out == ""
     assert world[0].api_calls == []
 
