@@ -193,6 +193,12 @@ class AuditIndex:
             raise
         connection.execute("COMMIT")
 
+    def check(self) -> None:
+        """Create the file if needed and check it can be written (raises :class:`AuditError`),
+        so a bad ``--audit`` path is a usage error before any work is done."""
+        with self._connect(create=True):
+            pass
+
     def append(self, rows: Iterable[AuditRow]) -> int:
         """Append ``rows`` in one transaction; returns how many were written."""
         batch = [tuple(getattr(row, c) for c in COLUMNS) for row in rows]

@@ -350,11 +350,9 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
         return root / path.stem / f"{claim.id}.yaml"
 
-    from pytest_citecheck.audit import AuditIndex, new_run_id
     from pytest_citecheck.errors import ConfigurationError
 
-    run_id = new_run_id()
-    audit = AuditIndex(args.audit) if args.audit is not None else None
+    run_id, audit = _open_audit(args.audit)
     # Without --record the batch is live: the engine then fetches and judges for real.
     engine = _engine(args, args.record or "all")
     with engine:
@@ -373,6 +371,20 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
         progress.close()
     return _finish_batch(args, dict(zip(keys, results, strict=True)), batch.problems, run_id, out)
+
+
+def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:
+    """A new run id and the audit index, checked before any work (a usage error if unusable)."""
+    from pytest_citecheck.audit import AuditError, AuditIndex, new_run_id
+
+    if path is None:
+        return new_run_id(), None
+    audit = AuditIndex(path)
+    try:
+        audit.check()
+    except AuditError as exc:
+        raise UsageError(f"--audit: {exc}") from None
+    return new_run_id(), audit
 
 
 # The engine words its hints for the plugin; the batch has its own flags.
@@ -564,6 +576,7 @@ def run_serve(args: argparse.Namespace) -> int:
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
             "pip install 'pytest-citecheck[service]'"
         ) from None
+    _open_audit(args.audit)
     config = ServiceConfig(
         judge=args.judge,
         judge_base_url=args.judge_base_url,

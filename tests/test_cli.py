@@ -488,3 +488,15 @@ def test_a_batch_rid_reads_back_the_page_it_was_judged_on(
     code, out, _ = run(capsys, "audit", "page", rid)
     assert code == 0
     assert out == PAGES[f"{SITE}/landmarks/eiffel"].markdown
+
+
+def test_an_unusable_audit_file_is_a_usage_error_before_any_work(
+    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    audit = tmp_path / "audit.db"
+    audit.write_text("not a database", encoding="utf-8")
+    code, out, err = batch(capsys, str(write_records(tmp_path / "o.jsonl")), "--audit", str(audit))
+    assert code == 2
+    assert err.startswith(f"citecheck: --audit: audit file {audit}")
+    assert out == ""
+    assert world[0].api_calls == []
