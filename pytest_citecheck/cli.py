@@ -370,7 +370,36 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             on_result=on_result,
         )
         progress.close()
-    return _finish_batch(args, dict(zip(keys, results, strict=True)), batch.problems, run_id, out)
+    by_key = {
+        key: _with_batch_record_hint(result, key, batch.files[key], args.cassettes)
+        for key, result in zip(keys, results, strict=True)
+    }
+    return _finish_batch(args, by_key, batch.problems, run_id, out)
+
+
+def _with_batch_record_hint(
+    result: ClaimResult, key: str, path: Path, cassettes: Path | None
+) -> ClaimResult:
+    """A missing or stale recording names the command that records it; the engine
+    words it for pytest, so the batch says its own."""
+    import shlex
+
+    from pytest_citecheck.recording import record_command
+
+    def hint(mode: str) -> str:
+        where = f" --cassettes {shlex.quote(str(cassettes))}" if cassettes is not None else ""
+        return f"citecheck batch {shlex.quote(str(path))} --record {mode}{where}"
+
+    verdicts = []
+    for verdict in result.verdicts:
+        detail = verdict.detail
+        for mode in ("once", "rewrite"):
+            if detail is not None:
+                detail = detail.replace(record_command(key, mode), hint(mode))
+        verdicts.append(
+            verdict if detail == verdict.detail else verdict.model_copy(update={"detail": detail})
+        )
+    return result.model_copy(update={"verdicts": verdicts})
 
 
 def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:

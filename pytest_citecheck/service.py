@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_citecheck import __version__
 from pytest_citecheck.audit import AuditIndex, new_run_id
-from pytest_citecheck.engine import DEFAULT_REVIEW_BELOW, Engine, EngineSettings
+from pytest_citecheck.engine import DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW, Engine, EngineSettings
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.loader import ClaimValidationError, parse_claim
 from pytest_citecheck.models import Claim, ClaimResult, Label, Reason, check_judge
@@ -254,7 +254,7 @@ def create_app(
     audit = AuditIndex(config.audit) if config.audit is not None else None
     run_id = new_run_id()
     request_ids = itertools.count(1)
-    default_judge = config.judge or engine.settings.judge or "openai:gpt-4o-mini"
+    default_judge = config.judge or engine.settings.judge or DEFAULT_JUDGE
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -500,3 +500,15 @@ def test_an_unusable_audit_file_is_a_usage_error_before_any_work(
     assert err.startswith(f"citecheck: --audit: audit file {audit}")
     assert out == ""
     assert world[0].api_calls == []
+
+
+def test_a_missing_recording_names_the_batch_command_that_records_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    records = write_records(tmp_path / "o.jsonl")
+    code, out, _ = run(capsys, "batch", str(records), "--record", "none", "--cassettes", "tapes")
+    assert code == 1
+    assert f"record it with: citecheck batch {records} --record once --cassettes tapes" in out
+    assert "pytest --citecheck" not in out
