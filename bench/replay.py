@@ -1,16 +1,29 @@
-"""How long does CI pay for replaying a citecheck suite?
+"""How cheap is replay? The engine against the floor of a bare VCR.py + httpx loop.
 
-Runs pytest on a suite folder (default: example_suite) several times in fresh
-processes and prints a table of median wall times, each with its ratio to the
-baseline measured in the same run: pytest starting with the plugin disabled.
+1. Records N claims (default 1,000; one URL citation each, over 20 WiCE pages)
+   against the loopback doubles with the engine (model-free ranker).
+2. Times, in fresh processes, alternately and ``--repeat`` times each:
+   - the floor: for every cassette, ``vcr.use_cassette`` and the cassette's own
+     requests sent through an httpx client (the request list is read before
+     the clock starts);
+   - the engine: ``Engine.verify`` of every claim from its cassette, as the
+     plugin does in replay (the whole pipeline: fetch rules, passages, the
+     recorded retrieval, the judge reply, the guard).
+   The engine process also reports whether torch, sentence-transformers or
+   transformers were imported (they must not be).
+3. Runs ``pytest --citecheck`` over M claims (default 10,000: the recordings
+   reused under ten claim files) and prints its wall time and peak RSS.
 
-    python bench/replay.py [SUITE] [--repeat N]
+    python bench/replay.py [--claims 1000] [--repeat 3] [--memory-claims 10000]
+
+Recordings are synthetic (loopback doubles), made fresh in a temporary folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -19,49 +32,169 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.corpus import WordOverlap, claims_for, doubles, wice_pages  # noqa: E402
+from pytest_citecheck.engine import Engine, EngineSettings, StageHooks  # noqa: E402
+from pytest_citecheck.models import Claim  # noqa: E402
+
+HEAVY = ("torch", "sentence_transformers", "transformers")
+
+BARE = """
+import json, sys, time
+import httpx, vcr, yaml
+work = json.load(open(sys.argv[1]))
+plan = []
+for path in work["cassettes"]:
+    data = yaml.load(open(path).read(), Loader=yaml.CSafeLoader)
+    plan.append((path, [(i["request"]["method"], i["request"]["uri"],
+                         (i["request"]["body"] or "").encode()) for i in data["interactions"]]))
+client = httpx.Client()
+start = time.perf_counter()
+for path, requests in plan:
+    with vcr.use_cassette(path, record_mode="none"):
+        for method, uri, body in requests:
+            client.request(method, uri, content=body).read()
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+ENGINE = f"""
+HEAVY = {HEAVY!r}
+import json, sys, time
+from pathlib import Path
+from pytest_citecheck.engine import Engine, EngineSettings
+from pytest_citecheck.models import Claim
+work = json.load(open(sys.argv[1]))
+claims = [Claim.model_validate(c) for c in work["claims"]]
+paths = [Path(p) for p in work["cassettes"]]
+engine = Engine.from_settings(EngineSettings(record_mode="none"), environ=work["env"])
+engine.verify(claims[0], paths[0])  # build the stages before the clock starts
+start = time.perf_counter()
+labels = [engine.verify(c, p).label for c, p in zip(claims, paths)]
+seconds = time.perf_counter() - start
+heavy = sorted(m for m in HEAVY if m in sys.modules)
+print(json.dumps({{"seconds": seconds, "heavy": heavy, "errors": labels.count("error")}}))
+"""
 
 
-def run(args: list[str], cwd: Path) -> float:
-    start = time.perf_counter()
+def run(code: str, work: Path) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
+        [sys.executable, "-c", code, str(work)], capture_output=True, text=True, env=env
     )
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 5):
-        sys.exit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}")
-    return elapsed
+    if proc.returncode != 0:
+        sys.exit(proc.stderr[-3000:])
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def record(tmp: Path, claims: list[Claim], pages: list) -> tuple[list[Path], dict[str, str]]:
+    paths = [tmp / "cassettes" / "citecheck_bench" / f"{c.id}.yaml" for c in claims]
+    where = dict(zip([c.id for c in claims], paths, strict=True))
+    with doubles(pages) as env:
+        settings = EngineSettings(record_mode="all", concurrency=8)
+        with Engine.from_settings(settings, StageHooks(make_ranker=WordOverlap), env) as engine:
+            results = engine.verify_claims_sync(claims, cassette_for=lambda c: where[c.id])
+    errors = [r.id for r in results if r.label == "error"]
+    if errors:
+        sys.exit(f"recording failed for {len(errors)} claims, e.g. {errors[0]}")
+    replay_env = {k: v for k, v in env.items() if k.endswith("_URL")}
+    return paths, replay_env
+
+
+def memory_run(tmp: Path, claims: list[Claim], paths: list[Path], total: int) -> tuple[float, int]:
+    """``pytest --citecheck`` over ``total`` claims; (seconds, peak RSS in KiB)."""
+    suite = tmp / "suite"
+    per_file = len(claims)
+    for part in range(total // per_file):
+        stem = f"citecheck_part{part:02d}"
+        folder = suite / "cassettes" / stem
+        folder.mkdir(parents=True)
+        lines = [
+            json.dumps({"id": c.id, "claim": c.claim, "urls": [c.citations[0].url]}) for c in claims
+        ]
+        (suite / f"{stem}.jsonl").write_text("\n".join(lines) + "\n")
+        for claim, path in zip(claims, paths, strict=True):
+            os.link(path, folder / f"{claim.id}.yaml")
+    wrapper = (
+        "import resource, subprocess, sys, time\n"
+        "start = time.perf_counter()\n"
+        "code = subprocess.run([sys.executable, '-m', 'pytest', '--citecheck', '-q',"
+        " '-p', 'no:cacheprovider', '-p', 'no:xdist', '-p', 'no:randomly'],"
+        " stdout=subprocess.DEVNULL).returncode\n"
+        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
+        " code)\n"
+    )
+    (suite / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name in ("CRAWLBASE_TOKEN", "OPENAI_API_KEY", "CITECHECK_CRAWLBASE_URL", "OPENAI_BASE_URL"):
+        env.pop(name, None)
+    env.update(json.loads((tmp / "work.json").read_text())["env"])
+    out = subprocess.run(
+        [sys.executable, "-c", wrapper], cwd=suite, capture_output=True, text=True, env=env
+    ).stdout.split()
+    seconds, rss, code = float(out[0]), int(out[1]), int(out[2])
+    if code != 0:
+        sys.exit(f"pytest over {total} replayed claims exited {code}")
+    return seconds, rss
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suite", nargs="?", default=str(ROOT / "example_suite"))
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--claims", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--memory-claims", type=int, default=10_000)
     args = parser.parse_args()
-    suite = Path(args.suite).resolve()
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "report.json"
-        cases = [
-            ("pytest, plugin disabled (baseline)", ["-p", "no:citecheck", str(suite)]),
-            ("collect claims only", ["--citecheck", "--collect-only", str(suite)]),
-            ("replay", ["--citecheck", f"--citecheck-report={report}", str(suite)]),
-            ("replay, -n 2", ["--citecheck", "-n", "2", str(suite)]),
-        ]
-        timings = {name: [run(a, suite) for _ in range(args.repeat)] for name, a in cases}
-        totals = json.loads(report.read_text())["totals"]
-    claims, citations = totals["claims"], totals["citations"]
-    base = statistics.median(timings[cases[0][0]])
+    pages = wice_pages(20)
+    claims = claims_for(pages, args.claims)
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        started = time.perf_counter()
+        paths, env = record(tmp, claims, pages)
+        recorded_in = time.perf_counter() - started
+        work = tmp / "work.json"
+        work.write_text(
+            json.dumps(
+                {
+                    "claims": [c.model_dump(mode="json") for c in claims],
+                    "cassettes": [str(p) for p in paths],
+                    "env": env,
+                }
+            )
+        )
+        bare: list[float] = []
+        engine: list[float] = []
+        heavy: object = None
+        for _ in range(args.repeat):
+            bare.append(float(run(BARE, work)["seconds"]))  # type: ignore[arg-type]
+            result = run(ENGINE, work)
+            engine.append(float(result["seconds"]))  # type: ignore[arg-type]
+            heavy = result["heavy"]
+            if result["errors"]:
+                sys.exit(f"replay gave {result['errors']} errors")
+        memory = memory_run(tmp, claims, paths, args.memory_claims) if args.memory_claims else None
+    floor, ours = statistics.median(bare), statistics.median(engine)
+    n = len(claims)
     print(
-        f"suite: {suite.name}, {claims} claims, {citations} citations, "
-        f"median of {args.repeat} runs each"
+        f"{n} claims (1 citation, 2 recorded requests each) over {len(pages)} WiCE pages, "
+        f"recorded in {recorded_in:.1f} s; median of {args.repeat} fresh processes each"
     )
-    print(f"{'case':<38} {'median s':>9} {'x baseline':>11} {'ms/citation':>12}")
-    for name, _ in cases:
-        median = statistics.median(timings[name])
-        extra = (median - base) * 1000 / citations if name != cases[0][0] else 0.0
-        print(f"{name:<38} {median:>9.2f} {median / base:>11.2f} {extra:>12.1f}")
+    print(f"{'case':<44} {'s':>7} {'ms/citation':>12} {'x floor':>8}")
+    print(
+        f"{'bare vcr.use_cassette + httpx loop (floor)':<44} {floor:>7.2f} "
+        f"{floor * 1000 / n:>12.2f} {1.0:>8.2f}"
+    )
+    print(
+        f"{'engine replay (pipeline, guard, results)':<44} {ours:>7.2f} "
+        f"{ours * 1000 / n:>12.2f} {ours / floor:>8.2f}"
+    )
+    print(f"heavy modules imported by the engine replay: {', '.join(heavy or []) or 'none'}")  # type: ignore[arg-type]
+    if memory is not None:
+        seconds, rss = memory
+        print(
+            f"pytest --citecheck over {args.memory_claims} replayed claims: {seconds:.1f} s, "
+            f"peak RSS {rss / 1024:.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -169,14 +169,30 @@ def _no_sleep(seconds: float) -> None:
 
 
 class _SerialRanker:
-    """Ranking is CPU-bound and the model is shared: one claim ranks at a time."""
+    """Ranking is CPU-bound and the model is shared: one claim ranks at a time.
+
+    Claims whose pages arrived meanwhile wait in a queue; whoever ranks next first
+    embeds every queued question in one batch (``prepare``, when the ranker has
+    it), so concurrent claims share the model's batches instead of taking turns.
+    """
 
     def __init__(self, inner: Ranker, lock: threading.Lock) -> None:
         self._inner = inner
         self._lock = lock
+        self._queued: list[tuple[str, Sequence[str]]] = []
+        self._queue_lock = threading.Lock()
 
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        prepare = getattr(self._inner, "prepare", None)
+        if prepare is not None:
+            with self._queue_lock:
+                self._queued.append((claim, passages))
         with self._lock:
+            if prepare is not None:
+                with self._queue_lock:
+                    batch, self._queued = self._queued, []
+                if batch:
+                    prepare(batch)
             return self._inner.rank(claim, passages, k)
 
     def __getattr__(self, name: str) -> Any:
@@ -498,7 +514,7 @@ class Engine:
             self._judges.clear()
             client, self._client = self._client, None
         if pool is not None:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=True, cancel_futures=True)
         for part in parts:
             close = getattr(part, "close", None)
             if callable(close):

@@ -83,6 +83,24 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
         f"{DEFAULT_CONCURRENCY}); replay does not need it.",
     )
     group.addoption(
+        "--citecheck-timeout",
+        dest="citecheck_timeout",
+        default=None,
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=f"seconds one HTTP request may take, retries included (ini citecheck_timeout; "
+        f"default {DEFAULT_TIMEOUT:g}).",
+    )
+    group.addoption(
+        "--citecheck-max-page-bytes",
+        dest="citecheck_max_page_bytes",
+        default=None,
+        type=positive_int,
+        metavar="BYTES",
+        help=f"largest page that is judged (ini citecheck_max_page_bytes; default "
+        f"{DEFAULT_MAX_PAGE_BYTES}).",
+    )
+    group.addoption(
         "--citecheck-cache-dir",
         dest="citecheck_cache_dir",
         default=None,
@@ -121,13 +139,15 @@ def _engine_settings(config: pytest.Config) -> dict[str, object]:
             raise pytest.UsageError(f"ini option {name}: {exc}") from None
 
     opt = config.option
-    concurrency = opt.citecheck_concurrency
-    if concurrency is None:
-        concurrency = ini("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY)
+
+    def pick(name: str, parse: object, default: object) -> object:
+        flag = getattr(opt, name)
+        return flag if flag is not None else ini(name, parse, default)
+
     return {
-        "concurrency": concurrency,
-        "timeout": ini("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
-        "max_page_bytes": ini("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        "concurrency": pick("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY),
+        "timeout": pick("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
+        "max_page_bytes": pick("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
         # None: pytest's cache directory, resolved when recording needs it (session).
         "cache_dir": opt.citecheck_cache_dir,
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,8 +148,17 @@ class CitecheckSession:
 
     @contextmanager
     def recording(self, cassette: Path, nodeid: str, judge: Judge) -> Iterator[Recording]:
-        """One cassette for a test's ``citecheck`` fixture calls."""
-        with self.engine().recording(cassette, nodeid, getattr(judge, "name", None)) as recording:
+        """One cassette for a test's ``citecheck`` fixture calls (a corrupt one fails
+        the test with the file and the fix, no traceback)."""
+        from pytest_citecheck.recording import CorruptRecording, corrupt_detail
+
+        with ExitStack() as stack:
+            try:
+                recording = stack.enter_context(
+                    self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
+                )
+            except CorruptRecording as exc:
+                pytest.fail(corrupt_detail(cassette, nodeid, exc.why), pytrace=False)
             yield recording
 
     def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:

@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_citecheck.engine import Engine, EngineSettings, StageHooks
 from pytest_citecheck.errors import ConfigurationError
@@ -457,3 +459,77 @@ def test_results_come_back_in_input_order_and_on_result_sees_each(
     assert [r.id for r in results] == [c.id for c in CLAIMS]
     assert sorted(seen) == list(range(len(CLAIMS)))
     assert json.dumps(dumped(results))  # plain data
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(content=st.binary(max_size=400) | st.text(max_size=400).map(str.encode))
+def test_any_bytes_as_a_cassette_never_raise(tmp_path: Path, content: bytes) -> None:
+    where = tmp_path / "cassettes" / "x" / "c.yaml"
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_bytes(content)
+    engine = make_engine(env_for("http://127.0.0.1:9/", "http://127.0.0.1:9/v1"), "none")
+    result = engine.verify(claim("c", "Water boils.", "https://example.com/a"), where, "x::c")
+    for v in result.verdicts:
+        assert v.label is Label.ERROR
+        assert v.reason in (Reason.CORRUPT_RECORDING, Reason.NO_RECORDING, Reason.STALE_RECORDING)
+        assert "Traceback" not in (v.detail or "")
+
+
+@pytest.mark.model
+def test_the_model_loading_bar_never_reaches_the_terminal(
+    pytester: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, StableLLM],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = doubles
+    pytester.makefile(
+        ".yaml",
+        citecheck_water=(
+            "claims:\n  - id: boiling\n    claim: Water boils at 100 degrees Celsius.\n"
+            "    citations:\n      - https://example.com/science/boiling\n"
+        ),
+    )
+    for name, value in env_for(api, llm).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    result = pytester.runpytest_subprocess("--citecheck", "--citecheck-record=once", "-s")
+    result.assert_outcomes(passed=1)
+    printed = result.stdout.str() + result.stderr.str()
+    assert "Loading weights" not in printed
+    assert "citecheck: 1/1 claims" in printed
+
+
+class _PreparingRanker(WordOverlap):
+    def __init__(self) -> None:
+        self.prepared: list[list[str]] = []
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.prepared.append([claim for claim, _ in questions])
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        time.sleep(0.2)  # a slow model: the other claims queue meanwhile
+        return super().rank(claim, passages, k)
+
+
+def test_concurrent_claims_embed_in_shared_batches() -> None:
+    import threading
+
+    inner = _PreparingRanker()
+    engine = Engine.from_settings(EngineSettings(), StageHooks(make_ranker=lambda: inner), {})
+    ranker = engine.live_ranker()
+    start = threading.Barrier(4)
+
+    def rank(n: int) -> None:
+        start.wait()
+        ranker.rank(f"claim {n}", ["a passage"], 3)
+
+    threads = [threading.Thread(target=rank, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    prepared = [claim for batch in inner.prepared for claim in batch]
+    assert sorted(prepared) == [f"claim {n}" for n in range(4)]  # each question once
+    assert len(inner.prepared) < 4  # some shared a batch

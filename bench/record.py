@@ -1,0 +1,135 @@
+"""How fast does the engine record? Concurrency 1 against N, in the same run.
+
+40 claims (one URL citation each) over 20 WiCE pages, recorded with the
+engine against the loopback doubles, which add 200 ms to every request (80
+requests: one crawl and one judge call per claim). Each case records into a
+fresh folder; the table gives wall time, effective concurrency (request
+latency spent / wall time) and the speed-up over concurrency 1.
+
+- model-free ranker (word overlap): pure orchestration, concurrency 1 vs N;
+- the real ranker (``retrieval.make_ranker``, or all-MiniLM-L6-v2 on an older
+  retrieval module): concurrency 1 vs N, then the same claims again in mode
+  ``all`` with the same embedding cache directory. Texts the model encoded
+  are counted for each run (each unique passage once; none the second time
+  when the persistent cache is there).
+
+    python bench/record.py [--delay 0.2] [--concurrency 4] [--no-model]
+
+Recordings are synthetic (loopback doubles), written to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.corpus import WordOverlap, claims_for, doubles, wice_pages  # noqa: E402
+from pytest_citecheck.engine import Engine, EngineSettings, StageHooks  # noqa: E402
+from pytest_citecheck.models import Claim  # noqa: E402
+from pytest_citecheck.passages import split_passages  # noqa: E402
+
+ENCODED = {"texts": 0}
+
+
+def count_encodes() -> None:
+    """Count every text the embedding model encodes (whichever ranker calls it)."""
+    from sentence_transformers import SentenceTransformer
+
+    original = SentenceTransformer.encode
+
+    def encode(self: Any, sentences: Any, *args: Any, **kwargs: Any) -> Any:
+        ENCODED["texts"] += 1 if isinstance(sentences, str) else len(sentences)
+        return original(self, sentences, *args, **kwargs)
+
+    SentenceTransformer.encode = encode  # type: ignore[method-assign]
+
+
+def run(
+    claims: list[Claim],
+    env: dict[str, str],
+    folder: Path,
+    concurrency: int,
+    mode: str,
+    ranker: Callable[[], Any] | None,
+    cache: Path | None,
+) -> tuple[float, int]:
+    settings = EngineSettings(record_mode=mode, concurrency=concurrency, cache_dir=cache)
+    hooks = StageHooks(make_ranker=ranker)
+    before = ENCODED["texts"]
+    with Engine.from_settings(settings, hooks, env) as engine:
+        start = time.perf_counter()
+        results = engine.verify_claims_sync(
+            claims, cassette_for=lambda c: folder / "cassettes" / "bench" / f"{c.id}.yaml"
+        )
+        seconds = time.perf_counter() - start
+    errors = [r for r in results if r.label == "error"]
+    if errors:
+        sys.exit(f"{len(errors)} claims failed: {errors[0].verdicts[0].detail}")
+    return seconds, ENCODED["texts"] - before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--no-model", action="store_true", help="skip the real-ranker rows")
+    args = parser.parse_args()
+    pages = wice_pages(20)
+    claims = claims_for(pages, 40)
+    requests = 2 * len(claims)
+    unique = len({p for _, markdown, _ in pages for p in split_passages(markdown)})
+    rows: list[tuple[str, float, int | None]] = []
+    with tempfile.TemporaryDirectory() as name, doubles(pages, args.delay) as env:
+        tmp = Path(name)
+        for n in (1, args.concurrency):
+            seconds, _ = run(claims, env, tmp / f"free{n}", n, "rewrite", WordOverlap, None)
+            rows.append((f"model-free ranker, concurrency {n}", seconds, None))
+        if not args.no_model:
+            count_encodes()
+            cache = tmp / "embedding-cache"
+            for n in (1, args.concurrency):
+                # A fresh cache per concurrency, so both runs embed from scratch.
+                seconds, encoded = run(
+                    claims, env, tmp / f"model{n}", n, "rewrite", None, cache / str(n)
+                )
+                rows.append((f"real ranker, concurrency {n}", seconds, encoded))
+            seconds, encoded = run(
+                claims,
+                env,
+                tmp / f"model{args.concurrency}",
+                args.concurrency,
+                "all",
+                None,
+                cache / str(args.concurrency),
+            )
+            rows.append(
+                (f"real ranker, concurrency {args.concurrency}, again (all)", seconds, encoded)
+            )
+    latency = requests * args.delay
+    print(
+        f"{len(claims)} claims, {len(pages)} pages ({unique} unique passages), "
+        f"{requests} requests, {args.delay * 1000:.0f} ms added per request "
+        f"({latency:.0f} s of latency)"
+    )
+    print(f"{'case':<46} {'wall s':>7} {'in flight':>9} {'speed-up':>9} {'embedded':>9}")
+    base: dict[str, float] = {}
+    for label, seconds, encoded in rows:
+        kind = label.split(",")[0]
+        base.setdefault(kind, seconds)
+        embedded = "-" if encoded is None else str(encoded)
+        print(
+            f"{label:<46} {seconds:>7.2f} {latency / seconds:>9.2f} "
+            f"{base[kind] / seconds:>8.2f}x {embedded:>9}"
+        )
+
+
+if __name__ == "__main__":
+    main()
