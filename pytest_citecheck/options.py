@@ -395,9 +395,9 @@ def settings_from_config(config: pytest.Config) -> Settings:
         baseline=opt.citecheck_baseline,
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
+        audit=opt.citecheck_audit,
         csv=opt.citecheck_csv,
         document_roots=(config.rootpath, *config.getini("citecheck_document_roots")),
-        audit=opt.citecheck_audit,
         judge_origin=judge_origin,
         **_engine_settings(config),  # type: ignore[arg-type]
     )
