@@ -142,21 +142,27 @@ class Problem(BaseModel):
 # -- the app ------------------------------------------------------------------------------
 
 
-class _TooLarge(Exception):
-    pass
+class Rejected(Exception):
+    """A request answered with an error status before any verification."""
+
+    def __init__(self, status: int, detail: str | list[dict[str, Any]]) -> None:
+        super().__init__(status, detail)
+        self.status = status
+        self.detail = detail
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
-    """The body, or :class:`_TooLarge` as soon as it is known to exceed ``limit``."""
+    """The body, or :class:`Rejected` (413) as soon as it is known to exceed ``limit``."""
+    too_large = Rejected(413, f"the request body is larger than {limit} bytes")
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _TooLarge
+        raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise _TooLarge
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -240,6 +246,29 @@ def unconfigured_detail(message: str) -> str:
     return scrub("; ".join(lines))
 
 
+def claim_from_body(body: bytes, request_id: str, config: ServiceConfig) -> Claim:
+    """The claim a ``/verify`` body asks about, or :class:`Rejected` (422) saying
+    which rule it breaks: JSON, the request's shape, then the claim files' schema."""
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        problem = {"loc": ["body"], "msg": f"invalid JSON: {exc}", "type": "json_invalid"}
+        raise Rejected(422, [problem]) from None
+    try:
+        wanted = VerifyRequest.model_validate(payload)
+    except ValidationError as exc:
+        raise Rejected(422, _problems(exc)) from None
+    if len(wanted.urls) > config.max_urls:
+        msg = f"{len(wanted.urls)} URLs; at most {config.max_urls} per request"
+        raise Rejected(422, [{"loc": ["body", "urls"], "msg": msg, "type": "too_long"}])
+    if wanted.judge is None and config.judge is not None:
+        wanted = wanted.model_copy(update={"judge": config.judge})
+    try:
+        return to_claim(wanted, request_id)
+    except ClaimValidationError as exc:
+        raise Rejected(422, _schema_problems(exc)) from None
+
+
 def create_app(
     config: ServiceConfig | None = None,
     engine: Engine | None = None,
@@ -296,48 +325,12 @@ def create_app(
         },
     )
     async def verify(request: Request) -> Any:
-        try:
-            body = await _read_body(request, config.max_body_bytes)
-        except _TooLarge:
-            return JSONResponse(
-                {"detail": f"the request body is larger than {config.max_body_bytes} bytes"},
-                status_code=413,
-            )
-        try:
-            payload = json.loads(body)
-        except ValueError as exc:
-            return JSONResponse(
-                {
-                    "detail": [
-                        {"loc": ["body"], "msg": f"invalid JSON: {exc}", "type": "json_invalid"}
-                    ]
-                },
-                status_code=422,
-            )
         request_id = f"r{next(request_ids):06d}"
         try:
-            wanted = VerifyRequest.model_validate(payload)
-            if len(wanted.urls) > config.max_urls:
-                return JSONResponse(
-                    {
-                        "detail": [
-                            {
-                                "loc": ["body", "urls"],
-                                "msg": f"{len(wanted.urls)} URLs; at most {config.max_urls} "
-                                "per request",
-                                "type": "too_long",
-                            }
-                        ]
-                    },
-                    status_code=422,
-                )
-            if wanted.judge is None and config.judge is not None:
-                wanted = wanted.model_copy(update={"judge": config.judge})
-            claim = to_claim(wanted, request_id)
-        except ValidationError as exc:
-            return JSONResponse({"detail": _problems(exc)}, status_code=422)
-        except ClaimValidationError as exc:
-            return JSONResponse({"detail": _schema_problems(exc)}, status_code=422)
+            body = await _read_body(request, config.max_body_bytes)
+            claim = claim_from_body(body, request_id, config)
+        except Rejected as exc:
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status)
         try:
             engine.preflight([claim])
         except ConfigurationError as exc:
