@@ -50,6 +50,7 @@ __all__ = [
     "FieldProblem",
     "Problem",
     "load_claim_file",
+    "load_valid_claims",
     "parse_citation",
     "parse_claim",
 ]
@@ -152,6 +153,19 @@ def load_claim_file(path: Path, roots: Sequence[Path] | None = None) -> ClaimFil
     return _Reader(path, roots).read()
 
 
+def load_valid_claims(
+    path: Path, roots: Sequence[Path] | None = None
+) -> tuple[ClaimFile, ClaimFileError | None]:
+    """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
+    :class:`ClaimFileError` listing every problem of the others (None if none).
+
+    A bad record costs only itself; the batch still runs every good one.
+    """
+    reader = _Reader(path, roots)
+    result = reader.read_valid()
+    return result, reader.error()
+
+
 class _Reader:
     def __init__(self, path: Path, roots: Sequence[Path] | None) -> None:
         self.path = path
@@ -175,6 +189,20 @@ class _Reader:
         return self.lines.get(loc)
 
     def read(self) -> ClaimFile:
+        result = self.read_valid()
+        error = self.error()
+        if error is not None:
+            raise error
+        return result
+
+    def error(self) -> ClaimFileError | None:
+        if not self.problems:
+            return None
+        first, *more = self.problems
+        return ClaimFileError(self.path, first.line, first.problem, first.fix, more)
+
+    def read_valid(self) -> ClaimFile:
+        """The claims that validated; the problems stay in :attr:`problems`."""
         suffix = self.path.suffix.lower()
         result = ClaimFile(self.path)
         try:
@@ -191,9 +219,6 @@ class _Reader:
                 result.judge, result.claims = self._yaml(text)
         except _Invalid:
             pass
-        if self.problems:
-            first, *more = self.problems
-            raise ClaimFileError(self.path, first.line, first.problem, first.fix, more)
         return result
 
     def _text(self) -> str:

@@ -274,6 +274,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one CSV row per citation.",
     )
+    group.addoption(
+        "--citecheck-audit",
+        dest="citecheck_audit",
+        default=None,
+        type=Path,
+        metavar="PATH",
+        help="append one row per citation to this SQLite audit index (read it with "
+        "`citecheck audit list`).",
+    )
     _add_engine_options(parser, group)
 
     _add_quote_match_options(group, parser)
@@ -365,6 +374,7 @@ class Settings:
     csv: Path | None
     # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
     document_roots: tuple[Path, ...] = ()
+    audit: Path | None = None
     # Where ``judge`` came from ("flag", "ini" or None), for messages.
     judge_origin: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
@@ -463,6 +473,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         baseline=opt.citecheck_baseline,
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
+        audit=opt.citecheck_audit,
         csv=opt.citecheck_csv,
         quote_policy=_quote_policy(config),
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),

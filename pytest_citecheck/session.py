@@ -254,6 +254,13 @@ class CitecheckSession:
             ),
             baseline,
         )
+        if s.audit is not None:
+            from pytest_citecheck.audit import AuditError, AuditIndex, new_run_id
+
+            try:
+                AuditIndex(s.audit).record(self.results, new_run_id(), "pytest")
+            except AuditError as exc:
+                failures.append(f"--citecheck-audit: {exc}")
         report.gate_failures = failures
         self.report = report
         # Checked at start-up; a path that broke during the run fails the gate
