@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.recording import RECORD_MODES
+from pytest_citecheck.retrieval import DEFAULT_RANKER, RANKERS
 
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
@@ -186,6 +187,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
 
+    # Retrieval (DESIGN §3 step 9): which ranker picks the passages when recording.
+    group.addoption(
+        "--citecheck-ranker",
+        dest="citecheck_ranker",
+        default=None,
+        choices=RANKERS,
+        help=f"passage ranker for recording (ini citecheck_ranker; default {DEFAULT_RANKER}). "
+        "Replay reads the recorded choice.",
+    )
+    parser.addini(
+        "citecheck_ranker",
+        f"passage ranker for recording: {' | '.join(RANKERS)} (default {DEFAULT_RANKER})",
+        default=None,
+    )
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -205,6 +221,7 @@ class Settings:
     max_drop: float
     report: Path | None
     csv: Path | None
+    ranker: str = DEFAULT_RANKER
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -255,4 +272,17 @@ def settings_from_config(config: pytest.Config) -> Settings:
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
+        ranker=_ranker(config),
     )
+
+
+def _ranker(config: pytest.Config) -> str:
+    name: str = config.option.citecheck_ranker or str(config.getini("citecheck_ranker") or "")
+    name = name.strip()
+    if not name:
+        return DEFAULT_RANKER
+    if name not in RANKERS:
+        raise pytest.UsageError(
+            f"ini option citecheck_ranker: {name!r} is not one of {', '.join(RANKERS)}"
+        )
+    return name

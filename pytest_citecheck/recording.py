@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck.models import Reason
-from pytest_citecheck.retrieval import Ranker
+from pytest_citecheck.retrieval import Ranker, describe
 from pytest_citecheck.secrets import (
     REDACTED,
     SECRET_HEADERS,
@@ -170,8 +170,11 @@ class _RecordedRanker:
         stored = meta.setdefault("retrieval", {}).get(key)
         if stored is not None and recording.mode in ("once", "new_episodes"):
             return [(int(i), float(s)) for i, s in stored][:k]
-        ranked = self._live().rank(claim, passages, k)
+        live = self._live()
+        ranked = live.rank(claim, passages, k)
         meta["retrieval"][key] = [[i, round(s, 4)] for i, s in ranked]
+        # Which ranker chose: replay ignores it, a diff of the cassette shows a change.
+        meta["ranker"] = describe(live)
         recording.cassette.dirty = True
         return ranked
 

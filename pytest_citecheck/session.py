@@ -97,10 +97,21 @@ class CitecheckSession:
             if custom is not None:
                 self._ranker = custom
             else:
-                from pytest_citecheck.retrieval import MiniLMRanker
+                from pytest_citecheck.retrieval import make_ranker
 
-                self._ranker = MiniLMRanker()
+                self._ranker = make_ranker(self.settings.ranker, self._embedding_cache_dir())
         return self._ranker
+
+    def _embedding_cache_dir(self) -> Path | None:
+        """Embeddings persist in pytest's cache folder; none with ``-p no:cacheprovider``
+        or when it cannot be created (DESIGN §3 step 9)."""
+        cache = getattr(self.config, "cache", None)
+        if cache is None:
+            return None
+        try:
+            return Path(cache.mkdir("citecheck"))
+        except OSError:
+            return None
 
     def close(self) -> None:
         """Close the HTTP clients the fetcher and the judges opened."""
