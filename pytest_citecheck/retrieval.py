@@ -71,6 +71,11 @@ class BuiltRanker(Ranker, Protocol):
     @property
     def embedding_stats(self) -> EmbeddingStats: ...
 
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Embed what ranking these ``(claim, passages)`` will need, in one batch
+        (an engine ranking many claims calls it first; ``rank`` works without)."""
+        ...
+
 
 def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker called ``name`` (one of :data:`RANKERS`).
@@ -318,6 +323,14 @@ class MiniLMRanker:
             at += len(cs)
         return out
 
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.embedder.embed(
+            [t for claim, passages in questions for t in (claim, *self._all_chunks(passages))]
+        )
+
+    def _all_chunks(self, passages: Sequence[str]) -> list[str]:
+        return [c for p in passages for c in self.chunks(p)]
+
     def chunks(self, passage: str) -> list[str]:
         """What is embedded of ``passage``."""
         if self.chunk_words <= 0:
@@ -344,6 +357,9 @@ class BM25Ranker:
     @property
     def embedding_stats(self) -> EmbeddingStats:
         return EmbeddingStats()
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Nothing to embed."""
 
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
         """Return up to ``k`` ``(passage index, BM25 score)`` pairs, best first;
@@ -408,6 +424,9 @@ class HybridRanker:
     @property
     def embedding_stats(self) -> EmbeddingStats:
         return self.semantic.embedding_stats
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.semantic.prepare(questions)
 
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
         """Return up to ``k`` ``(passage index, fused score)`` pairs, best first."""

@@ -167,6 +167,16 @@ def test_each_unique_text_is_embedded_once_per_run(stub: StubModel) -> None:
     assert stats.served_from_cache == 2
 
 
+def test_prepare_embeds_many_claims_in_one_batch(stub: StubModel) -> None:
+    ranker = make_ranker("hybrid", None)
+    ranker.prepare([("claim", ["far", "close"]), ("same", ["close", "opposite"])])
+    assert stub.calls == [["claim", "far", "close", "same", "opposite"]]
+    ranker.rank("claim", ["far", "close"], 2)
+    assert len(stub.calls) == 1  # ranking found every embedding in memory
+    make_ranker("bm25", None).prepare([("claim", ["far"])])  # nothing to embed
+    assert len(stub.calls) == 1
+
+
 def test_re_recording_unchanged_pages_embeds_nothing(stub: StubModel, tmp_path: Path) -> None:
     first = make_ranker("minilm", tmp_path)
     ranked = first.rank("claim", ["far", "close", "opposite"], 3)
