@@ -196,22 +196,25 @@ def contenders(default: BuiltRanker, embedder: Embedder) -> list[Contender]:
     def of(minilm: MiniLMRanker) -> Callable[[str, Sequence[str]], list[str]]:
         return lambda claim, passages: [claim, *(c for p in passages for c in minilm.chunks(p))]
 
+    # One function per embedding need: the rankers that share it share its cost.
+    chunked_texts, whole_texts = of(chunked), of(whole)
+
     shipped = {
         "bm25": Contender("bm25", bm25.rank),
-        "minilm": Contender("minilm", chunked.rank, of(chunked)),
-        "hybrid": Contender("hybrid", HybridRanker(bm25, chunked).rank, of(chunked)),
+        "minilm": Contender("minilm", chunked.rank, chunked_texts),
+        "hybrid": Contender("hybrid", HybridRanker(bm25, chunked).rank, chunked_texts),
     }
     shipped.pop(default.name)
     return [
         Contender(
             f"{default.name} (default)",
             default.rank,
-            None if default.name == "bm25" else of(chunked),
+            None if default.name == "bm25" else chunked_texts,
         ),
         *shipped.values(),
-        Contender("hybrid-rrf", HybridRanker(bm25, chunked, "rrf").rank, of(chunked)),
-        Contender("minilm-whole", whole.rank, of(whole)),
-        Contender("hybrid-whole", HybridRanker(bm25, whole).rank, of(whole)),
+        Contender("hybrid-rrf", HybridRanker(bm25, chunked, "rrf").rank, chunked_texts),
+        Contender("minilm-whole", whole.rank, whole_texts),
+        Contender("hybrid-whole", HybridRanker(bm25, whole).rank, whole_texts),
         Contender("rank-bm25", rank_bm25_rank),
         Contender("word-overlap", overlap_rank),
     ]
