@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from pytest_citecheck import __version__
 from pytest_citecheck.gate import GateSettings, evaluate
 from pytest_citecheck.models import Claim, ClaimResult, Label
-from pytest_citecheck.options import DEFAULT_JUDGE, fraction, judge_spec
-from pytest_citecheck.recording import RECORD_MODES
+from pytest_citecheck.options import DEFAULT_JUDGE, RECORD_MODES, fraction, judge_spec
 
 if TYPE_CHECKING:
     from pytest_citecheck.aggregate import Totals

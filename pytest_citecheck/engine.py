@@ -333,14 +333,9 @@ class Engine:
             loaded.disable_progress_bar()
         from pytest_citecheck import retrieval
 
-        # make_ranker(name, cache_dir) is the retrieval stage's builder (issue 12);
-        # an older retrieval module has only the MiniLM ranker and no cache.
-        make: Any = getattr(retrieval, "make_ranker", None)
-        if make is None:
-            return retrieval.MiniLMRanker()
-        name = self.settings.ranker or getattr(retrieval, "DEFAULT_RANKER", "hybrid")
-        ranker: Ranker = make(name, self.settings.cache_dir)
-        return ranker
+        return retrieval.make_ranker(
+            self.settings.ranker or retrieval.DEFAULT_RANKER, self.settings.cache_dir
+        )
 
     # -- start-up checks ----------------------------------------------------------
 

@@ -21,6 +21,7 @@ from pytest_citecheck.quote_policy import (
     QUOTE_MATCH_MODES,
     QuotePolicy,
 )
+from pytest_citecheck.retrieval import DEFAULT_RANKER, RANKERS
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -351,6 +352,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
 
+    # Retrieval (DESIGN §3 step 9): which ranker picks the passages when recording.
+    group.addoption(
+        "--citecheck-ranker",
+        dest="citecheck_ranker",
+        default=None,
+        choices=RANKERS,
+        help=f"passage ranker for recording (ini citecheck_ranker; default {DEFAULT_RANKER}). "
+        "Replay reads the recorded choice.",
+    )
+    parser.addini(
+        "citecheck_ranker",
+        f"passage ranker for recording: {' | '.join(RANKERS)} (default {DEFAULT_RANKER})",
+        default=None,
+    )
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -382,6 +398,7 @@ class Settings:
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     cache_dir: Path | None = None
     quote_policy: QuotePolicy = EXACT
+    ranker: str = DEFAULT_RANKER
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -478,6 +495,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         quote_policy=_quote_policy(config),
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,
+        ranker=_ranker(config),
         **_engine_settings(config),  # type: ignore[arg-type]
     )
 
@@ -562,3 +580,15 @@ def _quote_policy(config: pytest.Config) -> QuotePolicy:
     if similarity is None:
         similarity = _ini_fraction(config, "citecheck_quote_similarity")
     return QuotePolicy(mode, DEFAULT_QUOTE_SIMILARITY if similarity is None else similarity)
+
+
+def _ranker(config: pytest.Config) -> str:
+    name: str = config.option.citecheck_ranker or str(_getini(config, "citecheck_ranker") or "")
+    name = name.strip()
+    if not name:
+        return DEFAULT_RANKER
+    if name not in RANKERS:
+        raise pytest.UsageError(
+            f"ini option citecheck_ranker: {name!r} is not one of {', '.join(RANKERS)}"
+        )
+    return name

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.models import JudgeReply, Reason
 from pytest_citecheck.options import RECORD_MODES  # defined with the CLI flag
-from pytest_citecheck.retrieval import Ranker
+from pytest_citecheck.retrieval import Ranker, describe
 from pytest_citecheck.secrets import scrub
 
 if TYPE_CHECKING:
@@ -222,10 +222,7 @@ class _RecordedRanker:
         ranked = live.rank(claim, passages, k)
         meta.setdefault("retrieval", {})[key] = [[i, round(s, 4)] for i, s in ranked]
         # Which ranker chose: replay ignores it, a diff of the cassette shows a change.
-        meta["ranker"] = {
-            "name": str(getattr(live, "name", type(live).__name__)),
-            "version": str(getattr(live, "version", "")),
-        }
+        meta["ranker"] = describe(live)
         recording.cassette.dirty = True
         return ranked
 

@@ -75,8 +75,7 @@ class CitecheckSession:
                     timeout=s.timeout,
                     max_page_bytes=s.max_page_bytes,
                     cache_dir=self._cache_dir(),
-                    # ``ranker`` is the retrieval stage's option (issue 12), when present.
-                    ranker=getattr(s, "ranker", None),
+                    ranker=s.ranker,
                     quote_policy=s.quote_policy,
                 ),
                 StageHooks(

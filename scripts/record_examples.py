@@ -16,7 +16,7 @@ the doubles in ``tests/doubles`` on 127.0.0.1. What they serve is scripted here:
   from the passages the judge was actually shown (the sentence that holds a
   known anchor), except for one deliberate paraphrase that the guard rejects.
 
-Retrieval uses the real all-MiniLM-L6-v2 ranker (offline). Afterwards every
+Retrieval uses the default ranker (hybrid: BM25 + all-MiniLM-L6-v2, offline). Afterwards every
 cassette is rewritten so the suite replays with no environment variable set:
 loopback addresses become ``https://api.crawlbase.com/`` and
 ``https://api.openai.com/v1``, the doubles' wall-clock ``Date`` and ``Server``

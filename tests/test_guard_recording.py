@@ -37,6 +37,7 @@ def record(cassette: Path, policy: dict[str, Any] | None) -> str:
         judge = make_judge("openai:m", environ=KEYS, base_url=base_url, retry=NO_SLEEP)
         with open_recording(cassette, "once", NODEID, {}, quote_policy=policy) as recording:
             recording.judge(judge).judge(CLAIM, PASSAGES)
+            recording.finish(ok=True)
         judge.close()
     return base_url
 

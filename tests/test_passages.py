@@ -7,8 +7,11 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pytest_citecheck.guard import normalise
+from pytest_citecheck.guard import normalise, quote_in_passages
+from pytest_citecheck.models import Passage
 from pytest_citecheck.passages import MAX_WORDS, split_passages
 
 DATA = Path(__file__).parent / "data"
@@ -102,3 +105,84 @@ def test_markdown_page_keeps_structure_within_passages() -> None:
     assert split_passages(page) == [
         "# Title\n\nIntro line one\nline two\n\n- item 1\n- item 2\n\n| a | b |\n|---|---|"
     ]
+
+
+# -- sentences kept whole (issue 12) ---------------------------------------------
+
+
+def sentence(n: int, tag: str, end: str = ".") -> str:
+    return " ".join(f"{tag}{i}" for i in range(n)) + end
+
+
+def test_one_sentence_a_line_is_cut_at_a_line_end() -> None:
+    # WiCE's layout: one paragraph, one sentence a line. 8 x 30 words = 240 words;
+    # the seed cut at word 200, inside the seventh sentence.
+    lines = [sentence(30, f"s{n}_", end="") for n in range(8)]
+    first, second = split_passages("\n".join(lines))
+    assert first == "\n".join(lines[:6])  # 180 words: the last line end within budget
+    assert second == "\n".join(lines[6:])
+    assert [len(p.split()) for p in split_passages("\n".join(lines), keep_sentences=False)] == [
+        200,
+        40,
+    ]
+
+
+def test_prose_is_cut_after_a_full_stop() -> None:
+    a, b, c, d = sentence(90, "a"), sentence(70, "b", "?"), sentence(60, "c", '!"'), "d."
+    assert split_passages(f"{a} {b} {c} {d}") == [f"{a} {b}", f"{c} {d}"]
+
+
+def test_no_sentence_end_in_the_second_half_falls_back_to_words() -> None:
+    # The only sentence end is at word 40, too early: a 40-word passage would
+    # waste most of the budget, so the cut falls on the 200th word.
+    text = f"{sentence(40, 'a')} {sentence(300, 'b', '')}"
+    passages = split_passages(text)
+    assert [len(p.split()) for p in passages] == [200, 140]
+    assert " ".join(passages) == text
+
+
+def test_a_cut_tail_still_packs_with_the_next_paragraph() -> None:
+    lines = [sentence(50, f"s{n}_") for n in range(5)]  # 250 words
+    passages = split_passages("\n".join(lines) + "\n\n" + words(20, "p"))
+    assert passages == ["\n".join(lines[:4]), f"{lines[4]}\n\n{words(20, 'p')}"]
+
+
+page_sentences = st.lists(
+    st.tuples(st.integers(1, 140), st.sampled_from([".", "?", "!", "", ".)"])),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    page_sentences,
+    st.lists(st.sampled_from([" ", "\n", " \n", "\n\n"]), min_size=30, max_size=30),
+)
+def test_the_guards_guarantee_holds_for_any_page(
+    shape: list[tuple[int, str]], gaps: list[str]
+) -> None:
+    """Every word kept in order, no passage over budget, a short sentence inside one
+    passage, and any quote of the page is accepted by the guard when the judge was
+    shown just the passages it touches."""
+    texts = [sentence(n, f"s{k}_", end) for k, (n, end) in enumerate(shape)]
+    page = "".join(t + gap for t, gap in zip(texts, gaps, strict=False))
+    passages = split_passages(page)
+    assert " ".join(passages).split() == page.split()
+    assert all(1 <= len(p.split()) <= MAX_WORDS for p in passages)
+    spans = []  # where each passage lies in the page
+    at = 0
+    for passage in passages:
+        at = page.index(passage, at)
+        spans.append((at, at + len(passage)))
+        at += len(passage)
+    for k, text in enumerate(texts):
+        start = page.index(text)
+        touched = [i for i, (a, b) in enumerate(spans) if a < start + len(text) and start < b]
+        assert touched == list(range(touched[0], touched[-1] + 1))
+        after_an_end = k == 0 or texts[k - 1][-1] in ".?!)" or "\n" in gaps[k - 1]
+        ends = text[-1] in ".?!)" or k == len(texts) - 1 or "\n" in gaps[k]
+        if len(text.split()) <= MAX_WORDS // 2 and after_an_end and ends:
+            assert len(touched) == 1, text
+        shown = [Passage(index=i, text=passages[i]) for i in touched]
+        assert quote_in_passages(text, shown)
