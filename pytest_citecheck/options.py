@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_citecheck.providers import providers_help
 from pytest_citecheck.recording import RECORD_MODES
 
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
@@ -67,7 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         type=judge_spec,
         metavar="PROVIDER:MODEL",
-        help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}).",
+        help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}); "
+        f"{providers_help()} Recording also needs CRAWLBASE_TOKEN (and CRAWLBASE_JS_TOKEN "
+        "for JavaScript pages); replay needs no key.",
     )
     group.addoption(
         "--citecheck-min-precision",
@@ -146,6 +149,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one CSV row per citation.",
     )
+    # -- readable reports (report_md, report_html) --
+    group.addoption(
+        "--citecheck-md",
+        dest="citecheck_md",
+        default=None,
+        type=Path,
+        metavar="PATH.md",
+        help="write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when that "
+        "variable is set).",
+    )
+    group.addoption(
+        "--citecheck-html",
+        dest="citecheck_html",
+        default=None,
+        type=Path,
+        metavar="PATH.html",
+        help="write a self-contained HTML report (no network, opens from file://).",
+    )
 
     parser.addini(
         "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
@@ -205,6 +226,8 @@ class Settings:
     max_drop: float
     report: Path | None
     csv: Path | None
+    markdown: Path | None = None
+    html: Path | None = None
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -255,4 +278,6 @@ def settings_from_config(config: pytest.Config) -> Settings:
         max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
         report=opt.citecheck_report,
         csv=opt.citecheck_csv,
+        markdown=opt.citecheck_md,
+        html=opt.citecheck_html,
     )

@@ -20,14 +20,13 @@ from pytest_citecheck.fixture import citecheck as citecheck
 from pytest_citecheck.models import Claim, ClaimResult, Reason
 from pytest_citecheck.options import pytest_addoption as pytest_addoption
 from pytest_citecheck.options import settings_from_config
+from pytest_citecheck.report_hooks import REPORT_ATTR, ReportHooks
 from pytest_citecheck.session import (
     RESULTS_KEY,
     SESSION_KEY,
     CitecheckSession,
     error_result,
 )
-
-REPORT_ATTR = "citecheck_results"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -40,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = CitecheckSession(config, settings_from_config(config))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(SessionHooks(session), "citecheck-session")
+    config.pluginmanager.register(ReportHooks(session), "citecheck-reports")
 
 
 def _session(config: pytest.Config) -> CitecheckSession:
@@ -203,19 +203,6 @@ class SessionHooks:
         report = self.session.finish()
         if report is not None and report.gate_failures and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        report = self.session.report
-        if report is None or _is_worker(self.session.config):
-            return
-        tr = terminalreporter
-        tr.write_sep("=", "citecheck")
-        for line in report.lines():
-            tr.write_line(line.text, **line.markup)
-        for failure in report.gate_failures:
-            tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
-        if not report.gate_failures:
-            tr.write_line("citecheck gate passed", green=True)
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -211,10 +211,6 @@ class CitecheckSession:
             baseline,
         )
         report.gate_failures = failures
-        if s.report is not None:
-            report.write_json(s.report)
-        if s.csv is not None:
-            report.write_csv(s.csv)
         self.report = report
         return report
 

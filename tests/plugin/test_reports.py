@@ -40,8 +40,8 @@ def test_terminal_summary_puts_contradictions_first_then_review(result: pytest.R
             "  CONTRADICTED citecheck_a.yaml::boils-50  https://example.com/boiling",
             '      "Water boils at 100 degrees Celsius"',
             "review (confidence below the gate):",
-            "*citecheck_a.yaml::invented*",
             "*0.50  citecheck_a.yaml::unsure*",
+            "*citecheck_a.yaml::invented*",
         ]
     )
 
@@ -90,8 +90,8 @@ def test_csv_has_a_row_per_citation(pytester: pytest.Pytester, result: pytest.Ru
         ("boils-100", "supported"),
         ("boils-50", "contradicted"),
         ("gone", "unreachable"),
-        ("invented", "not_found"),
         ("unsure", "supported"),
+        ("invented", "not_found"),
     ]
     assert rows[2]["reason"] == "http_404"
 
