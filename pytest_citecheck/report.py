@@ -81,6 +81,10 @@ def _short(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def file_of(nodeid: str) -> str:
     """The claim file (or test module) part of a node id."""
     return nodeid.split("::", 1)[0]
@@ -268,7 +272,8 @@ class Report:
                 failed = self.failed_in(name)
                 out.append(
                     Line(
-                        f"  {name:<{width}}  {ft.claims} claims, {ft.citations} citations, "
+                        f"  {name:<{width}}  {_count(ft.claims, 'claim')}, "
+                        f"{_count(ft.citations, 'citation')}, "
                         f"precision {_fmt(ft.citation_precision)} ({ft.supported}/{ft.citations})"
                         + (f", {failed} failed" if failed else "")
                     )
