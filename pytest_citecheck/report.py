@@ -174,7 +174,8 @@ class Report:
     baseline_precision: float | None = None
     # Claim labels of the baseline, by node id (None: no baseline given).
     baseline_labels: dict[str, str] | None = None
-    run: RunInfo | None = None
+    # How the run judged and who ran it (RunInfo.to_json(), the guard's quote policy).
+    run: dict[str, Any] = field(default_factory=dict)
     items: dict[str, ItemInfo] = field(default_factory=dict)
     # Output files that could not be written: printed, never lost silently.
     output_errors: list[str] = field(default_factory=list)
@@ -317,7 +318,7 @@ class Report:
         t = self.totals
         return {
             "citecheck_report": REPORT_FORMAT,
-            "run": None if self.run is None else self.run.to_json(),
+            "run": self.run,
             "totals": _totals_json(t),
             "files": {
                 name: {**_totals_json(ft), "failed": self.failed_in(name)}

@@ -14,12 +14,12 @@ from collections.abc import Generator
 from datetime import UTC, datetime
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_citecheck.report import ItemInfo, Report
+    from pytest_citecheck.report import ItemInfo, Report, RunInfo
     from pytest_citecheck.session import CitecheckSession
 
 # The attribute of a TestReport that carries a claim's results (set by plugin).
@@ -102,7 +102,10 @@ class ReportHooks:
 
         settings = self.session.settings
         report.items = self.items
-        report.run = _run_info(report, settings.record_mode, self.started)
+        report.run = {
+            **_run_info(report, settings.record_mode, self.started).to_json(),
+            **report.run,
+        }
         if settings.baseline is not None:
             report.baseline_labels = load_baseline_labels(settings.baseline)
         write_outputs(report, Outputs.from_settings(settings))
@@ -130,7 +133,7 @@ class ReportHooks:
             tr.write_line("citecheck gate passed", green=True)
 
 
-def _run_info(report: Report, record_mode: str, started: datetime) -> Any:
+def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
     from pytest_citecheck.providers import PROVIDERS
     from pytest_citecheck.report import RunInfo
 

@@ -131,7 +131,7 @@ def replay(
     with monkeypatch.context() as env:
         env.setenv("CITECHECK_CRAWLBASE_URL", urls[0])
         env.setenv("OPENAI_BASE_URL", urls[1])
-        # Prepended, not replacing: a checkout on PYTHONPATH must still win.
+        # Prepended, so a checkout on PYTHONPATH (a worktree) still wins over the install.
         env.setenv(
             "PYTHONPATH",
             os.pathsep.join(filter(None, [str(blocker), os.environ.get("PYTHONPATH")])),

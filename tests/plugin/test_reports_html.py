@@ -80,3 +80,27 @@ def test_report_module_does_not_import_jinja2() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_fuzzy_guard_fields_are_shown_when_present() -> None:
+    """The guard's fuzzy matching adds judge_quote and quote_similarity to a verdict."""
+    from pytest_citecheck.models import ClaimResult, Label, Passage, Verdict
+    from pytest_citecheck.report import Report
+    from pytest_citecheck.report_html import render_html
+
+    verdict = Verdict(
+        url="https://example.com/a",
+        label=Label.SUPPORTED,
+        evidence_quote="Water boils at 100 °C.",
+        passages=[Passage(index=0, text="Intro. Water boils at 100 °C. More.")],
+    )
+    result = ClaimResult(id="c", claim="Water boils.", label=Label.SUPPORTED, verdicts=[verdict])
+    data = Report(results={"citecheck_a.yaml::c": result}).scrubbed_json()
+    data["claims"][0]["verdicts"][0].update(
+        judge_quote="Water boils at 100 C", quote_similarity=0.93
+    )
+    parsed = Elements()
+    parsed.feed(render_html(data))
+    text = "".join(parsed.text)
+    assert "judge's quote" in text and "Water boils at 100 C" in text
+    assert "quote similarity" in text and "0.93" in text
