@@ -154,3 +154,37 @@ def test_json_and_markdown_carry_the_diff(
     assert step == "earlier step\n" + md  # appended, not overwritten
     html = (pytester.path / "now.html").read_text()
     assert "Label changes against the baseline (2)" in html
+
+
+def test_a_report_that_cannot_be_written_is_said_and_fails_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    pytester.makefile(".txt", blocker="a file, not a directory")
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "--citecheck-md=blocker.txt/summary.md"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "1 claims, 1 citations: citation precision 1.0000*",
+            "could not write blocker.txt/summary.md: *",
+        ]
+    )
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_labels_and_outcomes_with_xdist(pytester: pytest.Pytester, workers: str) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, CONTRADICTED, NOT_FOUND))
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "-v", "-n", workers, "--citecheck-report=r.json"
+    )
+    result.stdout.fnmatch_lines(["*FAILED [[]contradicted[]]*citecheck_a.yaml::boils-50*"])
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert [(c["id"], c["passed"]) for c in data["claims"]] == [
+        ("boils-100", True),
+        ("boils-50", False),
+        ("cats-bark", True),
+    ]
