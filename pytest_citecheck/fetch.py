@@ -6,13 +6,23 @@ it cannot be judged, spending as few credits as the rules allow:
 1. ``format=md&md_readability=true&store=true`` with the normal token;
 2. a page with fewer than 200 non-whitespace characters is fetched again
    without ``md_readability`` (thin pages only);
-3. the JavaScript token is used only on a real signal -- HTTP 520 from the API,
-   ``cb_status``/``pc_status`` 207, or still thin after step 2 -- and its reply is
-   interpreted exactly like the normal one, readability retry included;
+3. the JavaScript token is used only on a real signal -- a failed crawl (520 or
+   525, as the API's HTTP status or as ``cb_status``/``pc_status`` inside a 200),
+   ``cb_status``/``pc_status`` 207, or still thin (an empty body included) after
+   step 2 -- and its reply is interpreted exactly like the normal one, readability
+   retry included;
 4. ``original_status`` 404/410 -> ``unreachable`` (checked on every reply);
 5. a deep link that lands on ``/`` -> ``not_found``, ``redirected_to_homepage``;
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
 7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
+
+Where the Crawlbase docs are unconfirmed (WIRE §8.1-8.3), both readings are
+handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
+sees) or as a 200 whose ``pc_status``/``cb_status`` says 520/525 (what the
+status-codes page describes); an empty page may come as status 207 or as a 200
+with an empty body. An empty body after readability is fetched again without
+it first (step 2 applies to it literally; readability may be what emptied it),
+then goes to the JavaScript token, as the docs advise for an empty body.
 
 Any reply that settles the outcome (4, 5) ends the crawl. The soft-404 check (6)
 reads the text the rules settle on: a thin page is fetched again first, as
@@ -94,12 +104,15 @@ THIN_CHARS = 200
 # A "not found" template longer than this is an article that mentions 404.
 SOFT_404_MAX_CHARS = 800
 
-# The Crawling API's transient statuses (WIRE §1.5 "Retry classes"). 520 is
-# deliberately absent: it is a failed crawl, answered by the JavaScript token.
+# The Crawling API's transient statuses (WIRE §1.5 "Retry classes"). 520 and 525
+# are deliberately absent: a failed crawl is answered by the JavaScript token.
 CRAWL_TRANSIENT_STATUSES = frozenset({429, 500, 503, 522, 599})
 # The reply is about our request, not the page: the user must fix something.
 _CONFIGURATION_STATUSES = frozenset({401, 402, 403, 422})
-FAILED_CRAWL_STATUS = 520
+# A failed crawl (520) or an anti-bot challenge the normal crawl could not solve
+# (525): the docs say to retry with the JavaScript token. Read as the API's HTTP
+# status or as cb_status/pc_status inside a 200 (WIRE §8.1: which one is unconfirmed).
+FAILED_CRAWL_STATUSES = frozenset({520, 525})
 EMPTY_PAGE_STATUS = 207
 _GONE = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
 
@@ -192,7 +205,7 @@ class _Escalate:
     """The normal token cannot get this page; the JavaScript token might."""
 
     why: str
-    failed: bool  # HTTP 520: the crawl failed (as opposed to an empty or thin page)
+    failed: bool  # 520/525: the crawl failed (as opposed to an empty or thin page)
 
 
 @dataclass
@@ -372,9 +385,8 @@ class CrawlbaseFetcher:
         if isinstance(outcome, _Reply):  # thin
             outcome = self._interpret(crawl, self._call(crawl, kind, False, after))
             if isinstance(outcome, _Reply):
-                return _Escalate(
-                    f"still under {THIN_CHARS} characters without readability", failed=False
-                )
+                thin = "empty" if outcome.chars == 0 else f"still under {THIN_CHARS} characters"
+                return _Escalate(f"{thin} without readability", failed=False)
         return outcome
 
     def _interpret(self, crawl: _Crawl, reply: _Reply) -> FetchResult | _Escalate | _Reply:
@@ -393,8 +405,12 @@ class CrawlbaseFetcher:
                 reason=_GONE[reply.original_status],
                 detail=f"The page answered HTTP {reply.original_status}.",
             )
-        if reply.status_code == FAILED_CRAWL_STATUS:
-            return _Escalate("HTTP 520 from the Crawling API", failed=True)
+        if reply.status_code in FAILED_CRAWL_STATUSES:
+            return _Escalate(f"HTTP {reply.status_code} from the Crawling API", failed=True)
+        if reply.cb_status in FAILED_CRAWL_STATUSES and 200 <= reply.status_code < 300:
+            return _Escalate(
+                f"cb_status {reply.cb_status} in an HTTP {reply.status_code} reply", failed=True
+            )
         if not 200 <= reply.status_code < 300:
             return crawl.result(
                 reply,

@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_citecheck.providers import providers_help
 from pytest_citecheck.recording import RECORD_MODES
+
+if TYPE_CHECKING:
+    from pytest_citecheck.judges.compat import Temperature
 
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
@@ -180,6 +184,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
     parser.addini(
+        "citecheck_judge_temperature",
+        "judge temperature: auto (0; not sent to OpenAI reasoning models), omit, or a "
+        "number (default auto)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_judge_response_format",
+        "OpenAI-wire response_format: auto (json_schema, json_object + schema for a "
+        "server that asks for it), json_schema or json_object (default auto)",
+        default=None,
+    )
+    parser.addini(
         "citecheck_min_precision", "citation precision floor (default: none)", default=None
     )
     parser.addini(
@@ -216,6 +232,8 @@ class Settings:
     record_mode: str
     judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
     judge_base_url: str | None
+    judge_temperature: Temperature
+    judge_response_format: str
     patterns: tuple[str, ...]
     min_precision: float | None
     min_reachable_precision: float | None
@@ -243,6 +261,32 @@ def _ini_fraction(config: pytest.Config, name: str) -> float | None:
         raise pytest.UsageError(f"ini option {name}: {exc}") from None
 
 
+def _ini_temperature(config: pytest.Config) -> Temperature:
+    raw = config.getini("citecheck_judge_temperature")
+    if raw in (None, ""):
+        return "auto"  # the judges (and httpx) are imported only when set
+    from pytest_citecheck.judges.compat import parse_temperature
+
+    try:
+        return parse_temperature(str(raw))
+    except ValueError as exc:
+        raise pytest.UsageError(f"ini option citecheck_judge_temperature: {exc}") from None
+
+
+def _ini_response_format(config: pytest.Config) -> str:
+    raw = str(config.getini("citecheck_judge_response_format") or "auto").strip().lower()
+    if raw == "auto":
+        return raw
+    from pytest_citecheck.judges.openai import RESPONSE_FORMATS
+
+    if raw not in RESPONSE_FORMATS:
+        raise pytest.UsageError(
+            f"ini option citecheck_judge_response_format: {raw!r} is not one of "
+            f"{', '.join(RESPONSE_FORMATS)}"
+        )
+    return raw
+
+
 def settings_from_config(config: pytest.Config) -> Settings:
     """Resolve settings; raises ``pytest.UsageError`` on a bad ini value."""
     opt = config.option
@@ -268,6 +312,8 @@ def settings_from_config(config: pytest.Config) -> Settings:
         record_mode=opt.citecheck_record,
         judge=judge,
         judge_base_url=config.getini("citecheck_judge_base_url") or None,
+        judge_temperature=_ini_temperature(config),
+        judge_response_format=_ini_response_format(config),
         patterns=tuple(config.getini("citecheck_patterns")),
         min_precision=pick_fraction("citecheck_min_precision"),
         min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),

@@ -199,14 +199,30 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
             headers[name] = [scrub(v) for v in headers[name]]
     # Bodies lose only the exact secret values: a page or a judge reply that
     # merely looks like a credential is evidence and must replay as recorded.
+    # Nor a local server's model path in a JSON judge reply (judges.compat.recordable_reply);
+    # pages (text/markdown) are never touched.
+    from pytest_citecheck.judges.compat import recordable_reply
+
+    content_types = [
+        value
+        for name, values in headers.items()
+        if name.lower() == "content-type"
+        for value in (values if isinstance(values, list) else [values])
+    ]
+    is_json = any("json" in str(value).lower() for value in content_types)
+
+    def clean(text: str) -> str:
+        text = redact_values(text)
+        return recordable_reply(text) if is_json else text
+
     body = response.get("body", {})
     string = body.get("string")
     if isinstance(string, bytes):
-        cleaned = redact_values(string.decode("utf-8", "replace"))
+        cleaned = clean(string.decode("utf-8", "replace"))
         if cleaned != string.decode("utf-8", "replace"):
             body["string"] = cleaned.encode()
     elif isinstance(string, str):
-        body["string"] = redact_values(string)
+        body["string"] = clean(string)
     return response
 
 

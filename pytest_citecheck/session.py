@@ -88,6 +88,8 @@ class CitecheckSession:
                     base_url=self.settings.judge_base_url if compatible else None,
                     require_key=not self.replaying,
                     retry=self._retry(),
+                    temperature=self.settings.judge_temperature,
+                    response_format=self.settings.judge_response_format,
                 )
         return self._judges[spec]
 

@@ -98,3 +98,20 @@ def test_failed_crawl_and_unknown_url(api):
     assert unknown.status_code == 404
     assert "https://example.com/unregistered" in unknown.json()["error"]
     assert get(api).status_code == 422  # no url
+
+
+@pytest.mark.parametrize("status", [520, 525])
+def test_failed_crawl_inside_a_200(api, status):
+    # The other reading of WIRE §8.1: HTTP 200, the crawl's failure in the headers.
+    api.add(URL, Page(markdown="never sent", pc_status=status))
+
+    failed = get(api, url=URL)
+    assert (failed.status_code, failed.text) == (200, "")
+    assert failed.headers["pc_status"] == failed.headers["cb_status"] == str(status)
+
+
+def test_cb_status_can_differ_from_pc_status(api):
+    api.add(URL, Page(markdown="", pc_status=200, cb_status=525))
+
+    reply = get(api, url=URL)
+    assert (reply.headers["pc_status"], reply.headers["cb_status"]) == ("200", "525")

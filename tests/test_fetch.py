@@ -184,6 +184,64 @@ def test_status_207_escalates_to_the_javascript_token(api, fetcher, legacy):
     assert result.fetches[0].credits == 0.0
 
 
+@pytest.mark.parametrize("status", [520, 525])
+def test_failed_crawl_inside_a_200_escalates_to_the_javascript_token(api, fetcher, sleeps, status):
+    # WIRE §8.1: the status-codes page says the API answers 200 and reports the
+    # crawl's own result in pc_status/cb_status; 525 is an unsolved challenge.
+    page = Page(pc_status=status, markdown=ARTICLE, js=Page(markdown=RENDERED, rid="rid-js"))
+    result = fetch(api, fetcher, page)
+
+    assert api.api_calls[0].status == 200
+    assert result.text == RENDERED
+    assert plan(api) == [(N, True), (J, True)]  # a failed crawl gains nothing from step 2
+    assert sleeps == []
+    first = result.fetches[0]
+    assert (first.status_code, first.cb_status, first.credits) == (200, status, 0.0)
+    assert result.rid == "rid-js"
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["cb_status", "pc_status"])
+def test_failed_crawl_status_is_read_from_either_header(api, fetcher, legacy):
+    # The legacy header alone, or cb_status (which the SDK prefers) over a clean pc_status.
+    page = (
+        Page(pc_status=525, legacy_status_only=True, js=Page(markdown=RENDERED))
+        if legacy
+        else Page(pc_status=200, cb_status=525, js=Page(markdown=RENDERED))
+    )
+    result = fetch(api, fetcher, page)
+
+    assert result.text == RENDERED
+    assert plan(api) == [(N, True), (J, True)]
+
+
+def test_http_525_escalates_like_520(api, fetcher, sleeps):
+    result = fetch(api, fetcher, Page(http_status=525, js=Page(markdown=RENDERED)))
+
+    assert result.text == RENDERED
+    assert plan(api) == [(N, True), (J, True)]
+    assert sleeps == []
+
+
+@pytest.mark.parametrize("shape", ["http", "header"])
+def test_failed_crawl_with_both_tokens_is_crawl_failed(api, fetcher, shape):
+    page = Page(http_status=520) if shape == "http" else Page(pc_status=520)
+    result = fetch(api, fetcher, page)
+
+    assert plan(api) == [(N, True), (J, True)]
+    assert (result.label, result.reason) == (Label.ERROR, Reason.CRAWL_FAILED)
+    assert "520" in (result.detail or "") and "JavaScript" in (result.detail or "")
+    assert result.credits == 0.0
+
+
+def test_empty_body_escalates_to_the_javascript_token(api, fetcher):
+    # The docs: an empty body on the normal token -> retry with the JavaScript token
+    # (after step 2: readability may be what emptied it).
+    result = fetch(api, fetcher, Page(markdown="", js=Page(markdown=RENDERED)))
+
+    assert result.text == RENDERED
+    assert plan(api) == [(N, True), (N, False), (J, True)]
+
+
 def test_still_thin_without_readability_escalates_to_javascript(api, fetcher):
     page = Page(markdown=THIN, full_markdown=THIN + " More.", js=Page(markdown=RENDERED))
     result = fetch(api, fetcher, page)

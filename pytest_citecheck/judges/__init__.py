@@ -22,21 +22,27 @@ openai-compatible  CITECHECK_JUDGE_API_KEY CITECHECK_JUDGE_BASE_URL (no default)
 
 Replaying recordings needs no key: pass ``require_key=False`` and the judge
 sends no auth header (recordings never hold one).
+
+``temperature`` (ini ``citecheck_judge_temperature``) and ``response_format``
+(ini ``citecheck_judge_response_format``) say what to send to models and
+servers that refuse the defaults; see :mod:`pytest_citecheck.judges.openai`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.judges.anthropic import AnthropicJudge
 from pytest_citecheck.judges.base import Judge, JudgeReply, VersionedJudge
+from pytest_citecheck.judges.compat import Temperature, parse_temperature
 from pytest_citecheck.judges.http import HTTPJudge
 from pytest_citecheck.judges.ollama import OllamaJudge, normalise_host
-from pytest_citecheck.judges.openai import OpenAIJudge
+from pytest_citecheck.judges.openai import RESPONSE_FORMATS, OpenAIJudge
 from pytest_citecheck.judges.prompt import PROMPT_VERSION, build_messages, recorded_prompt_version
 from pytest_citecheck.providers import PROVIDER_ENV, PROVIDERS
 from pytest_citecheck.retry import RetryPolicy
@@ -45,16 +51,19 @@ __all__ = [
     "DEFAULT_JUDGE",
     "PROMPT_VERSION",
     "PROVIDERS",
+    "RESPONSE_FORMATS",
     "AnthropicJudge",
     "HTTPJudge",
     "Judge",
     "JudgeReply",
     "OllamaJudge",
     "OpenAIJudge",
+    "Temperature",
     "VersionedJudge",
     "build_messages",
     "make_judge",
     "parse_judge_spec",
+    "parse_temperature",
     "recorded_prompt_version",
 ]
 
@@ -92,6 +101,8 @@ def make_judge(
     timeout: float = 60.0,
     client: httpx.Client | None = None,
     async_client: httpx.AsyncClient | None = None,
+    temperature: Temperature = "auto",
+    response_format: str = "auto",
 ) -> HTTPJudge:
     """Build the judge ``spec`` names.
 
@@ -100,7 +111,14 @@ def make_judge(
     then fine and no auth header is sent. Raises ValueError for a bad spec and
     :class:`ConfigurationError` (naming the variable, never a value) for a
     missing key or, for ``openai-compatible``, a missing base URL.
+    ``temperature`` applies to the OpenAI wire and Ollama (Anthropic is sent
+    none), ``response_format`` (``auto``, ``json_schema``, ``json_object``) to
+    the OpenAI wire.
     """
+    if response_format not in RESPONSE_FORMATS:
+        raise ValueError(
+            f"response format {response_format!r}: use one of {', '.join(RESPONSE_FORMATS)}"
+        )
     provider, model = parse_judge_spec(spec)
     env = os.environ if environ is None else environ
     key_env, url_env, default_url, key_required = PROVIDER_ENV[provider]
@@ -113,24 +131,30 @@ def make_judge(
     base = base_url or env.get(url_env) or default_url
     if not base:
         raise ConfigurationError(
-            f"The {provider} judge needs a base URL: set {url_env} or pass one "
-            "(e.g. http://127.0.0.1:8000/v1 for vLLM)."
+            f"The {provider} judge needs the base URL of its server: set the ini option "
+            f"citecheck_judge_base_url (or {url_env}) to it, e.g. http://127.0.0.1:8080/v1 "
+            "for llama.cpp's llama-server or http://127.0.0.1:8000/v1 for vLLM. Replaying "
+            "recordings needs the same URL they were recorded against."
         )
-    kind: type[HTTPJudge]
+    common: dict[str, Any] = {
+        "provider": provider,
+        "model": model,
+        "key_env": key_env,
+        "api_key": api_key,
+        "retry": retry or RetryPolicy(),
+        "timeout": timeout,
+        "client": client,
+        "async_client": async_client,
+    }
     if provider == "anthropic":
-        kind, url = AnthropicJudge, f"{base.rstrip('/')}/v1/messages"
-    elif provider == "ollama":
-        kind, url = OllamaJudge, f"{normalise_host(base)}/api/chat"
-    else:
-        kind, url = OpenAIJudge, f"{base.rstrip('/')}/chat/completions"
-    return kind(
-        provider=provider,
-        model=model,
-        url=url,
-        key_env=key_env,
-        api_key=api_key,
-        retry=retry or RetryPolicy(),
-        timeout=timeout,
-        client=client,
-        async_client=async_client,
+        return AnthropicJudge(url=f"{base.rstrip('/')}/v1/messages", **common)
+    if provider == "ollama":
+        return OllamaJudge(
+            url=f"{normalise_host(base)}/api/chat", temperature=temperature, **common
+        )
+    return OpenAIJudge(
+        url=f"{base.rstrip('/')}/chat/completions",
+        temperature=temperature,
+        response_format=response_format,
+        **common,
     )

@@ -5,8 +5,12 @@ WIRE.md §4: ``POST {base}/v1/messages`` with ``x-api-key`` and
 token and a newer version instead -- recordings filter both headers). The
 verdict schema is the ``input_schema`` of one tool, and ``tool_choice`` forces
 the model to call it, so the verdict arrives as the tool_use block's ``input``
-*object*. A text block is accepted only as a fallback (same parsing as the
-other providers), never as a verdict by itself.
+*object*. The tool is ``strict: true`` (grammar-constrained sampling of the
+input, so it cannot break the schema); a 400 that names ``strict`` (a model
+without structured outputs) is asked again without it. When a reply holds
+several tool_use blocks, the first ``record_verdict`` block whose input fits
+the schema is the verdict. A text block is used only when there is no
+``record_verdict`` block at all (same parsing as the other providers).
 
 No ``temperature``: the SDKs >= 1.0 no longer accept it for ``messages.create``
 and whether the API still honours it for every model is unconfirmed (WIRE.md
@@ -23,6 +27,7 @@ from typing import Any
 
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import error_text
 from pytest_citecheck.judges.http import (
     HTTPJudge,
     shorten,
@@ -58,10 +63,25 @@ class AnthropicJudge(HTTPJudge):
                     "name": VERDICT_NAME,
                     "description": "Record the verdict on the claim.",
                     "input_schema": verdict_schema(),
+                    "strict": True,
                 }
             ],
             "tool_choice": {"type": "tool", "name": VERDICT_NAME},
         }
+
+    def fallback_body(
+        self, body: dict[str, Any], status: int, payload: Any
+    ) -> tuple[dict[str, Any], str] | None:
+        tools = body.get("tools")
+        if (
+            status == 400
+            and isinstance(tools, list)
+            and any(isinstance(t, dict) and "strict" in t for t in tools)
+            and "strict" in error_text(payload)
+        ):
+            plain = [{k: v for k, v in t.items() if k != "strict"} for t in tools]
+            return {**body, "tools": plain}, "without strict on the verdict tool"
+        return None
 
     def auth_headers(self) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -88,10 +108,17 @@ class AnthropicJudge(HTTPJudge):
                 Reason.JUDGE_TRUNCATED, f"the judge's reply was cut off (stop_reason: {stop})"
             )
         usage = usage_of(payload.get("usage"), "input_tokens", "output_tokens")
-        for block in blocks:
-            if block.get("type") == "tool_use" and block.get("name") == VERDICT_NAME:
+        calls = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == VERDICT_NAME]
+        first_problem: StageFailed | None = None
+        for block in calls:
+            try:
                 reply = verdict_from_object(block.get("input"))
-                return reply.model_copy(update={"usage": usage})
+            except StageFailed as exc:
+                first_problem = first_problem or exc
+                continue
+            return reply.model_copy(update={"usage": usage})
+        if first_problem is not None:
+            raise first_problem
         texts = [
             b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
         ]

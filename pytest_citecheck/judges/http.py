@@ -10,7 +10,15 @@ reply can be believed lives here, once, so it cannot differ between providers:
 - 401/403, and "out of quota", raise :class:`ConfigurationError` naming the
   environment variable, never its value;
 - other HTTP failures (after retries) are ``judge_http_error``, transport
-  failures ``judge_unavailable``.
+  failures ``judge_unavailable`` (saying whether the server could not be
+  reached or was reached and never answered);
+- a reply whose error names a request feature the server does not take
+  (``temperature`` on a reasoning model, ``json_schema`` on llama-cpp-python's
+  server, Anthropic's ``strict``, Ollama's ``think``) is asked again once,
+  without that feature: the provider's :meth:`HTTPJudge.fallback_body` says
+  which. The fallback is decided per call, never remembered across calls, so
+  a claim's recording does not depend on which claims were recorded before it
+  (replaying one claim alone, or under xdist, sends exactly what was recorded).
 
 Every text that leaves this module goes through :func:`pytest_citecheck.secrets.scrub`
 with the judge's own key added, because a provider may echo the key it got
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import ssl
 import threading
 import weakref
@@ -34,16 +43,24 @@ from pydantic import ValidationError
 
 from pytest_citecheck.errors import ConfigurationError, StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import json_text
 from pytest_citecheck.judges.prompt import PROMPT_VERSION, dump_body
 from pytest_citecheck.models import Reason, Usage
-from pytest_citecheck.retry import GaveUp, RetryPolicy, Sent, asend, send
+from pytest_citecheck.retry import GaveUp, IsFinal, RetryPolicy, Sent, asend, send
 from pytest_citecheck.secrets import scrub
 
 # Error codes that mean "the account cannot pay": retrying cannot help and the
 # user has to act (OpenAI insufficient_quota, Anthropic spend limit / billing).
 QUOTA_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached", "billing_error"})
 
+log = logging.getLogger("pytest_citecheck")
+
 _DETAIL_CHARS = 200
+# A provider's own error message is where the useful part is (which field, which
+# value); it is cut only when it is very long.
+_ERROR_CHARS = 1000
+# How many features one call may drop after the server named them (see fallback_body).
+_MAX_FALLBACKS = 3
 
 
 @functools.cache
@@ -96,7 +113,7 @@ def verdict_from_object(value: Any) -> JudgeReply:
     # Only the schema's fields: a model cannot smuggle in ``usage``.
     fields = {k: value[k] for k in ("label", "quote", "confidence") if k in value}
     try:
-        return JudgeReply.model_validate(fields, strict=True)
+        reply = JudgeReply.model_validate(fields, strict=True)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
@@ -106,14 +123,22 @@ def verdict_from_object(value: Any) -> JudgeReply:
             Reason.JUDGE_SCHEMA_MISMATCH,
             shorten(f"the judge's reply breaks the schema: {problems}"),
         ) from None
+    if reply.label == "not_found" and reply.quote is not None:
+        # The prompt asks for null: a quote given with "not_found" decides
+        # nothing, so it is not reported as evidence.
+        reply = reply.model_copy(update={"quote": None})
+    return reply
 
 
 def verdict_from_text(text: str | None) -> JudgeReply:
-    """Parse a JSON verdict the model wrote as text."""
+    """Parse a JSON verdict the model wrote as text (see :func:`json_text`)."""
     if text is None or not text.strip():
         raise StageFailed(Reason.JUDGE_INVALID_JSON, "the judge's reply was empty")
+    unwrapped = json_text(text)
+    if not unwrapped:
+        raise StageFailed(Reason.JUDGE_INVALID_JSON, "the judge's reply held no JSON")
     try:
-        value = json.loads(text)
+        value = json.loads(unwrapped)
     except ValueError:
         raise StageFailed(
             Reason.JUDGE_INVALID_JSON, shorten(f"the judge's reply is not JSON: {text!r}")
@@ -151,6 +176,7 @@ class HTTPJudge(ABC):
     async_client: httpx.AsyncClient | None = field(default=None, repr=False)
     _own_client: httpx.Client | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _hinted: set[str] = field(default_factory=set, init=False, repr=False)
 
     prompt_version: str = field(default=PROMPT_VERSION, init=False)
 
@@ -173,10 +199,21 @@ class HTTPJudge(ABC):
     def parse_reply(self, payload: Any) -> JudgeReply:
         """A 2xx reply body (decoded JSON) -> a verdict, or :class:`StageFailed`."""
 
+    def fallback_body(
+        self, body: dict[str, Any], status: int, payload: Any
+    ) -> tuple[dict[str, Any], str] | None:
+        """``body`` without the feature a failed reply (``status``, decoded
+        ``payload``) names as unsupported, and a hint for the user; None when
+        the failure is not about a feature this judge can do without."""
+        return None
+
     # -- shared ----------------------------------------------------------------
 
     def build_request(self, claim: str, passages: Sequence[str]) -> httpx.Request:
-        """The exact request one call sends (also what a recording is matched on)."""
+        """The exact request one call sends first (also what a recording is matched on)."""
+        return self._request(self.request_body(claim, passages))
+
+    def _request(self, body: dict[str, Any]) -> httpx.Request:
         headers = {
             "content-type": "application/json",
             "accept": "application/json",
@@ -185,7 +222,7 @@ class HTTPJudge(ABC):
         return httpx.Request(
             "POST",
             self.url,
-            content=dump_body(self.request_body(claim, passages)),
+            content=dump_body(body),
             headers=headers,
             # Per request, so a caller's client cannot make it wait forever.
             extensions={"timeout": httpx.Timeout(self.timeout).as_dict()},
@@ -193,24 +230,40 @@ class HTTPJudge(ABC):
 
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         """Ask the judge; see :class:`pytest_citecheck.judges.base.Judge` for errors."""
-        request = self.build_request(claim, passages)
-        try:
-            sent = send(self._sync_client(), request, self.retry, self._is_final)
-        except GaveUp as exc:
-            raise self._unavailable(exc) from None
+        body = self.request_body(claim, passages)
+        for _ in range(_MAX_FALLBACKS + 1):
+            try:
+                sent = send(
+                    self._sync_client(), self._request(body), self.retry, self._final_for(body)
+                )
+            except GaveUp as exc:
+                raise self._unavailable(exc) from None
+            retry_body = self._fallback(body, sent.response)
+            if retry_body is None:
+                break
+            body = retry_body
         return self._handle(sent)
 
     async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         """:meth:`judge`, without blocking the event loop."""
-        request = self.build_request(claim, passages)
-        try:
-            if self.async_client is not None:
-                sent = await asend(self.async_client, request, self.retry, self._is_final)
-            else:
-                async with httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context()) as client:
-                    sent = await asend(client, request, self.retry, self._is_final)
-        except GaveUp as exc:
-            raise self._unavailable(exc) from None
+        if self.async_client is not None:
+            return await self._ajudge(self.async_client, claim, passages)
+        async with httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context()) as client:
+            return await self._ajudge(client, claim, passages)
+
+    async def _ajudge(
+        self, client: httpx.AsyncClient, claim: str, passages: Sequence[str]
+    ) -> JudgeReply:
+        body = self.request_body(claim, passages)
+        for _ in range(_MAX_FALLBACKS + 1):
+            try:
+                sent = await asend(client, self._request(body), self.retry, self._final_for(body))
+            except GaveUp as exc:
+                raise self._unavailable(exc) from None
+            retry_body = self._fallback(body, sent.response)
+            if retry_body is None:
+                break
+            body = retry_body
         return self._handle(sent)
 
     def close(self) -> None:
@@ -246,14 +299,56 @@ class HTTPJudge(ABC):
         codes, _ = error_fields(_json_or_none(response))
         return bool(codes & QUOTA_CODES)
 
+    def _final_for(self, body: dict[str, Any]) -> IsFinal:
+        """Not retried as is: out of quota, or a feature to drop (llama-cpp-python
+        answers an unsupported ``response_format`` with HTTP 500)."""
+
+        def is_final(response: httpx.Response) -> bool:
+            return self._is_final(response) or self._fallback(body, response) is not None
+
+        return is_final
+
+    def _fallback(self, body: dict[str, Any], response: httpx.Response) -> dict[str, Any] | None:
+        if response.is_success:
+            return None
+        found = self.fallback_body(body, response.status_code, _json_or_none(response))
+        if found is None or found[0] == body:
+            return None
+        retry_body, hint = found
+        with self._lock:
+            first = hint not in self._hinted
+            self._hinted.add(hint)
+        if first:  # once per judge: every call of this judge will do the same
+            log.warning(
+                "%s: the server answered HTTP %d to %s; asking again %s",
+                self.name,
+                response.status_code,
+                self.url,
+                hint,
+            )
+        return retry_body
+
     def _unavailable(self, exc: GaveUp) -> StageFailed:
-        return StageFailed(
-            Reason.JUDGE_UNAVAILABLE,
-            self._scrub(
-                f"could not reach the {self.name} judge at {self.url} "
-                f"({type(exc.error).__name__}, {exc.attempts} attempt(s))"
-            ),
-        )
+        error = exc.error
+        tries = f"{exc.attempts} attempt(s)"
+        if isinstance(error, httpx.TimeoutException) and not isinstance(
+            error, httpx.ConnectTimeout | httpx.PoolTimeout
+        ):
+            what = (
+                f"the {self.name} judge at {self.url} accepted the connection but sent no "
+                f"answer within {self.timeout:g} s ({type(error).__name__}, {tries})"
+            )
+        elif isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+            what = (
+                f"the {self.name} judge at {self.url} accepted the connection but closed it "
+                f"without answering ({type(error).__name__}, {tries})"
+            )
+        else:
+            what = (
+                f"could not reach the {self.name} judge at {self.url}: no connection "
+                f"({type(error).__name__}, {tries})"
+            )
+        return StageFailed(Reason.JUDGE_UNAVAILABLE, self._scrub(what))
 
     def _handle(self, sent: Sent) -> JudgeReply:
         response = sent.response
@@ -296,7 +391,7 @@ class HTTPJudge(ABC):
                 "quota or over its spend limit."
             )
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        said = f": {shorten(message)}" if message else ""
+        said = f": {shorten(message, _ERROR_CHARS)}" if message else ""
         return StageFailed(
             Reason.JUDGE_HTTP_ERROR,
             self._scrub(f"the {self.name} judge answered HTTP {status}{code_text}{tries}{said}"),

@@ -7,16 +7,34 @@ truncated one as ``finish_reason: "length"``.
 
 vLLM, llama.cpp's server and LM Studio speak the same wire; they are the
 ``openai-compatible`` provider: same class, a required base URL, an optional key.
+
+What each model accepts (WIRE.md §8.15-16):
+
+- ``temperature``: 0 by default. Reasoning models (``o1``, ``o3``, ``o4-mini``,
+  ``gpt-5*``) accept only their default and answer 400 ``unsupported_value``
+  otherwise, so for them it is not sent; any other model that answers that 400
+  naming ``temperature`` is asked again without it. ``temperature="omit"``
+  never sends it, a number always sends that number (no fallback).
+- No token limit is sent: ``max_tokens`` is rejected by reasoning models (they
+  want ``max_completion_tokens``) and the verdict is short.
+- ``response_format``: ``json_schema`` (strict) by default. llama-cpp-python's
+  server takes only ``{"type": "json_object", "schema": ...}`` and answers
+  HTTP 500 naming ``response_format`` and ``json_object``; an
+  ``openai-compatible`` judge then asks again in that form.
+  ``response_format="json_object"`` uses it from the start, ``"json_schema"``
+  never falls back.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.judges.base import JudgeReply
+from pytest_citecheck.judges.compat import Temperature, error_param, error_text
 from pytest_citecheck.judges.http import (
     HTTPJudge,
     bearer,
@@ -29,22 +47,80 @@ from pytest_citecheck.judges.prompt import VERDICT_NAME, build_messages, verdict
 from pytest_citecheck.models import Reason
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object")
+
+# OpenAI's reasoning models: only the default temperature (WIRE.md §8.15).
+REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5)(?![a-z])", re.I)
+
+
+def is_reasoning_model(model: str) -> bool:
+    """``o1``, ``o3-mini``, ``o4-mini``, ``gpt-5``, ``gpt-5-mini``... (not ``gpt-4o``)."""
+    return REASONING_MODEL.match(model) is not None
 
 
 @dataclass(eq=False)
 class OpenAIJudge(HTTPJudge):
     """A Chat Completions judge (``openai`` and ``openai-compatible``)."""
 
+    temperature: Temperature = "auto"
+    response_format: str = "auto"
+
     def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "messages": build_messages(claim, passages),
-            "response_format": {
+        if self.response_format == "json_object":
+            response_format: dict[str, Any] = {"type": "json_object", "schema": verdict_schema()}
+        else:
+            response_format = {
                 "type": "json_schema",
                 "json_schema": {"name": VERDICT_NAME, "strict": True, "schema": verdict_schema()},
-            },
-            "temperature": 0,
+            }
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": build_messages(claim, passages),
+            "response_format": response_format,
         }
+        temperature = self._temperature()
+        if temperature is not None:
+            body["temperature"] = temperature
+        return body
+
+    def _temperature(self) -> float | None:
+        if self.temperature == "omit":
+            return None
+        if self.temperature == "auto":
+            reasoning = self.provider == "openai" and is_reasoning_model(self.model)
+            return None if reasoning else 0
+        return float(self.temperature)
+
+    def fallback_body(
+        self, body: dict[str, Any], status: int, payload: Any
+    ) -> tuple[dict[str, Any], str] | None:
+        said = error_text(payload)
+        if (
+            self.temperature == "auto"
+            and "temperature" in body
+            and status == 400
+            and (error_param(payload) == "temperature" or "temperature" in said)
+        ):
+            rest = {k: v for k, v in body.items() if k != "temperature"}
+            return rest, (
+                "without temperature (set citecheck_judge_temperature = omit to skip the first try)"
+            )
+        if (
+            self.response_format == "auto"
+            and self.provider == "openai-compatible"
+            and field_of(body, "response_format", "type") == "json_schema"
+            and "response_format" in said
+            and "json_object" in said
+        ):
+            retry = {
+                **body,
+                "response_format": {"type": "json_object", "schema": verdict_schema()},
+            }
+            return retry, (
+                'with response_format {"type": "json_object", "schema": ...} (set '
+                "citecheck_judge_response_format = json_object to skip the first try)"
+            )
+        return None
 
     def auth_headers(self) -> dict[str, str]:
         return bearer(self.api_key)

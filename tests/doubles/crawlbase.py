@@ -40,6 +40,8 @@ DEFAULT_TOKENS: Mapping[str, str] = {
 }
 STORAGE_BASE = "https://api.crawlbase.com/storage"
 RATE_LIMIT_BODY = {"error": "Concurrency limit reached", "limit": 20}
+# A failed crawl (520) or an unsolved anti-bot challenge (525): the body is empty.
+FAILED_CRAWL = frozenset({520, 525})
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,17 @@ class Page:
     ``markdown`` is the body with ``md_readability=true``; ``full_markdown`` the
     body without it (defaults to ``markdown``). ``js`` is what the JavaScript
     token gets (defaults to this same page). ``http_status`` is the API's own
-    status (520 failed crawl, 401/402/403/422, 500...); ``pc_status`` goes in both
-    ``pc_status`` and ``cb_status`` (``legacy_status_only`` sends ``pc_status``
-    alone). ``transient`` lists statuses answered first, one per call, before
-    the page (429 carries ``Retry-After: retry_after``). ``rid`` defaults to a
-    stable hash of URL, token kind and readability; ``send_rid_header`` and
+    status (520/525 failed crawl, 401/402/403/422, 500...); ``pc_status`` goes in
+    both ``pc_status`` and ``cb_status`` (``legacy_status_only`` sends
+    ``pc_status`` alone; ``cb_status`` sends another value in ``cb_status``).
+
+    A failed crawl has two shapes (WIRE §8.1, both produced here):
+    ``http_status=520`` (or 525) with an empty body, or a 200 with
+    ``pc_status=520`` (or 525) and an empty body whatever ``markdown`` says.
+
+    ``transient`` lists statuses answered first, one per call, before the page
+    (429 carries ``Retry-After: retry_after``). ``rid`` defaults to a stable
+    hash of URL, token kind and readability; ``send_rid_header`` and
     ``send_storage_url`` drop either way of telling it (WIRE §8: the ``rid``
     header is unconfirmed).
     """
@@ -65,6 +73,7 @@ class Page:
     final_url: str | None = None
     http_status: int = 200
     pc_status: int = 200
+    cb_status: int | None = None
     legacy_status_only: bool = False
     transient: tuple[int, ...] = ()
     retry_after: str | None = "0"
@@ -73,6 +82,8 @@ class Page:
     send_storage_url: bool = True
 
     def body(self, readability: bool) -> str:
+        if self.pc_status in FAILED_CRAWL or self.cb_status in FAILED_CRAWL:
+            return ""
         if readability or self.full_markdown is None:
             return self.markdown
         return self.full_markdown
@@ -87,6 +98,7 @@ class Call:
     token: str | None
     kind: str | None  # "normal" / "javascript" when the token matched, else None
     status: int  # the HTTP status answered
+    query: str = ""  # the raw query string, exactly as received
 
     @property
     def url(self) -> str | None:
@@ -166,7 +178,8 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
         ("pc_status", str(page.pc_status)),
     ]
     if not page.legacy_status_only:
-        headers.append(("cb_status", str(page.pc_status)))
+        cb_status = page.pc_status if page.cb_status is None else page.cb_status
+        headers.append(("cb_status", str(cb_status)))
     headers.append(("url", final_url))
     if params.get("store") == "true":
         rid = page.rid or hashlib.sha1(f"{kind}|{readability}|{url}".encode()).hexdigest()[:20]
@@ -269,7 +282,8 @@ class CrawlbaseDouble(LoopbackServer):
                 with state.lock:
                     status, headers, body = _answer(state, path, params)
                     token = params.get("token")
-                    state.calls.append(Call(path, params, token, state.kind_of(token), status))
+                    kind = state.kind_of(token)
+                    state.calls.append(Call(path, params, token, kind, status, split.query))
                 self.send_response(status)
                 for name, value in headers:
                     self.send_header(name, value)

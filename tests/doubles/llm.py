@@ -29,6 +29,24 @@ decides (default :func:`quote_first_passage`). An item is one of:
   ``drop`` (the connection closes with no response) and ``hang`` (waits
   ``seconds``, then drops: a client timeout).
 - :class:`Raw` -- exactly this status, headers and body.
+- :class:`ToolCalls` -- (Anthropic) one reply holding several ``tool_use`` blocks.
+
+Real servers differ from the defaults in ways the double can play
+(``LLMDouble(rejects=..., served_model=...)``), each in the server's own shape:
+
+- ``rejects={"temperature"}`` -- an OpenAI reasoning model: a body with
+  ``temperature`` other than 1 gets 400 ``unsupported_value``, ``param: "temperature"``;
+- ``rejects={"json_schema"}`` -- llama-cpp-python's server: ``response_format``
+  ``json_schema`` gets HTTP 500 with FastAPI's validation text (``'text' or
+  'json_object'``), while ``{"type": "json_object", "schema": ...}`` is answered;
+- ``rejects={"strict"}`` -- an Anthropic model without strict tool use: 400
+  naming ``tools.0.strict`` (the wording is the double's guess, WIRE.md §8);
+- ``rejects={"think"}`` -- an Ollama model or server without ``think``: 400
+  ``"... does not support thinking"`` (the wording is the double's guess);
+- ``served_model="/path/to/model.gguf"`` -- the ``model`` field of every reply,
+  as llama-cpp-python reports the file it loaded.
+
+A rejected request is logged in :attr:`LLMDouble.calls` but takes no scripted item.
 
 Every request is logged, headers included, in :attr:`LLMDouble.calls`
 (:class:`JudgeCall`: ``provider``, ``headers``, ``json()``, ``claim``, ``passages``).
@@ -54,8 +72,8 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
@@ -148,7 +166,19 @@ class Raw:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-Scripted = Answer | Fault | Raw
+@dataclass(frozen=True)
+class ToolCalls:
+    """(Anthropic) one reply with a ``tool_use`` block per input, in this order.
+
+    ``names`` gives each block's tool name (default: the forced tool's)."""
+
+    inputs: tuple[Any, ...]
+    names: tuple[str, ...] = ()
+
+
+Scripted = Answer | Fault | Raw | ToolCalls
+
+Rejected = Literal["temperature", "json_schema", "strict", "think"]
 
 
 @dataclass(frozen=True)
@@ -160,12 +190,16 @@ class JudgeCall:
     path: str
     headers: dict[str, str]  # names lower-cased
     body: bytes
+    # What replies report as ``model`` instead of the requested one (LLMDouble(served_model=)).
+    served_model: str | None = None
 
     def json(self) -> Any:
         return json.loads(self.body)
 
     @property
     def model(self) -> str | None:
+        if self.served_model is not None:
+            return self.served_model
         data = self.json()
         return data.get("model") if isinstance(data, dict) else None
 
@@ -207,12 +241,22 @@ def quote_first_passage(call: JudgeCall) -> Scripted:
 class LLMDouble(LoopbackServer):
     """The judge double; a context manager that serves while inside the ``with``."""
 
-    def __init__(self, responder: Responder | None = None, *, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        api_key: str | None = None,
+        rejects: Collection[Rejected] = (),
+        served_model: str | None = None,
+    ) -> None:
         """``api_key``: when set, a request that does not carry it (bearer or
-        ``x-api-key``) gets the provider's 401, as the real API would answer."""
+        ``x-api-key``) gets the provider's 401, as the real API would answer.
+        ``rejects`` and ``served_model``: see the module doc."""
         super().__init__()
         self.responder: Responder = responder or quote_first_passage
         self.api_key = api_key
+        self.rejects = frozenset(rejects)
+        self.served_model = served_model
         self.calls: list[JudgeCall] = []
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -401,6 +445,69 @@ def render_answer(call: JudgeCall, n: int, answer: Answer) -> Raw:
     return _json(200, body, {"x-request-id": f"req_citecheck{n:04d}"})
 
 
+def render_tool_calls(call: JudgeCall, n: int, item: ToolCalls) -> Raw:
+    """An Anthropic reply with several tool_use blocks (other providers cannot say this)."""
+    if call.provider != "anthropic":
+        raise ValueError("ToolCalls is an Anthropic reply")
+    names = item.names or (_tool_name(call),) * len(item.inputs)
+    blocks = [
+        {"type": "tool_use", "id": f"toolu_citecheck{n:04d}_{i}", "name": name, "input": value}
+        for i, (name, value) in enumerate(zip(names, item.inputs, strict=True))
+    ]
+    return _json(200, _anthropic_ok(call, n, blocks, "tool_use"), {"request-id": f"req_{n:04d}"})
+
+
+# llama-cpp-python's server: FastAPI's RequestValidationError, caught by its
+# RouteErrorHandler and answered as a 500 "internal_server_error" (its errors.py).
+LLAMA_CPP_PYTHON_RESPONSE_FORMAT_ERROR = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  Endpoint: POST "
+    "/v1/chat/completions"
+)
+
+
+def render_rejection(call: JudgeCall, rejects: frozenset[str]) -> Raw | None:
+    """The error a real server answers to a body it does not take, or None."""
+    body = call.json()
+    if not isinstance(body, dict):
+        return None
+    if call.provider == "openai":
+        if "temperature" in rejects and body.get("temperature", 1) != 1:
+            return _openai_error(
+                400,
+                "invalid_request_error",
+                "unsupported_value",
+                f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+                "this model. Only the default (1) value is supported.",
+                {},
+                param="temperature",
+            )
+        response_format = body.get("response_format")
+        if (
+            "json_schema" in rejects
+            and isinstance(response_format, dict)
+            and response_format.get("type") not in ("text", "json_object")
+        ):
+            return _openai_error(
+                500, "internal_server_error", None, LLAMA_CPP_PYTHON_RESPONSE_FORMAT_ERROR, {}
+            )
+    if call.provider == "anthropic" and "strict" in rejects:
+        tools = body.get("tools") or []
+        for i, tool in enumerate(tools):
+            if isinstance(tool, dict) and "strict" in tool:
+                return _anthropic_error(
+                    400,
+                    "invalid_request_error",
+                    f"tools.{i}.custom.strict: Extra inputs are not permitted",
+                    0,
+                    {},
+                )
+    if call.provider == "ollama" and "think" in rejects and "think" in body:
+        return _json(400, {"error": f'"{body.get("model")}" does not support thinking'})
+    return None
+
+
 def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Raw:
     return Raw(
         status,
@@ -554,9 +661,14 @@ def render_fault(call: JudgeCall, n: int, fault: Fault) -> Raw | None:
 
 
 def _openai_error(
-    status: int, type_: str, code: str | None, message: str, headers: Mapping[str, str]
+    status: int,
+    type_: str,
+    code: str | None,
+    message: str,
+    headers: Mapping[str, str],
+    param: str | None = None,
 ) -> Raw:
-    body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+    body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return _json(status, body, {"x-request-id": "req_citecheck_error", **headers})
 
 
@@ -604,11 +716,21 @@ class _Handler(QuietHandler):
             self.double.calls.append(call)
             self._reply(Raw(404, "404 page not found", {"content-type": "text/plain"}))
             return
+        rejected = render_rejection(call, self.double.rejects)
+        if rejected is not None:
+            with self.double._lock:
+                self.double.calls.append(call)
+            self._reply(rejected)
+            return
         item, n = self.double._next(call)
+        if self.double.served_model is not None:
+            call = replace(call, served_model=self.double.served_model)
         if not self.double._authorised(call):
             item = Fault("unauthorized")
         if isinstance(item, Answer):
             response: Raw | None = render_answer(call, n, item)
+        elif isinstance(item, ToolCalls):
+            response = render_tool_calls(call, n, item)
         elif isinstance(item, Fault):
             if item.kind == "hang":
                 time.sleep(item.seconds)

@@ -1,0 +1,122 @@
+"""What real models and servers do that the plain wire formats do not say (issue 14).
+
+Small pure helpers the providers share, each for one documented quirk:
+
+- :data:`Temperature` / :func:`parse_temperature`: ``citecheck_judge_temperature``;
+- :func:`error_param` / :func:`error_text`: find the request field a server's
+  error names (the providers' fallbacks key on it);
+- :func:`json_text`: the JSON out of a ``<think>`` block and a code fence;
+- :func:`recordable_model_name` / :func:`recordable_reply`: a local server's
+  model path is not written into committed recordings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+# ``citecheck_judge_temperature``: "auto" (the provider decides, see openai.py),
+# "omit" (never sent) or a number (always sent as is).
+Temperature = float | Literal["auto", "omit"]
+
+
+def parse_temperature(text: str | float | None) -> Temperature:
+    """An ini/CLI value -> :data:`Temperature`; raises ValueError naming the choices."""
+    if text is None:
+        return "auto"
+    if isinstance(text, float | int) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        word = str(text).strip().lower()
+        if word in ("", "auto"):
+            return "auto"
+        if word in ("omit", "none"):
+            return "omit"
+        try:
+            value = float(word)
+        except ValueError:
+            raise ValueError(
+                f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2"
+            ) from None
+    if not 0.0 <= value <= 2.0:
+        raise ValueError(f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2")
+    return value
+
+
+def error_param(payload: Any) -> str | None:
+    """The ``error.param`` of an OpenAI-style error envelope (the field it is about)."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    param = error.get("param") if isinstance(error, dict) else None
+    return param if isinstance(param, str) else None
+
+
+def error_text(payload: Any) -> str:
+    """Everything an error reply says, as one lower-cased string (to look for a field name)."""
+    if payload is None:
+        return ""
+    return json.dumps(payload, ensure_ascii=False).lower()
+
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```", re.S | re.I)
+
+
+def json_text(text: str) -> str:
+    """The JSON a model wrote, out of the two wrappers local models put around it.
+
+    A leading ``<think>…</think>`` block (reasoning models on Ollama and
+    OpenAI-compatible servers) is dropped, then a reply that is exactly one
+    markdown code block (```` ```json ```` or a bare ```` ``` ````) is
+    unwrapped. Nothing else is guessed: prose around the block, two blocks, or
+    an object inside prose are left as they are and fail as invalid JSON.
+    """
+    text = text.strip()
+    if text.startswith(_THINK_OPEN):
+        end = text.find(_THINK_CLOSE)
+        if end < 0:
+            return text  # never closed: not JSON, reported as such
+        text = text[end + len(_THINK_CLOSE) :].strip()
+    fenced = _FENCED.fullmatch(text)
+    return fenced.group(1).strip() if fenced else text
+
+
+# Files a local server loads a model from (llama.cpp, llama-cpp-python, vLLM, LM Studio).
+_MODEL_FILE = re.compile(r"\.(?:gguf|ggml|ggmlv3|bin|safetensors|pt|pth|onnx|llamafile)$", re.I)
+_ABSOLUTE = re.compile(r"^(?:[/\\~]|\.\.?[/\\]|[A-Za-z]:[/\\])")
+_SEPARATORS = re.compile(r"[/\\]")
+
+
+def recordable_model_name(value: str) -> str:
+    """The ``model`` a server reported, fit for a committed recording.
+
+    llama-cpp-python's server reports the file it loaded, e.g.
+    ``/home/alice/models/SmolLM2-135M-Instruct-Q8_0.gguf``: a path on the
+    recording machine. A value that is a path (absolute, home- or dot-relative,
+    or naming a model file) becomes its file name; a model id such as
+    ``Qwen/Qwen2.5-7B-Instruct`` or ``gpt-4o-mini`` is kept.
+    """
+    stripped = value.rstrip("/\\")
+    if not (
+        _ABSOLUTE.match(stripped) or (_MODEL_FILE.search(stripped) and _SEPARATORS.search(stripped))
+    ):
+        return value
+    return _SEPARATORS.split(stripped)[-1]
+
+
+def recordable_reply(body: str) -> str:
+    """A judge reply body with a local model path (top-level ``model``) replaced by
+    :func:`recordable_model_name`, everywhere it occurs; other bytes are kept."""
+    if not body.lstrip().startswith("{") or '"model"' not in body:
+        return body
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return body
+    model = payload.get("model") if isinstance(payload, dict) else None
+    if not isinstance(model, str) or recordable_model_name(model) == model:
+        return body
+    name = recordable_model_name(model)
+    for encode in (json.dumps, lambda v: json.dumps(v, ensure_ascii=False)):
+        body = body.replace(encode(model)[1:-1], encode(name)[1:-1])
+    return body
