@@ -39,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = CitecheckSession(config, settings_from_config(config))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(SessionHooks(session), "citecheck-session")
-    config.pluginmanager.register(ReportHooks(session), "citecheck-reports")
+    config.pluginmanager.register(ReportHooks(config, session.settings), "citecheck-reports")
 
 
 def _session(config: pytest.Config) -> CitecheckSession:

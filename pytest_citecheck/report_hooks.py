@@ -10,6 +10,7 @@ fails the run instead of vanishing.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Generator
 from datetime import UTC, datetime
 from fnmatch import fnmatch
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_citecheck.options import Settings
     from pytest_citecheck.report import ItemInfo, Report, RunInfo
     from pytest_citecheck.session import CitecheckSession
 
@@ -31,18 +33,30 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 class ReportHooks:
-    def __init__(self, session: CitecheckSession) -> None:
-        self.session = session
+    """Light until a citecheck session exists: without ``--citecheck`` it only
+    counts claim files for the hint."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
         self.started = datetime.now(UTC)
         self.items: dict[str, ItemInfo] = {}
         self.unverified_files = 0
+
+    @property
+    def session(self) -> CitecheckSession | None:
+        if "pytest_citecheck.session" not in sys.modules:
+            return None
+        from pytest_citecheck.session import SESSION_KEY
+
+        return self.config.stash.get(SESSION_KEY, None)
 
     # -- start: a warning and a hint about how citecheck was asked to run --------
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started = datetime.now(UTC)
         config = session.config
-        settings = self.session.settings
+        settings = self.settings
         if _is_worker(config) or not settings.enabled or settings.baseline is not None:
             return
         if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
@@ -55,7 +69,7 @@ class ReportHooks:
             )
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
-        settings = self.session.settings
+        settings = self.settings
         if not settings.enabled and any(fnmatch(file_path.name, p) for p in settings.patterns):
             self.unverified_files += 1
 
@@ -90,7 +104,8 @@ class ReportHooks:
         # Innermost wrapper: after the session hooks evaluated the gate, before the
         # terminal reporter prints the summary (so a failed write is shown).
         yield
-        report = self.session.report
+        citecheck = self.session
+        report = None if citecheck is None else citecheck.report
         if report is None or _is_worker(session.config):
             return
         self._complete(report)
@@ -100,7 +115,7 @@ class ReportHooks:
     def _complete(self, report: Report) -> None:
         from pytest_citecheck.report import Outputs, load_baseline_labels, write_outputs
 
-        settings = self.session.settings
+        settings = self.settings
         report.items = self.items
         report.run = {
             **_run_info(report, settings.record_mode, self.started).to_json(),
@@ -112,9 +127,10 @@ class ReportHooks:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter
-        if _is_worker(self.session.config):
+        if _is_worker(self.config):
             return
-        report = self.session.report
+        citecheck = self.session
+        report = None if citecheck is None else citecheck.report
         if report is None:
             if self.unverified_files:
                 n = self.unverified_files
