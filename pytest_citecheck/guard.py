@@ -1,10 +1,13 @@
 """The guard: a verdict is believed only if its quote is really in what the judge read.
 
 DESIGN §3.11. The judge interprets; it is never the source of truth. A
-``supported`` or ``contradicted`` verdict stands only when its quote is an
-exact substring of the passages the judge was shown, after both sides are
-normalised the same way (:func:`normalise`). Document citations reuse
-:func:`normalise` to look quotes up in a whole document.
+``supported`` or ``contradicted`` verdict stands only when its quote is a real
+span (:func:`too_short`) of the passages the judge was shown: in ``exact`` mode
+(the default) a substring after both sides are normalised the same way
+(:func:`normalise`); in the opt-in ``fuzzy`` mode a lightly edited quote that
+aligns with a span (:mod:`pytest_citecheck.fuzzy`), the span then being what
+the verdict reports. Document citations reuse :func:`normalise` to look
+quotes up in a whole document.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from pytest_citecheck.judges.base import JudgeReply
-from pytest_citecheck.models import Label, Passage, Reason
+from pytest_citecheck.models import JudgeReply, Label, Passage, Reason
+
+# Re-exported: the guard's callers build the policy from here too.
+from pytest_citecheck.quote_policy import EXACT as EXACT
+from pytest_citecheck.quote_policy import QuotePolicy as QuotePolicy
 
 # Typographic variants of the ASCII quote characters. A judge (or a user
 # pasting from a browser) routinely swaps one for the other; the words are the
@@ -67,46 +74,137 @@ def normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+# The trivial-quote minimum (issue 10 item 5): a quote is evidence only when it
+# is a real span. "the", "Water", "." or "boils at" can be found in almost any
+# page; "Cats are mammals." is the shortest kind of sentence that says something.
+MIN_QUOTE_WORDS = 3
+MIN_QUOTE_CHARS = 15
+MIN_CONTENT_WORDS = 2
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP_WORDS = _words(
+    "a about above after again against all am an and any are as at be because been before "
+    "being below between both but by can could did do does doing down during each few for "
+    "from further had has have having he her here hers herself him himself his how i if in "
+    "into is it its itself just me more most my myself of off on once only or other our ours "
+    "ourselves out over own same she should so some such than that the their theirs them "
+    "themselves then there these they this those through to too under until up very was we "
+    "were what when where which while who whom why will with would you your yours yourself "
+    "yourselves also may might must shall"
+)
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def too_short(quote: str) -> bool:
+    """Whether ``quote`` is too short to be evidence: fewer than
+    :data:`MIN_QUOTE_WORDS` words, :data:`MIN_QUOTE_CHARS` characters (after
+    :func:`normalise`) or :data:`MIN_CONTENT_WORDS` words that are not stop words."""
+    text = normalise(quote)
+    words = _WORD.findall(text.casefold())
+    content = [w for w in words if w not in STOP_WORDS]
+    return (
+        len(words) < MIN_QUOTE_WORDS
+        or len(text) < MIN_QUOTE_CHARS
+        or len(content) < MIN_CONTENT_WORDS
+    )
+
+
 @dataclass(frozen=True)
 class Guarded:
     """A judge reply after the guard: what the verdict will say."""
 
     label: Label
-    quote: str | None
+    quote: str | None  # the verdict's evidence_quote
     confidence: float
     reason: str | None
+    # Set only when a fuzzy match reports the page's span instead of the judge's text.
+    judge_quote: str | None = None
+    similarity: float | None = None
+    # Why a near miss was refused (fuzzy mode), for humans.
+    detail: str | None = None
+
+    def verdict_fields(self) -> dict[str, Any]:
+        """The :class:`~pytest_citecheck.models.Verdict` fields the guard decides."""
+        return {
+            "label": self.label,
+            "evidence_quote": self.quote,
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "judge_quote": self.judge_quote,
+            "quote_similarity": self.similarity,
+            "detail": self.detail,
+        }
 
 
-def guard(reply: JudgeReply, shown: Sequence[Passage]) -> Guarded:
-    """Accept ``reply`` only if its quote is in ``shown`` (DESIGN §3.11).
+def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT) -> Guarded:
+    """Accept ``reply`` only if its quote is a real span of ``shown`` (DESIGN §3.11).
 
     ``shown`` are the passages the judge read, each with ``index`` = its
     position in the page's passage list. A quote may run across passages only
     where they are adjacent in the page (consecutive indices): those are
     joined by one space, which is what the page had between them.
 
-    - ``supported``/``contradicted`` with a quote that is missing, blank or not
-      in ``shown`` -> ``not_found``, confidence 0, reason
-      ``evidence_quote_not_in_source`` (the quote is kept for the report);
-    - ``not_found`` with a quote that is not in ``shown`` -> the same;
     - ``not_found`` without a quote -> ``not_found``, no reason;
+    - a quote below the minimum (:func:`too_short`; in fuzzy mode, any piece
+      of it between ellipses) -> ``not_found``, confidence 0, reason
+      ``evidence_quote_too_short``;
+    - ``supported``/``contradicted`` without a quote, or any quote not in
+      ``shown`` -> ``not_found``, confidence 0, reason
+      ``evidence_quote_not_in_source`` (the quote is kept for the report);
+    - in fuzzy mode, a quote that aligns with a span of ``shown`` (see
+      :mod:`pytest_citecheck.fuzzy`) -> the label stands, the span is the
+      evidence quote, the judge's text and the similarity are kept beside it;
     - otherwise the label and quote stand, confidence clamped to [0, 1].
     """
     label = Label(reply.label)
     confidence = _clamp(reply.confidence)
-    quote = reply.quote
-    has_quote = quote is not None and normalise(quote) != ""
+    quote = reply.quote if reply.quote is not None and normalise(reply.quote) else None
 
-    if label is Label.NOT_FOUND and not has_quote:
-        return Guarded(label=Label.NOT_FOUND, quote=None, confidence=confidence, reason=None)
-    if quote is not None and has_quote and quote_in_passages(quote, shown):
-        return Guarded(label=label, quote=quote, confidence=confidence, reason=None)
-    return Guarded(
-        label=Label.NOT_FOUND,
-        quote=quote,
-        confidence=0.0,
-        reason=Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE,
-    )
+    if quote is None:
+        if label is Label.NOT_FOUND:
+            return Guarded(Label.NOT_FOUND, None, confidence, None)
+        return _refused(reply.quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE)
+    if too_short(quote):
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
+    if quote_in_passages(quote, shown):
+        return Guarded(label, quote, confidence, None)
+    if not policy.fuzzy:
+        return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE)
+
+    from pytest_citecheck import fuzzy
+
+    needle = normalise(quote)
+    if any(too_short(piece) for piece in fuzzy.split_ellipsis(needle)):
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
+    near_miss = None
+    for found in fuzzy.closest(needle, _runs(shown)):
+        if found.similarity < policy.similarity:
+            break
+        if found.change is None:
+            return Guarded(
+                label,
+                found.span,
+                confidence,
+                None,
+                judge_quote=quote,
+                similarity=round(found.similarity, 4),
+            )
+        near_miss = near_miss or found
+    detail = None
+    if near_miss is not None:
+        detail = (
+            f"the closest span of the passages (similarity {near_miss.similarity:.2f}) "
+            f"differs in {near_miss.change}: {near_miss.span!r}"
+        )
+    return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail)
+
+
+def _refused(quote: str | None, reason: str, detail: str | None = None) -> Guarded:
+    return Guarded(Label.NOT_FOUND, quote, 0.0, reason, detail=detail)
 
 
 def quote_in_passages(quote: str, shown: Sequence[Passage]) -> bool:

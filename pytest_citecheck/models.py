@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +35,7 @@ class Reason:
     SOFT_404 = "soft_404"
     PDF_UNSUPPORTED = "pdf_unsupported"
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
+    EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
     EMPTY_PAGE = "empty_page"
@@ -112,12 +114,29 @@ class Usage(BaseModel):
     output_tokens: int = 0
 
 
+class JudgeReply(BaseModel):
+    """What a judge answered, already parsed and schema-checked (not yet guarded).
+
+    Plain data, here rather than in ``judges``, so the guard and the documents
+    module read it without importing an HTTP client or any provider.
+    """
+
+    label: Literal["supported", "contradicted", "not_found"]
+    quote: str | None
+    confidence: float = Field(ge=0.0, le=1.0)
+    usage: Usage | None = None
+
+
 class Verdict(BaseModel):
     """The outcome for one citation. Field names follow DESIGN §8's ``/verify``."""
 
     url: str  # the citation target: URL or document path as written
     label: Label
     evidence_quote: str | None = None
+    # Fuzzy quote matching (citecheck_quote_match = fuzzy): evidence_quote is then
+    # the page's own span, judge_quote what the judge wrote, with their similarity.
+    judge_quote: str | None = None
+    quote_similarity: float | None = None
     confidence: float | None = None
     final_url: str | None = None
     original_status: int | None = None

@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_citecheck.providers import providers_help
+from pytest_citecheck.quote_policy import (
+    DEFAULT_QUOTE_SIMILARITY,
+    EXACT,
+    QUOTE_MATCH_MODES,
+    QuotePolicy,
+)
 from pytest_citecheck.recording import RECORD_MODES
 
 if TYPE_CHECKING:
@@ -172,6 +178,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a self-contained HTML report (no network, opens from file://).",
     )
 
+    _add_quote_match_options(group, parser)
+
     parser.addini(
         "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
     )
@@ -246,6 +254,7 @@ class Settings:
     csv: Path | None
     markdown: Path | None = None
     html: Path | None = None
+    quote_policy: QuotePolicy = EXACT
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -326,4 +335,54 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         markdown=opt.citecheck_md,
         html=opt.citecheck_html,
+        quote_policy=_quote_policy(config),
     )
+
+
+# -- quote matching (the guard, DESIGN §3.11) ---------------------------------------
+
+
+def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--citecheck-quote-match",
+        dest="citecheck_quote_match",
+        default=None,
+        choices=QUOTE_MATCH_MODES,
+        help="how the guard matches a judge's quote against the passages: exact (a substring "
+        "after normalising quotes and whitespace) or fuzzy (also a lightly edited quote; the "
+        "verdict reports the page's own span) (ini citecheck_quote_match; default: exact).",
+    )
+    group.addoption(
+        "--citecheck-quote-similarity",
+        dest="citecheck_quote_similarity",
+        default=None,
+        type=fraction,
+        metavar="S",
+        help="the similarity a fuzzy quote match needs (ini citecheck_quote_similarity; "
+        f"default {DEFAULT_QUOTE_SIMILARITY}).",
+    )
+    parser.addini(
+        "citecheck_quote_match",
+        "exact or fuzzy quote matching in the guard (default: exact)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_quote_similarity",
+        f"similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY})",
+        default=None,
+    )
+
+
+def _quote_policy(config: pytest.Config) -> QuotePolicy:
+    mode: str | None = config.option.citecheck_quote_match
+    if mode is None:
+        mode = str(config.getini("citecheck_quote_match") or "exact").strip()
+        if mode not in QUOTE_MATCH_MODES:
+            raise pytest.UsageError(
+                f"ini option citecheck_quote_match: {mode!r} is not one of "
+                f"{', '.join(QUOTE_MATCH_MODES)}"
+            )
+    similarity: float | None = config.option.citecheck_quote_similarity
+    if similarity is None:
+        similarity = _ini_fraction(config, "citecheck_quote_similarity")
+    return QuotePolicy(mode, DEFAULT_QUOTE_SIMILARITY if similarity is None else similarity)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pytest_citecheck.aggregate import claim_label
 from pytest_citecheck.errors import ConfigurationError, StageFailed
 from pytest_citecheck.fetch import Fetcher
-from pytest_citecheck.guard import guard
+from pytest_citecheck.guard import EXACT, QuotePolicy, guard
 from pytest_citecheck.judges.base import Judge
 from pytest_citecheck.models import (
     Citation,
@@ -45,6 +45,7 @@ class Verifier:
     review_below: float = DEFAULT_REVIEW_BELOW
     top_k: int = DEFAULT_TOP_K
     classify_error: ErrorClassifier | None = None
+    quote_policy: QuotePolicy = EXACT
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -167,13 +168,10 @@ class Verifier:
 
     def _judge(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
         reply = self.judge.judge(claim, [p.text for p in shown])
-        guarded = guard(reply, shown)
+        guarded = guard(reply, shown, self.quote_policy)
         return base.model_copy(
             update={
-                "label": guarded.label,
-                "evidence_quote": guarded.quote,
-                "confidence": guarded.confidence,
-                "reason": guarded.reason,
+                **guarded.verdict_fields(),
                 "passages": shown,
                 "judge": self.judge.name,
                 "usage": reply.usage,

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.models import Reason
+from pytest_citecheck.errors import StageFailed
+from pytest_citecheck.models import JudgeReply, Reason
 from pytest_citecheck.retrieval import Ranker
 from pytest_citecheck.secrets import (
     REDACTED,
@@ -30,6 +31,9 @@ from pytest_citecheck.secrets import (
     redact_values,
     scrub,
 )
+
+if TYPE_CHECKING:
+    from pytest_citecheck.judges.base import Judge
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 METADATA_KEY = "citecheck"
@@ -89,6 +93,8 @@ class Recording:
     nodeid: str
     cassette: Any
     prompt_version: str | None = None
+    # The guard's quote policy (QuotePolicy.metadata()); None: not checked.
+    quote_policy: Mapping[str, Any] | None = None
 
     @property
     def replaying(self) -> bool:
@@ -118,6 +124,44 @@ class Recording:
         except Exception:
             return None
         return str(value) if value is not None else None
+
+    # -- the guard's quote policy (DESIGN §3.11) ---------------------------------
+    # Recorded with the claim like the prompt version: a judge reply recorded
+    # under one quote-match mode or threshold is stale under another.
+
+    def note_quote_policy(self) -> None:
+        if self.replaying or self.quote_policy is None:
+            return
+        meta = self.metadata()
+        if _recorded_quote_policy(meta) != dict(self.quote_policy):
+            for key in _QUOTE_POLICY_KEYS:
+                meta.pop(key, None)
+            meta.update(self.quote_policy)
+            self.cassette.dirty = True
+
+    def check_quote_policy(self) -> None:
+        """Raise ``stale_recording`` when replaying a judge reply recorded under
+        another quote policy (a cassette without one was recorded under exact)."""
+        if not self.replaying or self.quote_policy is None or not self.path.exists():
+            return
+        try:
+            recorded = _recorded_quote_policy(self.metadata())
+        except Exception:
+            recorded = _recorded_quote_policy({})
+        current = dict(self.quote_policy)
+        if recorded == current:
+            return
+        where = f"{self.path.parent.name}/{self.path.name}"
+        raise StageFailed(
+            Reason.STALE_RECORDING,
+            f"the recording in {where} was made with {_describe_policy(recorded)}, the current "
+            f"setting is {_describe_policy(current)}; record it with: "
+            f"{record_command(self.nodeid, 'rewrite')}",
+        )
+
+    def judge(self, judge: Judge) -> Judge:
+        """``judge``, refusing to replay a reply recorded under another quote policy."""
+        return _QuotePolicyCheckedJudge(self, judge)
 
     def ranker(self, live: Callable[[], Ranker]) -> Ranker:
         """A ranker that replays retrieval's recorded choices, or records new ones."""
@@ -174,6 +218,46 @@ class _RecordedRanker:
         meta["retrieval"][key] = [[i, round(s, 4)] for i, s in ranked]
         recording.cassette.dirty = True
         return ranked
+
+
+_QUOTE_POLICY_KEYS = ("quote_match", "quote_similarity")
+
+
+def _recorded_quote_policy(meta: Mapping[str, Any]) -> dict[str, Any]:
+    recorded = {key: meta[key] for key in _QUOTE_POLICY_KEYS if key in meta}
+    return recorded or {"quote_match": "exact"}
+
+
+def _describe_policy(policy: Mapping[str, Any]) -> str:
+    text = f"quote match {policy.get('quote_match')}"
+    if "quote_similarity" in policy:
+        text += f" (similarity {policy['quote_similarity']})"
+    return text
+
+
+class _QuotePolicyCheckedJudge:
+    """The claim's judge; a replayed reply must have been recorded under the
+    quote policy in force. Everything else is the wrapped judge's."""
+
+    def __init__(self, recording: Recording, judge: Judge) -> None:
+        self._recording = recording
+        self._judge = judge
+
+    @property
+    def name(self) -> str:
+        return self._judge.name
+
+    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        self._recording.check_quote_policy()
+        return self._judge.judge(claim, passages)
+
+    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        self._recording.check_quote_policy()
+        reply: JudgeReply = await self._judge.ajudge(claim, passages)  # type: ignore[attr-defined]
+        return reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
 
 
 # -- VCR configuration --------------------------------------------------------
@@ -263,6 +347,7 @@ def open_recording(
     nodeid: str,
     tokens: Mapping[str, str | None],
     prompt_version: str | None = None,
+    quote_policy: Mapping[str, Any] | None = None,
 ) -> Iterator[Recording]:
     """Open the claim's cassette for the duration of its verification."""
     if mode not in RECORD_MODES:
@@ -277,7 +362,9 @@ def open_recording(
     # with a "no recording" error, and a claim that needs no HTTP (a fabricated
     # quote) still passes.
     with make_vcr(mode, tokens).use_cassette(str(path)) as cassette:
-        recording = Recording(path, mode, nodeid, cassette, prompt_version)
+        recording = Recording(path, mode, nodeid, cassette, prompt_version, quote_policy)
         yield recording
         if prompt_version and not recording.replaying and len(cassette) > 0:
             recording.note_prompt_version(prompt_version)
+        if not recording.replaying and len(cassette) > 0:
+            recording.note_quote_policy()

@@ -131,6 +131,7 @@ class CitecheckSession:
             nodeid,
             self.tokens(),
             prompt_version=getattr(judge, "prompt_version", None),
+            quote_policy=self.settings.quote_policy.metadata(),
         ) as recording:
             yield recording
 
@@ -140,9 +141,10 @@ class CitecheckSession:
         verifier = Verifier(
             fetcher=self.fetcher(),
             ranker=recording.ranker(self.live_ranker),
-            judge=judge,
+            judge=recording.judge(judge),
             review_below=self.settings.review_below,
             classify_error=recording.classify_error,
+            quote_policy=self.settings.quote_policy,
         )
         return verifier.verify_claim(claim)
 
@@ -200,7 +202,9 @@ class CitecheckSession:
                 baseline = load_baseline_precision(s.baseline)
             except BaselineError as exc:
                 failures.append(str(exc))
-        report = Report(results=self.results, baseline_precision=baseline)
+        report = Report(
+            results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
+        )
         failures += evaluate(
             report.totals,
             GateSettings(

@@ -95,7 +95,10 @@ def test_supported_and_contradicted_need_their_quote_in_the_passages(
         (None, Guarded(Label.NOT_FOUND, None, 0.7, None)),
         ("", Guarded(Label.NOT_FOUND, None, 0.7, None)),
         (" ", Guarded(Label.NOT_FOUND, None, 0.7, None)),
-        ("Ice melts", Guarded(Label.NOT_FOUND, "Ice melts", 0.0, NOT_IN_SOURCE)),
+        (
+            "Ice melts at 0 \u00b0C.",
+            Guarded(Label.NOT_FOUND, "Ice melts at 0 \u00b0C.", 0.0, NOT_IN_SOURCE),
+        ),
         (
             "depends on pressure.",
             Guarded(Label.NOT_FOUND, "depends on pressure.", 0.7, None),

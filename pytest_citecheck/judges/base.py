@@ -7,20 +7,13 @@ Providers live next to this module (``openai``, ``anthropic``, ``ollama``);
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
-from pydantic import BaseModel, Field
+# The reply is plain data and lives with the domain models (light to import);
+# it is re-exported here, where judge authors look for it.
+from pytest_citecheck.models import JudgeReply
 
-from pytest_citecheck.models import Usage
-
-
-class JudgeReply(BaseModel):
-    """What a judge answered, already parsed and schema-checked (not yet guarded)."""
-
-    label: Literal["supported", "contradicted", "not_found"]
-    quote: str | None
-    confidence: float = Field(ge=0.0, le=1.0)
-    usage: Usage | None = None
+__all__ = ["Judge", "JudgeReply", "VersionedJudge"]
 
 
 class Judge(Protocol):
