@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citecheck.providers import providers_help
 from pytest_citecheck.quote_policy import (
     DEFAULT_QUOTE_SIMILARITY,
     EXACT,
@@ -196,7 +197,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         type=judge_spec,
         metavar="PROVIDER:MODEL",
-        help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}).",
+        help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}); "
+        f"{providers_help()} Recording also needs CRAWLBASE_TOKEN (and CRAWLBASE_JS_TOKEN "
+        "for JavaScript pages); replay needs no key.",
     )
     group.addoption(
         "--citecheck-min-precision",
@@ -283,6 +286,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="append one row per citation to this SQLite audit index (read it with "
         "`citecheck audit list`).",
+    )
+    # -- readable reports (report_md, report_html) --
+    group.addoption(
+        "--citecheck-md",
+        dest="citecheck_md",
+        default=None,
+        type=Path,
+        metavar="PATH.md",
+        help="write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when that "
+        "variable is set).",
+    )
+    group.addoption(
+        "--citecheck-html",
+        dest="citecheck_html",
+        default=None,
+        type=Path,
+        metavar="PATH.html",
+        help="write a self-contained HTML report (no network, opens from file://).",
     )
     _add_engine_options(parser, group)
 
@@ -397,6 +418,8 @@ class Settings:
     timeout: float = DEFAULT_TIMEOUT
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     cache_dir: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
 
@@ -492,6 +515,8 @@ def settings_from_config(config: pytest.Config) -> Settings:
         report=opt.citecheck_report,
         audit=opt.citecheck_audit,
         csv=opt.citecheck_csv,
+        markdown=opt.citecheck_md,
+        html=opt.citecheck_html,
         quote_policy=_quote_policy(config),
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,

@@ -20,6 +20,7 @@ import pytest
 
 from pytest_citecheck.options import SETTINGS_KEY, check_paths, settings_from_config
 from pytest_citecheck.options import pytest_addoption as pytest_addoption
+from pytest_citecheck.report_hooks import REPORT_ATTR, ReportHooks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from pytest_citecheck.models import Claim, ClaimResult
     from pytest_citecheck.session import CitecheckSession
 
-REPORT_ATTR = "citecheck_results"
 GATE_NODEID = "citecheck::gate"
 GATE_CATEGORY = "citecheck gate failed"
 CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
@@ -44,6 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = settings_from_config(config)
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(SessionHooks(config), "citecheck-session")
+    config.pluginmanager.register(ReportHooks(config, settings), "citecheck-reports")
     if settings.enabled:
         _session(config)
 
@@ -333,20 +334,6 @@ class SessionHooks:
         if report.nodeid == GATE_NODEID and report.failed:
             return GATE_CATEGORY, "G", ("GATE FAILED", {"red": True, "bold": True})
         return None
-
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        citecheck = self.session
-        report = citecheck.report if citecheck is not None else None
-        if report is None or _is_worker(self.config):
-            return
-        tr = terminalreporter
-        tr.write_sep("=", "citecheck")
-        for line in report.lines():
-            tr.write_line(line.text, **line.markup)
-        for failure in report.gate_failures:
-            tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
-        if not report.gate_failures:
-            tr.write_line("citecheck gate passed", green=True)
 
 
 def _forget_quiet_phase(config: pytest.Config, report: pytest.TestReport) -> None:

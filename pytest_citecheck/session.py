@@ -244,13 +244,7 @@ class CitecheckSession:
         )
         failures += evaluate(
             report.totals,
-            GateSettings(
-                min_precision=s.min_precision,
-                min_reachable_precision=s.min_reachable_precision,
-                allow_contradicted=s.allow_contradicted,
-                strict_review=s.strict_review,
-                max_drop=s.max_drop,
-            ),
+            GateSettings.from_settings(s),
             baseline,
         )
         if s.audit is not None:
@@ -262,17 +256,6 @@ class CitecheckSession:
                 failures.append(f"--citecheck-audit: {exc}")
         report.gate_failures = failures
         self.report = report
-        # Checked at start-up; a path that broke during the run fails the gate
-        # instead of losing the summary (issue 10, item 10).
-        for flag, path, write in (
-            ("--citecheck-report", s.report, report.write_json),
-            ("--citecheck-csv", s.csv, report.write_csv),
-        ):
-            if path is not None:
-                try:
-                    write(path)
-                except OSError as exc:
-                    failures.append(f"{flag} {path} could not be written: {exc.strerror or exc}")
         return report
 
 

@@ -10,5 +10,13 @@ from __future__ import annotations
 # Import them once, up front.
 import httpcore  # noqa: F401
 import httpx  # noqa: F401
+import pytest
 import vcr  # noqa: F401
 import yaml  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runs these tests start must not append to this job's own GitHub step
+    summary; tests of that feature set GITHUB_STEP_SUMMARY themselves."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

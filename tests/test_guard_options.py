@@ -78,7 +78,9 @@ def run(
     )
     report = json.loads((suite.path / "report.json").read_text())
     verdicts = {c["id"]: c["verdicts"][0] for c in report["claims"]}
-    return result, {"run": report["run"], **verdicts}
+    # The quote policy's part of the run block (which also says who ran what, when).
+    policy = {k: v for k, v in report["run"].items() if k.startswith("quote_")}
+    return result, {"run": policy, **verdicts}
 
 
 def test_exact_is_the_default(suite: pytest.Pytester) -> None:

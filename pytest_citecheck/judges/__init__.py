@@ -44,6 +44,7 @@ from pytest_citecheck.judges.http import HTTPJudge
 from pytest_citecheck.judges.ollama import OllamaJudge, normalise_host
 from pytest_citecheck.judges.openai import RESPONSE_FORMATS, OpenAIJudge
 from pytest_citecheck.judges.prompt import PROMPT_VERSION, build_messages, recorded_prompt_version
+from pytest_citecheck.providers import PROVIDER_ENV, PROVIDERS
 from pytest_citecheck.retry import RetryPolicy
 
 __all__ = [
@@ -66,16 +67,7 @@ __all__ = [
     "recorded_prompt_version",
 ]
 
-PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible")
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
-
-# provider -> (key variable, base URL variable, default base URL or None, key required)
-_ENV: dict[str, tuple[str, str, str | None, bool]] = {
-    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1", True),
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com", True),
-    "ollama": ("OLLAMA_API_KEY", "OLLAMA_HOST", "http://127.0.0.1:11434", False),
-    "openai-compatible": ("CITECHECK_JUDGE_API_KEY", "CITECHECK_JUDGE_BASE_URL", None, False),
-}
 
 
 def parse_judge_spec(spec: str) -> tuple[str, str]:
@@ -129,7 +121,7 @@ def make_judge(
         )
     provider, model = parse_judge_spec(spec)
     env = os.environ if environ is None else environ
-    key_env, url_env, default_url, key_required = _ENV[provider]
+    key_env, url_env, default_url, key_required = PROVIDER_ENV[provider]
     api_key = env.get(key_env) or None
     if api_key is None and key_required and require_key:
         raise ConfigurationError(

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import platform
+import sys
 import xml.etree.ElementTree as ET
+from datetime import datetime
 
 import pytest
 
+from pytest_citecheck import __version__
 from tests.plugin.fakes import CONFTEST, CONTRADICTED, REVIEW, SUPPORTED, UNREACHABLE, claims_yaml
 
 INVENTED = ("invented", "Invented quote.", ["https://example.com/other"], None)
@@ -40,8 +44,8 @@ def test_terminal_summary_puts_contradictions_first_then_review(result: pytest.R
             "  CONTRADICTED citecheck_a.yaml::boils-50  https://example.com/boiling",
             '      "Water boils at 100 degrees Celsius"',
             "review (confidence below the gate):",
-            "*citecheck_a.yaml::invented*",
             "*0.50  citecheck_a.yaml::unsure*",
+            "*citecheck_a.yaml::invented*",
         ]
     )
 
@@ -90,8 +94,8 @@ def test_csv_has_a_row_per_citation(pytester: pytest.Pytester, result: pytest.Ru
         ("boils-100", "supported"),
         ("boils-50", "contradicted"),
         ("gone", "unreachable"),
-        ("invented", "not_found"),
         ("unsure", "supported"),
+        ("invented", "not_found"),
     ]
     assert rows[2]["reason"] == "http_404"
 
@@ -105,3 +109,28 @@ def test_junit_has_per_citation_properties(
     assert props["citecheck.claim_label"] == "contradicted"
     assert props["citecheck.citation.1.label"] == "contradicted"
     assert props["citecheck.citation.1.quote"] == "Water boils at 100 degrees Celsius"
+
+
+def test_json_report_has_run_metadata_files_and_outcomes_in_file_order(
+    pytester: pytest.Pytester, result: pytest.RunResult
+) -> None:
+    data = json.loads((pytester.path / "out" / "report.json").read_text())
+    run = data["run"]
+    assert run["plugin_version"] == __version__
+    assert run["judges"] == ["fake:judge"]
+    assert run["prompt_version"] is None  # a custom judge: the built-in prompt is not known
+    assert run["record_mode"] == "all"
+    assert run["python"] == platform.python_version()
+    assert run["platform"].startswith(sys.platform)
+    started = datetime.fromisoformat(run["started"])
+    assert started.tzinfo is not None and started <= datetime.fromisoformat(run["finished"])
+    assert [(c["id"], c["passed"]) for c in data["claims"]] == [
+        ("boils-100", True),
+        ("boils-50", False),
+        ("gone", True),
+        ("unsure", True),
+        ("invented", True),
+    ]
+    assert list(data["files"]) == ["citecheck_a.yaml"]
+    assert data["files"]["citecheck_a.yaml"]["citations"] == 5
+    assert data["files"]["citecheck_a.yaml"]["failed"] == 1

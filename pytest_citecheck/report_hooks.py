@@ -1,0 +1,173 @@
+"""The hooks that show results: ``-v`` labels, the terminal summary, the report files.
+
+Registered next to the session hooks (``plugin.pytest_configure``). Everything
+here reads the :class:`~pytest_citecheck.session.CitecheckSession` and its
+:class:`~pytest_citecheck.report.Report`; nothing here decides pass or fail
+(DESIGN §6: the gate does), except that a report file that cannot be written
+fails the run instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Generator
+from datetime import UTC, datetime
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_citecheck.options import Settings
+    from pytest_citecheck.report import ItemInfo, Report, RunInfo
+    from pytest_citecheck.session import CitecheckSession
+
+# The attribute of a TestReport that carries a claim's results (set by plugin).
+REPORT_ATTR = "citecheck_results"
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+class ReportHooks:
+    """Light until a citecheck session exists: without ``--citecheck`` it only
+    counts claim files for the hint."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.started = datetime.now(UTC)
+        self.items: dict[str, ItemInfo] = {}
+        self.unverified_files = 0
+
+    @property
+    def session(self) -> CitecheckSession | None:
+        if "pytest_citecheck.session" not in sys.modules:
+            return None
+        from pytest_citecheck.session import SESSION_KEY
+
+        return self.config.stash.get(SESSION_KEY, None)
+
+    # -- start: a warning and a hint about how citecheck was asked to run --------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = datetime.now(UTC)
+        config = session.config
+        settings = self.settings
+        if _is_worker(config) or not settings.enabled or settings.baseline is not None:
+            return
+        if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
+            config.issue_config_time_warning(
+                pytest.PytestConfigWarning(
+                    "citecheck_max_drop is set but no --citecheck-baseline is given: "
+                    "there is nothing to compare with, so it has no effect"
+                ),
+                stacklevel=2,
+            )
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
+        settings = self.settings
+        if not settings.enabled and any(fnmatch(file_path.name, p) for p in settings.patterns):
+            self.unverified_files += 1
+
+    # -- per item ------------------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and getattr(report, REPORT_ATTR, None) is not None:
+            from pytest_citecheck.report import ItemInfo
+
+            self.items[report.nodeid] = ItemInfo(report.outcome, report.location[1])
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        """``-v`` shows the claim label: ``PASSED [supported]``."""
+        payload = getattr(report, REPORT_ATTR, None)
+        if payload is None or report.when != "call" or hasattr(report, "wasxfail"):
+            return None
+        # A JSON string from an xdist worker; the result objects in this process.
+        results = json.loads(payload) if isinstance(payload, str) else payload
+        labels = ", ".join(
+            str(r["label"] if isinstance(r, dict) else r.label.value) for r in results
+        )
+        if report.passed:
+            return "passed", ".", (f"PASSED [{labels}]", {"green": True})
+        if report.failed:
+            return "failed", "F", (f"FAILED [{labels}]", {"red": True})
+        return None
+
+    # -- end -----------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(
+        self, session: pytest.Session, exitstatus: int
+    ) -> Generator[None, None, None]:
+        # Innermost wrapper: after the session hooks evaluated the gate, before the
+        # terminal reporter prints the summary (so a failed write is shown).
+        yield
+        citecheck = self.session
+        report = None if citecheck is None else citecheck.report
+        if report is None or _is_worker(session.config):
+            return
+        self._complete(report)
+        if report.output_errors and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _complete(self, report: Report) -> None:
+        from pytest_citecheck.report import Outputs, load_baseline_labels, write_outputs
+
+        settings = self.settings
+        report.items = self.items
+        report.run = {
+            **_run_info(report, settings.record_mode, self.started).to_json(),
+            **report.run,
+        }
+        if settings.baseline is not None:
+            report.baseline_labels = load_baseline_labels(settings.baseline)
+        write_outputs(report, Outputs.from_settings(settings))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        tr = terminalreporter
+        if _is_worker(self.config):
+            return
+        citecheck = self.session
+        report = None if citecheck is None else citecheck.report
+        if report is None:
+            if self.unverified_files:
+                n = self.unverified_files
+                tr.write_line(
+                    f"citecheck: {n} claim file{'s' if n != 1 else ''} found but not verified; "
+                    "add --citecheck to check their citations",
+                    yellow=True,
+                )
+            return
+        tr.write_sep("=", "citecheck")
+        for line in report.lines():
+            tr.write_line(line.text, **line.markup)
+        for failure in report.gate_failures:
+            tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
+        if not report.gate_failures:
+            tr.write_line("citecheck gate passed", green=True)
+
+
+def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
+    from pytest_citecheck.providers import PROVIDERS
+    from pytest_citecheck.report import RunInfo
+
+    judges = sorted({v.judge for r in report.results.values() for v in r.verdicts if v.judge})
+    prompt_version = None
+    if judges and all(j.partition(":")[0] in PROVIDERS for j in judges):
+        # Every built-in provider sends the one versioned prompt.
+        from pytest_citecheck.judges.prompt import PROMPT_VERSION
+
+        prompt_version = PROMPT_VERSION
+    return RunInfo(
+        judges=judges,
+        prompt_version=prompt_version,
+        record_mode=record_mode,
+        started=started,
+        finished=datetime.now(UTC),
+    )

@@ -1,0 +1,103 @@
+"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY`` (DESIGN §6).
+
+Rendered from the scrubbed JSON report (:meth:`Report.scrubbed_json`), so it
+says exactly what the JSON file says. Cell text is escaped: a claim or a quote
+can hold ``|``, backticks or HTML, and GitHub renders the summary as markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
+# What could start markup in a GFM table cell (``_`` inside words cannot).
+_MD_SPECIAL = re.compile(r"([\\`*|\[\]~])")
+
+
+def cell(text: object, width: int = 160) -> str:
+    """One table cell: a single line, markdown and HTML inert."""
+    flat = " ".join(str(text).split())
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    t = data["totals"]
+    gate = data["gate"]
+    supported = t["by_label"].get("supported", 0)
+    verdict = "passed ✅" if gate["passed"] else "FAILED ❌"
+    out = [f"## citecheck: gate {verdict}", ""]
+    out += [f"- {cell(f)}" for f in gate["failures"]]
+    if gate["failures"]:
+        out.append("")
+    out += [
+        f"**{t['claims']} claims, {t['citations']} citations**: citation precision "
+        f"**{_fmt(t['citation_precision'])}** ({supported}/{t['citations']}), reachable "
+        f"precision {_fmt(t['reachable_precision'])}",
+        "",
+        "| " + " | ".join(LABELS) + " | review |",
+        "|" + "---:|" * (len(LABELS) + 1),
+        "| "
+        + " | ".join(str(t["by_label"].get(label, 0)) for label in LABELS)
+        + f" | {t['review']} |",
+        "",
+    ]
+    baseline = data.get("baseline_precision")
+    if baseline is not None and t["citation_precision"] is not None:
+        delta = t["citation_precision"] - baseline
+        out += [
+            f"Baseline precision {baseline:.4f} → {t['citation_precision']:.4f} ({delta:+.4f})",
+            "",
+        ]
+    if t["credits"] or t["input_tokens"] or t["output_tokens"]:
+        out += [
+            f"Crawling API credits {t['credits']:g}, judge tokens {t['input_tokens']} in / "
+            f"{t['output_tokens']} out",
+            "",
+        ]
+    files = data.get("files") or {}
+    if len(files) > 1:
+        out += ["| file | claims | citations | precision | failed |", "|---|---:|---:|---:|---:|"]
+        out += [
+            f"| {cell(name)} | {f['claims']} | {f['citations']} | "
+            f"{_fmt(f['citation_precision'])} | {f.get('failed', 0)} |"
+            for name, f in files.items()
+        ]
+        out.append("")
+    changes = data.get("label_changes") or []
+    if changes:
+        out += [
+            f"### Label changes against the baseline ({len(changes)})",
+            "",
+            "| claim | before | after |",
+            "|---|---|---|",
+        ]
+        out += [f"| {cell(c['nodeid'])} | {c['before']} | **{c['after']}** |" for c in changes]
+        out.append("")
+    bad = [
+        (claim, v)
+        for claim in data["claims"]
+        for v in claim["verdicts"]
+        if v["label"] in ("contradicted", "fabricated")
+    ]
+    if bad:
+        out += [
+            "### Contradicted and fabricated citations",
+            "",
+            "| label | claim | source | quote |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| {v['label']} | {cell(claim['nodeid'])}: {cell(claim['claim'], 120)} | "
+            f"{cell(v['url'])} | {cell(v.get('evidence_quote') or '', 200)} |"
+            for claim, v in bad
+        ]
+        out.append("")
+    return "\n".join(out) + "\n"

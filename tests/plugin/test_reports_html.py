@@ -1,0 +1,106 @@
+"""--citecheck-html: one self-contained, escaped page (the browser checks it too:
+tests/test_html_browser.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+import pytest
+
+from tests.plugin.hostile import SCRIPT, write_suite
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, and the page's text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+@pytest.fixture
+def page(pytester: pytest.Pytester) -> Elements:
+    write_suite(pytester.path)
+    pytester.runpytest("--citecheck", "--citecheck-record=all", "--citecheck-html=out/r.html")
+    parsed = Elements()
+    parsed.feed((pytester.path / "out" / "r.html").read_text(encoding="utf-8"))
+    return parsed
+
+
+def test_markup_from_pages_claims_and_quotes_is_text(page: Elements) -> None:
+    scripts = [attrs for tag, attrs in page.tags if tag == "script"]
+    assert len(scripts) == 1  # the report's own, inline
+    assert not any(tag == "img" for tag, _ in page.tags)
+    handlers = [(tag, name) for tag, attrs in page.tags for name in attrs if name.startswith("on")]
+    assert handlers == []
+    text = "".join(page.text)
+    assert SCRIPT in text  # shown, as text, in the passage and the quote
+    assert '<img src=x onerror="window.__citecheck_pwned = true">' in text
+
+
+def test_page_loads_nothing_from_anywhere(page: Elements) -> None:
+    fetching = [
+        (tag, name)
+        for tag, attrs in page.tags
+        for name in attrs
+        if name in ("src", "href", "action", "srcset", "poster", "data")
+    ]
+    assert fetching == []
+    assert not any(tag in ("link", "iframe", "object", "embed", "base") for tag, _ in page.tags)
+    csp = next(
+        attrs["content"]
+        for tag, attrs in page.tags
+        if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert csp is not None and "default-src 'none'" in csp and "script-src 'sha256-" in csp
+
+
+def test_quote_is_highlighted_in_its_passage(page: Elements) -> None:
+    marks = [i for i, (tag, _) in enumerate(page.tags) if tag == "mark"]
+    assert len(marks) == 2  # one per citation: each quote sits in the passage shown
+    text = "".join(page.text)
+    assert f"{SCRIPT} Water boils at 100 degrees Celsius" in text
+
+
+def test_report_module_does_not_import_jinja2() -> None:
+    code = (
+        "import sys, pytest_citecheck.report, pytest_citecheck.plugin; "
+        "print(sorted(m for m in ('jinja2', 'markupsafe') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_fuzzy_guard_fields_are_shown_when_present() -> None:
+    """The guard's fuzzy matching adds judge_quote and quote_similarity to a verdict."""
+    from pytest_citecheck.models import ClaimResult, Label, Passage, Verdict
+    from pytest_citecheck.report import Report
+    from pytest_citecheck.report_html import render_html
+
+    verdict = Verdict(
+        url="https://example.com/a",
+        label=Label.SUPPORTED,
+        evidence_quote="Water boils at 100 °C.",
+        passages=[Passage(index=0, text="Intro. Water boils at 100 °C. More.")],
+    )
+    result = ClaimResult(id="c", claim="Water boils.", label=Label.SUPPORTED, verdicts=[verdict])
+    data = Report(results={"citecheck_a.yaml::c": result}).scrubbed_json()
+    data["claims"][0]["verdicts"][0].update(
+        judge_quote="Water boils at 100 C", quote_similarity=0.93
+    )
+    parsed = Elements()
+    parsed.feed(render_html(data))
+    text = "".join(parsed.text)
+    assert "judge's quote" in text and "Water boils at 100 C" in text
+    assert "quote similarity" in text and "0.93" in text

@@ -1,0 +1,190 @@
+"""Issue 11.4 and 11.6: -v labels, per-file totals, the baseline diff, the
+max-drop warning, the hint for claim files left unverified, and --help."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_citecheck.gate import load_baseline_precision
+from pytest_citecheck.providers import PROVIDER_ENV
+from tests.plugin.fakes import CONFTEST, CONTRADICTED, NOT_FOUND, SUPPORTED, claims_yaml
+
+
+def test_verbose_shows_each_claim_label_and_files_get_totals(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, CONTRADICTED))
+    pytester.makefile(".yaml", citecheck_b=claims_yaml(NOT_FOUND))
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all", "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "citecheck_a.yaml::boils-100 PASSED [[]supported[]]*",
+            "citecheck_a.yaml::boils-50 FAILED [[]contradicted[]]*",
+            "citecheck_b.yaml::cats-bark PASSED [[]not_found[]]*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "per file:",
+            "  citecheck_a.yaml  2 claims, 2 citations, precision 0.5000 (1/2), 1 failed",
+            "  citecheck_b.yaml  1 claim, 1 citation, precision 0.0000 (0/1)",
+        ]
+    )
+
+
+def test_max_drop_without_a_baseline_warns(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all", "--citecheck-max-drop=0.1")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*PytestConfigWarning: citecheck_max_drop is set but no --citecheck-baseline is given*"]
+    )
+
+
+def test_claim_files_without_the_flag_get_a_one_line_hint(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["citecheck: 1 claim file found but not verified; add --citecheck to check their citations"]
+    )
+    pytester.runpytest("--citecheck").stdout.no_fnmatch_line("*found but not verified*")
+
+
+def test_help_lists_judge_providers_and_their_variables_in_one_group(
+    pytester: pytest.Pytester,
+) -> None:
+    out = pytester.runpytest("--help").stdout.str()
+    assert out.count("citation checking (pytest-citecheck):") == 1
+    lines = out.split("citation checking (pytest-citecheck):\n", 1)[1].splitlines()
+    group = []
+    for line in lines:
+        if line and not line.startswith(" "):
+            break
+        group.append(line)
+    text = " ".join(" ".join(group).split()).replace("- ", "-")
+    for option in ("--citecheck-judge", "--citecheck-html", "--citecheck-md", "--citecheck-csv"):
+        assert option in text
+    assert "--citecheck" not in out.split("citation checking (pytest-citecheck):", 1)[0]
+    for provider, env in PROVIDER_ENV.items():
+        assert f"{provider} " in text
+        assert env.key_env in text and env.url_env in text
+    assert "CRAWLBASE_TOKEN" in text
+
+
+# -- the baseline diff -----------------------------------------------------------
+
+BOILS = ("boils", "Water boils at 100 C.", ["https://example.com/boiling"], None)
+CATS = ("cats", "Cats bark.", ["https://example.com/other"], None)
+# Same ids, the claims the fake judge labels differently.
+BOILS_NOW = ("boils", "Water boils at 50 C.", ["https://example.com/boiling"], None)
+CATS_NOW = ("cats", "Water boils at 100 C.", ["https://example.com/boiling"], None)
+
+# The keys a 0.1.0 report had; a report stripped to them must still load.
+OLD_KEYS = ("citecheck_report", "totals", "gate", "baseline_precision", "claims")
+
+
+@pytest.fixture
+def diffed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> pytest.RunResult:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(BOILS, CATS))
+    pytester.runpytest("--citecheck", "--citecheck-record=all", "--citecheck-report=base.json")
+    new = json.loads((pytester.path / "base.json").read_text())
+    old = {key: new[key] for key in OLD_KEYS}
+    for claim in old["claims"]:
+        del claim["passed"]
+    (pytester.path / "old.json").write_text(json.dumps(old))
+
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(BOILS_NOW, CATS_NOW))
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    return pytester.runpytest(
+        "--citecheck",
+        "--citecheck-record=all",
+        "--citecheck-allow-contradicted",
+        "--citecheck-max-drop=1",
+        "--citecheck-baseline=old.json",
+        "--citecheck-report=now.json",
+        "--citecheck-md=now.md",
+        "--citecheck-html=now.html",
+    )
+
+
+def test_new_report_loads_as_a_baseline(
+    pytester: pytest.Pytester, diffed: pytest.RunResult
+) -> None:
+    assert load_baseline_precision(pytester.path / "base.json") == 0.5
+    assert load_baseline_precision(pytester.path / "now.json") == 0.5
+
+
+def test_terminal_lists_label_changes_new_contradictions_first(diffed: pytest.RunResult) -> None:
+    diffed.stdout.fnmatch_lines(
+        [
+            "baseline precision 0.5000 -> 0.5000 (+0.0000)",
+            "label changes against the baseline (2):",
+            "  citecheck_a.yaml::boils  supported -> contradicted",
+            "  citecheck_a.yaml::cats  not_found -> supported",
+        ]
+    )
+
+
+def test_json_and_markdown_carry_the_diff(
+    pytester: pytest.Pytester, diffed: pytest.RunResult, tmp_path: Path
+) -> None:
+    data = json.loads((pytester.path / "now.json").read_text())
+    assert data["label_changes"] == [
+        {"nodeid": "citecheck_a.yaml::boils", "before": "supported", "after": "contradicted"},
+        {"nodeid": "citecheck_a.yaml::cats", "before": "not_found", "after": "supported"},
+    ]
+    md = (pytester.path / "now.md").read_text()
+    assert "### Label changes against the baseline (2)" in md
+    assert "| citecheck\\_a.yaml::boils | supported | **contradicted** |" in md or (
+        "| citecheck_a.yaml::boils | supported | **contradicted** |" in md
+    )
+    assert "| contradicted | citecheck_a.yaml::boils: Water boils at 50 C. |" in md
+    assert "Water boils at 100 degrees Celsius" in md  # the quote that decided it
+    step = (tmp_path / "summary.md").read_text()
+    assert step == "earlier step\n" + md  # appended, not overwritten
+    html = (pytester.path / "now.html").read_text()
+    assert "Label changes against the baseline (2)" in html
+
+
+def test_a_report_that_cannot_be_written_is_said_and_fails_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    pytester.makefile(".txt", blocker="a file, not a directory")
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "--citecheck-md=blocker.txt/summary.md"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "1 claims, 1 citations: citation precision 1.0000*",
+            "could not write blocker.txt/summary.md: *",
+        ]
+    )
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_labels_and_outcomes_with_xdist(pytester: pytest.Pytester, workers: str) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, CONTRADICTED, NOT_FOUND))
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "-v", "-n", workers, "--citecheck-report=r.json"
+    )
+    result.stdout.fnmatch_lines(["*FAILED [[]contradicted[]]*citecheck_a.yaml::boils-50*"])
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert [(c["id"], c["passed"]) for c in data["claims"]] == [
+        ("boils-100", True),
+        ("boils-50", False),
+        ("cats-bark", True),
+    ]
