@@ -15,7 +15,7 @@ from collections.abc import Generator
 from datetime import UTC, datetime
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,6 +32,13 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def _labels(payload: Any) -> str:
+    """The claim labels a report carries: JSON from an xdist worker, or the result
+    objects in this process."""
+    results = json.loads(payload) if isinstance(payload, str) else payload
+    return ", ".join(str(r["label"] if isinstance(r, dict) else r.label.value) for r in results)
+
+
 class ReportHooks:
     """Light until a citecheck session exists: without ``--citecheck`` it only
     counts claim files for the hint."""
@@ -42,6 +49,7 @@ class ReportHooks:
         self.started = datetime.now(UTC)
         self.items: dict[str, ItemInfo] = {}
         self.unverified_files = 0
+        self.labels: dict[str, str] = {}
 
     @property
     def session(self) -> CitecheckSession | None:
@@ -76,23 +84,25 @@ class ReportHooks:
     # -- per item ------------------------------------------------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call" and getattr(report, REPORT_ATTR, None) is not None:
+        payload = getattr(report, REPORT_ATTR, None)
+        if report.when == "call" and payload is not None:
             from pytest_citecheck.report import ItemInfo
 
             self.items[report.nodeid] = ItemInfo(report.outcome, report.location[1])
+            # Kept as one short string: the session drops the payload from the report,
+            # and pytest's short summary asks for the status again at the end.
+            self.labels[report.nodeid] = _labels(payload)
 
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         """``-v`` shows the claim label: ``PASSED [supported]``."""
-        payload = getattr(report, REPORT_ATTR, None)
-        if payload is None or report.when != "call" or hasattr(report, "wasxfail"):
+        if report.when != "call" or hasattr(report, "wasxfail"):
             return None
-        # A JSON string from an xdist worker; the result objects in this process.
-        results = json.loads(payload) if isinstance(payload, str) else payload
-        labels = ", ".join(
-            str(r["label"] if isinstance(r, dict) else r.label.value) for r in results
-        )
+        payload = getattr(report, REPORT_ATTR, None)
+        labels = self.labels.get(report.nodeid) if payload is None else _labels(payload)
+        if labels is None:
+            return None
         if report.passed:
             return "passed", ".", (f"PASSED [{labels}]", {"green": True})
         if report.failed:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -19,6 +20,7 @@ from pytest_citecheck.guard import EXACT, QuotePolicy
 from pytest_citecheck.judges import make_judge
 from pytest_citecheck.models import Reason
 from pytest_citecheck.recording import open_recording
+from pytest_citecheck.transport import StageTransport
 from tests.doubles.llm import LLMDouble, verdict
 from tests.test_example_suite import UNSET
 from tests.test_judges import KEYS, NO_SLEEP
@@ -29,12 +31,19 @@ FUZZY = QuotePolicy("fuzzy", 0.9)
 NODEID = "citecheck_water.yaml::boiling"
 
 
+def _client() -> httpx.Client:
+    """A judge client whose requests go through the current claim's cassette."""
+    return httpx.Client(transport=StageTransport())
+
+
 def record(cassette: Path, policy: dict[str, Any] | None) -> str:
     """Record one judge call under ``policy``; the base URL the replay must use."""
     with LLMDouble() as llm:
         base_url = llm.base_url("openai")
         llm.script(verdict("supported", "water boils at 100 degrees Celsius", 0.93))
-        judge = make_judge("openai:m", environ=KEYS, base_url=base_url, retry=NO_SLEEP)
+        judge = make_judge(
+            "openai:m", environ=KEYS, base_url=base_url, retry=NO_SLEEP, client=_client()
+        )
         with open_recording(cassette, "once", NODEID, {}, quote_policy=policy) as recording:
             recording.judge(judge).judge(CLAIM, PASSAGES)
             recording.finish(ok=True)
@@ -43,7 +52,14 @@ def record(cassette: Path, policy: dict[str, Any] | None) -> str:
 
 
 def replay(cassette: Path, base_url: str, policy: QuotePolicy) -> str:
-    judge = make_judge("openai:m", environ={}, base_url=base_url, require_key=False, retry=NO_SLEEP)
+    judge = make_judge(
+        "openai:m",
+        environ={},
+        base_url=base_url,
+        require_key=False,
+        retry=NO_SLEEP,
+        client=_client(),
+    )
     try:
         with open_recording(
             cassette, "none", NODEID, {}, quote_policy=policy.metadata()

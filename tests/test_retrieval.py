@@ -479,6 +479,7 @@ def test_the_cassette_names_the_ranker_and_replay_needs_none(tmp_path: Path) -> 
     page = ["Water boils at 100 degrees Celsius.", "Ice melts at zero degrees."]
     with open_recording(cassette, "once", "suite::claim", {}) as recording:
         recorded = recording.ranker(lambda: make_ranker("bm25", None)).rank("water boils", page, 1)
+        assert recording.finish(ok=True)
     meta = yaml.safe_load(cassette.read_text())["metadata"]["citecheck"]
     assert meta["ranker"] == {"name": "bm25", "version": BM25Ranker().version}
     assert meta["ranker"]["version"].startswith("bm25s-")
