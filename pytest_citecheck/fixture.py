@@ -1,4 +1,7 @@
-"""The ``citecheck`` fixture: verify claims inside ordinary Python tests.
+"""The ``citecheck`` fixture's object: verify claims inside ordinary Python tests.
+
+The fixture function itself lives in ``plugin`` (registered without importing
+this module); it builds a :class:`CitecheckFixture` on first use.
 
 Results join the session totals and the gate; HTTP records into the test's own
 cassette, ``cassettes/<module stem>/<test name>.yaml`` beside the test module.
@@ -7,14 +10,14 @@ cassette, ``cassettes/<module stem>/<test name>.yaml`` beside the test module.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_citecheck.models import Citation, Claim, ClaimResult, Label
+from pytest_citecheck.models import Claim, ClaimResult, Label
 
 if TYPE_CHECKING:
     from pytest_citecheck.recording import Recording
@@ -32,6 +35,7 @@ class CitecheckFixture:
         self._recording: Recording | None = None
         self._judge = self._session.judge(self._session.settings.judge_for(None))
         self._base = Path(str(request.node.path)).parent
+        self._roots = self._session.settings.document_roots
         self._results = self._item.stash.setdefault(RESULTS_KEY, [])
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.name).strip("_")
         stem = Path(str(request.node.path)).stem
@@ -45,33 +49,47 @@ class CitecheckFixture:
         id: str | None = None,
         expect: Label | str | None = None,
     ) -> ClaimResult:
-        """Verify ``claim`` against ``citations`` (URLs, or mappings like a claim file's)."""
+        """Verify ``claim`` against ``citations`` (URLs, or mappings like a claim file's).
+
+        Raises :class:`~pytest_citecheck.schema.ClaimValidationError` (the test
+        fails with every problem and its fix) when the claim breaks the schema.
+        """
+        claim_obj = self._claim(
+            {
+                "id": id or f"claim-{len(self._results) + 1}",
+                "claim": claim,
+                "citations": list(citations),
+                **({"expect": expect} if expect is not None else {}),
+            }
+        )
         if self._recording is None:
             self._recording = self._stack.enter_context(
                 self._session.recording(self.cassette, self._item.nodeid, self._judge)
             )
-        parsed = [self._citation(c) for c in citations]
-        claim_obj = Claim(
-            id=id or f"claim-{len(self._results) + 1}",
-            claim=claim,
-            citations=parsed,
-            expect=Label(expect) if expect is not None else None,
-        )
         result = self._session.verify(claim_obj, self._recording, self._judge)
         self._results.append(result)
         return result
 
-    def _citation(self, citation: str | Mapping[str, str]) -> Citation:
-        if isinstance(citation, str):
-            return Citation(url=citation)
-        data = dict(citation)
-        if "document" in data:
-            data["document_path"] = str((self._base / data["document"]).resolve())
-        return Citation.model_validate(data)
+    def _claim(self, data: dict[str, object]) -> Claim:
+        """The claim, validated by the same schema as claim files (DESIGN §2): a bad
+        citation fails the test with the fix instead of being checked wrongly."""
+        from pytest_citecheck.documents import DocumentPathError, resolve_document
+        from pytest_citecheck.schema import ClaimValidationError, FieldProblem, parse_claim
 
-
-@pytest.fixture
-def citecheck(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
-    """Verify claims and their citations; results join the citecheck session gate."""
-    with ExitStack() as stack:
-        yield CitecheckFixture(request, stack)
+        parsed = parse_claim(data)
+        citations = []
+        problems = []
+        for i, citation in enumerate(parsed.citations):
+            if citation.document is not None:
+                try:
+                    path = resolve_document(citation.document, self._base, self._roots)
+                except DocumentPathError as exc:
+                    problems.append(
+                        FieldProblem(("citations", i, "document"), exc.problem, exc.fix)
+                    )
+                    continue
+                citation = citation.model_copy(update={"document_path": path})
+            citations.append(citation)
+        if problems:
+            raise ClaimValidationError(problems)
+        return parsed.model_copy(update={"citations": citations})

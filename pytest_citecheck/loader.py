@@ -1,93 +1,116 @@
 """Claim files: read ``citecheck_*.yaml|yml`` (DESIGN §2) and ``*.jsonl`` (DESIGN §8).
 
-A bad file becomes one :class:`ClaimFileError` that names the file, the line and
-the fix; pytest shows it as the collection error for that file. The first
-problem in a file is reported, precisely, rather than every problem vaguely.
+What a claim or a citation may be is decided by the pydantic models
+(:mod:`pytest_citecheck.models`, with :mod:`pytest_citecheck.schema` for the
+messages); this module only reads text into plain data, remembers which line
+every value came from, and reports each schema problem as ``file:line:
+problem`` + ``fix``. Every problem of a file is reported at once; pytest shows
+them as the one failing item of that file.
 
-YAML is composed into nodes (not loaded into dicts) so every value keeps the
-line it came from. Scalars are taken as the user wrote them (``section: 4.10``
-stays ``"4.10"``, ``id: 007`` stays ``"007"``) instead of going through YAML's
-type guessing. ``yaml`` is imported only when a YAML file is read.
+YAML is composed into nodes (not loaded into dicts) so every value keeps its
+line. Scalars are taken as the user wrote them (``section: 4.10`` stays
+``"4.10"``, ``id: 007`` stays ``"007"``). ``yaml`` is imported only when a YAML
+file is read.
+
+``parse_claim`` (re-exported from :mod:`pytest_citecheck.schema`) is the same
+schema for everyone else: the fixture, the batch CLI, the service.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.errors import CitecheckError
-from pytest_citecheck.models import Citation, Claim, Label
+from pytest_citecheck.models import EXPECTABLE_LABELS, Citation, Claim, check_judge, kind
+from pytest_citecheck.schema import (
+    TOP_KEYS,
+    ClaimValidationError,
+    FieldProblem,
+    Loc,
+    closest,
+    parse_citation,
+    parse_claim,
+    unknown_key,
+    validate_claim,
+)
 
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["EXPECTABLE_LABELS", "ClaimFile", "ClaimFileError", "load_claim_file"]
+__all__ = [
+    "EXPECTABLE_LABELS",
+    "ClaimFile",
+    "ClaimFileError",
+    "ClaimValidationError",
+    "FieldProblem",
+    "Problem",
+    "load_claim_file",
+    "parse_citation",
+    "parse_claim",
+]
 
-TOP_KEYS = ("judge", "claims")
-CLAIM_KEYS = ("id", "claim", "citations", "expect")
-CITATION_KEYS = ("url", "document", "quote", "section")
 JSONL_KEYS = ("id", "claim", "urls")
-
-# `error` is what a broken run gets; no test case can sensibly expect it.
-# What a claim as a whole can be: a fabricated citation makes its claim
-# contradicted (DESIGN §3), and `error` is never an expected outcome.
-EXPECTABLE_LABELS = tuple(
-    label.value for label in Label if label not in (Label.ERROR, Label.FABRICATED)
-)
-
-ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-ID_MAX_LENGTH = 100
-# Windows refuses these as file names whatever the extension (con.yaml included).
-_WINDOWS_DEVICE_NAMES = frozenset(
-    ["con", "prn", "aux", "nul"]
-    + [f"com{i}" for i in range(1, 10)]
-    + [f"lpt{i}" for i in range(1, 10)]
-)
-JUDGE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:\S+")
+# Deeper than any claim file needs; far below what would exhaust the stack.
+MAX_DEPTH = 50
+MAX_VALUES = 200_000
 
 _NULL_TAG = "tag:yaml.org,2002:null"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# Tags YAML gives plain values by itself; any other tag (`!!binary`, `!custom`,
+# `!!python/...`) is refused rather than silently dropped.
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge")
+)
 
-# A key written at the wrong level: say where it belongs instead of "unknown".
-_BELONGS_IN_CLAIM = "belongs to a claim: put it in an item of the `claims:` list"
-_BELONGS_IN_CITATION = "belongs to a citation: put it in an item of the claim's `citations:` list"
-_MISPLACED: dict[str, dict[str, str]] = {
-    "top level": {
-        **{key: _BELONGS_IN_CLAIM for key in CLAIM_KEYS},
-        **{key: _BELONGS_IN_CITATION for key in CITATION_KEYS},
-    },
-    "claim": {
-        **{key: _BELONGS_IN_CITATION for key in CITATION_KEYS},
-        "judge": "is a file-level setting: move it to the top of the file, "
-        "next to `claims:` (the CLI and ini override it)",
-    },
-    "citation": {
-        **{key: _BELONGS_IN_CLAIM for key in ("id", "claim", "citations")},
-        "expect": "is set per claim, not per citation: move it to the claim, next to `citations:`",
-    },
-}
+# --- errors ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a claim file, where it is and how to fix it."""
+
+    line: int | None
+    problem: str
+    fix: str
 
 
 class ClaimFileError(CitecheckError):
-    """A claim file cannot be used; ``str()`` tells the user where and how to fix it."""
+    """A claim file cannot be used; ``str()`` lists every problem with its fix.
 
-    def __init__(self, path: Path, line: int | None, problem: str, fix: str) -> None:
-        # All four go to Exception.args so the error pickles (pytest-xdist workers).
-        super().__init__(path, line, problem, fix)
+    ``line``/``problem``/``fix`` are the first problem; ``problems`` all of them.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        line: int | None,
+        problem: str,
+        fix: str,
+        more: Sequence[Problem] = (),
+    ) -> None:
+        # Everything goes to Exception.args so the error pickles (pytest-xdist workers).
+        super().__init__(path, line, problem, fix, tuple(more))
         self.path = path
         self.line = line
         self.problem = problem
         self.fix = fix
+        self.problems = [Problem(line, problem, fix), *more]
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else f"{self.path}"
-        return f"{where}: {self.problem}\n  fix: {self.fix}"
+        out = []
+        for p in self.problems:
+            where = f"{self.path}:{p.line}" if p.line is not None else f"{self.path}"
+            out.append(f"{where}: {p.problem}\n  fix: {p.fix}")
+        return "\n".join(out)
+
+
+# --- claim files -----------------------------------------------------------------------
 
 
 @dataclass
@@ -99,254 +122,276 @@ class ClaimFile:
     claims: list[Claim] = field(default_factory=list)
 
 
-def load_claim_file(path: Path) -> ClaimFile:
-    """Read and validate a claim file; raise :class:`ClaimFileError` on the first problem."""
-    suffix = path.suffix.lower()
-    if suffix not in (".yaml", ".yml", ".jsonl"):
-        raise ClaimFileError(
-            path,
-            None,
-            f"unsupported claim file type {path.suffix or '(no extension)'!r}",
-            "name claim files *.yaml or *.yml (DESIGN §2), or *.jsonl for batch records",
-        )
-    text = _read_text(path)
-    if suffix == ".jsonl":
-        return _JsonlReader(path).read(text)
-    return _YamlReader(path).read(text)
+class _Broken:
+    """Stands for a value already reported (a refused tag, a bad merge): no cascade."""
 
 
-# --- shared checks ---------------------------------------------------------------------
+_BROKEN = _Broken()
+
+
+def _has_broken(data: Any) -> bool:
+    if isinstance(data, _Broken):
+        return True
+    if isinstance(data, dict):
+        return any(_has_broken(v) for v in data.values())
+    if isinstance(data, list):
+        return any(_has_broken(v) for v in data)
+    return False
+
+
+class _Invalid(Exception):
+    """Stops reading a file whose structure gives nothing more to check."""
+
+
+def load_claim_file(path: Path, roots: Sequence[Path] | None = None) -> ClaimFile:
+    """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
+
+    Documents must resolve inside ``roots`` (the plugin passes the rootdir and
+    ``citecheck_document_roots``); ``None`` means no restriction.
+    """
+    return _Reader(path, roots).read()
 
 
 class _Reader:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, roots: Sequence[Path] | None) -> None:
         self.path = path
+        self.roots = roots
+        self.problems: list[Problem] = []
+        # Line of each value, by location (key line for mapping values).
+        self.lines: dict[Loc, int] = {}
         # Case-folded id -> (id as written, line): duplicates and case-only clashes.
         self._ids: dict[str, tuple[str, int]] = {}
 
-    def fail(self, line: int | None, problem: str, fix: str) -> NoReturn:
-        raise ClaimFileError(self.path, line, problem, fix)
+    def add(self, line: int | None, problem: str, fix: str) -> None:
+        self.problems.append(Problem(line, problem, fix))
 
-    def check_id(self, claim_id: str, line: int) -> None:
-        if not claim_id:
-            self.fail(
-                line,
-                "claim id is empty",
-                "give the claim a short unique id, e.g. `id: water-boiling-point`",
+    def stop(self, line: int | None, problem: str, fix: str) -> _Invalid:
+        self.add(line, problem, fix)
+        return _Invalid()
+
+    def line_of(self, loc: Loc) -> int | None:
+        while loc not in self.lines and loc:
+            loc = loc[:-1]
+        return self.lines.get(loc)
+
+    def read(self) -> ClaimFile:
+        suffix = self.path.suffix.lower()
+        result = ClaimFile(self.path)
+        try:
+            if suffix not in (".yaml", ".yml", ".jsonl"):
+                raise self.stop(
+                    None,
+                    f"unsupported claim file type {self.path.suffix or '(no extension)'!r}",
+                    "name claim files *.yaml or *.yml (DESIGN §2), or *.jsonl for batch records",
+                )
+            text = self._text()
+            if suffix == ".jsonl":
+                result.claims = self._jsonl(text)
+            else:
+                result.judge, result.claims = self._yaml(text)
+        except _Invalid:
+            pass
+        if self.problems:
+            first, *more = self.problems
+            raise ClaimFileError(self.path, first.line, first.problem, first.fix, more)
+        return result
+
+    def _text(self) -> str:
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise self.stop(
+                None,
+                f"cannot read the file: {exc.strerror or exc}",
+                "check the path and its permissions",
+            ) from None
+        try:
+            # utf-8-sig: tolerate the BOM some Windows editors write.
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise self.stop(
+                line, f"the file is not valid UTF-8 (byte {exc.start})", "save the file as UTF-8"
+            ) from None
+
+    # -- one claim, from plain data --------------------------------------------------
+
+    def claim(self, data: Any, loc: Loc, judge: str | None) -> Claim | None:
+        """Validate one claim; problems go to the file's list with their lines."""
+        start = self.lines.get(loc)
+        if _has_broken(data):
+            return None
+        if not isinstance(data, dict):
+            self.add(
+                start,
+                f"a claim must be a mapping with id, claim and citations, not {kind(data)}",
+                "write the claim as `- id: ...` with `claim:` and `citations:` indented under it",
             )
-        if len(claim_id) > ID_MAX_LENGTH:
-            self.fail(
-                line,
-                f"claim id is {len(claim_id)} characters long (at most {ID_MAX_LENGTH})",
-                f"shorten it, e.g. {claim_id[:40].rstrip('._-')!r}; ids become cassette "
-                "file names and test ids",
-            )
-        if not ID_PATTERN.fullmatch(claim_id):
-            self.fail(
-                line,
-                f"claim id {claim_id!r} cannot be used as a file name or test id",
-                f"use letters, digits, '.', '_' and '-', starting with a letter or digit, "
-                f"e.g. {_suggest_id(claim_id)!r}",
-            )
-        if claim_id.split(".", 1)[0].lower() in _WINDOWS_DEVICE_NAMES:
-            self.fail(
-                line,
-                f"claim id {claim_id!r} is a reserved file name on Windows "
-                "(its cassette could not be written there)",
-                f"rename it, e.g. {claim_id + '-claim'!r}",
-            )
-        folded = claim_id.casefold()
+            return None
+        claim, problems = validate_claim(data)
+        for p in problems:
+            self.add(self.line_of((*loc, *p.loc)), p.problem, p.fix)
+        if claim is None:
+            return None
+        id_line = self.lines.get((*loc, "id"), start or 0)
+        folded = claim.id.casefold()
         if folded in self._ids:
             first, first_line = self._ids[folded]
-            if first == claim_id:
-                self.fail(
-                    line,
-                    f"duplicate claim id {claim_id!r} (first used on line {first_line})",
+            if first == claim.id:
+                self.add(
+                    id_line,
+                    f"duplicate claim id {claim.id!r} (first used on line {first_line})",
                     "ids must be unique within a file: rename one of them",
                 )
-            self.fail(
-                line,
-                f"claim id {claim_id!r} differs from {first!r} (line {first_line}) only in "
-                "letter case; their cassette files would collide on macOS and Windows",
-                "rename one of them",
-            )
-        self._ids[folded] = (claim_id, line)
+            else:
+                self.add(
+                    id_line,
+                    f"claim id {claim.id!r} differs from {first!r} (line {first_line}) only in "
+                    "letter case; their cassette files would collide on macOS and Windows",
+                    "rename one of them",
+                )
+            return None
+        self._ids[folded] = (claim.id, id_line)
+        citations = []
+        for i, citation in enumerate(claim.citations):
+            if citation.document is not None:
+                citation = self._document(citation, (*loc, "citations", i, "document"))
+            citations.append(citation)
+        return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
 
-    def check_claim_text(self, text: str | None, line: int) -> str:
-        if text is None or not text.strip():
-            self.fail(
-                line,
-                "claim text is empty",
-                "write the sentence the LLM claimed, e.g. `claim: Water boils at 100 °C.`",
-            )
-        return text.strip()
+    def _document(self, citation: Citation, loc: Loc) -> Citation:
+        from pytest_citecheck.documents import DocumentPathError, resolve_document
 
-    def check_url(self, url: str, line: int) -> str:
-        url = url.strip()
-        problem = _url_problem(url)
-        if problem is not None:
-            self.fail(line, f"{url!r} is not a usable URL: {problem}", _url_fix(url))
-        return url
+        assert citation.document is not None
+        try:
+            resolved = resolve_document(citation.document, self.path.resolve().parent, self.roots)
+        except DocumentPathError as exc:
+            self.add(self.line_of(loc), exc.problem, exc.fix)
+            return citation
+        return citation.model_copy(update={"document_path": resolved})
 
+    # -- YAML ----------------------------------------------------------------------
 
-def _url_problem(url: str) -> str | None:
-    if not url:
-        return "it is empty"
-    if any(ch.isspace() for ch in url):
-        return "it contains whitespace"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 -- raises ValueError on a malformed port
-    except ValueError as exc:
-        return str(exc)
-    if parts.scheme.lower() not in ("http", "https"):
-        if not parts.scheme:
-            return "it has no scheme (http:// or https://)"
-        return f"only http and https URLs can be fetched, not {parts.scheme}:"
-    if not parts.hostname:
-        return "it has no host"
-    return None
+    def _yaml(self, text: str) -> tuple[str | None, list[Claim]]:
+        import yaml
 
-
-def _url_fix(url: str) -> str:
-    parts = urlsplit(url) if not any(ch.isspace() for ch in url) else None
-    if parts is not None and parts.scheme.lower() == "file":
-        return "cite a local file with `document: <path relative to this claim file>` instead"
-    if parts is not None and not parts.scheme and url and "." in url.split("/", 1)[0]:
-        return f"write the full URL, e.g. 'https://{url}'"
-    if any(ch.isspace() for ch in url):
-        return "remove the spaces, or percent-encode them as %20"
-    return "cite an http(s) URL with a host, e.g. https://example.com/page"
-
-
-def _suggest_id(claim_id: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", claim_id).strip("-._")
-    return slug[:ID_MAX_LENGTH] or "claim-1"
-
-
-def _closest(word: str, allowed: Iterable[str]) -> str | None:
-    choices = list(allowed)
-    lowered = {c.lower(): c for c in choices}
-    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-    return lowered[match[0]] if match else None
-
-
-def _unknown_key_error(
-    reader: _Reader, line: int, key: str, where: str, allowed: tuple[str, ...]
-) -> NoReturn:
-    place = "at the top level" if where == "top level" else f"in a {where}"
-    listed = ", ".join(allowed)
-    closest = _closest(key, allowed)
-    # A near-certain typo (`claim:` for `claims:`) beats "this key belongs elsewhere".
-    near_typo = closest is not None and _similarity(key, closest) >= 0.85
-    misplaced = _MISPLACED.get(where, {}).get(key)
-    if misplaced is not None and not near_typo:
-        reader.fail(line, f"{key!r} is not allowed {place}", f"{key!r} {misplaced}")
-    if closest is not None:
-        reader.fail(
-            line,
-            f"unknown key {key!r} {place}; did you mean {closest!r}?",
-            f"rename {key!r} to {closest!r} (allowed {place}: {listed})",
-        )
-    reader.fail(line, f"unknown key {key!r} {place}", f"remove {key!r}; allowed {place}: {listed}")
-
-
-def _similarity(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
-
-
-# --- YAML ------------------------------------------------------------------------------
-
-
-class _YamlReader(_Reader):
-    def read(self, text: str) -> ClaimFile:
         root = self._compose(text)
         if root is None:
-            self.fail(
+            raise self.stop(
                 None,
                 "the file is empty",
                 "add a `claims:` list (see the claim file format, DESIGN §2)",
             )
-        import yaml
-
+        data = self._plain(root, (), 0)
+        if isinstance(data, _Broken):
+            raise _Invalid()
         if isinstance(root, yaml.SequenceNode):
-            self.fail(
+            raise self.stop(
                 _line(root),
                 "the top level is a list; claims go under a `claims:` key",
                 "write `claims:` on the first line and indent the list under it",
             )
-        if not isinstance(root, yaml.MappingNode):
-            self.fail(
+        if not isinstance(data, dict):
+            raise self.stop(
                 _line(root),
                 "the top level is not a mapping with a `claims:` list",
                 "start the file with `claims:` followed by a list of claims (DESIGN §2)",
             )
-        top = self._mapping(root, "top level", TOP_KEYS)
-
-        judge: str | None = None
-        if "judge" in top:
-            key, value = top["judge"]
-            judge = self._text(key, value, "judge")
-            if judge is not None:
-                judge = self._check_judge(judge.strip(), _line(key))
-
-        if "claims" not in top:
-            self.fail(
+        for key in data:
+            if key not in TOP_KEYS:
+                self.add(self.lines[(key,)], *unknown_key(key, "top level", TOP_KEYS))
+        judge = data.get("judge")
+        if isinstance(judge, _Broken):
+            judge = None
+        if judge is not None:
+            judge = self._judge(judge)
+        if "claims" not in data:
+            raise self.stop(
                 _line(root),
                 "the file has no `claims:` key",
                 "add `claims:` with a list of claims (each with id, claim and citations)",
             )
-        key, claims_node = top["claims"]
-        if _is_null(claims_node):
-            self.fail(
-                _line(key),
+        claims = data["claims"]
+        if isinstance(claims, _Broken):
+            raise _Invalid()
+        if claims is None:
+            raise self.stop(
+                self.lines[("claims",)],
                 "`claims:` has no value",
                 "list the claims under it, or write `claims: []` for a file with none yet",
             )
-        if not isinstance(claims_node, yaml.SequenceNode):
-            self.fail(
-                _line(claims_node),
-                f"`claims:` must be a list, not {_kind(claims_node)}",
+        if not isinstance(claims, list):
+            raise self.stop(
+                self._value_line,
+                f"`claims:` must be a list, not {kind(claims)}",
                 "write each claim as a list item starting with `- id: ...`",
             )
-        claims = [self._claim(node, judge) for node in claims_node.value]
-        return ClaimFile(path=self.path, judge=judge, claims=claims)
+        out = [self.claim(item, ("claims", i), judge) for i, item in enumerate(claims)]
+        return judge, [c for c in out if c is not None]
+
+    def _judge(self, judge: Any) -> str | None:
+        line = self.lines[("judge",)]
+        if not isinstance(judge, str):
+            self.add(
+                line, f"'judge' must be text, not {kind(judge)}", "write `judge: provider:model`"
+            )
+            return None
+        try:
+            return check_judge(judge)
+        except ValueError as exc:  # PydanticCustomError
+            ctx = getattr(exc, "context", None) or {}
+            self.add(line, str(ctx.get("problem", exc)), str(ctx.get("fix", "")))
+            return None
 
     def _compose(self, text: str) -> yaml.Node | None:
         import yaml
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        try:
-            return yaml.compose(text, Loader=loader)
-        except yaml.MarkedYAMLError as exc:
-            if loader is yaml.SafeLoader:
-                self._syntax_error(exc, text)
         # libyaml's messages are terser ("found character that cannot start any
-        # token"); the pure-Python parser names the character. Errors are rare, so
-        # re-parsing for a better message costs nothing that matters.
-        try:
-            return yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.MarkedYAMLError as exc:
-            self._syntax_error(exc, text)
+        # token"); the pure-Python parser names the character, so errors are
+        # re-parsed with it (rare; costs nothing that matters).
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        for attempt in (loader, yaml.SafeLoader):
+            try:
+                return yaml.compose(text, Loader=attempt)
+            except RecursionError:
+                raise self.stop(
+                    None,
+                    f"the file nests lists or mappings too deeply (more than {MAX_DEPTH} levels)",
+                    "a claim file is at most a few levels deep: claims > citations > fields",
+                ) from None
+            except yaml.YAMLError as exc:
+                if attempt is yaml.SafeLoader:
+                    raise self._syntax_error(exc, text) from None
+        return None  # pragma: no cover -- the loop returns or raises
 
-    def _syntax_error(self, exc: yaml.MarkedYAMLError, text: str) -> NoReturn:
+    def _syntax_error(self, exc: yaml.YAMLError, text: str) -> _Invalid:
+        import yaml
+
+        if isinstance(exc, yaml.reader.ReaderError):
+            # A NUL, ESC or other control character (YAML forbids them raw).
+            char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "a byte"
+            return self.stop(
+                text[: exc.position].count("\n") + 1,
+                f"invalid YAML: the control character {char} is not allowed in a YAML file",
+                'remove it, or write it escaped inside a double-quoted string (e.g. "\\x1b")',
+            )
+        if not isinstance(exc, yaml.MarkedYAMLError):
+            return self.stop(None, f"invalid YAML: {exc}", "check the file's syntax")
         problem = exc.problem or "invalid YAML"
         mark = exc.problem_mark
         # An unclosed quote or bracket is reported where the file ends; the place to
-        # fix is where it was opened.
-        if "end of stream" in problem and exc.context_mark is not None:
+        # fix is where it was opened. (libyaml: "end of stream"; Python: "<stream end>".)
+        unclosed = "end of stream" in problem or "<stream end>" in problem
+        if unclosed and exc.context_mark is not None:
             mark = exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        source_line = ""
-        if mark is not None:
-            lines = text.splitlines()
-            if mark.line < len(lines):
-                source_line = lines[mark.line]
+        line: int | None = mark.line + 1 if mark is not None else None
+        if unclosed:
+            line = _unclosed_bracket_line(text) or line
+        lines = text.splitlines()
+        source_line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
         context = f" ({exc.context})" if exc.context else ""
-        if (
-            "\t" in source_line[: len(source_line) - len(source_line.lstrip())]
-            or "'\\t'" in problem
-        ):
+        indent = source_line[: len(source_line) - len(source_line.lstrip())]
+        if "\t" in indent or "'\\t'" in problem:
             fix = "indent with spaces; YAML does not allow tabs for indentation"
         elif "mapping values are not allowed" in problem:
             fix = _quote_value_fix(source_line)
@@ -357,257 +402,228 @@ class _YamlReader(_Reader):
                 "define the anchor (&name) before using the alias (*name), "
                 "or quote a value that starts with '*'"
             )
-        elif "end of stream" in problem:
+        elif unclosed:
             fix = "close the quote or bracket opened on this line"
         else:
             fix = "check the indentation and quoting on this line and the one before it"
-        self.fail(line, f"invalid YAML: {problem}{context}", fix)
+        return self.stop(line, f"invalid YAML: {problem}{context}", fix)
 
-    def _mapping(
-        self, node: yaml.MappingNode, where: str, allowed: tuple[str, ...]
-    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
-        """Keys of a mapping, checked: text keys, no duplicates, only ``allowed``."""
+    def _plain(self, node: yaml.Node, loc: Loc, depth: int) -> Any:
+        """The node as str/list/dict/None, lines recorded; problems collected."""
         import yaml
 
-        seen: dict[str, yaml.Node] = {}
-        has_merge = False
-        for key, _ in node.value:
-            if key.tag == _MERGE_TAG:
-                has_merge = True
-                continue
-            if not isinstance(key, yaml.ScalarNode) or _is_null(key):
-                self.fail(
-                    _line(key),
-                    f"a key in a {where} is not text",
-                    f"use one of: {', '.join(allowed)}",
-                )
-            if key.value in seen:
-                self.fail(
-                    _line(key),
-                    f"duplicate key {key.value!r} (first on line {_line(seen[key.value])})",
-                    f"keep one {key.value!r}; YAML would silently drop the first value",
-                )
-            seen[key.value] = key
+        self.lines.setdefault(loc, _line(node))
+        self._nodes += 1
+        if self._nodes > MAX_VALUES:
+            # Aliases can expand a small file exponentially ("billion laughs").
+            raise self.stop(
+                _line(node),
+                f"the file expands to more than {MAX_VALUES} values (through aliases)",
+                "use fewer anchors and aliases, or split the file",
+            )
+        if depth > MAX_DEPTH:
+            raise self.stop(
+                _line(node),
+                f"the file nests lists or mappings too deeply (more than {MAX_DEPTH} levels)",
+                "a claim file is at most a few levels deep: claims > citations > fields",
+            )
+        if node.tag not in _PLAIN_TAGS:
+            self.add(
+                _line(node),
+                f"the tag {node.tag!r} is not allowed in a claim file",
+                "remove the tag: claim files hold plain text, lists and mappings",
+            )
+            return _BROKEN
+        if isinstance(node, yaml.ScalarNode):
+            return None if node.tag == _NULL_TAG else str(node.value)
+        if isinstance(node, yaml.SequenceNode):
+            return [self._plain(item, (*loc, i), depth + 1) for i, item in enumerate(node.value)]
+        assert isinstance(node, yaml.MappingNode)
+        return self._mapping(node, loc, depth)
+
+    def _mapping(self, node: yaml.MappingNode, loc: Loc, depth: int) -> dict[str, Any]:
+        import yaml
+
         pairs = node.value
-        if has_merge:
+        if any(key.tag == _MERGE_TAG for key, _ in pairs):
             # `<<: *defaults`: let PyYAML expand merges into a copy, explicit keys win.
             from yaml.constructor import ConstructorError, SafeConstructor
 
-            merged = yaml.MappingNode(node.tag, list(node.value), node.start_mark, node.end_mark)
+            explicit = [(k, v) for k, v in pairs if k.tag != _MERGE_TAG]
+            self._duplicates(explicit)
+            merged = yaml.MappingNode(node.tag, list(pairs), node.start_mark, node.end_mark)
             try:
                 SafeConstructor().flatten_mapping(merged)
             except ConstructorError as exc:
                 mark = exc.problem_mark or node.start_mark
-                self.fail(
+                self.add(
                     mark.line + 1,
                     f"invalid merge key: {exc.problem}",
                     "`<<:` merges a mapping into this one: point it at one, e.g. `<<: *defaults`",
                 )
+                return _BROKEN  # type: ignore[return-value]
+            # Later keys win in flatten_mapping's output: explicit keys come last.
             pairs = merged.value
-        result: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        else:
+            self._duplicates(pairs)
+        out: dict[str, Any] = {}
         for key, value in pairs:
-            if not isinstance(key, yaml.ScalarNode) or _is_null(key):
-                self.fail(
+            if not isinstance(key, yaml.ScalarNode) or key.tag == _NULL_TAG:
+                self.add(_line(key), "a key is not text", "write keys as plain words, e.g. `id:`")
+                continue
+            self.lines[(*loc, key.value)] = _line(key)
+            if loc == () and key.value == "claims":
+                self._value_line = _line(value)
+            out[key.value] = self._plain(value, (*loc, key.value), depth + 1)
+        return out
+
+    _value_line: int | None = None
+    _nodes = 0
+
+    def _duplicates(self, pairs: Sequence[tuple[yaml.Node, yaml.Node]]) -> None:
+        seen: dict[str, int] = {}
+        for key, _ in pairs:
+            name = getattr(key, "value", None)
+            if not isinstance(name, str):
+                continue
+            if name in seen:
+                self.add(
                     _line(key),
-                    f"a key in a {where} is not text",
-                    f"use one of: {', '.join(allowed)}",
+                    f"duplicate key {name!r} (first on line {seen[name]})",
+                    f"keep one {name!r}; YAML would silently drop the first value",
                 )
-            if key.value not in allowed:
-                _unknown_key_error(self, _line(key), key.value, where, allowed)
-            result[key.value] = (key, value)
-        return result
+            seen.setdefault(name, _line(key))
 
-    def _text(self, key: yaml.Node, value: yaml.Node, name: str) -> str | None:
-        """A scalar exactly as written, or None for an empty/null value."""
-        import yaml
+    # -- JSONL (batch records, DESIGN §8) ---------------------------------------------
 
-        if not isinstance(value, yaml.ScalarNode):
-            self.fail(
-                _line(key),
-                f"{name!r} must be text, not {_kind(value)}",
-                f"write {name!r} as one text value, not a list or mapping "
-                "(quote it if it contains ': ' or ' #')",
+    _EXAMPLE = '{"id": "q1", "claim": "...", "urls": ["https://..."]}'
+
+    def _jsonl(self, text: str) -> list[Claim]:
+        claims: list[Claim] = []
+        # Split on "\n" only: str.splitlines() would also split on U+2028, which
+        # json.dumps(ensure_ascii=False) leaves raw inside strings.
+        for number, raw in enumerate(text.split("\n"), start=1):
+            if raw.strip():
+                claim = self._record(raw, number)
+                if claim is not None:
+                    claims.append(claim)
+        return claims
+
+    def _record(self, raw: str, line: int) -> Claim | None:
+        try:
+            record = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+        except _DuplicateKey as exc:
+            self.add(
+                line,
+                f"duplicate key {exc.key!r} in a record",
+                f"keep one {exc.key!r}; JSON parsers would silently drop one of the values",
             )
-        if _is_null(value):
             return None
-        return str(value.value)
-
-    def _check_judge(self, judge: str, line: int) -> str:
-        if not JUDGE_PATTERN.fullmatch(judge):
-            self.fail(
+        except json.JSONDecodeError as exc:
+            self.add(
                 line,
-                f"judge {judge!r} is not of the form provider:model",
-                "write e.g. `judge: openai:gpt-4o-mini` or `judge: ollama:llama3.1:8b`",
+                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                f"each line must be one complete JSON object, e.g. {self._EXAMPLE}",
             )
-        return judge
-
-    def _claim(self, node: yaml.Node, judge: str | None) -> Claim:
-        import yaml
-
-        if not isinstance(node, yaml.MappingNode):
-            self.fail(
-                _line(node),
-                f"a claim must be a mapping with id, claim and citations, not {_kind(node)}",
-                "write the claim as `- id: ...` with `claim:` and `citations:` indented under it",
+            return None
+        except (ValueError, RecursionError) as exc:  # 5,000-digit numbers, deep nesting
+            problem = (
+                "a value is nested too deeply"
+                if isinstance(exc, RecursionError)
+                else f"a number is too long ({str(exc).split(';')[0]})"
             )
-        start = _line(node)
-        fields = self._mapping(node, "claim", CLAIM_KEYS)
-        for required in ("id", "claim", "citations"):
-            if required not in fields:
-                example = {
-                    "id": "`id: water-boiling-point` (unique in this file; it becomes the test id)",
-                    "claim": "`claim: <the sentence the LLM wrote>`",
-                    "citations": "`citations:` with a list of URLs or documents "
-                    "(`citations: []` if the LLM cited nothing)",
-                }[required]
-                self.fail(start, f"claim has no {required!r}", f"add {example}")
-
-        id_key, id_node = fields["id"]
-        claim_id = (self._text(id_key, id_node, "id") or "").strip()
-        self.check_id(claim_id, _line(id_key))
-
-        text_key, text_node = fields["claim"]
-        text = self.check_claim_text(self._text(text_key, text_node, "claim"), _line(text_key))
-
-        expect: Label | None = None
-        if "expect" in fields:
-            expect_key, expect_node = fields["expect"]
-            raw_expect = self._text(expect_key, expect_node, "expect")
-            if raw_expect is not None:
-                expect = self._check_expect(raw_expect.strip(), _line(expect_key))
-
-        cit_key, cit_node = fields["citations"]
-        if _is_null(cit_node):
-            self.fail(
-                _line(cit_key),
-                "`citations:` has no value",
-                "list the citations under it, or write `citations: []` if the LLM cited nothing",
-            )
-        if not isinstance(cit_node, yaml.SequenceNode):
-            self.fail(
-                _line(cit_node),
-                f"`citations:` must be a list, not {_kind(cit_node)}",
-                "write each citation as a list item: `- https://...` or `- document: <path>`",
-            )
-        citations = [self._citation(item) for item in cit_node.value]
-        return Claim(
-            id=claim_id,
-            claim=text,
-            citations=citations,
-            expect=expect,
-            judge=judge,
-            line=start,
-        )
-
-    def _check_expect(self, raw: str, line: int) -> Label:
-        if raw in EXPECTABLE_LABELS:
-            return Label(raw)
-        if raw == Label.FABRICATED.value:
-            self.fail(
+            self.add(
                 line,
-                "expect 'fabricated' can never happen: a claim with a fabricated quote "
-                "is contradicted as a whole",
-                "write expect: contradicted",
+                f"invalid JSON record: {problem}",
+                f"records are flat: {self._EXAMPLE}; write ids as short strings",
             )
-        closest = _closest(raw.replace(" ", "_"), EXPECTABLE_LABELS)
-        hint = f"; did you mean {closest!r}?" if closest else ""
-        self.fail(
-            line,
-            f"expect {raw!r} is not a label{hint}",
-            f"use one of: {', '.join(EXPECTABLE_LABELS)}",
-        )
-
-    def _citation(self, node: yaml.Node) -> Citation:
-        import yaml
-
-        line = _line(node)
-        if isinstance(node, yaml.ScalarNode):
-            if _is_null(node):
-                self.fail(
-                    line,
-                    "empty citation",
-                    "write a URL (`- https://...`) or `- document: <path>`, or remove the dash",
-                )
-            return Citation(url=self.check_url(str(node.value), line))
-        if not isinstance(node, yaml.MappingNode):
-            self.fail(
+            return None
+        if not isinstance(record, dict):
+            self.add(
                 line,
-                f"a citation must be a URL or a mapping with url/document, not {_kind(node)}",
-                "write `- https://...`, `- url: https://...` or `- document: <path>`",
+                f"a record must be a JSON object, not {_json_kind(record)}",
+                f"write one object per line, e.g. {self._EXAMPLE}",
             )
-        fields = self._mapping(node, "citation", CITATION_KEYS)
-        values: dict[str, str | None] = {}
-        for name in CITATION_KEYS:
-            if name in fields:
-                key, value = fields[name]
-                raw = self._text(key, value, name)
-                values[name] = raw.strip() if raw is not None else None
-        url, document = values.get("url"), values.get("document")
-        if "url" in fields and "document" in fields:
-            self.fail(
-                line,
-                "a citation has both `url` and `document`",
-                "keep one: split it into two citations if the LLM cited both",
-            )
-        if "url" not in fields and "document" not in fields:
-            self.fail(
-                line,
-                "a citation has neither `url` nor `document`",
-                "add `url: https://...` or `document: <path relative to this file>`",
-            )
-        for name in ("quote", "section"):
-            # null means "no quote" (generators write it); "" is a mistake.
-            if values.get(name) == "":
-                self.fail(
-                    _line(fields[name][0]),
-                    f"{name!r} is empty",
-                    f"give the {'quoted text' if name == 'quote' else 'section, e.g. 4.1.4'} "
-                    f"or remove {name!r}",
-                )
-        if "url" in fields:
-            checked = self.check_url(url or "", _line(fields["url"][0]))
-            for name in ("quote", "section"):
-                # A web page is read by retrieval and the judge; a quote or section
-                # given with it would be silently ignored, so say so instead.
-                if values.get(name) is not None:
-                    self.fail(
-                        _line(fields[name][0]),
-                        f"{name!r} is only read for `document` citations; a URL citation "
-                        "is checked against the passages retrieval finds on the page",
-                        f"remove {name!r} from this citation",
+            return None
+        # Extra fields are ignored: batch outputs usually carry more (answer, model...).
+        for required in JSONL_KEYS:
+            if required not in record:
+                near = closest(required, [k for k in record if k not in JSONL_KEYS])
+                if near is not None:
+                    self.add(
+                        line,
+                        f"record has no {required!r} field; did you mean {near!r}?",
+                        f"rename {near!r} to {required!r} (records are {self._EXAMPLE})",
                     )
-            return Citation(url=checked)
-        document_path = self._document(document, _line(fields["document"][0]))
-        return Citation(
-            document=document,
-            document_path=document_path,
-            quote=values.get("quote"),
-            section=values.get("section"),
-        )
+                else:
+                    self.add(
+                        line,
+                        f"record has no {required!r} field",
+                        f"records look like {self._EXAMPLE}",
+                    )
+                return None
+        urls = record["urls"]
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            bad = (
+                urls
+                if not isinstance(urls, list)
+                else next(u for u in urls if not isinstance(u, str))
+            )
+            self.add(
+                line,
+                f"`urls` must be a list of strings; found {_json_kind(bad)}",
+                'write e.g. "urls": ["https://example.com/a", "https://example.com/b"] '
+                "(or [] if nothing was cited)",
+            )
+            return None
+        self.lines[(line,)] = line
+        data = {"id": record["id"], "claim": record["claim"], "citations": urls}
+        return self.claim(data, (line,), None)
 
-    def _document(self, document: str | None, line: int) -> Path:
-        if not document:
-            self.fail(
-                line,
-                "`document` is empty",
-                "give the path of the source file, relative to this claim file",
-            )
-        base = self.path.resolve().parent
-        resolved = (base / document).resolve()
-        if not resolved.exists():
-            self.fail(
-                line,
-                f"document {document!r} not found: {resolved} does not exist",
-                f"document paths are relative to the claim file's folder ({base}); "
-                "correct the path or add the file",
-            )
-        if not resolved.is_file():
-            self.fail(
-                line,
-                f"document {document!r} is not a file: {resolved}",
-                "point `document` at a text file, not a folder",
-            )
-        return resolved
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _unclosed_bracket_line(text: str) -> int | None:
+    """The line of the outermost ``[`` or ``{`` never closed (quotes and comments skipped)."""
+    stack: list[int] = []
+    quote = ""
+    line = 1
+    previous = "\n"
+    chars = iter(text)
+    for ch in chars:
+        if ch == "\n":
+            line += 1
+        elif quote:
+            if ch == "\\" and quote == '"':
+                next(chars, "")
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"" and (previous in " \t\n[{,:" or stack):
+            quote = ch
+        elif ch == "#" and previous in " \t\n":
+            for ch in chars:
+                if ch == "\n":
+                    line += 1
+                    break
+        elif ch in "[{":
+            stack.append(line)
+        elif ch in "]}" and stack:
+            stack.pop()
+        previous = ch
+    return stack[0] if stack else None
 
 
 def _quote_value_fix(source_line: str) -> str:
@@ -624,106 +640,6 @@ def _line(node: yaml.Node) -> int:
     return int(node.start_mark.line) + 1
 
 
-def _is_null(node: yaml.Node) -> bool:
-    return node.tag == _NULL_TAG
-
-
-def _kind(node: yaml.Node) -> str:
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    if _is_null(node):
-        return "an empty value"
-    return f"the value {node.value!r}"
-
-
-# --- JSONL (batch records, DESIGN §8) --------------------------------------------------
-
-
-class _JsonlReader(_Reader):
-    _EXAMPLE = '{"id": "q1", "claim": "...", "urls": ["https://..."]}'
-
-    def read(self, text: str) -> ClaimFile:
-        claims: list[Claim] = []
-        # Split on "\n" only: str.splitlines() would also split on U+2028, which
-        # json.dumps(ensure_ascii=False) leaves raw inside strings.
-        for number, raw in enumerate(text.split("\n"), start=1):
-            if not raw.strip():
-                continue
-            claims.append(self._record(raw, number))
-        return ClaimFile(path=self.path, judge=None, claims=claims)
-
-    def _record(self, raw: str, line: int) -> Claim:
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            self.fail(
-                line,
-                f"invalid JSON: {exc.msg} (column {exc.colno})",
-                f"each line must be one complete JSON object, e.g. {self._EXAMPLE}",
-            )
-        if not isinstance(record, dict):
-            self.fail(
-                line,
-                f"a record must be a JSON object, not {type(record).__name__}",
-                f"write one object per line, e.g. {self._EXAMPLE}",
-            )
-        # Extra fields are ignored: batch outputs usually carry more (answer, model...).
-        self._require(record, line)
-
-        raw_id = record["id"]
-        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-            self.fail(
-                line, f"`id` must be a string, not {_json_kind(raw_id)}", 'write e.g. "id": "q1"'
-            )
-        claim_id = str(raw_id).strip()
-        self.check_id(claim_id, line)
-
-        text = record["claim"]
-        if text is not None and not isinstance(text, str):
-            self.fail(
-                line,
-                f"`claim` must be a string, not {_json_kind(text)}",
-                'write e.g. "claim": "Water boils at 100 °C."',
-            )
-        text = self.check_claim_text(text, line)
-
-        urls = record["urls"]
-        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-            bad = (
-                urls
-                if not isinstance(urls, list)
-                else next(u for u in urls if not isinstance(u, str))
-            )
-            self.fail(
-                line,
-                f"`urls` must be a list of strings; found {_json_kind(bad)}",
-                'write e.g. "urls": ["https://example.com/a", "https://example.com/b"] '
-                "(or [] if nothing was cited)",
-            )
-        citations = [Citation(url=self.check_url(url, line)) for url in urls]
-        return Claim(id=claim_id, claim=text, citations=citations, line=line)
-
-    def _require(self, record: Mapping[str, Any], line: int) -> None:
-        for required in JSONL_KEYS:
-            if required in record:
-                continue
-            extra = [key for key in record if key not in JSONL_KEYS]
-            closest = _closest(required, extra)
-            if closest is not None:
-                self.fail(
-                    line,
-                    f"record has no {required!r} field; did you mean {closest!r}?",
-                    f"rename {closest!r} to {required!r} (records are {self._EXAMPLE})",
-                )
-            self.fail(
-                line, f"record has no {required!r} field", f"records look like {self._EXAMPLE}"
-            )
-
-
 def _json_kind(value: object) -> str:
     names = {
         dict: "an object",
@@ -734,24 +650,8 @@ def _json_kind(value: object) -> str:
     }
     if value is None:
         return "null"
-    return names.get(type(value), f"a {type(value).__name__}") + f" ({json.dumps(value)[:40]})"
-
-
-def _read_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ClaimFileError(
-            path,
-            None,
-            f"cannot read the file: {exc.strerror}",
-            "check the path and its permissions",
-        ) from exc
-    try:
-        # utf-8-sig: tolerate the BOM some Windows editors write.
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ClaimFileError(
-            path, line, f"the file is not valid UTF-8 (byte {exc.start})", "save the file as UTF-8"
-        ) from exc
+        shown = json.dumps(value)[:40]
+    except ValueError:
+        shown = "..."
+    return names.get(type(value), f"a {type(value).__name__}") + f" ({shown})"

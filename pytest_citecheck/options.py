@@ -8,13 +8,14 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citecheck.recording import RECORD_MODES
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
 if TYPE_CHECKING:
     from pytest_citecheck.judges.compat import Temperature
@@ -34,6 +35,9 @@ def fraction(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
     return value
+
+
+SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
 def judge_spec(text: str) -> str:
@@ -134,7 +138,7 @@ def _engine_settings(config: pytest.Config) -> dict[str, object]:
     """The engine options, resolved (flag > ini > default); bad ini values name the option."""
 
     def ini(name: str, parse: object, default: object) -> object:
-        raw = config.getini(name)
+        raw = _getini(config, name)
         if raw in (None, ""):
             return default
         try:
@@ -289,11 +293,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
     parser.addini(
-        "citecheck_min_precision", "citation precision floor (default: none)", default=None
+        "citecheck_min_precision",
+        "citation precision floor (default: none)",
+        type="float",
+        default=None,
     )
     parser.addini(
         "citecheck_min_reachable_precision",
         "reachable precision floor (default: none)",
+        type="float",
         default=None,
     )
     parser.addini(
@@ -305,14 +313,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "citecheck_review_below",
         f"confidence below which a verdict needs review (default {DEFAULT_REVIEW_BELOW})",
+        type="float",
         default=None,
     )
     parser.addini(
         "citecheck_strict_review", "fail on verdicts marked for review", type="bool", default=False
     )
     parser.addini(
+        "citecheck_document_roots",
+        "folders outside the rootdir that `document:` citations may read (paths relative "
+        "to the ini file; default: only the rootdir)",
+        type="paths",
+        default=[],
+    )
+    parser.addini(
         "citecheck_max_drop",
         f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
+        type="float",
         default=None,
     )
 
@@ -343,14 +360,28 @@ class Settings:
     timeout: float = DEFAULT_TIMEOUT
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     cache_dir: Path | None = None
+    # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
+    document_roots: tuple[Path, ...] = ()
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
 
 
+def _getini(config: pytest.Config, name: str) -> Any:
+    """``config.getini`` whose errors name the option (pytest's own may not)."""
+    try:
+        return config.getini(name)
+    except (pytest.UsageError, ValueError, TypeError) as exc:
+        message = str(exc)
+        if name not in message:
+            message = f"ini option {name}: {message}"
+        raise pytest.UsageError(message) from None
+
+
 def _ini_fraction(config: pytest.Config, name: str) -> float | None:
-    raw = config.getini(name)
-    if raw in (None, ""):
+    """A fraction from ini or TOML (``0.5`` native or ``"0.5"`` in an ini file)."""
+    raw = _getini(config, name)
+    if raw is None or raw == "":
         return None
     try:
         return fraction(str(raw))
@@ -394,14 +425,14 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
     def pick_bool(name: str) -> bool:
         value: bool | None = getattr(opt, name)
-        return bool(value) if value is not None else bool(config.getini(name))
+        return bool(value) if value is not None else bool(_getini(config, name))
 
     judge: str | None = opt.citecheck_judge
     judge_origin = "flag" if judge is not None else None
-    if judge is None and config.getini("citecheck_judge"):
+    if judge is None and _getini(config, "citecheck_judge"):
         judge_origin = "ini"
         try:
-            judge = judge_spec(str(config.getini("citecheck_judge")))
+            judge = judge_spec(str(_getini(config, "citecheck_judge")))
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"ini option citecheck_judge: {exc}") from None
     review_below = pick_fraction("citecheck_review_below")
@@ -410,10 +441,10 @@ def settings_from_config(config: pytest.Config) -> Settings:
         enabled=bool(opt.citecheck),
         record_mode=opt.citecheck_record,
         judge=judge,
-        judge_base_url=config.getini("citecheck_judge_base_url") or None,
+        judge_base_url=_getini(config, "citecheck_judge_base_url") or None,
         judge_temperature=_ini_temperature(config),
         judge_response_format=_ini_response_format(config),
-        patterns=tuple(config.getini("citecheck_patterns")),
+        patterns=tuple(_getini(config, "citecheck_patterns")),
         min_precision=pick_fraction("citecheck_min_precision"),
         min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),
         allow_contradicted=pick_bool("citecheck_allow_contradicted"),
@@ -425,4 +456,38 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         judge_origin=judge_origin,
         **_engine_settings(config),  # type: ignore[arg-type]
+        document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
     )
+
+
+def check_paths(settings: Settings) -> None:
+    """Start-up checks of the files a run reads and writes: a usage error now
+    instead of a lost summary at the end (issue 10, items 6 and 10)."""
+    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+        if path is not None:
+            problem = _unwritable(path)
+            if problem is not None:
+                raise pytest.UsageError(f"{flag} {path}: {problem}")
+    if settings.baseline is not None:
+        from pytest_citecheck.gate import BaselineError, load_baseline_precision
+
+        try:
+            load_baseline_precision(settings.baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file, or None."""
+    if path.is_dir():
+        return "is a folder; give a file name, e.g. report.json inside it"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "the file is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so nothing can be written under it"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None

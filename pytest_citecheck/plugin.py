@@ -1,13 +1,16 @@
 """The pytest entry point: thin hooks over :class:`~pytest_citecheck.session.CitecheckSession`.
 
-Nothing heavy is imported here: the loader (yaml), VCR, the judges and the
-embedding model are imported when a claim is collected or run, so ``pytest
---help`` and runs without ``--citecheck`` pay nothing.
+Merely installed, the plugin costs next to nothing (issue 10, item 15): this
+module imports only pytest and the option definitions. pydantic, the session,
+the loader (yaml), VCR, the judges and the embedding model load when
+``--citecheck`` is given or the ``citecheck`` fixture is first used;
+``bench/idle.py`` measures it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Generator, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
@@ -15,22 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# The fixture lives in its own module; importing it here registers it.
-from pytest_citecheck.fixture import citecheck as citecheck
-from pytest_citecheck.models import Claim, ClaimResult, Reason
+from pytest_citecheck.options import SETTINGS_KEY, check_paths, settings_from_config
 from pytest_citecheck.options import pytest_addoption as pytest_addoption
-from pytest_citecheck.options import settings_from_config
-from pytest_citecheck.session import (
-    RESULTS_KEY,
-    SESSION_KEY,
-    CitecheckSession,
-    error_result,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from pytest_citecheck.fixture import CitecheckFixture
+    from pytest_citecheck.models import Claim, ClaimResult
+    from pytest_citecheck.session import CitecheckSession
+
 REPORT_ATTR = "citecheck_results"
+GATE_NODEID = "citecheck::gate"
+GATE_CATEGORY = "citecheck gate failed"
+CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -40,23 +41,52 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    session = CitecheckSession(config, settings_from_config(config))
-    config.stash[SESSION_KEY] = session
-    config.pluginmanager.register(SessionHooks(session), "citecheck-session")
+    settings = settings_from_config(config)
+    config.stash[SETTINGS_KEY] = settings
+    config.pluginmanager.register(SessionHooks(config), "citecheck-session")
+    if settings.enabled:
+        _session(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if "pytest_citecheck.secrets" in sys.modules:
+        from pytest_citecheck.secrets import uninstall_log_scrubber
+
+        uninstall_log_scrubber()
 
 
 def _session(config: pytest.Config) -> CitecheckSession:
-    return config.stash[SESSION_KEY]
+    """The session object, built on first use (``--citecheck`` or the fixture)."""
+    from pytest_citecheck.session import SESSION_KEY, CitecheckSession
+
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        from pytest_citecheck.secrets import install_log_scrubber
+
+        install_log_scrubber()
+        session = CitecheckSession(config, config.stash[SETTINGS_KEY])
+        config.stash[SESSION_KEY] = session
+    return session
+
+
+@pytest.fixture
+def citecheck(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
+    """Verify claims and their citations; results join the citecheck session gate."""
+    from contextlib import ExitStack
+
+    from pytest_citecheck.fixture import CitecheckFixture
+
+    _session(request.config)
+    with ExitStack() as stack:
+        yield CitecheckFixture(request, stack)
 
 
 # -- collection -------------------------------------------------------------------
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    session = _session(parent.config)
-    if session.settings.enabled and any(
-        fnmatch(file_path.name, pattern) for pattern in session.settings.patterns
-    ):
+    settings = parent.config.stash[SETTINGS_KEY]
+    if settings.enabled and any(fnmatch(file_path.name, pattern) for pattern in settings.patterns):
         return ClaimFileCollector.from_parent(parent, path=file_path)
     return None
 
@@ -68,7 +98,8 @@ class ClaimFileCollector(pytest.File):
         from pytest_citecheck.loader import ClaimFileError, load_claim_file
 
         try:
-            claim_file = load_claim_file(self.path)
+            roots = _session(self.config).settings.document_roots
+            claim_file = load_claim_file(self.path, roots=roots)
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
             # session, and every other claim file must still run.
@@ -105,6 +136,8 @@ class ClaimItem(pytest.Item):
             session.verify_ahead(_claim_items(_worker_upcoming(self)))
         result = session.result_for(self)
         result.file = self.path.name
+        from pytest_citecheck.session import RESULTS_KEY
+
         self.stash[RESULTS_KEY] = [result]
         from pytest_citecheck.report import junit_properties
 
@@ -132,7 +165,7 @@ class ClaimItem(pytest.Item):
         return default if cleaned == text else cleaned
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, (self.claim.line or 1) - 1, f"citecheck: {self.claim.id}"
+        return self.path, (self.claim.line or 1) - 1, f"{CLAIM_DOMAIN}{self.claim.id}"
 
 
 class InvalidClaimFile(pytest.Item):
@@ -161,8 +194,10 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if call.when != "call":
-        return report
+    if call.when != "call" or "pytest_citecheck.session" not in sys.modules:
+        return report  # no citecheck session: nothing of ours ran
+    from pytest_citecheck.session import RESULTS_KEY
+
     # Popped: from here on the report carries the results (each held once).
     results = item.stash.get(RESULTS_KEY, None)
     if results is not None:
@@ -171,7 +206,9 @@ def pytest_runtest_makereport(
         # The run blew up before a result existed: its citations are errors,
         # never silently missing from the totals.
         detail = f"{call.excinfo.typename}: {call.excinfo.value}" if call.excinfo else "no result"
+        from pytest_citecheck.models import Reason
         from pytest_citecheck.secrets import scrub
+        from pytest_citecheck.session import error_result
 
         results = [error_result(item.claim, Reason.INTERNAL, scrub(detail))]
     if results:
@@ -184,22 +221,35 @@ def pytest_runtest_makereport(
 
 
 class SessionHooks:
-    """Hooks that need the session object (``pytest_runtest_logreport`` gets no config):
-    registered per session, like xdist's and syrupy's session plugins."""
+    """Hooks that need the config (``pytest_runtest_logreport`` gets none): registered
+    per session, like xdist's and syrupy's session plugins. Light until a citecheck
+    session exists (``--citecheck``, or the fixture used here or on a worker)."""
 
-    def __init__(self, session: CitecheckSession) -> None:
-        self.session = session
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @property
+    def session(self) -> CitecheckSession | None:
+        if "pytest_citecheck.session" not in sys.modules:
+            return None
+        from pytest_citecheck.session import SESSION_KEY
+
+        return self.config.stash.get(SESSION_KEY, None)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """A judge named on the command line or in ini is built up front, so a typo
-        is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`)."""
-        settings = self.session.settings
-        if settings.enabled and settings.judge and not _is_worker(session.config):
+        is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`);
+        the baseline and the output paths are checked before anything runs."""
+        settings = self.config.stash[SETTINGS_KEY]
+        if not settings.enabled or _is_worker(session.config):
+            return
+        check_paths(settings)
+        if settings.judge:
             from pytest_citecheck.errors import ConfigurationError
 
             try:
-                self.session.judge(settings.judge)
+                _session(self.config).judge(settings.judge)
             except (ValueError, ConfigurationError) as exc:
                 where = (
                     "ini option citecheck_judge"
@@ -207,28 +257,30 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
-        if settings.enabled and not self.session.replaying and _is_xdist_controller(session.config):
+        if settings.record_mode != "none" and _is_xdist_controller(session.config):
             # Workers cannot stop the session cleanly: check keys before they start.
-            self.session.preflight_files()
+            _session(self.config).preflight_files()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Every key and token the selected claims need is checked once, here: one
         usage error naming the variables, instead of a failure per claim."""
         config = session.config
-        if not self.session.settings.enabled or config.option.collectonly or _is_worker(config):
+        settings = config.stash[SETTINGS_KEY]
+        if not settings.enabled or config.option.collectonly or _is_worker(config):
             return
         items = _claim_items(session.items)
         if items:
-            self.session.preflight(items)
+            _session(config).preflight(items)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         """Recording: verify every selected claim concurrently before the items run;
         each item then reports its own result, in file order."""
         config = session.config
+        settings = config.stash[SETTINGS_KEY]
         if (
-            self.session.settings.enabled
-            and not self.session.replaying
+            settings.enabled
+            and settings.record_mode != "none"
             and not _is_worker(config)
             and not config.option.collectonly
         ):
@@ -236,33 +288,53 @@ class SessionHooks:
             if items:
                 terminal = config.pluginmanager.get_plugin("terminalreporter")
                 quiet = config.get_verbosity() < 0
-                self.session.verify_ahead(items, None if quiet else terminal)
+                _session(config).verify_ahead(items, None if quiet else terminal)
         return (yield)
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
-            self.session.add_report_results(report.nodeid, payload)
-            if not _is_worker(self.session.config):
+            _session(self.config).add_report_results(report.nodeid, payload)
+            if not _is_worker(self.config):
                 # The session holds the results now; the report pytest keeps does not.
                 # (On a worker the attribute still has to travel to the controller.)
                 delattr(report, REPORT_ATTR)
+        _forget_quiet_phase(self.config, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
-        self.session.add_crashed(crashitem)
+        if self.config.stash[SETTINGS_KEY].enabled:
+            _session(self.config).add_crashed(crashitem)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.session.close()
+        """Before JUnit XML is written and the terminal's last line: a failed gate
+        becomes a failing ``citecheck::gate`` test case (issue 10, item 13)."""
+        citecheck = self.session
+        if citecheck is None:
+            return
+        citecheck.close()
         if _is_worker(session.config):
             return
-        report = self.session.finish()
-        if report is not None and report.gate_failures and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        report = citecheck.finish()
+        if report is not None and report.gate_failures:
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            session.testscollected += 1  # the progress counter counts the gate case too
+            self.config.hook.pytest_runtest_logreport(report=gate_report(report.gate_failures))
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if report.nodeid == GATE_NODEID and report.failed:
+            return GATE_CATEGORY, "G", ("GATE FAILED", {"red": True, "bold": True})
+        return None
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        report = self.session.report
-        if report is None or _is_worker(self.session.config):
+        citecheck = self.session
+        report = citecheck.report if citecheck is not None else None
+        if report is None or _is_worker(self.config):
             return
         tr = terminalreporter
         tr.write_sep("=", "citecheck")
@@ -272,6 +344,40 @@ class SessionHooks:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
         if not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+
+
+def _forget_quiet_phase(config: pytest.Config, report: pytest.TestReport) -> None:
+    """Keep a claim's failure report compact (issue 10, item 11).
+
+    The terminal keeps every passed setup/teardown report and, for each failure,
+    scans all of them for teardown output: quadratic, minutes for 10,000 failing
+    claims. A claim item's quiet setup/teardown has nothing to show: drop it
+    once the terminal has counted it (it is the last one it stored).
+    """
+    if report.when == "call" or not report.passed or report.sections:
+        return
+    if not str(report.location[2]).startswith(CLAIM_DOMAIN):
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    quiet = getattr(terminal, "stats", {}).get("")
+    if quiet and quiet[-1] is report:
+        quiet.pop()
+
+
+def gate_report(failures: list[str]) -> pytest.TestReport:
+    """The gate as a test case: JUnit counts it as a failure and shows its lines."""
+    text = "\n".join(f"citecheck gate FAILED: {failure}" for failure in failures)
+    return pytest.TestReport(
+        nodeid=GATE_NODEID,
+        location=("citecheck", None, "gate"),
+        keywords={"citecheck": 1},
+        outcome="failed",
+        longrepr=text,
+        when="call",
+        sections=[],
+        duration=0.0,
+        user_properties=[(f"citecheck.gate.{i}", f) for i, f in enumerate(failures, 1)],
+    )
 
 
 def _is_worker(config: pytest.Config) -> bool:

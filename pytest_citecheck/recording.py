@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.models import Reason
+from pytest_citecheck.options import RECORD_MODES  # defined with the CLI flag
 from pytest_citecheck.retrieval import Ranker
 from pytest_citecheck.secrets import scrub
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from pytest_citecheck.cassette import Cassette
     from pytest_citecheck.transport import ClaimHTTP
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 METADATA_KEY = "citecheck"
 METADATA_FORMAT = 1
 

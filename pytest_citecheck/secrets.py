@@ -7,9 +7,12 @@ request), report fields -- before it leaves the process.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 # Environment variables whose values are secrets (DESIGN §4).
 SECRET_ENV_VARS = (
@@ -78,3 +81,53 @@ def scrub(text: str, extra: Iterable[str] = ()) -> str:
 # recorder writes in place of a real token. Distinct per token kind so a
 # normal and a JavaScript crawl of the same URL stay distinct requests.
 TOKEN_PLACEHOLDERS = {"normal": "REDACTED-NORMAL", "javascript": "REDACTED-JS"}
+
+
+# -- log records (issue 10, item 2) -----------------------------------------------------
+
+# Loggers of the HTTP citecheck makes: httpx logs every request URL (with the
+# Crawling API token) at INFO, httpcore and VCR.py log headers and bodies at
+# DEBUG. Every record of theirs is scrubbed whatever the level or handler
+# (caplog, log_cli, log_file, junit_logging=all).
+SCRUBBED_LOGGERS = frozenset({"httpx", "httpcore", "vcr", "pytest_citecheck", "urllib3"})
+
+_installed: Callable[..., logging.LogRecord] | None = None
+
+
+def _scrub_record(record: logging.LogRecord) -> logging.LogRecord:
+    if record.name.partition(".")[0] not in SCRUBBED_LOGGERS:
+        return record
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken format string: show it, scrubbed, rather than fail
+        message = f"{record.msg!r} {record.args!r}"
+    record.msg = scrub(message)
+    record.args = None
+    if record.exc_info and not record.exc_text:
+        record.exc_text = scrub("".join(traceback.format_exception(*record.exc_info)).rstrip())
+    return record
+
+
+def install_log_scrubber() -> None:
+    """Scrub the records of :data:`SCRUBBED_LOGGERS` as they are created (idempotent).
+
+    A record factory rather than a filter: filters on a logger miss records of
+    its children (``httpcore.http11``), and pytest's handlers are not ours.
+    """
+    global _installed
+    if _installed is not None:
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return _scrub_record(previous(*args, **kwargs))
+
+    _installed = previous
+    logging.setLogRecordFactory(factory)
+
+
+def uninstall_log_scrubber() -> None:
+    global _installed
+    if _installed is not None:
+        logging.setLogRecordFactory(_installed)
+        _installed = None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.gate import GateSettings, evaluate, load_baseline_precision
-from pytest_citecheck.models import Claim, ClaimResult, Label, Reason
+from pytest_citecheck.models import Claim, ClaimResult, Reason
 from pytest_citecheck.options import Settings
 from pytest_citecheck.report import Report
 
@@ -201,23 +201,10 @@ class CitecheckSession:
         return self.engine().verify(item.claim, item.cassette, item.nodeid)
 
     def problems(self, result: ClaimResult) -> list[str]:
-        """Why this claim's test item fails (DESIGN §3, §6); empty when it passes."""
-        out: list[str] = []
-        errors = [v for v in result.verdicts if v.label is Label.ERROR]
-        if errors:
-            out.append(f"{len(errors)} citation(s) could not be verified (error)")
-        if result.expect is not None:
-            if result.label is not result.expect:
-                out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
-        elif not self.settings.allow_contradicted:
-            bad = [v for v in result.verdicts if v.label in (Label.CONTRADICTED, Label.FABRICATED)]
-            if bad:
-                out.append(
-                    f"{len(bad)} citation(s) {' and '.join(sorted({v.label.value for v in bad}))}"
-                )
-        if self.settings.strict_review and any(v.review for v in result.verdicts):
-            out.append("verdicts below the confidence gate need review (--citecheck-strict-review)")
-        return out
+        """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
+        from pytest_citecheck.gate import claim_problems
+
+        return claim_problems(result, GateSettings.from_settings(self.settings))
 
     # -- results from reports (this process or xdist workers) -------------------
 
@@ -265,11 +252,18 @@ class CitecheckSession:
             baseline,
         )
         report.gate_failures = failures
-        if s.report is not None:
-            report.write_json(s.report)
-        if s.csv is not None:
-            report.write_csv(s.csv)
         self.report = report
+        # Checked at start-up; a path that broke during the run fails the gate
+        # instead of losing the summary (issue 10, item 10).
+        for flag, path, write in (
+            ("--citecheck-report", s.report, report.write_json),
+            ("--citecheck-csv", s.csv, report.write_csv),
+        ):
+            if path is not None:
+                try:
+                    write(path)
+                except OSError as exc:
+                    failures.append(f"{flag} {path} could not be written: {exc.strerror or exc}")
         return report
 
 

@@ -675,7 +675,7 @@ GOOD_RECORD = '{"id": "ok", "claim": "Fine.", "urls": ["https://example.com"]}\n
     ("record", "phrase", "fix_phrase"),
     [
         ('{"id": "a", "claim": "x", "urls": [}', "invalid JSON", "one complete JSON object"),
-        ('["a", "x", []]', "must be a JSON object, not list", "one object per line"),
+        ('["a", "x", []]', "must be a JSON object, not a list", "one object per line"),
         ('{"claim": "x", "urls": []}', "record has no 'id' field", '"id"'),
         ('{"id": "a", "urls": []}', "record has no 'claim' field", '"claim"'),
         (
@@ -692,14 +692,14 @@ GOOD_RECORD = '{"id": "ok", "claim": "Fine.", "urls": ["https://example.com"]}\n
         ('{"id": "a", "claim": "x", "urls": ["ftp://e.com"]}', "only http and https", "http(s)"),
         ('{"id": "a", "claim": "x", "urls": ["e.com/x"]}', "no scheme", "https://e.com/x"),
         ('{"id": "a b", "claim": "x", "urls": []}', "cannot be used as a file name", "'a-b'"),
-        ('{"id": null, "claim": "x", "urls": []}', "`id` must be a string", '"id"'),
+        ('{"id": null, "claim": "x", "urls": []}', "claim id is empty", "id"),
         (
             '{"id": "ok", "claim": "x", "urls": []}',
             "duplicate claim id 'ok' (first used on line 1)",
             "rename",
         ),
         ('{"id": "a", "claim": "  ", "urls": []}', "claim text is empty", "claim"),
-        ('{"id": "a", "claim": 5, "urls": []}', "`claim` must be a string", "claim"),
+        ('{"id": "a", "claim": 5, "urls": []}', "'claim' must be text, not the value 5", "claim"),
     ],
 )
 def test_bad_jsonl_record(write: Write, record: str, phrase: str, fix_phrase: str) -> None:
