@@ -3,6 +3,7 @@ missing recordings, and no secret in anything written or printed."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,7 +131,11 @@ def replay(
     with monkeypatch.context() as env:
         env.setenv("CITECHECK_CRAWLBASE_URL", urls[0])
         env.setenv("OPENAI_BASE_URL", urls[1])
-        env.setenv("PYTHONPATH", str(blocker))
+        # Prepended: the package under test (a worktree's PYTHONPATH) must still win.
+        env.setenv(
+            "PYTHONPATH",
+            os.pathsep.join(filter(None, [str(blocker), os.environ.get("PYTHONPATH")])),
+        )
         return suite.runpytest_subprocess("--citecheck", *args)
 
 
