@@ -131,9 +131,14 @@ class ClaimItem(pytest.Item):
 
     def runtest(self) -> None:
         session = _session(self.config)
-        if _is_worker(self.config) and not session.replaying:
-            # xdist: this worker's share is what it has been sent; verify that ahead.
-            session.verify_ahead(_claim_items(_worker_upcoming(self)))
+        if not session.replaying:
+            # Recording: the claims are verified concurrently, here, inside the first
+            # item's call (so log capture sees their HTTP); each item then reports its
+            # own result in file order. xdist: a worker's share is what it was sent.
+            if _is_worker(self.config):
+                session.verify_ahead(_claim_items(_worker_upcoming(self)))
+            else:
+                session.verify_ahead(_claim_items(self.session.items), _progress(self.config))
         result = session.result_for(self)
         result.file = self.path.name
         from pytest_citecheck.session import RESULTS_KEY
@@ -272,25 +277,6 @@ class SessionHooks:
         if items:
             _session(config).preflight(items)
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        """Recording: verify every selected claim concurrently before the items run;
-        each item then reports its own result, in file order."""
-        config = session.config
-        settings = config.stash[SETTINGS_KEY]
-        if (
-            settings.enabled
-            and settings.record_mode != "none"
-            and not _is_worker(config)
-            and not config.option.collectonly
-        ):
-            items = _claim_items(session.items)
-            if items:
-                terminal = config.pluginmanager.get_plugin("terminalreporter")
-                quiet = config.get_verbosity() < 0
-                _session(config).verify_ahead(items, None if quiet else terminal)
-        return (yield)
-
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
@@ -382,6 +368,46 @@ def gate_report(failures: list[str]) -> pytest.TestReport:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+class _Progress:
+    """The terminal, for the recording progress line, with output capture suspended."""
+
+    def __init__(self, config: pytest.Config, terminal: Any) -> None:
+        self._terminal = terminal
+        self._capture = config.pluginmanager.get_plugin("capturemanager")
+        self.isatty = bool(getattr(terminal, "isatty", False))
+
+    def _free(self) -> Any:
+        from contextlib import nullcontext
+
+        if self._capture is None:
+            return nullcontext()
+        return self._capture.global_and_fixture_disabled()
+
+    def start(self) -> None:
+        with self._free():
+            self._terminal.ensure_newline()
+
+    def rewrite(self, line: str, erase: bool = False) -> None:
+        with self._free():
+            self._terminal.rewrite(line, erase=erase)
+
+    def write(self, text: str) -> None:
+        with self._free():
+            self._terminal.write(text)
+
+    def write_line(self, line: str) -> None:
+        with self._free():
+            self._terminal.write_line(line)
+
+
+def _progress(config: pytest.Config) -> _Progress | None:
+    """Where recording progress goes: the terminal, unless ``-q``."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is None or config.get_verbosity() < 0:
+        return None
+    return _Progress(config, terminal)
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
