@@ -138,7 +138,9 @@ class ClaimItem(pytest.Item):
             if _is_worker(self.config):
                 session.verify_ahead(_claim_items(_worker_upcoming(self)))
             else:
-                session.verify_ahead(_claim_items(self.session.items), _progress(self.config))
+                session.verify_ahead(
+                    _claim_items(self.session.items), _progress(self.config, self.nodeid)
+                )
         result = session.result_for(self)
         result.file = self.path.name
         from pytest_citecheck.session import RESULTS_KEY
@@ -373,8 +375,10 @@ def _is_worker(config: pytest.Config) -> bool:
 class _Progress:
     """The terminal, for the recording progress line, with output capture suspended."""
 
-    def __init__(self, config: pytest.Config, terminal: Any) -> None:
+    def __init__(self, config: pytest.Config, terminal: Any, nodeid: str) -> None:
         self._terminal = terminal
+        self._nodeid = nodeid
+        self._verbose = config.get_verbosity() > 0
         self._capture = config.pluginmanager.get_plugin("capturemanager")
         self.isatty = bool(getattr(terminal, "isatty", False))
 
@@ -401,13 +405,19 @@ class _Progress:
         with self._free():
             self._terminal.write_line(line)
 
+    def done(self) -> None:
+        """Start the item's progress line again (``file.yaml ...``) after ours."""
+        if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
+            with self._free():
+                self._terminal.write_fspath_result(self._nodeid, "")
 
-def _progress(config: pytest.Config) -> _Progress | None:
+
+def _progress(config: pytest.Config, nodeid: str) -> _Progress | None:
     """Where recording progress goes: the terminal, unless ``-q``."""
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if terminal is None or config.get_verbosity() < 0:
         return None
-    return _Progress(config, terminal)
+    return _Progress(config, terminal, nodeid)
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

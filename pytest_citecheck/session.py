@@ -193,6 +193,7 @@ class CitecheckSession:
             terminal.write("\n")
         else:
             terminal.write_line(line)
+        terminal.done()
 
     def result_for(self, item: Any) -> ClaimResult:
         """The item's claim result: verified ahead, or now (replay)."""
