@@ -132,9 +132,16 @@ class ClaimItem(pytest.Item):
 
     def runtest(self) -> None:
         session = _session(self.config)
-        if _is_worker(self.config) and not session.replaying:
-            # xdist: this worker's share is what it has been sent; verify that ahead.
-            session.verify_ahead(_claim_items(_worker_upcoming(self)))
+        if not session.replaying:
+            # Recording: the claims are verified concurrently, here, inside the first
+            # item's call (so log capture sees their HTTP); each item then reports its
+            # own result in file order. xdist: a worker's share is what it was sent.
+            if _is_worker(self.config):
+                session.verify_ahead(_claim_items(_worker_upcoming(self)))
+            else:
+                session.verify_ahead(
+                    _claim_items(self.session.items), _progress(self.config, self.nodeid)
+                )
         result = session.result_for(self)
         result.file = self.path.name
         from pytest_citecheck.session import RESULTS_KEY
@@ -259,41 +266,20 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
-        if not citecheck.replaying and _is_xdist_controller(session.config):
+        if settings.record_mode != "none" and _is_xdist_controller(session.config):
             # Workers cannot stop the session cleanly: check keys before they start.
-            citecheck.preflight_files()
+            _session(self.config).preflight_files()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Every key and token the selected claims need is checked once, here: one
         usage error naming the variables, instead of a failure per claim."""
         config = session.config
-        if (
-            not config.stash[SETTINGS_KEY].enabled
-            or config.option.collectonly
-            or _is_worker(config)
-        ):
+        settings = config.stash[SETTINGS_KEY]
+        if not settings.enabled or config.option.collectonly or _is_worker(config):
             return
         items = _claim_items(session.items)
         if items:
             _session(config).preflight(items)
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        """Recording: verify every selected claim concurrently before the items run;
-        each item then reports its own result, in file order."""
-        config = session.config
-        if (
-            config.stash[SETTINGS_KEY].enabled
-            and not _session(config).replaying
-            and not _is_worker(config)
-            and not config.option.collectonly
-        ):
-            items = _claim_items(session.items)
-            if items:
-                terminal = config.pluginmanager.get_plugin("terminalreporter")
-                quiet = config.get_verbosity() < 0
-                _session(config).verify_ahead(items, None if quiet else terminal)
-        return (yield)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -372,6 +358,54 @@ def gate_report(failures: list[str]) -> pytest.TestReport:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+class _Progress:
+    """The terminal, for the recording progress line, with output capture suspended."""
+
+    def __init__(self, config: pytest.Config, terminal: Any, nodeid: str) -> None:
+        self._terminal = terminal
+        self._nodeid = nodeid
+        self._verbose = config.get_verbosity() > 0
+        self._capture = config.pluginmanager.get_plugin("capturemanager")
+        self.isatty = bool(getattr(terminal, "isatty", False))
+
+    def _free(self) -> Any:
+        from contextlib import nullcontext
+
+        if self._capture is None:
+            return nullcontext()
+        return self._capture.global_and_fixture_disabled()
+
+    def start(self) -> None:
+        with self._free():
+            self._terminal.ensure_newline()
+
+    def rewrite(self, line: str, erase: bool = False) -> None:
+        with self._free():
+            self._terminal.rewrite(line, erase=erase)
+
+    def write(self, text: str) -> None:
+        with self._free():
+            self._terminal.write(text)
+
+    def write_line(self, line: str) -> None:
+        with self._free():
+            self._terminal.write_line(line)
+
+    def done(self) -> None:
+        """Start the item's progress line again (``file.yaml ...``) after ours."""
+        if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
+            with self._free():
+                self._terminal.write_fspath_result(self._nodeid, "")
+
+
+def _progress(config: pytest.Config, nodeid: str) -> _Progress | None:
+    """Where recording progress goes: the terminal, unless ``-q``."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is None or config.get_verbosity() < 0:
+        return None
+    return _Progress(config, terminal, nodeid)
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

@@ -173,9 +173,10 @@ class CitecheckSession:
         for item in items:
             if item.nodeid not in self._ahead:
                 self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
-        if terminal is None:
-            return
         pending = {f for f in self._ahead.values() if not f.done()}
+        if terminal is None or not pending:
+            return
+        terminal.start()
         tty = bool(getattr(terminal, "isatty", False))
         last = 0.0
         while pending:
@@ -192,6 +193,7 @@ class CitecheckSession:
             terminal.write("\n")
         else:
             terminal.write_line(line)
+        terminal.done()
 
     def result_for(self, item: Any) -> ClaimResult:
         """The item's claim result: verified ahead, or now (replay)."""
