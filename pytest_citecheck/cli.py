@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pytest_citecheck import __version__
+from pytest_citecheck.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
 from pytest_citecheck.gate import GateSettings, evaluate
 from pytest_citecheck.models import Claim, ClaimResult, Label
-from pytest_citecheck.options import DEFAULT_JUDGE, RECORD_MODES, fraction, judge_spec
+from pytest_citecheck.options import fraction, judge_spec, positive_int
 
 if TYPE_CHECKING:
     from pytest_citecheck.aggregate import Totals
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
-DEFAULT_CONCURRENCY = 4
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 BATCH_SUFFIXES = (".jsonl", ".yaml", ".yml")
@@ -41,16 +41,6 @@ class UsageError(Exception):
 
 
 # -- argument types (validated at parse time) -------------------------------------------
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
 
 
 def port_number(text: str) -> int:
@@ -317,7 +307,8 @@ def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
 
 
 def _engine(args: argparse.Namespace, record_mode: str) -> Engine:
-    from pytest_citecheck.engine import DEFAULT_REVIEW_BELOW, Engine, EngineSettings
+    from pytest_citecheck.defaults import DEFAULT_REVIEW_BELOW
+    from pytest_citecheck.engine import Engine, EngineSettings
 
     settings = EngineSettings(
         record_mode=record_mode,

@@ -58,6 +58,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_citecheck.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_REVIEW_BELOW,
+    DEFAULT_TIMEOUT,
+)
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.models import Claim, ClaimResult, Label, Reason, Verdict
 from pytest_citecheck.quote_policy import EXACT, QuotePolicy
@@ -73,12 +80,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.retry import RetryPolicy
     from pytest_citecheck.transport import StageTransport
 
-DEFAULT_JUDGE = "openai:gpt-4o-mini"
-DEFAULT_CONCURRENCY = 4
 # One request, every retry and wait included (issue 8 item 7).
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_PAGE_BYTES = 2_000_000
-DEFAULT_REVIEW_BELOW = 0.8
 CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
 
 

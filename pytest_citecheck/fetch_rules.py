@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 from pytest_citecheck.fetch import FetchResult, is_pdf, looks_like_soft_404
 from pytest_citecheck.models import Label, Reason
 
-DEFAULT_MAX_PAGE_BYTES = 2_000_000
 _GONE = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
 
 

@@ -15,6 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citecheck.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_RANKER,
+    DEFAULT_REVIEW_BELOW,
+    DEFAULT_TIMEOUT,
+    RANKERS,
+    RECORD_MODES,
+)
 from pytest_citecheck.providers import providers_help
 from pytest_citecheck.quote_policy import (
     DEFAULT_QUOTE_SIMILARITY,
@@ -22,16 +32,11 @@ from pytest_citecheck.quote_policy import (
     QUOTE_MATCH_MODES,
     QuotePolicy,
 )
-from pytest_citecheck.retrieval import DEFAULT_RANKER, RANKERS
-
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
 if TYPE_CHECKING:
     from pytest_citecheck.judges.compat import Temperature
 
-DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
-DEFAULT_REVIEW_BELOW = 0.8
 DEFAULT_MAX_DROP = 0.0
 
 
@@ -61,10 +66,6 @@ def judge_spec(text: str) -> str:
 
 
 # -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
-
-DEFAULT_CONCURRENCY = 4
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_PAGE_BYTES = 2_000_000
 
 
 def positive_int(text: str) -> int:

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_citecheck.aggregate import claim_label
+from pytest_citecheck.defaults import DEFAULT_MAX_PAGE_BYTES, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.errors import ConfigurationError, ResponseTooLarge, StageFailed
 from pytest_citecheck.fetch import Fetcher
-from pytest_citecheck.fetch_rules import DEFAULT_MAX_PAGE_BYTES, apply_rules, too_large_detail
+from pytest_citecheck.fetch_rules import apply_rules, too_large_detail
 from pytest_citecheck.guard import EXACT, QuotePolicy, guard
 from pytest_citecheck.judges.base import Judge
 from pytest_citecheck.models import (
@@ -31,7 +32,6 @@ from pytest_citecheck.passages import split_passages
 from pytest_citecheck.retrieval import Ranker
 
 DEFAULT_TOP_K = 3
-DEFAULT_REVIEW_BELOW = 0.8
 # Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
 MAX_QUOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 1000

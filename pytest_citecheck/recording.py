@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_citecheck.defaults import RECORD_MODES
 from pytest_citecheck.errors import StageFailed
 from pytest_citecheck.models import JudgeReply, Reason
-from pytest_citecheck.options import RECORD_MODES  # defined with the CLI flag
 from pytest_citecheck.retrieval import Ranker, describe
 from pytest_citecheck.secrets import scrub
 

