@@ -216,7 +216,7 @@ def test_bad_records_are_reported_with_file_and_line_and_the_others_run(
     [
         (["batch"], "the following arguments are required: FILE"),
         (["batch", "nope.jsonl"], "nope.jsonl: no such file"),
-        (["batch", "{records}", "--concurrency", "0"], "'0' must be at least 1"),
+        (["batch", "{records}", "--concurrency", "0"], "'0' is not at least 1"),
         (["batch", "{records}", "--min-precision", "1.5"], "'1.5' is not between 0 and 1"),
         (["batch", "{records}", "--judge", "gpt-4o"], "'gpt-4o' is not PROVIDER:MODEL"),
         (["batch", "{records}", "--record", "sometimes"], "invalid choice: 'sometimes'"),
