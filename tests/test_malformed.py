@@ -550,7 +550,9 @@ def test_gate_is_a_failing_junit_case_and_named_in_the_last_line(
         "--junitxml=junit.xml",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*2 passed, 1 citecheck gate failed*"])
+    # (An installed, not worktree, plugin adds "N warnings," in between: pytest cannot
+    # assert-rewrite a plugin module the outer run already imported.)
+    result.stdout.fnmatch_lines(["*= 2 passed, *1 citecheck gate failed in *"])
     xml = (pytester.path / "junit.xml").read_text()
     assert 'failures="1"' in xml
     assert 'name="gate"' in xml
@@ -568,7 +570,7 @@ def test_compact_failure_report_for_many_claims(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("--citecheck")  # replay, nothing recorded
     result.assert_outcomes(failed=30)
     assert result.stdout.str().count("no_recording") >= 30
-    result.stdout.fnmatch_lines(["*= 30 failed, 1 citecheck gate failed in *"])
+    result.stdout.fnmatch_lines(["*= 30 failed, *1 citecheck gate failed in *"])
 
 
 def test_a_report_that_cannot_be_written_at_the_end_keeps_the_summary(
