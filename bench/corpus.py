@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -31,24 +31,6 @@ from tests.doubles.llm import JudgeCall, LLMDouble, Scripted  # noqa: E402
 WICE = Path(os.environ.get("CITECHECK_WICE", "/work/shared/data/wice_dev.jsonl"))
 TOKENS = {"normal": "bench-normal-token-not-a-secret", "javascript": "bench-js-token-not-a-secret"}
 KEY = "sk-bench-key-not-a-secret"
-
-
-class WordOverlap:
-    """A model-free ranker (the bench's control: no embedding cost at all)."""
-
-    name = "word-overlap"
-    version = "1"
-
-    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
-        words = set(claim.lower().split())
-        scored = sorted(
-            (
-                (len(words & set(p.lower().split())) / (1 + len(words)), i)
-                for i, p in enumerate(passages)
-            ),
-            key=lambda t: (-t[0], t[1]),
-        )
-        return [(i, s) for s, i in scored[:k]]
 
 
 def _slow(handler: type[BaseHTTPRequestHandler], delay: float) -> type[BaseHTTPRequestHandler]:

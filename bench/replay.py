@@ -34,9 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.corpus import WordOverlap, claims_for, doubles, wice_pages  # noqa: E402
+from bench.corpus import claims_for, doubles, wice_pages  # noqa: E402
 from pytest_citecheck.engine import Engine, EngineSettings, StageHooks  # noqa: E402
 from pytest_citecheck.models import Claim  # noqa: E402
+from tests.doubles.ranking import WordOverlap  # noqa: E402
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
 

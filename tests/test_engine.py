@@ -25,6 +25,7 @@ from pytest_citecheck.recording import cassette_path
 from tests.doubles import LoopbackServer, QuietHandler
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import Answer, Fault, JudgeCall, LLMDouble, Scripted, verdict
+from tests.doubles.ranking import WordOverlap
 
 TOKENS = {"normal": "planted-normal-token-7a1c9e", "javascript": "planted-js-token-3b8d2f"}
 KEY = "sk-planted-engine-key-5e2a9c4b"
@@ -37,24 +38,6 @@ ARTICLE = (
 )
 SPA = "# Recipes\n\n" + "Pasta water should be salted generously before boiling. " * 6
 CLAIM_FILE = Path("claims") / "citecheck_water.yaml"
-
-
-class WordOverlap:
-    """A model-free ranker: passages sharing the most words with the claim first."""
-
-    name = "word-overlap"
-    version = "1"
-
-    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
-        words = set(claim.lower().split())
-        scored = sorted(
-            (
-                (len(words & set(p.lower().split())) / (1 + len(words)), i)
-                for i, p in enumerate(passages)
-            ),
-            key=lambda t: (-t[0], t[1]),
-        )
-        return [(i, s) for s, i in scored[:k]]
 
 
 class StableLLM(LLMDouble):
