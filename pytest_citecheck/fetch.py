@@ -114,7 +114,8 @@ _CONFIGURATION_STATUSES = frozenset({401, 402, 403, 422})
 # status or as cb_status/pc_status inside a 200 (WIRE §8.1: which one is unconfirmed).
 FAILED_CRAWL_STATUSES = frozenset({520, 525})
 EMPTY_PAGE_STATUS = 207
-_GONE = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
+# DESIGN §3 step 4: an origin that says the page is gone.
+GONE_REASONS = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
 
 # WIRE §1.5 Billing: charged only when pc/cb_status is 200 and the origin said one of these.
 _BILLED_ORIGINAL_STATUSES = frozenset({200, 201, 204, 301, 302, 404, 410})
@@ -163,6 +164,15 @@ def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | N
 
 def _is_deep(path: str) -> bool:
     return path not in ("", "/")
+
+
+def redirected_to_homepage(url: str, final_url: str | None) -> bool:
+    """DESIGN §3 step 5: a deep link whose final URL is the site's root."""
+    return (
+        final_url is not None
+        and _is_deep(urlsplit(url).path)
+        and not _is_deep(urlsplit(final_url).path)
+    )
 
 
 # -- one API reply, interpreted ------------------------------------------------
@@ -398,11 +408,11 @@ class CrawlbaseFetcher:
                 reason=Reason.CRAWL_FAILED,
                 detail=f"The Crawling API could not crawl the page: {reply.failure}.",
             )
-        if reply.original_status in _GONE:
+        if reply.original_status in GONE_REASONS:
             return crawl.result(
                 reply,
                 label=Label.UNREACHABLE,
-                reason=_GONE[reply.original_status],
+                reason=GONE_REASONS[reply.original_status],
                 detail=f"The page answered HTTP {reply.original_status}.",
             )
         if reply.status_code in FAILED_CRAWL_STATUSES:
@@ -419,11 +429,7 @@ class CrawlbaseFetcher:
                 detail=f"The Crawling API answered HTTP {reply.status_code}"
                 + (" after retries." if reply.status_code in self.retry.retry_statuses else "."),
             )
-        if (
-            reply.final_url is not None
-            and _is_deep(urlsplit(crawl.url).path)
-            and not _is_deep(urlsplit(reply.final_url).path)
-        ):
+        if redirected_to_homepage(crawl.url, reply.final_url):
             return crawl.result(
                 reply,
                 label=Label.NOT_FOUND,

@@ -19,16 +19,15 @@ left as it is.
 from __future__ import annotations
 
 from dataclasses import replace
-from urllib.parse import urlsplit
 
-from pytest_citecheck.fetch import FetchResult, is_pdf, looks_like_soft_404
+from pytest_citecheck.fetch import (
+    GONE_REASONS,
+    FetchResult,
+    is_pdf,
+    looks_like_soft_404,
+    redirected_to_homepage,
+)
 from pytest_citecheck.models import Label, Reason
-
-_GONE = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
-
-
-def _is_deep(url: str) -> bool:
-    return urlsplit(url).path not in ("", "/")
 
 
 def too_large_detail(limit: int) -> str:
@@ -38,34 +37,30 @@ def too_large_detail(limit: int) -> str:
     )
 
 
+def _settled(result: FetchResult, label: Label, reason: str, detail: str) -> FetchResult:
+    """``result`` decided without the judge: no text goes further."""
+    return replace(result, text=None, label=label, reason=reason, detail=detail)
+
+
 def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> FetchResult:
     """``result`` with DESIGN §3 steps 4-7 and the size cap applied."""
     if result.label is not None:
         return result
     status = result.original_status
-    if status in _GONE:
-        return replace(
-            result,
-            text=None,
-            label=Label.UNREACHABLE,
-            reason=_GONE[status],
-            detail=f"The page answered HTTP {status}.",
+    if status in GONE_REASONS:
+        return _settled(
+            result, Label.UNREACHABLE, GONE_REASONS[status], f"The page answered HTTP {status}."
         )
-    if result.final_url and _is_deep(url) and not _is_deep(result.final_url):
-        return replace(
+    if redirected_to_homepage(url, result.final_url):
+        return _settled(
             result,
-            text=None,
-            label=Label.NOT_FOUND,
-            reason=Reason.REDIRECTED_TO_HOMEPAGE,
-            detail=f"The deep link redirected to the homepage {result.final_url}.",
+            Label.NOT_FOUND,
+            Reason.REDIRECTED_TO_HOMEPAGE,
+            f"The deep link redirected to the homepage {result.final_url}.",
         )
     if is_pdf(url):
-        return replace(
-            result,
-            text=None,
-            label=Label.NOT_FOUND,
-            reason=Reason.PDF_UNSUPPORTED,
-            detail="PDF documents are not supported.",
+        return _settled(
+            result, Label.NOT_FOUND, Reason.PDF_UNSUPPORTED, "PDF documents are not supported."
         )
     text = result.text
     if text is None:
@@ -76,19 +71,14 @@ def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> Fe
         and len(text) > max_page_bytes // 4
         and len(text.encode("utf-8")) > max_page_bytes
     ):
-        return replace(
-            result,
-            text=None,
-            label=Label.NOT_FOUND,
-            reason=Reason.PAGE_TOO_LARGE,
-            detail=too_large_detail(max_page_bytes),
+        return _settled(
+            result, Label.NOT_FOUND, Reason.PAGE_TOO_LARGE, too_large_detail(max_page_bytes)
         )
     if looks_like_soft_404(text):
-        return replace(
+        return _settled(
             result,
-            text=None,
-            label=Label.NOT_FOUND,
-            reason=Reason.SOFT_404,
-            detail="The page is a short 'page not found' template.",
+            Label.NOT_FOUND,
+            Reason.SOFT_404,
+            "The page is a short 'page not found' template.",
         )
     return result
