@@ -20,7 +20,7 @@ import pytest
 
 from pytest_citecheck.options import SETTINGS_KEY, check_paths, settings_from_config
 from pytest_citecheck.options import pytest_addoption as pytest_addoption
-from pytest_citecheck.report_hooks import REPORT_ATTR, ReportHooks
+from pytest_citecheck.report_hooks import REPORT_ATTR, ReportHooks, is_worker
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -136,7 +136,7 @@ class ClaimItem(pytest.Item):
             # Recording: the claims are verified concurrently, here, inside the first
             # item's call (so log capture sees their HTTP); each item then reports its
             # own result in file order. xdist: a worker's share is what it was sent.
-            if _is_worker(self.config):
+            if is_worker(self.config):
                 session.verify_ahead(_claim_items(_worker_upcoming(self)))
             else:
                 session.verify_ahead(
@@ -222,7 +222,7 @@ def pytest_runtest_makereport(
     if results:
         # Across processes (xdist) as JSON; in this process the objects themselves.
         payload: Any = results
-        if _is_worker(item.config):
+        if is_worker(item.config):
             payload = json.dumps([r.model_dump(mode="json") for r in results])
         setattr(report, REPORT_ATTR, payload)
     return report
@@ -250,7 +250,7 @@ class SessionHooks:
         is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`);
         the baseline and the output paths are checked before anything runs."""
         settings = self.config.stash[SETTINGS_KEY]
-        if not settings.enabled or _is_worker(session.config):
+        if not settings.enabled or is_worker(session.config):
             return
         check_paths(settings)
         citecheck = _session(self.config)
@@ -275,7 +275,7 @@ class SessionHooks:
         usage error naming the variables, instead of a failure per claim."""
         config = session.config
         settings = config.stash[SETTINGS_KEY]
-        if not settings.enabled or config.option.collectonly or _is_worker(config):
+        if not settings.enabled or config.option.collectonly or is_worker(config):
             return
         items = _claim_items(session.items)
         if items:
@@ -286,7 +286,7 @@ class SessionHooks:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
             _session(self.config).add_report_results(report.nodeid, payload)
-            if not _is_worker(self.config):
+            if not is_worker(self.config):
                 # The session holds the results now; the report pytest keeps does not.
                 # (On a worker the attribute still has to travel to the controller.)
                 delattr(report, REPORT_ATTR)
@@ -305,7 +305,7 @@ class SessionHooks:
         if citecheck is None:
             return
         citecheck.close()
-        if _is_worker(session.config):
+        if is_worker(session.config):
             return
         report = citecheck.finish()
         if report is not None and report.gate_failures:
@@ -354,10 +354,6 @@ def gate_report(failures: list[str]) -> pytest.TestReport:
         duration=0.0,
         user_properties=[(f"citecheck.gate.{i}", f) for i, f in enumerate(failures, 1)],
     )
-
-
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
 
 
 class _Progress:
@@ -409,7 +405,7 @@ def _progress(config: pytest.Config, nodeid: str) -> _Progress | None:
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
-    return not _is_worker(config) and bool(getattr(config.option, "numprocesses", None))
+    return not is_worker(config) and bool(getattr(config.option, "numprocesses", None))
 
 
 def _claim_items(items: Sequence[pytest.Item]) -> list[ClaimItem]:

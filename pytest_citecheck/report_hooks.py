@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 REPORT_ATTR = "citecheck_results"
 
 
-def _is_worker(config: pytest.Config) -> bool:
+def is_worker(config: pytest.Config) -> bool:
+    """A pytest-xdist worker (the controller aggregates and reports)."""
     return hasattr(config, "workerinput")
 
 
@@ -65,7 +66,7 @@ class ReportHooks:
         self.started = datetime.now(UTC)
         config = session.config
         settings = self.settings
-        if _is_worker(config) or not settings.enabled or settings.baseline is not None:
+        if is_worker(config) or not settings.enabled or settings.baseline is not None:
             return
         if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
             config.issue_config_time_warning(
@@ -120,7 +121,7 @@ class ReportHooks:
         yield
         citecheck = self.session
         report = None if citecheck is None else citecheck.report
-        if report is None or _is_worker(session.config):
+        if report is None or is_worker(session.config):
             return
         self._complete(report)
         if report.output_errors and session.exitstatus == 0:
@@ -141,7 +142,7 @@ class ReportHooks:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter
-        if _is_worker(self.config):
+        if is_worker(self.config):
             return
         citecheck = self.session
         report = None if citecheck is None else citecheck.report
