@@ -91,7 +91,7 @@ def _acquire(cassette: Path) -> IO[str] | None:
     path = lock_path(cassette)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+        handle = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+", encoding="utf-8")
     except OSError:
         return None
     try:
