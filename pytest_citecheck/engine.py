@@ -38,6 +38,9 @@ The API::
 - :meth:`Engine.recording` + :meth:`Engine.verify_in` -- several claims in one
   cassette (the ``citecheck`` fixture).
 - :attr:`Engine.progress` -- claims done/total, citations, credits, timing.
+- ``EngineSettings.run_id`` -- names one run across processes (the plugin passes
+  pytest-xdist's): a cassette the run already saved is replayed, never recorded
+  twice (:mod:`pytest_citecheck.recording_lock`).
 - :meth:`Engine.close` -- closes the pool and every HTTP client.
 
 A claim never raises: every failure becomes ``error`` verdicts with a reason
@@ -51,6 +54,7 @@ import os
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -107,6 +111,9 @@ class EngineSettings:
     ranker: str | None = None
     # How the guard matches a judge's quote (DESIGN §3.11; issue 13).
     quote_policy: QuotePolicy = EXACT
+    # Identifies one run across processes (xdist workers share it): a cassette this
+    # run already saved is replayed, not recorded again. None: this engine alone.
+    run_id: str | None = None
 
     @property
     def replaying(self) -> bool:
@@ -221,6 +228,7 @@ class Engine:
         self.hooks = hooks or StageHooks()
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.progress = Progress()
+        self.run_id = settings.run_id or uuid.uuid4().hex
         self._lock = threading.RLock()
         self._rank_lock = threading.Lock()
         self._transport: StageTransport | None = None
@@ -483,22 +491,31 @@ class Engine:
         self, cassette: Path, nodeid: str, judge_spec: str | None = None
     ) -> Iterator[Recording]:
         """Open one cassette for several claims (:meth:`verify_in`); saved on exit
-        when nothing failed. Raises CorruptRecording for an unreadable file."""
+        when nothing failed. Raises CorruptRecording for an unreadable file.
+
+        Recording takes the cassette's turn (:mod:`pytest_citecheck.recording_lock`):
+        another process recording it first is waited for, and a cassette this run
+        (:attr:`run_id`) already saved is replayed, so a claim is billed once per run."""
         from pytest_citecheck.recording import open_recording
+        from pytest_citecheck.recording_lock import recording_turn
 
         judge = self.judge(judge_spec or self.settings.judge or DEFAULT_JUDGE)
-        with open_recording(
-            cassette,
-            self.settings.record_mode,
-            nodeid,
-            self._tokens(),
-            prompt_version=getattr(judge, "prompt_version", None),
-            secrets=self._secrets(),
-            max_bytes=self.settings.max_page_bytes,
-            quote_policy=self.settings.quote_policy.metadata(),
-        ) as recording:
+        with (
+            recording_turn(cassette, self.settings.record_mode, self.run_id) as turn,
+            open_recording(
+                cassette,
+                turn.mode,
+                nodeid,
+                self._tokens(),
+                prompt_version=getattr(judge, "prompt_version", None),
+                secrets=self._secrets(),
+                max_bytes=self.settings.max_page_bytes,
+                quote_policy=self.settings.quote_policy.metadata(),
+            ) as recording,
+        ):
             yield recording
-            recording.finish(ok=recording.ok)
+            if recording.finish(ok=recording.ok):
+                turn.saved()
 
     def verify_in(self, recording: Recording, claim: Claim) -> ClaimResult:
         """Verify ``claim`` inside an open :meth:`recording`."""

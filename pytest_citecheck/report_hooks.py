@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # The attribute of a TestReport that carries a claim's results (set by plugin).
 REPORT_ATTR = "citecheck_results"
+# The key of an xdist worker's ``workeroutput`` that carries its unverified claim files.
+UNVERIFIED_FILES_KEY = "citecheck_unverified_files"
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -81,6 +83,19 @@ class ReportHooks:
         settings = self.settings
         if not settings.enabled and any(fnmatch(file_path.name, p) for p in settings.patterns):
             self.unverified_files += 1
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """An xdist worker hands its count to the controller, which collects nothing."""
+        if is_worker(session.config):
+            output: dict[str, Any] = session.config.workeroutput  # type: ignore[attr-defined]
+            output[UNVERIFIED_FILES_KEY] = self.unverified_files
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Every worker collects every file, so each reports the same count: kept once."""
+        count = getattr(node, "workeroutput", {}).get(UNVERIFIED_FILES_KEY)
+        if isinstance(count, int):
+            self.unverified_files = max(self.unverified_files, count)
 
     # -- per item ------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ class CitecheckSession:
                     cache_dir=self._cache_dir(),
                     ranker=s.ranker,
                     quote_policy=s.quote_policy,
+                    run_id=_xdist_run_id(config),
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
@@ -284,6 +285,13 @@ def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
     from pytest_citecheck.engine import error_result as build
 
     return build(claim, reason, detail)
+
+
+def _xdist_run_id(config: pytest.Config) -> str | None:
+    """The id pytest-xdist gives the run, shared by its workers (None: not a worker)."""
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
+    return str(run_id) if run_id else None
 
 
 def _claim_files(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:

@@ -55,6 +55,19 @@ def test_claim_files_without_the_flag_get_a_one_line_hint(pytester: pytest.Pytes
     pytester.runpytest("--citecheck").stdout.no_fnmatch_line("*found but not verified*")
 
 
+def test_the_hint_shows_once_under_xdist(pytester: pytest.Pytester) -> None:
+    """The controller collects nothing: the workers count the claim files for it."""
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    pytester.makefile(".yaml", citecheck_b=claims_yaml(NOT_FOUND))
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest("-n", "2")
+    result.assert_outcomes(passed=1)
+    hint = (
+        "citecheck: 2 claim files found but not verified; add --citecheck to check their citations"
+    )
+    assert result.stdout.lines.count(hint) == 1, result.stdout.str()
+
+
 def test_help_lists_judge_providers_and_their_variables_in_one_group(
     pytester: pytest.Pytester,
 ) -> None:
