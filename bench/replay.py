@@ -14,7 +14,7 @@
 3. Runs ``pytest --citecheck`` over M claims (default 10,000: the recordings
    reused under ten claim files) and prints its wall time and peak RSS.
 
-    python bench/replay.py [--claims 1000] [--repeat 3] [--memory-claims 10000]
+    python bench/replay.py [--claims 1000] [--repeat 3] [--memory-claims 10000] [--workers 2]
 
 Recordings are synthetic (loopback doubles), made fresh in a temporary folder.
 """
@@ -103,11 +103,14 @@ def record(tmp: Path, claims: list[Claim], pages: list) -> tuple[list[Path], dic
     return paths, replay_env
 
 
-def memory_run(tmp: Path, claims: list[Claim], paths: list[Path], total: int) -> tuple[float, int]:
-    """``pytest --citecheck`` over ``total`` claims; (seconds, peak RSS in KiB)."""
+def memory_run(
+    tmp: Path, claims: list[Claim], paths: list[Path], total: int, workers: int = 0
+) -> tuple[float, int]:
+    """``pytest --citecheck`` over ``total`` claims (``-n workers`` when > 0);
+    (seconds, peak RSS in KiB of the largest process)."""
     suite = tmp / "suite"
     per_file = len(claims)
-    for part in range(total // per_file):
+    for part in range(total // per_file if not suite.exists() else 0):
         stem = f"citecheck_part{part:02d}"
         folder = suite / "cassettes" / stem
         folder.mkdir(parents=True)
@@ -117,11 +120,12 @@ def memory_run(tmp: Path, claims: list[Claim], paths: list[Path], total: int) ->
         (suite / f"{stem}.jsonl").write_text("\n".join(lines) + "\n")
         for claim, path in zip(claims, paths, strict=True):
             os.link(path, folder / f"{claim.id}.yaml")
+    xdist = f"'-n', '{workers}'" if workers else "'-p', 'no:xdist'"
     wrapper = (
         "import resource, subprocess, sys, time\n"
         "start = time.perf_counter()\n"
         "code = subprocess.run([sys.executable, '-m', 'pytest', '--citecheck', '-q',"
-        " '-p', 'no:cacheprovider', '-p', 'no:xdist', '-p', 'no:randomly'],"
+        f" '-p', 'no:cacheprovider', {xdist}, '-p', 'no:randomly'],"
         " stdout=subprocess.DEVNULL).returncode\n"
         "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
         " code)\n"
@@ -145,6 +149,9 @@ def main() -> None:
     parser.add_argument("--claims", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-claims", type=int, default=10_000)
+    parser.add_argument(
+        "--workers", type=int, default=0, help="also run the pytest step with -n WORKERS"
+    )
     args = parser.parse_args()
     pages = wice_pages(20)
     claims = claims_for(pages, args.claims)
@@ -174,6 +181,11 @@ def main() -> None:
             if result["errors"]:
                 sys.exit(f"replay gave {result['errors']} errors")
         memory = memory_run(tmp, claims, paths, args.memory_claims) if args.memory_claims else None
+        spread = (
+            memory_run(tmp, claims, paths, args.memory_claims, args.workers)
+            if args.memory_claims and args.workers
+            else None
+        )
     floor, ours = statistics.median(bare), statistics.median(engine)
     n = len(claims)
     print(
@@ -195,6 +207,12 @@ def main() -> None:
         print(
             f"pytest --citecheck over {args.memory_claims} replayed claims: {seconds:.1f} s, "
             f"peak RSS {rss / 1024:.0f} MiB"
+        )
+    if spread is not None:
+        seconds, rss = spread
+        print(
+            f"pytest --citecheck -n {args.workers} over {args.memory_claims} replayed claims: "
+            f"{seconds:.1f} s, peak RSS {rss / 1024:.0f} MiB (largest process)"
         )
 
 
