@@ -411,6 +411,10 @@ _PLUGIN_HINTS = (
     ("--citecheck-judge or the ini option citecheck_judge", "--judge"),
     ("--citecheck-judge", "--judge"),
     ("--citecheck-record=none", "--record none"),
+    # The gate's sentences name the ini options.
+    ("citecheck_allow_contradicted", "--allow-contradicted"),
+    ("citecheck_min_reachable_precision", "--min-reachable-precision"),
+    ("citecheck_min_precision", "--min-precision"),
 )
 
 
@@ -444,14 +448,12 @@ def _finish_batch(
     from pytest_citecheck.report import Report
 
     report = Report(results=results)
-    failures = evaluate(
-        report.totals,
-        GateSettings(
-            min_precision=args.min_precision,
-            min_reachable_precision=args.min_reachable_precision,
-            allow_contradicted=args.allow_contradicted,
-        ),
+    gate = GateSettings(
+        min_precision=args.min_precision,
+        min_reachable_precision=args.min_reachable_precision,
+        allow_contradicted=args.allow_contradicted,
     )
+    failures = [in_batch_terms(failure) for failure in evaluate(report.totals, gate)]
     if problems:
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"

@@ -142,7 +142,10 @@ def test_a_contradicted_citation_fails_the_gate(
 ) -> None:
     code, out, _ = batch(capsys, str(write_records(tmp_path / "o.jsonl")))
     assert code == 1
-    assert "citecheck gate FAILED: 1 citation contradicted and 0 fabricated" in out
+    assert (
+        "citecheck gate FAILED: 1 citation contradicted and 0 fabricated "
+        "(allow with --allow-contradicted)"
+    ) in out
 
 
 @pytest.mark.parametrize(
@@ -151,12 +154,12 @@ def test_a_contradicted_citation_fails_the_gate(
         (
             "--min-precision",
             "0.5",
-            "citation precision 0.2222 is below citecheck_min_precision 0.5000",
+            "citation precision 0.2222 is below --min-precision 0.5000",
         ),
         (
             "--min-reachable-precision",
             "0.4",
-            "reachable precision 0.3333 is below citecheck_min_reachable_precision 0.4000",
+            "reachable precision 0.3333 is below --min-reachable-precision 0.4000",
         ),
     ],
 )
