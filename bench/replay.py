@@ -103,14 +103,10 @@ def record(tmp: Path, claims: list[Claim], pages: list) -> tuple[list[Path], dic
     return paths, replay_env
 
 
-def memory_run(
-    tmp: Path, claims: list[Claim], paths: list[Path], total: int, workers: int = 0
-) -> tuple[float, int]:
-    """``pytest --citecheck`` over ``total`` claims (``-n workers`` when > 0);
-    (seconds, peak RSS in KiB of the largest process)."""
-    suite = tmp / "suite"
+def write_suite(suite: Path, claims: list[Claim], paths: list[Path], total: int) -> None:
+    """``total`` claims as claim files of ``len(claims)`` each, their cassettes hard-linked."""
     per_file = len(claims)
-    for part in range(total // per_file if not suite.exists() else 0):
+    for part in range(total // per_file):
         stem = f"citecheck_part{part:02d}"
         folder = suite / "cassettes" / stem
         folder.mkdir(parents=True)
@@ -120,6 +116,17 @@ def memory_run(
         (suite / f"{stem}.jsonl").write_text("\n".join(lines) + "\n")
         for claim, path in zip(claims, paths, strict=True):
             os.link(path, folder / f"{claim.id}.yaml")
+    (suite / "pytest.ini").write_text("[pytest]\n")
+
+
+def memory_run(
+    tmp: Path, claims: list[Claim], paths: list[Path], total: int, workers: int = 0
+) -> tuple[float, int]:
+    """``pytest --citecheck`` over ``total`` claims (``-n workers`` when > 0);
+    (seconds, peak RSS in KiB of the largest process)."""
+    suite = tmp / "suite"
+    if not suite.exists():  # built once, shared by the serial and the -n runs
+        write_suite(suite, claims, paths, total)
     xdist = f"'-n', '{workers}'" if workers else "'-p', 'no:xdist'"
     wrapper = (
         "import resource, subprocess, sys, time\n"
@@ -130,7 +137,6 @@ def memory_run(
         "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
         " code)\n"
     )
-    (suite / "pytest.ini").write_text("[pytest]\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for name in ("CRAWLBASE_TOKEN", "OPENAI_API_KEY", "CITECHECK_CRAWLBASE_URL", "OPENAI_BASE_URL"):
         env.pop(name, None)

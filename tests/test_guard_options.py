@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from tests.plugin.fakes import stage_hooks
+
 CONFTEST = """
 import pytest
 from pytest_citecheck.fetch import FetchResult
@@ -35,22 +37,7 @@ class Judge:
 class Ranker:
     def rank(self, claim, passages, k):
         return [(0, 1.0)]
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_fetcher(config):
-    return Fetcher()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_judge(config, spec):
-    return Judge()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_ranker(config):
-    return Ranker()
-"""
+""" + stage_hooks("Fetcher", "Judge", "Ranker")
 
 CLAIMS = """\
 claims:

@@ -6,6 +6,7 @@ They speak the wire formats of shared/reference/WIRE.md and listen on 127.0.0.1 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
@@ -23,6 +24,15 @@ class QuietHandler(BaseHTTPRequestHandler):
 
     def version_string(self) -> str:
         return "citecheck-test-double"
+
+    def reply(self, status: int, headers: Iterable[tuple[str, str]], body: bytes) -> None:
+        """Send one whole answer: status, headers, Content-Length and body."""
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 class LoopbackServer:

@@ -284,11 +284,6 @@ class CrawlbaseDouble(LoopbackServer):
                     token = params.get("token")
                     kind = state.kind_of(token)
                     state.calls.append(Call(path, params, token, kind, status, split.query))
-                self.send_response(status)
-                for name, value in headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(status, headers, body)
 
         return Handler

@@ -156,11 +156,6 @@ class StorageDouble(LoopbackServer):
                     state.calls.append(
                         Call(split.path, params, token, state.kind_of(token), status)
                     )
-                self.send_response(status)
-                for name, value in headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(status, headers, body)
 
         return Handler

@@ -5,6 +5,28 @@ without HTTP or the embedding model. Record/replay through real HTTP is tested
 against the loopback doubles in test_plugin_recording.py.
 """
 
+
+def stage_hooks(fetcher: str, judge: str, ranker: str) -> str:
+    """Conftest source of the three citecheck stage hooks, each returning a new
+    instance of the named class (defined earlier in the same conftest)."""
+    return f"""
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_citecheck_make_fetcher(config):
+    return {fetcher}()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_citecheck_make_judge(config, spec):
+    return {judge}()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_citecheck_make_ranker(config):
+    return {ranker}()
+"""
+
+
 CONFTEST = """
 import pytest
 from pytest_citecheck.fetch import FetchResult
@@ -54,22 +76,7 @@ class FakeJudge:
 class FirstPassages:
     def rank(self, claim, passages, k):
         return [(i, 1.0 - i / 10) for i in range(min(k, len(passages)))]
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_fetcher(config):
-    return FakeFetcher()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_judge(config, spec):
-    return FakeJudge()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_ranker(config):
-    return FirstPassages()
-"""
+""" + stage_hooks("FakeFetcher", "FakeJudge", "FirstPassages")
 
 
 def claims_yaml(*claims: tuple[str, str, list[str], str | None]) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.plugin.fakes import stage_hooks
+
 # Planted by the tests through the environment; the conftest reads them from there.
 PLANTED = {
     "CRAWLBASE_TOKEN": "plantedCrawlbaseToken0123",
@@ -17,7 +19,8 @@ PLANTED = {
 }
 SCRIPT = "<script>window.__citecheck_pwned = true</script>"
 
-CONFTEST = """
+CONFTEST = (
+    """
 import os
 
 import pytest
@@ -60,22 +63,9 @@ class Judge:
 class FirstPassages:
     def rank(self, claim, passages, k):
         return [(i, 1.0) for i in range(min(k, len(passages)))]
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_fetcher(config):
-    return Fetcher()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_judge(config, spec):
-    return Judge()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_citecheck_make_ranker(config):
-    return FirstPassages()
 """.replace("__SCRIPT__", SCRIPT)
+    + stage_hooks("Fetcher", "Judge", "FirstPassages")
+)
 
 CLAIMS = """claims:
   - id: markup
