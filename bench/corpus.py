@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_citecheck.models import Citation, Claim  # noqa: E402
+from pytest_citecheck.claims.models import Citation, Claim  # noqa: E402
 from tests.doubles.crawlbase import CrawlbaseDouble, Page  # noqa: E402
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted  # noqa: E402
 

@@ -39,11 +39,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.fuzzy import fold
-from pytest_citecheck.guard import EXACT, QuotePolicy, guard, normalise
-from pytest_citecheck.models import JudgeReply, Label, Passage
-from pytest_citecheck.passages import split_passages
-from pytest_citecheck.quote_policy import DEFAULT_QUOTE_SIMILARITY
+from pytest_citecheck.claims.models import JudgeReply, Label, Passage
+from pytest_citecheck.stages.fuzzy import fold
+from pytest_citecheck.stages.guard import EXACT, QuotePolicy, guard, normalise
+from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY
 
 # shared/ beside the checkout (main), or beside the folder of worktrees.
 _HERE = Path(__file__).resolve()

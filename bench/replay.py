@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.corpus import claims_for, doubles, wice_pages  # noqa: E402
-from pytest_citecheck.engine import Engine, EngineSettings, StageHooks  # noqa: E402
-from pytest_citecheck.models import Claim  # noqa: E402
+from pytest_citecheck.claims.models import Claim  # noqa: E402
+from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # noqa: E402
 from tests.doubles.ranking import WordOverlap  # noqa: E402
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
@@ -63,8 +63,8 @@ ENGINE = f"""
 HEAVY = {HEAVY!r}
 import json, sys, time
 from pathlib import Path
-from pytest_citecheck.engine import Engine, EngineSettings
-from pytest_citecheck.models import Claim
+from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.claims.models import Claim
 work = json.load(open(sys.argv[1]))
 claims = [Claim.model_validate(c) for c in work["claims"]]
 paths = [Path(p) for p in work["cassettes"]]

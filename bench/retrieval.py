@@ -6,7 +6,7 @@ Cuts every record's ``source_text`` into passages as the pipeline cuts a page
 and ranks them against the record's claim with every ranker, in one run:
 
 - ``bm25``, ``minilm``, ``hybrid``: what ``citecheck_ranker`` selects; the
-  default is :func:`pytest_citecheck.retrieval.default_ranker` (hybrid: BM25
+  default is :func:`pytest_citecheck.stages.retrieval.default_ranker` (hybrid: BM25
   and MiniLM fused by min-max-normalised scores);
 - ``hybrid-rrf``: the same two fused by reciprocal rank (k=60) instead;
 - ``minilm-whole``, ``hybrid-whole``: MiniLM embedding each passage whole (the
@@ -59,9 +59,9 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.guard import normalise
-from pytest_citecheck.passages import split_passages
-from pytest_citecheck.retrieval import (
+from pytest_citecheck.stages.guard import normalise
+from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.retrieval import (
     BM25Ranker,
     BuiltRanker,
     Embedder,

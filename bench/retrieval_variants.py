@@ -41,8 +41,8 @@ from typing import Any
 
 from retrieval import DEFAULT_DATA, Gold, gold_for, sign_test
 
-from pytest_citecheck.passages import split_passages
-from pytest_citecheck.retrieval import BM25Ranker, Embedder, MiniLMRanker, tokenize
+from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, MiniLMRanker, tokenize
 
 Scores = list[float]
 _SENTENCE = re.compile(r"\n+|(?<=[.!?])\s+(?=[A-Z\"“])")

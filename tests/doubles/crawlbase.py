@@ -220,7 +220,7 @@ class CrawlbaseDouble(LoopbackServer):
     """A Crawling API on ``http://127.0.0.1:<free port>/``; use it as a context manager.
 
     ``tokens`` maps token kind ("normal", "javascript") to the token value the
-    double accepts; pass ``pytest_citecheck.secrets.TOKEN_PLACEHOLDERS`` to play
+    double accepts; pass ``pytest_citecheck.core.secrets.TOKEN_PLACEHOLDERS`` to play
     a replay where the fetcher has no tokens.
     """
 

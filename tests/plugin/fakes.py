@@ -29,9 +29,9 @@ def pytest_citecheck_make_ranker(config):
 
 CONFTEST = """
 import pytest
-from pytest_citecheck.fetch import FetchResult
-from pytest_citecheck.judges.base import JudgeReply
-from pytest_citecheck.models import Label, Usage
+from pytest_citecheck.stages.fetch import FetchResult
+from pytest_citecheck.stages.judges.base import JudgeReply
+from pytest_citecheck.claims.models import Label, Usage
 
 PAGES = {
     "https://example.com/boiling": (

@@ -24,9 +24,9 @@ CONFTEST = (
 import os
 
 import pytest
-from pytest_citecheck.fetch import FetchResult
-from pytest_citecheck.judges.base import JudgeReply
-from pytest_citecheck.models import Usage
+from pytest_citecheck.stages.fetch import FetchResult
+from pytest_citecheck.stages.judges.base import JudgeReply
+from pytest_citecheck.claims.models import Usage
 
 SCRIPT = "__SCRIPT__"
 

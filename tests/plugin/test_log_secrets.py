@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from pytest_citecheck.secrets import install_log_scrubber, uninstall_log_scrubber
+from pytest_citecheck.core.secrets import install_log_scrubber, uninstall_log_scrubber
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.doubles.llm import LLMDouble
 from tests.plugin.test_recording import (

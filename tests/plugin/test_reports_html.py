@@ -1,5 +1,5 @@
 """--citecheck-html: one self-contained, escaped page (the browser checks it too:
-tests/test_html_browser.py)."""
+tests/e2e/test_html_browser.py)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_quote_is_highlighted_in_its_passage(page: Elements) -> None:
 
 def test_report_module_does_not_import_jinja2() -> None:
     code = (
-        "import sys, pytest_citecheck.report, pytest_citecheck.plugin; "
+        "import sys, pytest_citecheck.reports.report, pytest_citecheck.plugin; "
         "print(sorted(m for m in ('jinja2', 'markupsafe') if m in sys.modules))"
     )
     out = subprocess.run(
@@ -84,9 +84,9 @@ def test_report_module_does_not_import_jinja2() -> None:
 
 def test_fuzzy_guard_fields_are_shown_when_present() -> None:
     """The guard's fuzzy matching adds judge_quote and quote_similarity to a verdict."""
-    from pytest_citecheck.models import ClaimResult, Label, Passage, Verdict
-    from pytest_citecheck.report import Report
-    from pytest_citecheck.report_html import render_html
+    from pytest_citecheck.claims.models import ClaimResult, Label, Passage, Verdict
+    from pytest_citecheck.reports.html import render_html
+    from pytest_citecheck.reports.report import Report
 
     verdict = Verdict(
         url="https://example.com/a",

@@ -1,0 +1,682 @@
+"""Claim files: read ``citecheck_*.yaml|yml`` (DESIGN §2) and ``*.jsonl`` (DESIGN §8).
+
+What a claim or a citation may be is decided by the pydantic models
+(:mod:`pytest_citecheck.claims.models`, with :mod:`pytest_citecheck.claims.schema` for the
+messages); this module only reads text into plain data, remembers which line
+every value came from, and reports each schema problem as ``file:line:
+problem`` + ``fix``. Every problem of a file is reported at once; pytest shows
+them as the one failing item of that file.
+
+YAML is composed into nodes (not loaded into dicts) so every value keeps its
+line. Scalars are taken as the user wrote them (``section: 4.10`` stays
+``"4.10"``, ``id: 007`` stays ``"007"``). ``yaml`` is imported only when a YAML
+file is read.
+
+``parse_claim`` (re-exported from :mod:`pytest_citecheck.claims.schema`) is the same
+schema for everyone else: the fixture, the batch CLI, the service.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_citecheck.claims.models import EXPECTABLE_LABELS, Citation, Claim, check_judge, kind
+from pytest_citecheck.claims.schema import (
+    TOP_KEYS,
+    ClaimValidationError,
+    FieldProblem,
+    Loc,
+    closest,
+    parse_citation,
+    parse_claim,
+    unknown_key,
+    validate_claim,
+)
+from pytest_citecheck.core.errors import CitecheckError
+
+if TYPE_CHECKING:
+    import yaml
+
+__all__ = [
+    "EXPECTABLE_LABELS",
+    "ClaimFile",
+    "ClaimFileError",
+    "ClaimValidationError",
+    "FieldProblem",
+    "Problem",
+    "load_claim_file",
+    "load_valid_claims",
+    "parse_citation",
+    "parse_claim",
+]
+
+JSONL_KEYS = ("id", "claim", "urls")
+# Deeper than any claim file needs; far below what would exhaust the stack.
+MAX_DEPTH = 50
+MAX_VALUES = 200_000
+
+_NULL_TAG = "tag:yaml.org,2002:null"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+# Tags YAML gives plain values by itself; any other tag (`!!binary`, `!custom`,
+# `!!python/...`) is refused rather than silently dropped.
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge")
+)
+
+# --- errors ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a claim file, where it is and how to fix it."""
+
+    line: int | None
+    problem: str
+    fix: str
+
+
+class ClaimFileError(CitecheckError):
+    """A claim file cannot be used; ``str()`` lists every problem with its fix.
+
+    ``line``/``problem``/``fix`` are the first problem; ``problems`` all of them.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        line: int | None,
+        problem: str,
+        fix: str,
+        more: Sequence[Problem] = (),
+    ) -> None:
+        # Everything goes to Exception.args so the error pickles (pytest-xdist workers).
+        super().__init__(path, line, problem, fix, tuple(more))
+        self.path = path
+        self.line = line
+        self.problem = problem
+        self.fix = fix
+        self.problems = [Problem(line, problem, fix), *more]
+
+    def __str__(self) -> str:
+        out = []
+        for p in self.problems:
+            where = f"{self.path}:{p.line}" if p.line is not None else f"{self.path}"
+            out.append(f"{where}: {p.problem}\n  fix: {p.fix}")
+        return "\n".join(out)
+
+
+# --- claim files -----------------------------------------------------------------------
+
+
+@dataclass
+class ClaimFile:
+    """The claims of one file, in file order, with the file-level judge."""
+
+    path: Path
+    judge: str | None = None
+    claims: list[Claim] = field(default_factory=list)
+
+
+class _Broken:
+    """Stands for a value already reported (a refused tag, a bad merge): no cascade."""
+
+
+_BROKEN = _Broken()
+
+
+def _has_broken(data: Any) -> bool:
+    if isinstance(data, _Broken):
+        return True
+    if isinstance(data, dict):
+        return any(_has_broken(v) for v in data.values())
+    if isinstance(data, list):
+        return any(_has_broken(v) for v in data)
+    return False
+
+
+class _Invalid(Exception):
+    """Stops reading a file whose structure gives nothing more to check."""
+
+
+def load_claim_file(path: Path, roots: Sequence[Path] | None = None) -> ClaimFile:
+    """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
+
+    Documents must resolve inside ``roots`` (the plugin passes the rootdir and
+    ``citecheck_document_roots``); ``None`` means no restriction.
+    """
+    return _Reader(path, roots).read()
+
+
+def load_valid_claims(
+    path: Path, roots: Sequence[Path] | None = None
+) -> tuple[ClaimFile, ClaimFileError | None]:
+    """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
+    :class:`ClaimFileError` listing every problem of the others (None if none).
+
+    A bad record costs only itself; the batch still runs every good one.
+    """
+    reader = _Reader(path, roots)
+    result = reader.read_valid()
+    return result, reader.error()
+
+
+class _Reader:
+    def __init__(self, path: Path, roots: Sequence[Path] | None) -> None:
+        self.path = path
+        self.roots = roots
+        self.problems: list[Problem] = []
+        # Line of each value, by location (key line for mapping values).
+        self.lines: dict[Loc, int] = {}
+        # Case-folded id -> (id as written, line): duplicates and case-only clashes.
+        self._ids: dict[str, tuple[str, int]] = {}
+
+    def add(self, line: int | None, problem: str, fix: str) -> None:
+        self.problems.append(Problem(line, problem, fix))
+
+    def stop(self, line: int | None, problem: str, fix: str) -> _Invalid:
+        self.add(line, problem, fix)
+        return _Invalid()
+
+    def line_of(self, loc: Loc) -> int | None:
+        while loc not in self.lines and loc:
+            loc = loc[:-1]
+        return self.lines.get(loc)
+
+    def read(self) -> ClaimFile:
+        result = self.read_valid()
+        error = self.error()
+        if error is not None:
+            raise error
+        return result
+
+    def error(self) -> ClaimFileError | None:
+        if not self.problems:
+            return None
+        first, *more = self.problems
+        return ClaimFileError(self.path, first.line, first.problem, first.fix, more)
+
+    def read_valid(self) -> ClaimFile:
+        """The claims that validated; the problems stay in :attr:`problems`."""
+        suffix = self.path.suffix.lower()
+        result = ClaimFile(self.path)
+        try:
+            if suffix not in (".yaml", ".yml", ".jsonl"):
+                raise self.stop(
+                    None,
+                    f"unsupported claim file type {self.path.suffix or '(no extension)'!r}",
+                    "name claim files *.yaml or *.yml (DESIGN §2), or *.jsonl for batch records",
+                )
+            text = self._text()
+            if suffix == ".jsonl":
+                result.claims = self._jsonl(text)
+            else:
+                result.judge, result.claims = self._yaml(text)
+        except _Invalid:
+            pass
+        return result
+
+    def _text(self) -> str:
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise self.stop(
+                None,
+                f"cannot read the file: {exc.strerror or exc}",
+                "check the path and its permissions",
+            ) from None
+        try:
+            # utf-8-sig: tolerate the BOM some Windows editors write.
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise self.stop(
+                line, f"the file is not valid UTF-8 (byte {exc.start})", "save the file as UTF-8"
+            ) from None
+
+    # -- one claim, from plain data --------------------------------------------------
+
+    def claim(self, data: Any, loc: Loc, judge: str | None) -> Claim | None:
+        """Validate one claim; problems go to the file's list with their lines."""
+        start = self.lines.get(loc)
+        if _has_broken(data):
+            return None
+        if not isinstance(data, dict):
+            self.add(
+                start,
+                f"a claim must be a mapping with id, claim and citations, not {kind(data)}",
+                "write the claim as `- id: ...` with `claim:` and `citations:` indented under it",
+            )
+            return None
+        claim, problems = validate_claim(data)
+        for p in problems:
+            self.add(self.line_of((*loc, *p.loc)), p.problem, p.fix)
+        if claim is None:
+            return None
+        id_line = self.lines.get((*loc, "id"), start or 0)
+        folded = claim.id.casefold()
+        if folded in self._ids:
+            first, first_line = self._ids[folded]
+            if first == claim.id:
+                self.add(
+                    id_line,
+                    f"duplicate claim id {claim.id!r} (first used on line {first_line})",
+                    "ids must be unique within a file: rename one of them",
+                )
+            else:
+                self.add(
+                    id_line,
+                    f"claim id {claim.id!r} differs from {first!r} (line {first_line}) only in "
+                    "letter case; their cassette files would collide on macOS and Windows",
+                    "rename one of them",
+                )
+            return None
+        self._ids[folded] = (claim.id, id_line)
+        citations = []
+        for i, citation in enumerate(claim.citations):
+            if citation.document is not None:
+                citation = self._document(citation, (*loc, "citations", i, "document"))
+            citations.append(citation)
+        return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
+
+    def _document(self, citation: Citation, loc: Loc) -> Citation:
+        from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
+
+        assert citation.document is not None
+        try:
+            resolved = resolve_document(citation.document, self.path.resolve().parent, self.roots)
+        except DocumentPathError as exc:
+            self.add(self.line_of(loc), exc.problem, exc.fix)
+            return citation
+        return citation.model_copy(update={"document_path": resolved})
+
+    # -- YAML ----------------------------------------------------------------------
+
+    def _yaml(self, text: str) -> tuple[str | None, list[Claim]]:
+        import yaml
+
+        root = self._compose(text)
+        if root is None:
+            raise self.stop(
+                None,
+                "the file is empty",
+                "add a `claims:` list (see the claim file format, DESIGN §2)",
+            )
+        data = self._plain(root, (), 0)
+        if isinstance(data, _Broken):
+            raise _Invalid()
+        if isinstance(root, yaml.SequenceNode):
+            raise self.stop(
+                _line(root),
+                "the top level is a list; claims go under a `claims:` key",
+                "write `claims:` on the first line and indent the list under it",
+            )
+        if not isinstance(data, dict):
+            raise self.stop(
+                _line(root),
+                "the top level is not a mapping with a `claims:` list",
+                "start the file with `claims:` followed by a list of claims (DESIGN §2)",
+            )
+        for key in data:
+            if key not in TOP_KEYS:
+                self.add(self.lines[(key,)], *unknown_key(key, "top level", TOP_KEYS))
+        judge = data.get("judge")
+        if isinstance(judge, _Broken):
+            judge = None
+        if judge is not None:
+            judge = self._judge(judge)
+        if "claims" not in data:
+            raise self.stop(
+                _line(root),
+                "the file has no `claims:` key",
+                "add `claims:` with a list of claims (each with id, claim and citations)",
+            )
+        claims = data["claims"]
+        if isinstance(claims, _Broken):
+            raise _Invalid()
+        if claims is None:
+            raise self.stop(
+                self.lines[("claims",)],
+                "`claims:` has no value",
+                "list the claims under it, or write `claims: []` for a file with none yet",
+            )
+        if not isinstance(claims, list):
+            raise self.stop(
+                self._value_line,
+                f"`claims:` must be a list, not {kind(claims)}",
+                "write each claim as a list item starting with `- id: ...`",
+            )
+        out = [self.claim(item, ("claims", i), judge) for i, item in enumerate(claims)]
+        return judge, [c for c in out if c is not None]
+
+    def _judge(self, judge: Any) -> str | None:
+        line = self.lines[("judge",)]
+        if not isinstance(judge, str):
+            self.add(
+                line, f"'judge' must be text, not {kind(judge)}", "write `judge: provider:model`"
+            )
+            return None
+        try:
+            return check_judge(judge)
+        except ValueError as exc:  # PydanticCustomError
+            ctx = getattr(exc, "context", None) or {}
+            self.add(line, str(ctx.get("problem", exc)), str(ctx.get("fix", "")))
+            return None
+
+    def _compose(self, text: str) -> yaml.Node | None:
+        import yaml
+
+        # libyaml's messages are terser ("found character that cannot start any
+        # token"); the pure-Python parser names the character, so errors are
+        # re-parsed with it (rare; costs nothing that matters).
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        for attempt in (loader, yaml.SafeLoader):
+            try:
+                return yaml.compose(text, Loader=attempt)
+            except RecursionError:
+                raise self.stop(
+                    None,
+                    f"the file nests lists or mappings too deeply (more than {MAX_DEPTH} levels)",
+                    "a claim file is at most a few levels deep: claims > citations > fields",
+                ) from None
+            except yaml.YAMLError as exc:
+                if attempt is yaml.SafeLoader:
+                    raise self._syntax_error(exc, text) from None
+        return None  # pragma: no cover -- the loop returns or raises
+
+    def _syntax_error(self, exc: yaml.YAMLError, text: str) -> _Invalid:
+        import yaml
+
+        if isinstance(exc, yaml.reader.ReaderError):
+            # A NUL, ESC or other control character (YAML forbids them raw).
+            char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "a byte"
+            return self.stop(
+                text[: exc.position].count("\n") + 1,
+                f"invalid YAML: the control character {char} is not allowed in a YAML file",
+                'remove it, or write it escaped inside a double-quoted string (e.g. "\\x1b")',
+            )
+        if not isinstance(exc, yaml.MarkedYAMLError):
+            return self.stop(None, f"invalid YAML: {exc}", "check the file's syntax")
+        problem = exc.problem or "invalid YAML"
+        mark = exc.problem_mark
+        # An unclosed quote or bracket is reported where the file ends; the place to
+        # fix is where it was opened. (libyaml: "end of stream"; Python: "<stream end>".)
+        unclosed = "end of stream" in problem or "<stream end>" in problem
+        if unclosed and exc.context_mark is not None:
+            mark = exc.context_mark
+        line: int | None = mark.line + 1 if mark is not None else None
+        if unclosed:
+            line = _unclosed_bracket_line(text) or line
+        lines = text.splitlines()
+        source_line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
+        context = f" ({exc.context})" if exc.context else ""
+        indent = source_line[: len(source_line) - len(source_line.lstrip())]
+        if "\t" in indent or "'\\t'" in problem:
+            fix = "indent with spaces; YAML does not allow tabs for indentation"
+        elif "mapping values are not allowed" in problem:
+            fix = _quote_value_fix(source_line)
+        elif "another document" in problem:
+            fix = "a claim file holds one YAML document: remove the extra '---' or split the file"
+        elif "undefined alias" in problem:
+            fix = (
+                "define the anchor (&name) before using the alias (*name), "
+                "or quote a value that starts with '*'"
+            )
+        elif unclosed:
+            fix = "close the quote or bracket opened on this line"
+        else:
+            fix = "check the indentation and quoting on this line and the one before it"
+        return self.stop(line, f"invalid YAML: {problem}{context}", fix)
+
+    def _plain(self, node: yaml.Node, loc: Loc, depth: int) -> Any:
+        """The node as str/list/dict/None, lines recorded; problems collected."""
+        import yaml
+
+        self.lines.setdefault(loc, _line(node))
+        self._nodes += 1
+        if self._nodes > MAX_VALUES:
+            # Aliases can expand a small file exponentially ("billion laughs").
+            raise self.stop(
+                _line(node),
+                f"the file expands to more than {MAX_VALUES} values (through aliases)",
+                "use fewer anchors and aliases, or split the file",
+            )
+        if depth > MAX_DEPTH:
+            raise self.stop(
+                _line(node),
+                f"the file nests lists or mappings too deeply (more than {MAX_DEPTH} levels)",
+                "a claim file is at most a few levels deep: claims > citations > fields",
+            )
+        if node.tag not in _PLAIN_TAGS:
+            self.add(
+                _line(node),
+                f"the tag {node.tag!r} is not allowed in a claim file",
+                "remove the tag: claim files hold plain text, lists and mappings",
+            )
+            return _BROKEN
+        if isinstance(node, yaml.ScalarNode):
+            return None if node.tag == _NULL_TAG else str(node.value)
+        if isinstance(node, yaml.SequenceNode):
+            return [self._plain(item, (*loc, i), depth + 1) for i, item in enumerate(node.value)]
+        assert isinstance(node, yaml.MappingNode)
+        return self._mapping(node, loc, depth)
+
+    def _mapping(self, node: yaml.MappingNode, loc: Loc, depth: int) -> dict[str, Any]:
+        import yaml
+
+        pairs = node.value
+        if any(key.tag == _MERGE_TAG for key, _ in pairs):
+            # `<<: *defaults`: let PyYAML expand merges into a copy, explicit keys win.
+            from yaml.constructor import ConstructorError, SafeConstructor
+
+            explicit = [(k, v) for k, v in pairs if k.tag != _MERGE_TAG]
+            self._duplicates(explicit)
+            merged = yaml.MappingNode(node.tag, list(pairs), node.start_mark, node.end_mark)
+            try:
+                SafeConstructor().flatten_mapping(merged)
+            except ConstructorError as exc:
+                mark = exc.problem_mark or node.start_mark
+                self.add(
+                    mark.line + 1,
+                    f"invalid merge key: {exc.problem}",
+                    "`<<:` merges a mapping into this one: point it at one, e.g. `<<: *defaults`",
+                )
+                return _BROKEN  # type: ignore[return-value]
+            # Later keys win in flatten_mapping's output: explicit keys come last.
+            pairs = merged.value
+        else:
+            self._duplicates(pairs)
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if not isinstance(key, yaml.ScalarNode) or key.tag == _NULL_TAG:
+                self.add(_line(key), "a key is not text", "write keys as plain words, e.g. `id:`")
+                continue
+            self.lines[(*loc, key.value)] = _line(key)
+            if loc == () and key.value == "claims":
+                self._value_line = _line(value)
+            out[key.value] = self._plain(value, (*loc, key.value), depth + 1)
+        return out
+
+    _value_line: int | None = None
+    _nodes = 0
+
+    def _duplicates(self, pairs: Sequence[tuple[yaml.Node, yaml.Node]]) -> None:
+        seen: dict[str, int] = {}
+        for key, _ in pairs:
+            name = getattr(key, "value", None)
+            if not isinstance(name, str):
+                continue
+            if name in seen:
+                self.add(
+                    _line(key),
+                    f"duplicate key {name!r} (first on line {seen[name]})",
+                    f"keep one {name!r}; YAML would silently drop the first value",
+                )
+            seen.setdefault(name, _line(key))
+
+    # -- JSONL (batch records, DESIGN §8) ---------------------------------------------
+
+    _EXAMPLE = '{"id": "q1", "claim": "...", "urls": ["https://..."]}'
+
+    def _jsonl(self, text: str) -> list[Claim]:
+        claims: list[Claim] = []
+        # Split on "\n" only: str.splitlines() would also split on U+2028, which
+        # json.dumps(ensure_ascii=False) leaves raw inside strings.
+        for number, raw in enumerate(text.split("\n"), start=1):
+            if raw.strip():
+                claim = self._record(raw, number)
+                if claim is not None:
+                    claims.append(claim)
+        return claims
+
+    def _record(self, raw: str, line: int) -> Claim | None:
+        try:
+            record = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+        except _DuplicateKey as exc:
+            self.add(
+                line,
+                f"duplicate key {exc.key!r} in a record",
+                f"keep one {exc.key!r}; JSON parsers would silently drop one of the values",
+            )
+            return None
+        except json.JSONDecodeError as exc:
+            self.add(
+                line,
+                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                f"each line must be one complete JSON object, e.g. {self._EXAMPLE}",
+            )
+            return None
+        except (ValueError, RecursionError) as exc:  # 5,000-digit numbers, deep nesting
+            problem = (
+                "a value is nested too deeply"
+                if isinstance(exc, RecursionError)
+                else f"a number is too long ({str(exc).split(';')[0]})"
+            )
+            self.add(
+                line,
+                f"invalid JSON record: {problem}",
+                f"records are flat: {self._EXAMPLE}; write ids as short strings",
+            )
+            return None
+        if not isinstance(record, dict):
+            self.add(
+                line,
+                f"a record must be a JSON object, not {_json_kind(record)}",
+                f"write one object per line, e.g. {self._EXAMPLE}",
+            )
+            return None
+        # Extra fields are ignored: batch outputs usually carry more (answer, model...).
+        for required in JSONL_KEYS:
+            if required not in record:
+                near = closest(required, [k for k in record if k not in JSONL_KEYS])
+                if near is not None:
+                    self.add(
+                        line,
+                        f"record has no {required!r} field; did you mean {near!r}?",
+                        f"rename {near!r} to {required!r} (records are {self._EXAMPLE})",
+                    )
+                else:
+                    self.add(
+                        line,
+                        f"record has no {required!r} field",
+                        f"records look like {self._EXAMPLE}",
+                    )
+                return None
+        urls = record["urls"]
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            bad = (
+                urls
+                if not isinstance(urls, list)
+                else next(u for u in urls if not isinstance(u, str))
+            )
+            self.add(
+                line,
+                f"`urls` must be a list of strings; found {_json_kind(bad)}",
+                'write e.g. "urls": ["https://example.com/a", "https://example.com/b"] '
+                "(or [] if nothing was cited)",
+            )
+            return None
+        self.lines[(line,)] = line
+        data = {"id": record["id"], "claim": record["claim"], "citations": urls}
+        return self.claim(data, (line,), None)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _unclosed_bracket_line(text: str) -> int | None:
+    """The line of the outermost ``[`` or ``{`` never closed (quotes and comments skipped)."""
+    stack: list[int] = []
+    quote = ""
+    line = 1
+    previous = "\n"
+    chars = iter(text)
+    for ch in chars:
+        if ch == "\n":
+            line += 1
+        elif quote:
+            if ch == "\\" and quote == '"':
+                next(chars, "")
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"" and (previous in " \t\n[{,:" or stack):
+            quote = ch
+        elif ch == "#" and previous in " \t\n":
+            for ch in chars:
+                if ch == "\n":
+                    line += 1
+                    break
+        elif ch in "[{":
+            stack.append(line)
+        elif ch in "]}" and stack:
+            stack.pop()
+        previous = ch
+    return stack[0] if stack else None
+
+
+def _quote_value_fix(source_line: str) -> str:
+    """Show the offending line with its value quoted: the usual cause is ': ' in text."""
+    match = re.match(r"\s*(?:-\s+)?([\w.-]+):\s+(.*\S)", source_line)
+    if match is None:
+        return "a value containing ': ' must be quoted (or check the indentation of this line)"
+    key, value = match.groups()
+    quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f"a value containing ': ' must be quoted: {key}: \"{quoted}\""
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _json_kind(value: object) -> str:
+    names = {
+        dict: "an object",
+        list: "a list",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }
+    if value is None:
+        return "null"
+    try:
+        shown = json.dumps(value)[:40]
+    except ValueError:
+        shown = "..."
+    return names.get(type(value), f"a {type(value).__name__}") + f" ({shown})"

@@ -1,0 +1,444 @@
+"""The domain: claims, citations, verdicts and claim results.
+
+Everything here is plain data (pydantic models) so it crosses process boundaries
+(pytest-xdist workers, the batch CLI, the service) as JSON without loss.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+
+class Label(StrEnum):
+    """What a citation (or a claim) turned out to be. DESIGN §3."""
+
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    NOT_FOUND = "not_found"
+    UNREACHABLE = "unreachable"
+    FABRICATED = "fabricated"
+    # The run itself failed (judge down, unparseable reply, no recording).
+    # Never counted as supported; always fails the session.
+    ERROR = "error"
+
+
+class Reason:
+    """Reason strings that appear in verdicts and reports (stable: users grep for them)."""
+
+    HTTP_404 = "http_404"
+    HTTP_410 = "http_410"
+    REDIRECTED_TO_HOMEPAGE = "redirected_to_homepage"
+    SOFT_404 = "soft_404"
+    PDF_UNSUPPORTED = "pdf_unsupported"
+    EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
+    EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
+    QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
+    SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
+    EMPTY_PAGE = "empty_page"
+    CRAWL_FAILED = "crawl_failed"
+    JUDGE_REFUSED = "judge_refused"
+    JUDGE_TRUNCATED = "judge_truncated"
+    JUDGE_INVALID_JSON = "judge_invalid_json"
+    JUDGE_SCHEMA_MISMATCH = "judge_schema_mismatch"
+    JUDGE_HTTP_ERROR = "judge_http_error"
+    JUDGE_UNAVAILABLE = "judge_unavailable"
+    CONFIGURATION = "configuration_error"
+    NO_RECORDING = "no_recording"
+    STALE_RECORDING = "stale_recording"
+    WORKER_CRASHED = "worker_crashed"
+    # Issue 8/10 (engine): a cassette that cannot be read; a page or judge reply over the cap.
+    CORRUPT_RECORDING = "corrupt_recording"
+    PAGE_TOO_LARGE = "page_too_large"
+    JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
+    INTERNAL = "internal_error"
+
+
+# -- the claim schema (DESIGN §2, §8) ------------------------------------------------------
+#
+# One schema for claim files, the ``citecheck`` fixture, the batch CLI and the
+# service: what a claim or a citation may be is decided here, by the validators.
+# Each rule raises :func:`_invalid` with the problem and the fix; the loader maps the
+# error's location to a file line (``pytest_citecheck.claims.loader.parse_claim`` turns a
+# ``ValidationError`` into per-field messages for everyone else).
+
+# What a claim as a whole can be expected to be: a fabricated citation makes its
+# claim contradicted (DESIGN §3), and `error` is what a broken run gets.
+EXPECTABLE_LABELS = ("supported", "contradicted", "not_found", "unreachable")
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+ID_MAX_LENGTH = 100
+JUDGE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:\S+")
+# Windows refuses these as file names whatever the extension (con.yaml included).
+_WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"]
+    + [f"com{i}" for i in range(1, 10)]
+    + [f"lpt{i}" for i in range(1, 10)]
+)
+# Fields the loader fills in; user input (a claim file, a fixture call, an HTTP
+# body) may not set them (``loader.parse_claim`` refuses them as unknown keys).
+INTERNAL_FIELDS = {"claim": ("judge", "line"), "citation": ("document_path",)}
+
+
+def _invalid(problem: str, fix: str) -> PydanticCustomError:
+    """A schema violation: ``problem`` is the message, ``fix`` travels in the context."""
+    return PydanticCustomError("citecheck", "{problem}", {"problem": problem, "fix": fix})
+
+
+def check_judge(judge: str) -> str:
+    """``provider:model``, as a claim file's ``judge:`` or an HTTP body's judge."""
+    judge = judge.strip()
+    if not JUDGE_PATTERN.fullmatch(judge):
+        raise _invalid(
+            f"judge {judge!r} is not of the form provider:model",
+            "write e.g. `judge: openai:gpt-4o-mini` or `judge: ollama:llama3.1:8b`",
+        )
+    return judge
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be fetched, or None."""
+    if not url:
+        return "it is empty"
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        return "it contains whitespace or control characters"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a malformed port
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme.lower() not in ("http", "https"):
+        if not parts.scheme:
+            return "it has no scheme (http:// or https://)"
+        return f"only http and https URLs can be fetched, not {parts.scheme}:"
+    if not parts.hostname:
+        return "it has no host"
+    return None
+
+
+def _url_fix(url: str) -> str:
+    spaced = any(ch.isspace() for ch in url)
+    parts = None if spaced else urlsplit(url)
+    if parts is not None and parts.scheme.lower() == "file":
+        return "cite a local file with `document: <path relative to this claim file>` instead"
+    if parts is not None and not parts.scheme and url and "." in url.split("/", 1)[0]:
+        return f"write the full URL, e.g. 'https://{url}'"
+    if spaced:
+        return "remove the spaces, or percent-encode them as %20"
+    return "cite an http(s) URL with a host, e.g. https://example.com/page"
+
+
+def suggest_id(claim_id: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", claim_id).strip("-._")
+    return slug[:ID_MAX_LENGTH] or "claim-1"
+
+
+class Citation(BaseModel):
+    """One source an LLM gave for a claim: a web URL or a local document.
+
+    A bare string is a URL. Exactly one of ``url``/``document``; ``quote`` and
+    ``section`` only with ``document`` (a web page is read by retrieval).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str | None = None
+    # The document path as the user wrote it (relative to the claim file).
+    document: str | None = None
+    quote: str | None = None
+    section: str | None = None
+    # Where the document really is; resolved by the loader, never reported.
+    document_path: Path | None = Field(default=None, exclude=True, repr=False)
+
+    @property
+    def target(self) -> str:
+        """What the citation points at, as the user wrote it."""
+        return self.url or self.document or ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if data is None:
+            raise _invalid(
+                "empty citation",
+                "write a URL (`- https://...`) or `- document: <path>`, or remove the dash",
+            )
+        if isinstance(data, str):
+            return {"url": data}
+        if not isinstance(data, dict | Citation):
+            raise _invalid(
+                f"a citation must be a URL or a mapping with url/document, not {kind(data)}",
+                "write `- https://...`, `- url: https://...` or `- document: <path>`",
+            )
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        url = url.strip()
+        problem = url_problem(url)
+        if problem is not None:
+            raise _invalid(f"{url!r} is not a usable URL: {problem}", _url_fix(url))
+        return url
+
+    @field_validator("document")
+    @classmethod
+    def _document(cls, document: str | None) -> str | None:
+        if document is None:
+            return None
+        document = document.strip()
+        if not document or not document.isprintable():
+            raise _invalid(
+                "`document` is empty" if not document else "`document` has control characters",
+                "give the path of the source file, relative to this claim file",
+            )
+        return document
+
+    @field_validator("quote", "section")
+    @classmethod
+    def _document_only(cls, value: str | None, info: ValidationInfo) -> str | None:
+        name = info.field_name
+        if value is None:  # null means "no quote" (generators write it)
+            return None
+        if info.data.get("url") is not None:
+            raise _invalid(
+                f"{name!r} is only read for `document` citations; a URL citation "
+                "is checked against the passages retrieval finds on the page",
+                f"remove {name!r} from this citation",
+            )
+        value = value.strip()
+        if not value:
+            raise _invalid(
+                f"{name!r} is empty",
+                f"give the {'quoted text' if name == 'quote' else 'section, e.g. 4.1.4'} "
+                f"or remove {name!r}",
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Citation:
+        if self.url is not None and self.document is not None:
+            raise _invalid(
+                "a citation has both `url` and `document`",
+                "keep one: split it into two citations if the LLM cited both",
+            )
+        if self.url is None and self.document is None:
+            raise _invalid(
+                "a citation has neither `url` nor `document`",
+                "add `url: https://...` or `document: <path relative to this file>`",
+            )
+        return self
+
+
+class Claim(BaseModel):
+    """A claim an LLM made, with the citations it gave for it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    claim: str
+    citations: list[Citation]
+    expect: Label | None = None
+    # File-level judge spec (``provider:model``); CLI and ini override it.
+    judge: str | None = None
+    # Where the claim starts in its file (1-based), for error messages.
+    line: int | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # JSONL batch records may number their ids
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            return value  # the type check says what is wrong
+        claim_id = value.strip()
+        if not claim_id:
+            raise _invalid(
+                "claim id is empty",
+                "give the claim a short unique id, e.g. `id: water-boiling-point`",
+            )
+        if len(claim_id) > ID_MAX_LENGTH:
+            raise _invalid(
+                f"claim id is {len(claim_id)} characters long (at most {ID_MAX_LENGTH})",
+                f"shorten it, e.g. {claim_id[:40].rstrip('._-')!r}; ids become cassette "
+                "file names and test ids",
+            )
+        if not ID_PATTERN.fullmatch(claim_id):
+            raise _invalid(
+                f"claim id {claim_id!r} cannot be used as a file name or test id",
+                "use letters, digits, '.', '_' and '-', starting with a letter or digit, "
+                f"e.g. {suggest_id(claim_id)!r}",
+            )
+        if claim_id.split(".", 1)[0].lower() in _WINDOWS_DEVICE_NAMES:
+            raise _invalid(
+                f"claim id {claim_id!r} is a reserved file name on Windows "
+                "(its cassette could not be written there)",
+                f"rename it, e.g. {claim_id + '-claim'!r}",
+            )
+        return claim_id
+
+    @field_validator("claim", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise _invalid(
+                "claim text is empty",
+                "write the sentence the LLM claimed, e.g. `claim: Water boils at 100 °C.`",
+            )
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("citations", mode="before")
+    @classmethod
+    def _citations(cls, value: Any) -> Any:
+        if value is None:
+            raise _invalid(
+                "`citations:` has no value",
+                "list the citations under it, or write `citations: []` if the LLM cited nothing",
+            )
+        if isinstance(value, str | dict):
+            raise _invalid(
+                f"`citations:` must be a list, not {kind(value)}",
+                "write each citation as a list item: `- https://...` or `- document: <path>`",
+            )
+        return value
+
+    @field_validator("expect", mode="before")
+    @classmethod
+    def _expect(cls, value: Any) -> Any:
+        if isinstance(value, Label):
+            value = value.value
+        if not isinstance(value, str):
+            return value  # the type check says what is wrong
+        raw = value.strip()
+        if raw in EXPECTABLE_LABELS:
+            return Label(raw)
+        if raw == Label.FABRICATED.value:
+            raise _invalid(
+                "expect 'fabricated' can never happen: a claim with a fabricated quote "
+                "is contradicted as a whole",
+                "write expect: contradicted",
+            )
+        import difflib
+
+        close = difflib.get_close_matches(raw.replace(" ", "_").lower(), EXPECTABLE_LABELS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise _invalid(
+            f"expect {raw!r} is not a label{hint}", f"use one of: {', '.join(EXPECTABLE_LABELS)}"
+        )
+
+    @field_validator("judge")
+    @classmethod
+    def _judge(cls, value: str | None) -> str | None:
+        return None if value is None else check_judge(value)
+
+
+def kind(value: object) -> str:
+    """How a wrong value is named in a message: "a list", "the value 5"."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if value is None:
+        return "an empty value"
+    text = repr(value)
+    return f"the value {text[:40] + '...' if len(text) > 40 else text}"
+
+
+class Fetch(BaseModel):
+    """One billed (or attempted) Crawling API call made for a citation."""
+
+    token: str  # which token kind was used: "normal" or "javascript" (never the value)
+    readability: bool
+    status_code: int
+    original_status: int | None = None
+    cb_status: int | None = None
+    final_url: str | None = None
+    rid: str | None = None
+    non_whitespace_chars: int = 0
+    credits: float = 0.0
+
+
+class Passage(BaseModel):
+    """A block of page text shown to the judge, with its retrieval score."""
+
+    index: int
+    text: str
+    score: float | None = None
+
+
+class Usage(BaseModel):
+    """Tokens one judge call cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class JudgeReply(BaseModel):
+    """What a judge answered, already parsed and schema-checked (not yet guarded).
+
+    Plain data, here rather than in ``judges``, so the guard and the documents
+    module read it without importing an HTTP client or any provider.
+    """
+
+    label: Literal["supported", "contradicted", "not_found"]
+    quote: str | None
+    confidence: float = Field(ge=0.0, le=1.0)
+    usage: Usage | None = None
+
+
+class Verdict(BaseModel):
+    """The outcome for one citation. Field names follow DESIGN §8's ``/verify``."""
+
+    url: str  # the citation target: URL or document path as written
+    label: Label
+    evidence_quote: str | None = None
+    # Fuzzy quote matching (citecheck_quote_match = fuzzy): evidence_quote is then
+    # the page's own span, judge_quote what the judge wrote, with their similarity.
+    judge_quote: str | None = None
+    quote_similarity: float | None = None
+    confidence: float | None = None
+    final_url: str | None = None
+    original_status: int | None = None
+    rid: str | None = None
+    reason: str | None = None
+    # A sentence for humans (error text, what the judge said); never holds a secret.
+    detail: str | None = None
+    # Below the confidence gate: a human should look at it.
+    review: bool = False
+    section: str | None = None
+    fetches: list[Fetch] = Field(default_factory=list)
+    credits: float = 0.0
+    passages: list[Passage] = Field(default_factory=list)
+    judge: str | None = None
+    usage: Usage | None = None
+
+
+class ClaimResult(BaseModel):
+    """The outcome for one claim: its verdicts and the aggregated label."""
+
+    id: str
+    claim: str
+    label: Label
+    verdicts: list[Verdict]
+    expect: Label | None = None
+    file: str | None = None
+
+    @property
+    def labels(self) -> list[Label]:
+        return [v.label for v in self.verdicts]

@@ -1,0 +1,38 @@
+"""Exceptions that cross stage boundaries."""
+
+from __future__ import annotations
+
+
+class CitecheckError(Exception):
+    """Base class for errors pytest-citecheck raises on purpose."""
+
+
+class ConfigurationError(CitecheckError):
+    """The user must fix their setup (missing/invalid token, out of credits).
+
+    The message names the environment variable to fix, never its value. A
+    configuration error stops verification of the citation as ``error`` and
+    is shown once, prominently.
+    """
+
+
+class StageFailed(CitecheckError):
+    """A pipeline stage could not produce a result; the citation is ``error``.
+
+    ``reason`` is one of :class:`pytest_citecheck.claims.models.Reason`; ``detail`` is
+    a sentence for humans that never contains a secret.
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class ResponseTooLarge(CitecheckError):
+    """A response body is larger than the size cap (``citecheck_max_page_bytes``)."""
+
+    def __init__(self, url: str, limit: int) -> None:
+        super().__init__(f"the response from {url} is larger than {limit} bytes")
+        self.url = url
+        self.limit = limit

@@ -1,0 +1,268 @@
+"""Capped exponential backoff that honours ``Retry-After``, for the Crawling API and judges.
+
+One loop, sync and async, for every HTTP call citecheck makes:
+
+- transient statuses and transport errors (timeouts, refused or dropped
+  connections) are retried with :class:`RetryPolicy`'s delays;
+- ``retry-after-ms`` / ``retry-after`` / ``x-should-retry`` are honoured, and a
+  caller may say "do not retry this one" even on a transient status (a 429
+  that means the account is out of quota);
+- when every try failed at the transport level, :class:`GaveUp` carries the last
+  error for the caller to classify;
+- ``deadline`` bounds one request, retries and waits included (issue 8 item 7):
+  each try gets only the time that is left as its timeout, the transport
+  (:mod:`pytest_citecheck.recording.transport`) stops reading a body when it runs out, and
+  no retry is started that could not finish in time.
+
+Under replay the recorded sequence (e.g. 429 then 200) is played back as it
+was recorded, so the plugin passes ``sleep=lambda s: None``: the retry logic
+runs identically, the wall clock is not spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+
+TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 529, 599})
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Delay asked for by ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry a transient failure."""
+
+    attempts: int = 4  # total tries, the first included
+    base: float = 0.5
+    cap: float = 8.0
+    # A server asking for more than this is not retried (the SDKs do the same at 120 s).
+    max_retry_after: float = 60.0
+    retry_statuses: Collection[int] = TRANSIENT_STATUSES
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    # Seconds one request may take, every try and wait included (None: no limit).
+    deadline: float | None = None
+
+    def delay(self, attempt: int, headers: Mapping[str, str]) -> float | None:
+        """Seconds to wait before try ``attempt + 1`` (0-based), or None to give up."""
+        if attempt + 1 >= self.attempts:
+            return None
+        asked = retry_after_seconds(headers)
+        if asked is not None:
+            return asked if asked <= self.max_retry_after else None
+        return min(self.cap, self.base * 2.0**attempt)
+
+
+log = logging.getLogger("pytest_citecheck")
+
+# Given a response with a transient status: True when it must not be retried.
+IsFinal = Callable[[httpx.Response], bool]
+AsyncSleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Sent:
+    """The last response and how many tries it took."""
+
+    response: httpx.Response
+    attempts: int
+
+
+class GaveUp(Exception):
+    """Every try failed at the transport level; ``__cause__`` is the last error."""
+
+    def __init__(self, attempts: int, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__} after {attempts} attempt(s)")
+        self.attempts = attempts
+        self.error = error
+
+
+def _wait_after_response(
+    policy: RetryPolicy, attempt: int, response: httpx.Response, is_final: IsFinal
+) -> float | None:
+    """Seconds to wait before retrying ``response``, or None to return it."""
+    should = response.headers.get("x-should-retry", "").lower()
+    if should == "false":
+        return None
+    if response.status_code not in policy.retry_statuses and should != "true":
+        return None
+    if is_final(response):
+        return None
+    return policy.delay(attempt, response.headers)
+
+
+def _never_final(response: httpx.Response) -> bool:
+    return False
+
+
+def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, total: int) -> None:
+    log.info(
+        "%s %s: %s; retrying in %.3g s (try %d of %d)",
+        request.method,
+        request.url.path,
+        what,
+        wait,
+        attempt + 2,
+        total,
+    )
+
+
+# Where a try's deadline (a ``_Deadline``) travels to the transport.
+DEADLINE_EXTENSION = "citecheck_deadline"
+
+
+class DeadlineExceeded(httpx.TimeoutException):
+    """The request's overall deadline (``citecheck_timeout``) ran out."""
+
+
+class _Deadline:
+    """The time left for one request under ``policy.deadline``."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+
+    def left(self) -> float | None:
+        return None if self.end is None else self.end - time.monotonic()
+
+    def arm(self, request: httpx.Request, attempt: int) -> None:
+        """Give this try only the time that is left (raises when none is)."""
+        left = self.left()
+        if left is None:
+            return
+        if left <= 0:
+            raise GaveUp(attempt, self.exceeded(request))
+        timeout = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {
+            k: left if v is None else min(v, left)
+            for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")), **timeout}.items()
+        }
+        request.extensions[DEADLINE_EXTENSION] = self
+
+    def expired(self) -> bool:
+        left = self.left()
+        return left is not None and left <= 0.05
+
+    def check(self, request: httpx.Request) -> None:
+        """Raise :class:`DeadlineExceeded` when the time is up (the transport calls
+        this while it reads a body)."""
+        if self.end is not None and time.monotonic() > self.end:
+            raise self.exceeded(request)
+
+    def blame(self, request: httpx.Request, exc: BaseException) -> BaseException:
+        """A timeout when the deadline is (nearly) up is the deadline's doing."""
+        if isinstance(exc, httpx.TimeoutException) and self.expired():
+            return self.exceeded(request)
+        return exc
+
+    def allows(self, wait: float) -> bool:
+        left = self.left()
+        return left is None or wait < left
+
+    def exceeded(self, request: httpx.Request) -> httpx.TimeoutException:
+        return DeadlineExceeded(
+            f"no complete answer within the {self.seconds:g} s deadline (citecheck_timeout)",
+            request=request,
+        )
+
+
+def send(
+    client: httpx.Client,
+    request: httpx.Request,
+    policy: RetryPolicy,
+    is_final: IsFinal = _never_final,
+) -> Sent:
+    """Send ``request``; retry transient statuses and transport errors.
+
+    Returns the last response, which may still be an error status. Raises
+    :class:`GaveUp` when the last try failed at the transport level or the
+    deadline ran out before any answer.
+    """
+    deadline = _Deadline(policy.deadline)
+    attempt = 0
+    while True:
+        deadline.arm(request, attempt)
+        try:
+            response = client.send(request)
+        except (httpx.TransportError, OSError) as exc:
+            wait = policy.delay(attempt, {})
+            if wait is None or not deadline.allows(wait):
+                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
+            _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
+        else:
+            wait = _wait_after_response(policy, attempt, response, is_final)
+            if wait is None or not deadline.allows(wait):
+                return Sent(response, attempt + 1)
+            _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
+            response.close()
+        policy.sleep(wait)
+        attempt += 1
+
+
+def async_sleep_for(policy: RetryPolicy) -> AsyncSleep:
+    """The async counterpart of ``policy.sleep``.
+
+    The default (``time.sleep``) becomes ``asyncio.sleep``; an injected sleep
+    (tests, replay) is called as is, so a no-op stays a no-op.
+    """
+    if policy.sleep is time.sleep:
+        return asyncio.sleep
+    sync_sleep = policy.sleep
+
+    async def sleep(seconds: float) -> None:
+        sync_sleep(seconds)
+
+    return sleep
+
+
+async def asend(
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    policy: RetryPolicy,
+    is_final: IsFinal = _never_final,
+) -> Sent:
+    """The async twin of :func:`send` (same decisions, same delays)."""
+    sleep = async_sleep_for(policy)
+    deadline = _Deadline(policy.deadline)
+    attempt = 0
+    while True:
+        deadline.arm(request, attempt)
+        try:
+            response = await client.send(request)
+        except (httpx.TransportError, OSError) as exc:
+            wait = policy.delay(attempt, {})
+            if wait is None or not deadline.allows(wait):
+                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
+            _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
+        else:
+            wait = _wait_after_response(policy, attempt, response, is_final)
+            if wait is None or not deadline.allows(wait):
+                return Sent(response, attempt + 1)
+            _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
+            await response.aclose()
+        await sleep(wait)
+        attempt += 1

@@ -1,0 +1,613 @@
+"""The verification engine: many claims, bounded concurrency, no pytest (DESIGN §7, §9).
+
+The plugin, the batch CLI and the ``/verify`` service are thin front ends over
+this module. It is the one place that builds the stages -- fetcher, judges,
+ranker, retry policy -- from settings, and it verifies claims concurrently:
+network calls of different claims overlap (a thread per claim in flight, at
+most ``concurrency``), ranking (CPU-bound) runs serialized off the event loop,
+and each claim records into or replays from its own cassette through
+:mod:`pytest_citecheck.recording.transport` (no process-global patching).
+
+The API::
+
+    from pytest_citecheck.engine.core import Engine, EngineSettings
+
+    settings = EngineSettings(record_mode="once", concurrency=4)
+    with Engine.from_settings(settings) as engine:
+        engine.preflight(claims, cassette_for=path_of)   # ConfigurationError, one message
+        results = engine.verify_claims_sync(claims, cassette_for=path_of)
+        # in async code:  results = await engine.verify_claims(claims, ...)
+
+- :class:`EngineSettings` -- every knob (record mode, judge, timeouts, caps...).
+- :class:`StageHooks` -- optional factories for custom stages (the plugin
+  wires pytest's ``pytest_citecheck_make_*`` hooks here); a factory that
+  returns None leaves the built-in stage.
+- :meth:`Engine.preflight` -- checks, once, every key and token the claims will
+  need: the judges they use (``settings.judge``, else each claim's ``judge``,
+  else :data:`DEFAULT_JUDGE`) and ``CRAWLBASE_TOKEN`` when URL citations will be
+  recorded. Raises :class:`~pytest_citecheck.core.errors.ConfigurationError` naming
+  every missing variable (never a value).
+- :meth:`Engine.verify_claims` (async) / :meth:`Engine.verify_claims_sync` --
+  verify many claims; results come back **in input order**; ``on_result(index,
+  result)`` is called as each finishes (any order). ``cassette_for(claim)``
+  gives the claim's cassette path, or None to verify live without recording.
+  ``nodeid_for(claim)`` names the claim in "record it with: ..." messages.
+- :meth:`Engine.verify` -- one claim, in the calling thread (replay uses this:
+  no thread hop). :meth:`Engine.submit` -- one claim on the pool, a
+  :class:`concurrent.futures.Future`.
+- :meth:`Engine.recording` + :meth:`Engine.verify_in` -- several claims in one
+  cassette (the ``citecheck`` fixture).
+- :attr:`Engine.progress` -- claims done/total, citations, credits, timing.
+- ``EngineSettings.run_id`` -- names one run across processes (the plugin passes
+  pytest-xdist's): a cassette the run already saved is replayed, never recorded
+  twice (:mod:`pytest_citecheck.recording.lock`).
+- :meth:`Engine.close` -- closes the pool and every HTTP client.
+
+A claim never raises: every failure becomes ``error`` verdicts with a reason
+(``configuration_error``, ``corrupt_recording``, ``no_recording``...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_REVIEW_BELOW,
+    DEFAULT_TIMEOUT,
+)
+from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pytest_citecheck.core.retry import RetryPolicy
+    from pytest_citecheck.engine.pipeline import Verifier
+    from pytest_citecheck.recording.recorder import Recording
+    from pytest_citecheck.recording.transport import StageTransport
+    from pytest_citecheck.stages.fetch import Fetcher
+    from pytest_citecheck.stages.judges.base import Judge
+    from pytest_citecheck.stages.retrieval import Ranker
+
+# One request, every retry and wait included (issue 8 item 7).
+CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What the engine needs to know; every front end maps its options onto this."""
+
+    record_mode: str = "none"
+    # Overrides every claim's own ``judge``; None: the claim's, else DEFAULT_JUDGE.
+    judge: str | None = None
+    # Where ``judge`` came from, for messages: "flag", "ini" or None (an API caller).
+    judge_origin: str | None = None
+    # The openai-compatible judge's base URL (ini citecheck_judge_base_url).
+    judge_base_url: str | None = None
+    # Passed to every built-in judge (ini citecheck_judge_temperature / _response_format).
+    judge_temperature: Any = "auto"
+    judge_response_format: str = "auto"
+    review_below: float = DEFAULT_REVIEW_BELOW
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float | None = DEFAULT_TIMEOUT
+    max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
+    # The persistent embedding cache (None: no cache); the ranker (ini citecheck_ranker).
+    cache_dir: Path | None = None
+    ranker: str | None = None
+    # How the guard matches a judge's quote (DESIGN §3.11; issue 13).
+    quote_policy: QuotePolicy = EXACT
+    # Identifies one run across processes (xdist workers share it): a cassette this
+    # run already saved is replayed, not recorded again. None: this engine alone.
+    run_id: str | None = None
+
+    @property
+    def replaying(self) -> bool:
+        return self.record_mode == "none"
+
+    def judge_for(self, claim: Claim) -> str:
+        return self.judge or claim.judge or DEFAULT_JUDGE
+
+
+@dataclass(frozen=True)
+class StageHooks:
+    """Custom stages; each factory returns None to keep the built-in one."""
+
+    make_fetcher: Callable[[], Fetcher | None] | None = None
+    make_judge: Callable[[str], Judge | None] | None = None
+    make_ranker: Callable[[], Ranker | None] | None = None
+
+
+@dataclass
+class Progress:
+    """How far a run is: shown while recording (issue 8 item 5)."""
+
+    total: int = 0
+    done: int = 0
+    citations: int = 0
+    credits: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, claims: int) -> None:
+        with self._lock:
+            self.total += claims
+
+    def finished(self, result: ClaimResult) -> None:
+        with self._lock:
+            self.done += 1
+            self.citations += len(result.verdicts)
+            self.credits += sum(v.credits for v in result.verdicts)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def line(self) -> str:
+        elapsed = self.elapsed()
+        text = (
+            f"citecheck: {self.done}/{self.total} claims, {self.citations} citations, "
+            f"{self.credits:g} credits, {elapsed:.1f} s"
+        )
+        if 0 < self.done < self.total:
+            left = elapsed / self.done * (self.total - self.done)
+            text += f", ~{left:.0f} s left"
+        return text
+
+
+def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
+    """Every citation of ``claim`` is ``error`` for one reason."""
+    verdicts = [
+        Verdict(url=c.target, label=Label.ERROR, reason=reason, detail=detail)
+        for c in claim.citations
+    ] or [Verdict(url="", label=Label.ERROR, reason=reason, detail=detail)]
+    return ClaimResult(
+        id=claim.id, claim=claim.claim, label=Label.ERROR, verdicts=verdicts, expect=claim.expect
+    )
+
+
+def _no_sleep(seconds: float) -> None:
+    """Replay plays a recorded 429-then-200 back at once: the wait already happened."""
+
+
+class _SerialRanker:
+    """Ranking is CPU-bound and the model is shared: one claim ranks at a time.
+
+    Claims whose pages arrived meanwhile wait in a queue; whoever ranks next first
+    embeds every queued question in one batch (``prepare``, when the ranker has
+    it), so concurrent claims share the model's batches instead of taking turns.
+    """
+
+    def __init__(self, inner: Ranker, lock: threading.Lock) -> None:
+        self._inner = inner
+        self._lock = lock
+        self._queued: list[tuple[str, Sequence[str]]] = []
+        self._queue_lock = threading.Lock()
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        prepare = getattr(self._inner, "prepare", None)
+        if prepare is not None:
+            with self._queue_lock:
+                self._queued.append((claim, passages))
+        with self._lock:
+            if prepare is not None:
+                with self._queue_lock:
+                    batch, self._queued = self._queued, []
+                if batch:
+                    prepare(batch)
+            return self._inner.rank(claim, passages, k)
+
+    def __getattr__(self, name: str) -> Any:
+        # name, version, embedding_stats: the wrapped ranker's.
+        return getattr(self._inner, name)
+
+
+class Engine:
+    """Verifies claims with the stages built once from :class:`EngineSettings`."""
+
+    def __init__(
+        self,
+        settings: EngineSettings,
+        hooks: StageHooks | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.hooks = hooks or StageHooks()
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.progress = Progress()
+        self.run_id = settings.run_id or uuid.uuid4().hex
+        self._lock = threading.RLock()
+        self._rank_lock = threading.Lock()
+        self._transport: StageTransport | None = None
+        self._client: httpx.Client | None = None
+        self._fetcher: Fetcher | None = None
+        self._judges: dict[str, Judge] = {}
+        self._ranker: Ranker | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: EngineSettings,
+        hooks: StageHooks | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Engine:
+        """The engine for ``settings``; stages are built lazily, once."""
+        if settings.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        return cls(settings, hooks, environ)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- the stages, built once -------------------------------------------------
+
+    def retry_policy(self) -> RetryPolicy:
+        from pytest_citecheck.core.retry import RetryPolicy
+
+        sleep = _no_sleep if self.settings.replaying else time.sleep
+        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout)
+
+    def http_client(self) -> httpx.Client:
+        """The client every built-in stage sends through (per-claim cassettes)."""
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                from pytest_citecheck.recording.transport import StageTransport
+
+                self._transport = StageTransport(self.settings.max_page_bytes)
+                self._client = httpx.Client(transport=self._transport)
+            return self._client
+
+    def fetcher(self) -> Fetcher:
+        with self._lock:
+            if self._fetcher is None:
+                custom = self.hooks.make_fetcher() if self.hooks.make_fetcher else None
+                if custom is not None:
+                    self._fetcher = custom
+                else:
+                    from pytest_citecheck.stages.fetch import CrawlbaseFetcher
+
+                    # A missing token is checked by preflight; replaying needs none.
+                    self._fetcher = CrawlbaseFetcher.from_env(
+                        self.environ,
+                        require_tokens=False,
+                        retry=self.retry_policy(),
+                        client=self.http_client(),
+                    )
+            return self._fetcher
+
+    @property
+    def custom_fetcher(self) -> bool:
+        return self.hooks.make_fetcher is not None and not _is_builtin(self.fetcher())
+
+    def judge(self, spec: str) -> Judge:
+        """The judge ``spec`` names (built once). Raises ValueError for an unknown
+        provider and ConfigurationError for a missing base URL."""
+        with self._lock:
+            judge = self._judges.get(spec)
+            if judge is None:
+                custom = self.hooks.make_judge(spec) if self.hooks.make_judge else None
+                judge = custom if custom is not None else self._builtin_judge(spec)
+                self._judges[spec] = judge
+            return judge
+
+    def _builtin_judge(self, spec: str, require_key: bool = False) -> Judge:
+        from pytest_citecheck.stages.judges import make_judge
+
+        # The ini base URL is for the openai-compatible provider; the hosted
+        # providers take theirs from the environment.
+        compatible = spec.strip().lower().startswith("openai-compatible:")
+        return make_judge(
+            spec,
+            environ=self.environ,
+            base_url=self.settings.judge_base_url if compatible else None,
+            require_key=require_key,
+            retry=self.retry_policy(),
+            client=self.http_client(),
+            temperature=self.settings.judge_temperature,
+            response_format=self.settings.judge_response_format,
+        )
+
+    def live_ranker(self) -> Ranker:
+        """The ranker used when recording, serialized (built on first use)."""
+        with self._lock:
+            if self._ranker is None:
+                custom = self.hooks.make_ranker() if self.hooks.make_ranker else None
+                self._ranker = _SerialRanker(custom or self._default_ranker(), self._rank_lock)
+            return self._ranker
+
+    def _default_ranker(self) -> Ranker:
+        # The model loader's own "Loading weights" bar must not reach the terminal
+        # (issue 8 item 5): huggingface_hub and transformers read this on import.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        loaded = sys.modules.get("transformers.utils.logging")
+        if loaded is not None:
+            loaded.disable_progress_bar()
+        from pytest_citecheck.stages import retrieval
+
+        return retrieval.make_ranker(
+            self.settings.ranker or retrieval.DEFAULT_RANKER, self.settings.cache_dir
+        )
+
+    # -- start-up checks ----------------------------------------------------------
+
+    def will_record(self, cassette: Path | None) -> bool:
+        """Whether verifying with this cassette may go to the network (what
+        :meth:`preflight` checks keys for). Mode ``none`` never records; without a
+        cassette any other mode verifies live."""
+        mode = self.settings.record_mode
+        if mode == "none":
+            return False
+        return cassette is None or not (mode == "once" and cassette.exists())
+
+    def preflight(
+        self,
+        claims: Iterable[Claim],
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+    ) -> None:
+        """Check every key and token the claims will need, once, before any runs.
+
+        Raises :class:`ConfigurationError` listing each problem: the variable to
+        set (never its value) and, when the judge came from ini, the option.
+        """
+        problems: list[str] = []
+        needs: dict[str, bool] = {}  # judge spec -> will record
+        crawls = False
+        for claim in claims:
+            if not claim.citations:
+                continue
+            records = self.will_record(cassette_for(claim) if cassette_for else None)
+            spec = self.settings.judge_for(claim)
+            needs[spec] = needs.get(spec, False) or records
+            crawls = crawls or (records and any(c.url for c in claim.citations))
+        for spec, records in needs.items():
+            problem = self._judge_problem(spec, records)
+            if problem:
+                problems.append(problem)
+        if crawls and not self.environ.get(CRAWLBASE_TOKEN_ENV) and not self.custom_fetcher:
+            problems.append(
+                f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
+                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token "
+                "(or replay the committed recordings with --citecheck-record=none)"
+            )
+        if problems:
+            raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+    def _origin(self, spec: str) -> str:
+        s = self.settings
+        if s.judge is not None and spec == s.judge:
+            if s.judge_origin == "ini":
+                return f" (judge {spec} comes from the ini option citecheck_judge)"
+            if s.judge_origin == "flag":
+                return f" (judge {spec} comes from --citecheck-judge)"
+            return ""
+        if spec == DEFAULT_JUDGE:
+            return (
+                f" ({spec} is the default judge; choose another with --citecheck-judge "
+                "or the ini option citecheck_judge)"
+            )
+        return f" (judge {spec} comes from a claim file's judge:)"
+
+    def _judge_problem(self, spec: str, records: bool) -> str | None:
+        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
+        try:
+            self.judge(spec)
+            if records and self._is_builtin_judge(spec):
+                self._builtin_judge(spec, require_key=True)
+        except ValueError as exc:
+            # A claim file's bad judge fails that file's claims, not the session.
+            return None if from_file else f"{str(exc).rstrip('.')}{self._origin(spec)}"
+        except ConfigurationError as exc:
+            return f"{str(exc).rstrip('.')}{self._origin(spec)}"
+        return None
+
+    def _is_builtin_judge(self, spec: str) -> bool:
+        from pytest_citecheck.stages.judges.http import HTTPJudge
+
+        return isinstance(self._judges.get(spec), HTTPJudge)
+
+    # -- verification ----------------------------------------------------------------
+
+    def verify(
+        self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
+    ) -> ClaimResult:
+        """Verify one claim in the calling thread; never raises for a claim's failure."""
+        result = self._verify(claim, cassette, nodeid or claim.id)
+        self.progress.finished(result)
+        return result
+
+    def submit(
+        self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
+    ) -> Future[ClaimResult]:
+        """Verify one claim on the engine's pool (at most ``concurrency`` at once)."""
+        self.progress.add(1)
+        return self._executor().submit(self.verify, claim, cassette, nodeid)
+
+    async def verify_claims(
+        self,
+        claims: Sequence[Claim],
+        *,
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+        nodeid_for: Callable[[Claim], str] | None = None,
+        on_result: Callable[[int, ClaimResult], None] | None = None,
+    ) -> list[ClaimResult]:
+        """Verify ``claims`` concurrently; the results are in input order."""
+        futures = [
+            asyncio.wrap_future(
+                self.submit(
+                    claim,
+                    cassette_for(claim) if cassette_for else None,
+                    nodeid_for(claim) if nodeid_for else None,
+                )
+            )
+            for claim in claims
+        ]
+        results: list[ClaimResult | None] = [None] * len(futures)
+
+        async def collect(index: int, future: asyncio.Future[ClaimResult]) -> None:
+            result = await future
+            results[index] = result
+            if on_result is not None:
+                on_result(index, result)
+
+        await asyncio.gather(*(collect(i, f) for i, f in enumerate(futures)))
+        return [r for r in results if r is not None]
+
+    def verify_claims_sync(
+        self,
+        claims: Sequence[Claim],
+        *,
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+        nodeid_for: Callable[[Claim], str] | None = None,
+        on_result: Callable[[int, ClaimResult], None] | None = None,
+    ) -> list[ClaimResult]:
+        """:meth:`verify_claims` for code that has no event loop."""
+        return asyncio.run(
+            self.verify_claims(
+                claims, cassette_for=cassette_for, nodeid_for=nodeid_for, on_result=on_result
+            )
+        )
+
+    @contextmanager
+    def recording(
+        self, cassette: Path, nodeid: str, judge_spec: str | None = None
+    ) -> Iterator[Recording]:
+        """Open one cassette for several claims (:meth:`verify_in`); saved on exit
+        when nothing failed. Raises CorruptRecording for an unreadable file.
+
+        Recording takes the cassette's turn (:mod:`pytest_citecheck.recording.lock`):
+        another process recording it first is waited for, and a cassette this run
+        (:attr:`run_id`) already saved is replayed, so a claim is billed once per run."""
+        from pytest_citecheck.recording.lock import recording_turn
+        from pytest_citecheck.recording.recorder import open_recording
+
+        judge = self.judge(judge_spec or self.settings.judge or DEFAULT_JUDGE)
+        with (
+            recording_turn(cassette, self.settings.record_mode, self.run_id) as turn,
+            open_recording(
+                cassette,
+                turn.mode,
+                nodeid,
+                self._tokens(),
+                prompt_version=getattr(judge, "prompt_version", None),
+                secrets=self._secrets(),
+                max_bytes=self.settings.max_page_bytes,
+                quote_policy=self.settings.quote_policy.metadata(),
+            ) as recording,
+        ):
+            yield recording
+            if recording.finish(ok=recording.ok):
+                turn.saved()
+
+    def verify_in(self, recording: Recording, claim: Claim) -> ClaimResult:
+        """Verify ``claim`` inside an open :meth:`recording`."""
+        try:
+            judge = self.judge(self.settings.judge_for(claim))
+        except (ValueError, ConfigurationError) as exc:
+            return error_result(claim, Reason.CONFIGURATION, str(exc))
+        result = self._verifier(judge, recording).verify_claim(claim)
+        if _failed(result):
+            recording.ok = False
+        return result
+
+    def close(self) -> None:
+        """Stop the pool and close the HTTP clients the stages opened."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            parts = [self._fetcher, *self._judges.values()]
+            self._fetcher = None
+            self._judges.clear()
+            client, self._client = self._client, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        for part in parts:
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
+        if client is not None:
+            client.close()
+
+    # -- one claim -------------------------------------------------------------------
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.settings.concurrency, thread_name_prefix="citecheck"
+                )
+            return self._pool
+
+    def _verify(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
+        from pytest_citecheck.recording.recorder import CorruptRecording, corrupt_detail
+
+        try:
+            judge = self.judge(self.settings.judge_for(claim))
+        except (ValueError, ConfigurationError) as exc:
+            return error_result(claim, Reason.CONFIGURATION, str(exc))
+        if cassette is None:
+            return self._verifier(judge, None).verify_claim(claim)
+        try:
+            with self.recording(cassette, nodeid, self.settings.judge_for(claim)) as recording:
+                return self.verify_in(recording, claim)
+        except CorruptRecording as exc:
+            return error_result(
+                claim, Reason.CORRUPT_RECORDING, corrupt_detail(cassette, nodeid, exc.why)
+            )
+        except OSError as exc:
+            where = f"{cassette.parent.name}/{cassette.name}"
+            return error_result(
+                claim,
+                Reason.CONFIGURATION,
+                f"could not save the recording {where}: {exc.strerror or exc}",
+            )
+
+    def _verifier(self, judge: Judge, recording: Recording | None) -> Verifier:
+        from pytest_citecheck.engine.pipeline import Verifier
+
+        return Verifier(
+            fetcher=self.fetcher(),
+            ranker=recording.ranker(self.live_ranker) if recording else self.live_ranker(),
+            judge=recording.judge(judge) if recording else judge,
+            review_below=self.settings.review_below,
+            classify_error=recording.classify_error if recording else None,
+            max_page_bytes=self.settings.max_page_bytes,
+            quote_policy=self.settings.quote_policy,
+        )
+
+    def _tokens(self) -> dict[str, str | None]:
+        from pytest_citecheck.stages.fetch import TOKEN_ENV
+
+        return {kind: self.environ.get(env) for kind, env in TOKEN_ENV.items()}
+
+    def _secrets(self) -> list[str]:
+        from pytest_citecheck.core.secrets import secret_values
+
+        return secret_values(self.environ)
+
+
+def _failed(result: ClaimResult) -> bool:
+    return any(v.label is Label.ERROR for v in result.verdicts)
+
+
+def _is_builtin(fetcher: object) -> bool:
+    from pytest_citecheck.stages.fetch import CrawlbaseFetcher
+
+    return isinstance(fetcher, CrawlbaseFetcher)

@@ -1,0 +1,192 @@
+"""The failure policy (DESIGN §3, §6): what fails a claim, which bars a run must clear.
+
+One place: :func:`claim_problems` (a claim's test item) and :func:`evaluate`
+(the session) apply the same rules in the same words. Pure: takes results or
+totals and settings, returns the failures as sentences. The plugin sets the exit
+status and prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.engine.aggregate import Totals
+
+if TYPE_CHECKING:
+    from pytest_citecheck.plugin.options import Settings
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    min_precision: float | None = None
+    min_reachable_precision: float | None = None
+    allow_contradicted: bool = False
+    strict_review: bool = False
+    max_drop: float = 0.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GateSettings:
+        return cls(
+            min_precision=settings.min_precision,
+            min_reachable_precision=settings.min_reachable_precision,
+            allow_contradicted=settings.allow_contradicted,
+            strict_review=settings.strict_review,
+            max_drop=settings.max_drop,
+        )
+
+
+class BaselineError(Exception):
+    """The baseline report cannot be used; the message says why and how to fix it."""
+
+
+_WRITE_BASELINE = "write one with --citecheck-report from a run you trust"
+
+
+def load_baseline_precision(path: Path) -> float:
+    """Citation precision stored in a ``--citecheck-report`` JSON file, validated.
+
+    Checked at start-up (a bad baseline is a usage error, not a traceback after
+    the run): a number in [0, 1]; NaN, null, text, lists and folders are refused.
+    """
+    if path.is_dir():
+        raise BaselineError(f"baseline {path} is a folder, not a JSON report; {_WRITE_BASELINE}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"baseline {path} does not exist; {_WRITE_BASELINE}") from None
+    except OSError as exc:
+        raise BaselineError(f"baseline {path} cannot be read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, absurd nesting
+        raise BaselineError(
+            f"baseline {path} is not a citecheck JSON report ({type(exc).__name__}); "
+            f"{_WRITE_BASELINE}"
+        ) from None
+    totals = data.get("totals") if isinstance(data, dict) else None
+    if not isinstance(totals, dict) or "citation_precision" not in totals:
+        raise BaselineError(
+            f"baseline {path} is not a citecheck JSON report (no totals.citation_precision); "
+            f"{_WRITE_BASELINE}"
+        )
+    value = totals["citation_precision"]
+    if value is None:
+        raise BaselineError(
+            f"baseline {path} has no citation precision (null: that run verified no "
+            f"citations), so there is nothing to compare with; {_WRITE_BASELINE}"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BaselineError(
+            f"baseline {path}: totals.citation_precision is {json.dumps(value)[:40]}, not a "
+            f"number; {_WRITE_BASELINE}"
+        )
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise BaselineError(
+            f"baseline {path}: totals.citation_precision is {value}, not a number between "
+            f"0 and 1; {_WRITE_BASELINE}"
+        )
+    return float(value)
+
+
+# -- the failure policy: what fails a claim and the session (DESIGN §3, §6) ------------------
+
+
+def _failing_labels(settings: GateSettings) -> tuple[Label, ...]:
+    """Labels that fail a claim and the session; ``error`` always (never verified)."""
+    if settings.allow_contradicted:
+        return (Label.ERROR,)
+    return (Label.ERROR, Label.CONTRADICTED, Label.FABRICATED)
+
+
+def claim_problems(result: ClaimResult, settings: GateSettings) -> list[str]:
+    """Why this claim's test item fails; empty when it passes.
+
+    The one failure policy for a claim: the session gate (:func:`evaluate`)
+    applies the same rules to the totals, in the same words. An ``expect`` on
+    the claim replaces the contradicted/fabricated rule (the test says what it
+    expects); an error is never expected.
+    """
+    verdicts = result.verdicts
+    counts = Counter(v.label for v in verdicts)
+    out = _label_problems(counts, settings, per="claim" if result.expect is None else "expect")
+    if result.expect is not None and result.label is not result.expect:
+        out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
+    out += _review_problem(sum(v.review for v in verdicts), settings)
+    return out
+
+
+def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: str) -> list[str]:
+    """``per`` is "session", "claim", or "expect" (a claim whose test names its label)."""
+    out = []
+    contradicted = counts.get(Label.CONTRADICTED, 0)
+    fabricated = counts.get(Label.FABRICATED, 0)
+    judged_by_label = per != "expect" and Label.CONTRADICTED in _failing_labels(settings)
+    if judged_by_label and (contradicted or fabricated):
+        out.append(
+            f"{_plural(contradicted, 'citation')} contradicted and {fabricated} "
+            "fabricated (allow with citecheck_allow_contradicted)"
+        )
+    errors = counts.get(Label.ERROR, 0)
+    if errors:
+        out.append(
+            f"{_plural(errors, 'citation')} could not be verified (error); an error never "
+            "counts as verified"
+        )
+    return out
+
+
+def _review_problem(review: int, settings: GateSettings) -> list[str]:
+    if settings.strict_review and review:
+        return [
+            f"{_plural(review, 'verdict')} below the confidence gate need review "
+            "(--citecheck-strict-review)"
+        ]
+    return []
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def evaluate(
+    totals: Totals, settings: GateSettings, baseline_precision: float | None = None
+) -> list[str]:
+    """Return one sentence per missed bar; empty when the run passes."""
+    failures: list[str] = []
+    precision = totals.citation_precision
+    floor = settings.min_precision
+    if floor is not None and precision is not None and precision < floor:
+        failures.append(
+            f"citation precision {precision:.4f} is below citecheck_min_precision "
+            f"{floor:.4f} (short by {floor - precision:.4f})"
+        )
+    reachable = totals.reachable_precision
+    if settings.min_reachable_precision is not None and totals.citations:
+        if reachable is None:
+            failures.append(
+                "reachable precision is undefined (every citation is unreachable) and "
+                f"citecheck_min_reachable_precision is {settings.min_reachable_precision:.4f}"
+            )
+        elif reachable < settings.min_reachable_precision:
+            failures.append(
+                f"reachable precision {reachable:.4f} is below "
+                f"citecheck_min_reachable_precision {settings.min_reachable_precision:.4f} "
+                f"(short by {settings.min_reachable_precision - reachable:.4f})"
+            )
+    counts = {label: totals.count(label) for label in Label}
+    failures += _label_problems(counts, settings, per="session")
+    failures += _review_problem(totals.review, settings)
+    if baseline_precision is not None and precision is not None:
+        drop = baseline_precision - precision
+        if drop > settings.max_drop + 1e-12:
+            failures.append(
+                f"citation precision fell by {drop:.4f}, from the baseline "
+                f"{baseline_precision:.4f} to {precision:.4f} (citecheck_max_drop "
+                f"{settings.max_drop:.4f})"
+            )
+    return failures

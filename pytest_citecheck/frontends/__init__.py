@@ -1,0 +1,1 @@
+"""The front ends other than pytest: the `citecheck` command (batch, audit, serve)."""

@@ -1,0 +1,616 @@
+"""The ``citecheck`` console script (DESIGN §8): ``batch``, ``audit list|page``, ``serve``.
+
+A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
+its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
+files with the plugin's loader, and reports with the plugin's report and gate.
+
+Exit codes: 0 the run passed, 1 the gate failed (or a record could not be
+read, or a stored page could not be found), 2 a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from pytest_citecheck import __version__
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
+from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
+
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.aggregate import Totals
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.reports.audit import AuditIndex
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+BATCH_SUFFIXES = (".jsonl", ".yaml", ".yml")
+
+
+class UsageError(Exception):
+    """Bad options or setup: printed as ``citecheck: ...``, exit code 2."""
+
+
+# -- argument types (validated at parse time) -------------------------------------------
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 65535")
+    return value
+
+
+def claim_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    if path.suffix.lower() not in BATCH_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f'{text}: not a claim file (JSONL records {{"id", "claim", "urls"}}, '
+            "or a citecheck YAML file)"
+        )
+    return path
+
+
+def label_name(text: str) -> str:
+    names = [label.value for label in Label]
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a label ({', '.join(names)})")
+    return text
+
+
+# -- the parser ---------------------------------------------------------------------------
+
+
+def _add_judge_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--judge",
+        type=judge_spec,
+        metavar="PROVIDER:MODEL",
+        help=f"judge model, as --citecheck-judge (default: a YAML file's judge:, else "
+        f"{DEFAULT_JUDGE}).",
+    )
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="base URL of the openai-compatible judge (vLLM, llama.cpp, LM Studio).",
+    )
+    parser.add_argument(
+        "--ranker",
+        choices=("hybrid", "minilm", "bm25"),
+        help="how passages are ranked against the claim (default: hybrid).",
+    )
+    parser.add_argument(
+        "--review-below",
+        type=fraction,
+        metavar="C",
+        help="mark verdicts with confidence below C for review (default 0.8).",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=DEFAULT_CONCURRENCY,
+        metavar="N",
+        help=f"claims verified at once (default {DEFAULT_CONCURRENCY}).",
+    )
+    parser.add_argument(
+        "--audit",
+        type=Path,
+        metavar="PATH",
+        help="append one row per citation to this SQLite audit index.",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="citecheck",
+        description="Verify that LLM citations support their claims (pytest-citecheck). "
+        "`pytest --citecheck` gates a test suite; these commands verify a batch of "
+        "outputs, read the audit index, and serve verification over HTTP.",
+        epilog="Exit codes: 0 passed, 1 the gate failed, 2 usage or configuration error. "
+        "Tokens and keys come from the environment: CRAWLBASE_TOKEN, CRAWLBASE_JS_TOKEN, "
+        "OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"citecheck {__version__}")
+    parser.set_defaults(help_parser=parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    batch = commands.add_parser(
+        "batch",
+        help="verify a JSONL (or YAML) file of claims and their URLs; print precision.",
+        description="Verify every claim-URL pair of FILE (JSONL records "
+        '{"id", "claim", "urls"}, or citecheck YAML claim files) and print the label '
+        "counts, citation_precision and reachable_precision. Records that cannot be read "
+        "are reported with file:line and the fix; the others still run.",
+        epilog="Exit codes: 0 passed, 1 the gate failed or a record could not be read, "
+        "2 usage or configuration error (e.g. CRAWLBASE_TOKEN not set).",
+    )
+    batch.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
+    batch.add_argument(
+        "--out", type=Path, metavar="REPORT.csv", help="write one CSV row per citation."
+    )
+    batch.add_argument(
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="write the JSON report (the plugin's --citecheck-report format).",
+    )
+    batch.add_argument(
+        "--record",
+        choices=RECORD_MODES,
+        metavar="MODE",
+        help="record into / replay from cassettes, as --citecheck-record: "
+        f"{', '.join(RECORD_MODES)}. Without it the batch runs live and records nothing.",
+    )
+    batch.add_argument(
+        "--cassettes",
+        type=Path,
+        metavar="DIR",
+        help="cassette folder for --record: DIR/<file stem>/<claim id>.yaml (default: "
+        "cassettes/ beside each FILE, where the plugin keeps them).",
+    )
+    batch.add_argument(
+        "--min-precision",
+        type=fraction,
+        metavar="P",
+        help="exit 1 when citation precision is below P.",
+    )
+    batch.add_argument(
+        "--min-reachable-precision",
+        type=fraction,
+        metavar="P",
+        help="exit 1 when reachable precision is below P.",
+    )
+    batch.add_argument(
+        "--allow-contradicted",
+        action="store_true",
+        help="do not fail on contradicted or fabricated citations.",
+    )
+    batch.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (it is shown only when stderr is a terminal).",
+    )
+    _add_judge_options(batch)
+
+    audit = commands.add_parser(
+        "audit",
+        help="read the audit index, or re-read a stored page.",
+        description="Read the SQLite audit index written by --audit / --citecheck-audit.",
+    )
+    audit.set_defaults(help_parser=audit)
+    audit_commands = audit.add_subparsers(dest="audit_command", metavar="ACTION")
+    listing = audit_commands.add_parser(
+        "list",
+        help="print the audit rows.",
+        description="Print the audit rows, oldest first.",
+    )
+    listing.add_argument(
+        "--audit",
+        type=Path,
+        metavar="PATH",
+        help="the audit file (default: $CITECHECK_AUDIT, else citecheck-audit.db).",
+    )
+    listing.add_argument("--label", type=label_name, metavar="L", help="only rows with this label.")
+    listing.add_argument("--run", metavar="ID", help="only rows of this run id.")
+    listing.add_argument("--limit", type=positive_int, metavar="N", help="only the newest N rows.")
+    page = audit_commands.add_parser(
+        "page",
+        help="print the page a verdict was based on (Crawlbase Storage API).",
+        description="Re-read the page stored under RID through the Crawlbase Storage API "
+        "(free; CRAWLBASE_TOKEN or CRAWLBASE_JS_TOKEN; pages are kept 30 days) and print "
+        "it to stdout; where it came from goes to stderr.",
+        epilog="Exit codes: 0 printed, 1 no page is stored under RID (expired or wrong), "
+        "2 no token or the token was refused.",
+    )
+    page.add_argument("rid", metavar="RID", help="the rid from `citecheck audit list`.")
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve POST /verify and GET /health over HTTP (extra `service`).",
+        description="Serve verification over HTTP with FastAPI and uvicorn: POST /verify "
+        '{"claim", "urls", "judge"?}, GET /health, OpenAPI at /docs. Needs '
+        "pip install 'pytest-citecheck[service]'.",
+    )
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST}).")
+    serve.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})."
+    )
+    serve.add_argument(
+        "--max-urls",
+        type=positive_int,
+        default=20,
+        metavar="N",
+        help="most URLs one request may cite (default 20).",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        default=65536,
+        metavar="B",
+        help="largest request body accepted (default 65536).",
+    )
+    _add_judge_options(serve)
+    return parser
+
+
+# -- entry point --------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        if args.command == "batch":
+            return run_batch(args)
+        if args.command == "audit" and args.audit_command == "list":
+            return run_audit_list(args)
+        if args.command == "audit" and args.audit_command == "page":
+            return run_audit_page(args)
+        if args.command == "serve":
+            return run_serve(args)
+    except UsageError as exc:
+        print(f"citecheck: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    # No command (or `audit` with no action): the help of what was typed.
+    args.help_parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+# -- batch --------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchInput:
+    """The claims of the batch's files, keyed like pytest node ids, and the bad records."""
+
+    claims: dict[str, Claim] = field(default_factory=dict)
+    files: dict[str, Path] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
+    """Read every file with the plugin's loader. A bad record (or YAML claim) is a
+    problem with its ``file:line`` and fix; every good one still runs. Documents
+    must resolve inside ``root`` (DESIGN §8)."""
+    from pytest_citecheck.claims.loader import ClaimFileError, load_valid_claims
+
+    batch = BatchInput()
+    for path in paths:
+        claim_file, error = load_valid_claims(path, roots=[root])
+        if error is not None:
+            # One entry per problem, each printed as the loader words it.
+            batch.problems.extend(
+                str(ClaimFileError(path, p.line, p.problem, p.fix)) for p in error.problems
+            )
+        for claim in claim_file.claims:
+            key = f"{path.name}::{claim.id}"
+            batch.claims[key] = claim
+            batch.files[key] = path
+    return batch
+
+
+def _engine(args: argparse.Namespace, record_mode: str) -> Engine:
+    from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW
+    from pytest_citecheck.engine.core import Engine, EngineSettings
+
+    settings = EngineSettings(
+        record_mode=record_mode,
+        judge=args.judge,
+        judge_origin="flag" if args.judge else None,
+        judge_base_url=args.judge_base_url,
+        concurrency=args.concurrency,
+        ranker=args.ranker,
+        review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
+    )
+    return Engine.from_settings(settings)
+
+
+def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    if args.cassettes is not None and args.record is None:
+        raise UsageError("--cassettes needs --record MODE (use --record none to replay)")
+    batch = read_batch(args.files, Path.cwd())
+    for problem in batch.problems:
+        print(problem, file=sys.stderr)
+    keys = list(batch.claims)
+    claims = [batch.claims[k] for k in keys]
+    key_of = {id(claim): key for key, claim in batch.claims.items()}
+
+    def cassette_for(claim: Claim) -> Path | None:
+        if args.record is None:
+            return None
+        path = batch.files[key_of[id(claim)]]
+        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
+        return root / path.stem / f"{claim.id}.yaml"
+
+    from pytest_citecheck.core.errors import ConfigurationError
+
+    run_id, audit = _open_audit(args.audit)
+    # Without --record the batch is live: the engine then fetches and judges for real.
+    engine = _engine(args, args.record or "all")
+    with engine:
+        try:
+            engine.preflight(claims, cassette_for=cassette_for)
+        except (ConfigurationError, ValueError) as exc:
+            raise UsageError(in_batch_terms(str(exc))) from None
+        progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
+        progress.step(0)
+        on_result = _recorder(audit, run_id, progress, keys)
+        results = engine.verify_claims_sync(
+            claims,
+            cassette_for=cassette_for,
+            nodeid_for=lambda claim: key_of[id(claim)],
+            on_result=on_result,
+        )
+        progress.close()
+    by_key = {
+        key: _with_batch_record_hint(result, key, batch.files[key], args.cassettes)
+        for key, result in zip(keys, results, strict=True)
+    }
+    return _finish_batch(args, by_key, batch.problems, run_id, out)
+
+
+def _with_batch_record_hint(
+    result: ClaimResult, key: str, path: Path, cassettes: Path | None
+) -> ClaimResult:
+    """A missing or stale recording names the command that records it; the engine
+    words it for pytest, so the batch says its own."""
+    import shlex
+
+    from pytest_citecheck.recording.recorder import record_command
+
+    def hint(mode: str) -> str:
+        where = f" --cassettes {shlex.quote(str(cassettes))}" if cassettes is not None else ""
+        return f"citecheck batch {shlex.quote(str(path))} --record {mode}{where}"
+
+    verdicts = []
+    for verdict in result.verdicts:
+        detail = verdict.detail
+        for mode in ("once", "rewrite"):
+            if detail is not None:
+                detail = detail.replace(record_command(key, mode), hint(mode))
+        verdicts.append(
+            verdict if detail == verdict.detail else verdict.model_copy(update={"detail": detail})
+        )
+    return result.model_copy(update={"verdicts": verdicts})
+
+
+def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:
+    """A new run id and the audit index, checked before any work (a usage error if unusable)."""
+    from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+
+    if path is None:
+        return new_run_id(), None
+    audit = AuditIndex(path)
+    try:
+        audit.check()
+    except AuditError as exc:
+        raise UsageError(f"--audit: {exc}") from None
+    return new_run_id(), audit
+
+
+# The engine words its hints for the plugin; the batch has its own flags.
+_PLUGIN_HINTS = (
+    ("--citecheck-judge or the ini option citecheck_judge", "--judge"),
+    ("--citecheck-judge", "--judge"),
+    ("--citecheck-record=none", "--record none"),
+    # The gate's sentences name the ini options.
+    ("citecheck_allow_contradicted", "--allow-contradicted"),
+    ("citecheck_min_reachable_precision", "--min-reachable-precision"),
+    ("citecheck_min_precision", "--min-precision"),
+)
+
+
+def in_batch_terms(message: str) -> str:
+    """An engine message with the plugin's flags named as the batch's."""
+    for plugin, batch in _PLUGIN_HINTS:
+        message = message.replace(plugin, batch)
+    # A list of problems starts on its own line.
+    return "not configured:\n" + message if message.startswith("  - ") else message
+
+
+def _recorder(
+    audit: AuditIndex | None, run_id: str, progress: _Progress, keys: Sequence[str]
+) -> Callable[[int, ClaimResult], None]:
+    def on_result(index: int, result: ClaimResult) -> None:
+        # Written as each claim finishes: an interrupted run keeps what it decided.
+        if audit is not None:
+            audit.record({keys[index]: result}, run_id, "batch")
+        progress.step()
+
+    return on_result
+
+
+def _finish_batch(
+    args: argparse.Namespace,
+    results: dict[str, ClaimResult],
+    problems: list[str],
+    run_id: str,
+    out: TextIO,
+) -> int:
+    from pytest_citecheck.reports.report import Report
+
+    report = Report(results=results)
+    gate = GateSettings(
+        min_precision=args.min_precision,
+        min_reachable_precision=args.min_reachable_precision,
+        allow_contradicted=args.allow_contradicted,
+    )
+    failures = [in_batch_terms(failure) for failure in evaluate(report.totals, gate)]
+    if problems:
+        failures.append(
+            f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
+        )
+    report.gate_failures = failures
+    if args.out is not None:
+        report.write_csv(args.out)
+    if args.json is not None:
+        report.write_json(args.json)
+    for line in report.lines():
+        print(line.text, file=out)
+    print(*precision_lines(report.totals), sep="\n", file=out)
+    if args.audit is not None:
+        print(f"audit: run {run_id} in {args.audit}", file=out)
+    for failure in failures:
+        print(f"citecheck gate FAILED: {failure}", file=out)
+    if not failures:
+        print("citecheck gate passed", file=out)
+    return EXIT_GATE_FAILED if failures else EXIT_OK
+
+
+def precision_lines(totals: Totals) -> list[str]:
+    """The two lines DESIGN §8 promises, e.g. ``citation_precision=0.2222 (2/9)``."""
+
+    def fmt(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.4f}"
+
+    return [
+        f"citation_precision={fmt(totals.citation_precision)} "
+        f"({totals.supported}/{totals.citations})",
+        f"reachable_precision={fmt(totals.reachable_precision)} "
+        f"({totals.supported}/{totals.reachable})",
+    ]
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when it is a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and total > 0
+
+    def step(self, by: int = 1) -> None:
+        self.done += by
+        if self.enabled:
+            filled = self.WIDTH * self.done // self.total
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            sys.stderr.write(f"\rcitecheck [{bar}] {self.done}/{self.total} claims")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# -- audit ----------------------------------------------------------------------------------
+
+
+def audit_path(given: Path | None) -> Path:
+    import os
+
+    from pytest_citecheck.reports.audit import AUDIT_ENV, DEFAULT_AUDIT_PATH
+
+    if given is not None:
+        return given
+    return Path(os.environ[AUDIT_ENV]) if os.environ.get(AUDIT_ENV) else DEFAULT_AUDIT_PATH
+
+
+AUDIT_LIST_COLUMNS = ("time", "run_id", "claim_id", "label", "reason", "confidence", "rid", "url")
+
+
+def run_audit_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from pytest_citecheck.reports.audit import AuditError, AuditIndex
+
+    out = out or sys.stdout
+    try:
+        rows = AuditIndex(audit_path(args.audit)).rows(
+            label=args.label, run_id=args.run, limit=args.limit
+        )
+    except AuditError as exc:
+        raise UsageError(str(exc)) from None
+    table = [list(AUDIT_LIST_COLUMNS)]
+    for row in rows:
+        conf = "" if row.confidence is None else f"{row.confidence:.2f}"
+        table.append(
+            [
+                row.time,
+                row.run_id,
+                row.claim_id,
+                row.label,
+                row.reason or "-",
+                conf,
+                row.rid or "-",
+                row.url,
+            ]
+        )
+    # Every column padded but the last (the URL).
+    widths = [max(len(r[c]) for r in table) for c in range(len(AUDIT_LIST_COLUMNS) - 1)]
+    for cells in table:
+        padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths, strict=True)]
+        print("  ".join([*padded, cells[-1]]), file=out)
+    print(f"{len(rows)} row(s)", file=sys.stderr)
+    return EXIT_OK
+
+
+def run_audit_page(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.stages.storage import PageNotStored, StorageError, read_stored_page
+
+    out = out or sys.stdout
+    try:
+        page = read_stored_page(args.rid)
+    except ConfigurationError as exc:
+        raise UsageError(str(exc)) from None
+    except (PageNotStored, StorageError) as exc:
+        print(f"citecheck: {exc}", file=sys.stderr)
+        return EXIT_GATE_FAILED
+    status = "" if page.original_status is None else f", original status {page.original_status}"
+    print(
+        f"rid {page.rid}: {page.url or '(url unknown)'}, stored {page.stored_at or '?'}{status}",
+        file=sys.stderr,
+    )
+    out.write(page.body if page.body.endswith("\n") or not page.body else page.body + "\n")
+    return EXIT_OK
+
+
+# -- serve ------------------------------------------------------------------------------------
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from pytest_citecheck.frontends.service import ServiceConfig, create_app
+    except ImportError as exc:
+        raise UsageError(
+            f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
+            "pip install 'pytest-citecheck[service]'"
+        ) from None
+    _open_audit(args.audit)
+    config = ServiceConfig(
+        judge=args.judge,
+        judge_base_url=args.judge_base_url,
+        ranker=args.ranker,
+        review_below=args.review_below,
+        concurrency=args.concurrency,
+        audit=args.audit,
+        max_urls=args.max_urls,
+        max_body_bytes=args.max_body_bytes,
+    )
+    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="info")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

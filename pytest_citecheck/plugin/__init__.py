@@ -1,0 +1,433 @@
+"""The pytest entry point: thin hooks over :class:`.session.CitecheckSession`.
+
+Merely installed, the plugin costs next to nothing (issue 10, item 15): this
+module imports only pytest and the option definitions. pydantic, the session,
+the loader (yaml), VCR, the judges and the embedding model load when
+``--citecheck`` is given or the ``citecheck`` fixture is first used;
+``bench/idle.py`` measures it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Generator, Iterator
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_citecheck.plugin.options import SETTINGS_KEY, check_paths, settings_from_config
+from pytest_citecheck.plugin.options import pytest_addoption as pytest_addoption
+from pytest_citecheck.plugin.report_hooks import REPORT_ATTR, ReportHooks, is_worker
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pytest_citecheck.claims.models import Claim, ClaimResult
+    from pytest_citecheck.plugin.fixture import CitecheckFixture
+    from pytest_citecheck.plugin.session import CitecheckSession
+
+GATE_NODEID = "citecheck::gate"
+GATE_CATEGORY = "citecheck gate failed"
+CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_citecheck.plugin import newhooks
+
+    pluginmanager.add_hookspecs(newhooks)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings = settings_from_config(config)
+    config.stash[SETTINGS_KEY] = settings
+    config.pluginmanager.register(SessionHooks(config), "citecheck-session")
+    config.pluginmanager.register(ReportHooks(config, settings), "citecheck-reports")
+    if settings.enabled:
+        _session(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if "pytest_citecheck.core.secrets" in sys.modules:
+        from pytest_citecheck.core.secrets import uninstall_log_scrubber
+
+        uninstall_log_scrubber()
+
+
+def _session(config: pytest.Config) -> CitecheckSession:
+    """The session object, built on first use (``--citecheck`` or the fixture)."""
+    from pytest_citecheck.plugin.session import SESSION_KEY, CitecheckSession
+
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        from pytest_citecheck.core.secrets import install_log_scrubber
+
+        install_log_scrubber()
+        session = CitecheckSession(config, config.stash[SETTINGS_KEY])
+        config.stash[SESSION_KEY] = session
+    return session
+
+
+@pytest.fixture
+def citecheck(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
+    """Verify claims and their citations; results join the citecheck session gate."""
+    from contextlib import ExitStack
+
+    from pytest_citecheck.plugin.fixture import CitecheckFixture
+
+    _session(request.config)
+    with ExitStack() as stack:
+        yield CitecheckFixture(request, stack)
+
+
+# -- collection -------------------------------------------------------------------
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    settings = parent.config.stash[SETTINGS_KEY]
+    if settings.enabled and any(fnmatch(file_path.name, pattern) for pattern in settings.patterns):
+        return ClaimFileCollector.from_parent(parent, path=file_path)
+    return None
+
+
+class ClaimFileCollector(pytest.File):
+    """A claim file: one test item per claim."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+
+        try:
+            roots = _session(self.config).settings.document_roots
+            claim_file = load_claim_file(self.path, roots=roots)
+        except ClaimFileError as exc:
+            # Not raised as a collection error: pytest would then stop the whole
+            # session, and every other claim file must still run.
+            yield InvalidClaimFile.from_parent(self, name="invalid-claim-file", error=exc)
+            return
+        for claim in claim_file.claims:
+            yield ClaimItem.from_parent(self, name=claim.id, claim=claim)
+
+
+class ClaimFailed(Exception):
+    def __init__(self, result: ClaimResult, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.result = result
+        self.problems = problems
+
+
+class ClaimItem(pytest.Item):
+    """One claim and its citations, verified in its own cassette."""
+
+    def __init__(self, *, claim: Claim, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.claim = claim
+
+    @property
+    def cassette(self) -> Path:
+        from pytest_citecheck.recording.recorder import cassette_path
+
+        return cassette_path(self.path, self.claim.id)
+
+    def runtest(self) -> None:
+        session = _session(self.config)
+        if not session.replaying:
+            # Recording: the claims are verified concurrently, here, inside the first
+            # item's call (so log capture sees their HTTP); each item then reports its
+            # own result in file order. xdist: a worker's share is what it was sent.
+            if is_worker(self.config):
+                session.verify_ahead(_claim_items(_worker_upcoming(self)))
+            else:
+                session.verify_ahead(
+                    _claim_items(self.session.items), _progress(self.config, self.nodeid)
+                )
+        result = session.result_for(self)
+        result.file = self.path.name
+        from pytest_citecheck.plugin.session import RESULTS_KEY
+
+        self.stash[RESULTS_KEY] = [result]
+        from pytest_citecheck.reports.report import junit_properties
+
+        self.user_properties.extend(junit_properties(result))
+        problems = session.problems(result)
+        if problems:
+            raise ClaimFailed(result, problems)
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | Any:
+        if isinstance(excinfo.value, ClaimFailed):
+            from pytest_citecheck.reports.report import citation_table
+
+            return "\n".join(
+                [f"citecheck: {p}" for p in excinfo.value.problems]
+                + [""]
+                + citation_table(excinfo.value.result)
+            )
+        from pytest_citecheck.core.secrets import scrub
+
+        default = super().repr_failure(excinfo, style=style)
+        text = str(default)
+        cleaned = scrub(text)
+        return default if cleaned == text else cleaned
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.claim.line or 1) - 1, f"{CLAIM_DOMAIN}{self.claim.id}"
+
+
+class InvalidClaimFile(pytest.Item):
+    """Stands for a claim file that could not be loaded: fails with the fix, alone."""
+
+    def __init__(self, *, error: Exception, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return f"invalid claim file: {self.error}"
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = getattr(self.error, "line", None)
+        return self.path, None if line is None else line - 1, f"citecheck: {self.path.name}"
+
+
+# -- results travel in reports (xdist-safe) -----------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if call.when != "call" or "pytest_citecheck.plugin.session" not in sys.modules:
+        return report  # no citecheck session: nothing of ours ran
+    from pytest_citecheck.plugin.session import RESULTS_KEY
+
+    # Popped: from here on the report carries the results (each held once).
+    results = item.stash.get(RESULTS_KEY, None)
+    if results is not None:
+        del item.stash[RESULTS_KEY]
+    if results is None and isinstance(item, ClaimItem):
+        # The run blew up before a result existed: its citations are errors,
+        # never silently missing from the totals.
+        detail = f"{call.excinfo.typename}: {call.excinfo.value}" if call.excinfo else "no result"
+        from pytest_citecheck.claims.models import Reason
+        from pytest_citecheck.core.secrets import scrub
+        from pytest_citecheck.plugin.session import error_result
+
+        results = [error_result(item.claim, Reason.INTERNAL, scrub(detail))]
+    if results:
+        # Across processes (xdist) as JSON; in this process the objects themselves.
+        payload: Any = results
+        if is_worker(item.config):
+            payload = json.dumps([r.model_dump(mode="json") for r in results])
+        setattr(report, REPORT_ATTR, payload)
+    return report
+
+
+class SessionHooks:
+    """Hooks that need the config (``pytest_runtest_logreport`` gets none): registered
+    per session, like xdist's and syrupy's session plugins. Light until a citecheck
+    session exists (``--citecheck``, or the fixture used here or on a worker)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @property
+    def session(self) -> CitecheckSession | None:
+        if "pytest_citecheck.plugin.session" not in sys.modules:
+            return None
+        from pytest_citecheck.plugin.session import SESSION_KEY
+
+        return self.config.stash.get(SESSION_KEY, None)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A judge named on the command line or in ini is built up front, so a typo
+        is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`);
+        the baseline and the output paths are checked before anything runs."""
+        settings = self.config.stash[SETTINGS_KEY]
+        if not settings.enabled or is_worker(session.config):
+            return
+        check_paths(settings)
+        citecheck = _session(self.config)
+        if settings.judge:
+            from pytest_citecheck.core.errors import ConfigurationError
+
+            try:
+                citecheck.judge(settings.judge)
+            except (ValueError, ConfigurationError) as exc:
+                where = (
+                    "ini option citecheck_judge"
+                    if settings.judge_origin == "ini"
+                    else ("--citecheck-judge")
+                )
+                raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        if settings.record_mode != "none" and _is_xdist_controller(session.config):
+            # Workers cannot stop the session cleanly: check keys before they start.
+            _session(self.config).preflight_files()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Every key and token the selected claims need is checked once, here: one
+        usage error naming the variables, instead of a failure per claim."""
+        config = session.config
+        settings = config.stash[SETTINGS_KEY]
+        if not settings.enabled or config.option.collectonly or is_worker(config):
+            return
+        items = _claim_items(session.items)
+        if items:
+            _session(config).preflight(items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, REPORT_ATTR, None)
+        if payload is not None and report.when == "call":
+            _session(self.config).add_report_results(report.nodeid, payload)
+            if not is_worker(self.config):
+                # The session holds the results now; the report pytest keeps does not.
+                # (On a worker the attribute still has to travel to the controller.)
+                delattr(report, REPORT_ATTR)
+        _forget_quiet_phase(self.config, report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        if self.config.stash[SETTINGS_KEY].enabled:
+            _session(self.config).add_crashed(crashitem)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Before JUnit XML is written and the terminal's last line: a failed gate
+        becomes a failing ``citecheck::gate`` test case (issue 10, item 13)."""
+        citecheck = self.session
+        if citecheck is None:
+            return
+        citecheck.close()
+        if is_worker(session.config):
+            return
+        report = citecheck.finish()
+        if report is not None and report.gate_failures:
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            session.testscollected += 1  # the progress counter counts the gate case too
+            self.config.hook.pytest_runtest_logreport(report=gate_report(report.gate_failures))
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if report.nodeid == GATE_NODEID and report.failed:
+            return GATE_CATEGORY, "G", ("GATE FAILED", {"red": True, "bold": True})
+        return None
+
+
+def _forget_quiet_phase(config: pytest.Config, report: pytest.TestReport) -> None:
+    """Keep a claim's failure report compact (issue 10, item 11).
+
+    The terminal keeps every passed setup/teardown report and, for each failure,
+    scans all of them for teardown output: quadratic, minutes for 10,000 failing
+    claims. A claim item's quiet setup/teardown has nothing to show: drop it
+    once the terminal has counted it (it is the last one it stored).
+    """
+    if report.when == "call" or not report.passed or report.sections:
+        return
+    if not str(report.location[2]).startswith(CLAIM_DOMAIN):
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    quiet = getattr(terminal, "stats", {}).get("")
+    if quiet and quiet[-1] is report:
+        quiet.pop()
+
+
+def gate_report(failures: list[str]) -> pytest.TestReport:
+    """The gate as a test case: JUnit counts it as a failure and shows its lines."""
+    text = "\n".join(f"citecheck gate FAILED: {failure}" for failure in failures)
+    return pytest.TestReport(
+        nodeid=GATE_NODEID,
+        location=("citecheck", None, "gate"),
+        keywords={"citecheck": 1},
+        outcome="failed",
+        longrepr=text,
+        when="call",
+        sections=[],
+        duration=0.0,
+        user_properties=[(f"citecheck.gate.{i}", f) for i, f in enumerate(failures, 1)],
+    )
+
+
+class _Progress:
+    """The terminal, for the recording progress line, with output capture suspended."""
+
+    def __init__(self, config: pytest.Config, terminal: Any, nodeid: str) -> None:
+        self._terminal = terminal
+        self._nodeid = nodeid
+        self._verbose = config.get_verbosity() > 0
+        self._capture = config.pluginmanager.get_plugin("capturemanager")
+        self.isatty = bool(getattr(terminal, "isatty", False))
+
+    def _free(self) -> Any:
+        from contextlib import nullcontext
+
+        if self._capture is None:
+            return nullcontext()
+        return self._capture.global_and_fixture_disabled()
+
+    def start(self) -> None:
+        with self._free():
+            self._terminal.ensure_newline()
+
+    def rewrite(self, line: str, erase: bool = False) -> None:
+        with self._free():
+            self._terminal.rewrite(line, erase=erase)
+
+    def write(self, text: str) -> None:
+        with self._free():
+            self._terminal.write(text)
+
+    def write_line(self, line: str) -> None:
+        with self._free():
+            self._terminal.write_line(line)
+
+    def done(self) -> None:
+        """Start the item's progress line again (``file.yaml ...``) after ours."""
+        if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
+            with self._free():
+                self._terminal.write_fspath_result(self._nodeid, "")
+
+
+def _progress(config: pytest.Config, nodeid: str) -> _Progress | None:
+    """Where recording progress goes: the terminal, unless ``-q``."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is None or config.get_verbosity() < 0:
+        return None
+    return _Progress(config, terminal, nodeid)
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return not is_worker(config) and bool(getattr(config.option, "numprocesses", None))
+
+
+def _claim_items(items: Sequence[pytest.Item]) -> list[ClaimItem]:
+    return [i for i in items if isinstance(i, ClaimItem)]
+
+
+def _worker_upcoming(item: pytest.Item) -> list[pytest.Item]:
+    """This item and the ones the xdist controller has already sent this worker."""
+    interactor = next(
+        (
+            p
+            for p in item.config.pluginmanager.get_plugins()
+            if type(p).__name__ == "WorkerInteractor" and hasattr(p, "torun")
+        ),
+        None,
+    )
+    if interactor is None:
+        return [item]
+    items = item.session.items
+    try:
+        with interactor.torun.lock() as queue:
+            indices = [interactor.nextitem_index, *queue]
+    except Exception:  # a newer xdist: fall back to one claim at a time
+        return [item]
+    return [item] + [items[i] for i in indices if isinstance(i, int) and 0 <= i < len(items)]

@@ -1,0 +1,620 @@
+"""Command-line flags and ini options, all in one group, validated at parse time.
+
+Precedence, for every setting that has both: the CLI flag wins over the ini
+option, which wins over a claim file's own default (``judge:``), which wins
+over the built-in default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_citecheck.core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_RANKER,
+    DEFAULT_REVIEW_BELOW,
+    DEFAULT_TIMEOUT,
+    RANKERS,
+    RECORD_MODES,
+)
+from pytest_citecheck.stages.providers import providers_help
+from pytest_citecheck.stages.quote_policy import (
+    DEFAULT_QUOTE_SIMILARITY,
+    EXACT,
+    QUOTE_MATCH_MODES,
+    QuotePolicy,
+)
+
+if TYPE_CHECKING:
+    from pytest_citecheck.stages.judges.compat import Temperature
+
+DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
+DEFAULT_MAX_DROP = 0.0
+
+
+def fraction(text: str) -> float:
+    """argparse ``type=``: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
+    return value
+
+
+SETTINGS_KEY = pytest.StashKey["Settings"]()
+
+
+def judge_spec(text: str) -> str:
+    """argparse ``type=``: ``provider:model``."""
+    provider, sep, model = text.partition(":")
+    if not sep or not provider or not model:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not PROVIDER:MODEL (e.g. openai:gpt-4o-mini, "
+            "anthropic:claude-sonnet-4-6, ollama:llama3.1, openai-compatible:my-model)"
+        )
+    return text
+
+
+# -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=``: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse ``type=``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--citecheck-concurrency",
+        dest="citecheck_concurrency",
+        default=None,
+        type=positive_int,
+        metavar="N",
+        help=f"claims recorded at once (ini citecheck_concurrency; default "
+        f"{DEFAULT_CONCURRENCY}); replay does not need it.",
+    )
+    group.addoption(
+        "--citecheck-timeout",
+        dest="citecheck_timeout",
+        default=None,
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=f"seconds one HTTP request may take, retries included (ini citecheck_timeout; "
+        f"default {DEFAULT_TIMEOUT:g}).",
+    )
+    group.addoption(
+        "--citecheck-max-page-bytes",
+        dest="citecheck_max_page_bytes",
+        default=None,
+        type=positive_int,
+        metavar="BYTES",
+        help=f"largest page that is judged (ini citecheck_max_page_bytes; default "
+        f"{DEFAULT_MAX_PAGE_BYTES}).",
+    )
+    group.addoption(
+        "--citecheck-cache-dir",
+        dest="citecheck_cache_dir",
+        default=None,
+        type=Path,
+        metavar="DIR",
+        help="where the embedding cache lives (default: pytest's cache directory, "
+        ".pytest_cache/d/citecheck; none with -p no:cacheprovider).",
+    )
+    parser.addini(
+        "citecheck_concurrency",
+        f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_timeout",
+        f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_max_page_bytes",
+        f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        default=None,
+    )
+
+
+def _engine_settings(config: pytest.Config) -> dict[str, object]:
+    """The engine options, resolved (flag > ini > default); bad ini values name the option."""
+
+    def ini(name: str, parse: object, default: object) -> object:
+        raw = _getini(config, name)
+        if raw in (None, ""):
+            return default
+        try:
+            return parse(str(raw).strip())  # type: ignore[operator]
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    opt = config.option
+
+    def pick(name: str, parse: object, default: object) -> object:
+        flag = getattr(opt, name)
+        return flag if flag is not None else ini(name, parse, default)
+
+    return {
+        "concurrency": pick("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY),
+        "timeout": pick("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
+        "max_page_bytes": pick("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        # None: pytest's cache directory, resolved when recording needs it (session).
+        "cache_dir": opt.citecheck_cache_dir,
+    }
+
+
+# -- end of the engine's options --------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("citecheck", "citation checking (pytest-citecheck)")
+    group.addoption(
+        "--citecheck",
+        action="store_true",
+        dest="citecheck",
+        default=False,
+        help="collect claim files (citecheck_*.yaml|yml|jsonl) and verify their citations.",
+    )
+    group.addoption(
+        "--citecheck-record",
+        dest="citecheck_record",
+        default="none",
+        choices=RECORD_MODES,
+        help="VCR record mode for citecheck cassettes (default: none = replay only, no "
+        "network). once/new_episodes/all/rewrite fetch pages and ask the judge with real "
+        "tokens.",
+    )
+    group.addoption(
+        "--citecheck-judge",
+        dest="citecheck_judge",
+        default=None,
+        type=judge_spec,
+        metavar="PROVIDER:MODEL",
+        help=f"judge model (ini citecheck_judge; default {DEFAULT_JUDGE}); "
+        f"{providers_help()} Recording also needs CRAWLBASE_TOKEN (and CRAWLBASE_JS_TOKEN "
+        "for JavaScript pages); replay needs no key.",
+    )
+    group.addoption(
+        "--citecheck-min-precision",
+        dest="citecheck_min_precision",
+        default=None,
+        type=fraction,
+        metavar="P",
+        help="fail when citation precision is below P (ini citecheck_min_precision; "
+        "default: no floor).",
+    )
+    group.addoption(
+        "--citecheck-min-reachable-precision",
+        dest="citecheck_min_reachable_precision",
+        default=None,
+        type=fraction,
+        metavar="P",
+        help="fail when reachable precision is below P (ini "
+        "citecheck_min_reachable_precision; default: no floor).",
+    )
+    group.addoption(
+        "--citecheck-allow-contradicted",
+        dest="citecheck_allow_contradicted",
+        action="store_true",
+        default=None,
+        help="do not fail the session on contradicted or fabricated citations (ini "
+        "citecheck_allow_contradicted; default: false).",
+    )
+    group.addoption(
+        "--citecheck-review-below",
+        dest="citecheck_review_below",
+        default=None,
+        type=fraction,
+        metavar="C",
+        help=f"mark verdicts with confidence below C for review (ini "
+        f"citecheck_review_below; default {DEFAULT_REVIEW_BELOW}).",
+    )
+    group.addoption(
+        "--citecheck-strict-review",
+        dest="citecheck_strict_review",
+        action="store_true",
+        default=None,
+        help="fail claims and the session on verdicts marked for review (ini "
+        "citecheck_strict_review; default: false).",
+    )
+    group.addoption(
+        "--citecheck-baseline",
+        dest="citecheck_baseline",
+        default=None,
+        type=Path,
+        metavar="REPORT.json",
+        help="compare precision with a saved --citecheck-report and fail on a drop larger "
+        "than citecheck_max_drop.",
+    )
+    group.addoption(
+        "--citecheck-max-drop",
+        dest="citecheck_max_drop",
+        default=None,
+        type=fraction,
+        metavar="D",
+        help=f"largest allowed precision drop against the baseline (ini "
+        f"citecheck_max_drop; default {DEFAULT_MAX_DROP}).",
+    )
+    group.addoption(
+        "--citecheck-report",
+        dest="citecheck_report",
+        default=None,
+        type=Path,
+        metavar="PATH.json",
+        help="write a JSON report (also the --citecheck-baseline format).",
+    )
+    group.addoption(
+        "--citecheck-csv",
+        dest="citecheck_csv",
+        default=None,
+        type=Path,
+        metavar="PATH",
+        help="write one CSV row per citation.",
+    )
+    group.addoption(
+        "--citecheck-audit",
+        dest="citecheck_audit",
+        default=None,
+        type=Path,
+        metavar="PATH",
+        help="append one row per citation to this SQLite audit index (read it with "
+        "`citecheck audit list`).",
+    )
+    # -- readable reports (report_md, report_html) --
+    group.addoption(
+        "--citecheck-md",
+        dest="citecheck_md",
+        default=None,
+        type=Path,
+        metavar="PATH.md",
+        help="write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when that "
+        "variable is set).",
+    )
+    group.addoption(
+        "--citecheck-html",
+        dest="citecheck_html",
+        default=None,
+        type=Path,
+        metavar="PATH.html",
+        help="write a self-contained HTML report (no network, opens from file://).",
+    )
+    _add_engine_options(parser, group)
+
+    _add_quote_match_options(group, parser)
+
+    parser.addini(
+        "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
+    )
+    parser.addini(
+        "citecheck_judge", f"judge PROVIDER:MODEL (default {DEFAULT_JUDGE})", default=None
+    )
+    parser.addini(
+        "citecheck_judge_base_url",
+        "base URL for the openai-compatible judge (vLLM, llama.cpp, LM Studio)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_judge_temperature",
+        "judge temperature: auto (0; not sent to OpenAI reasoning models), omit, or a "
+        "number (default auto)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_judge_response_format",
+        "OpenAI-wire response_format: auto (json_schema, json_object + schema for a "
+        "server that asks for it), json_schema or json_object (default auto)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_min_precision",
+        "citation precision floor (default: none)",
+        type="float",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_min_reachable_precision",
+        "reachable precision floor (default: none)",
+        type="float",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_allow_contradicted",
+        "do not fail on contradicted/fabricated citations",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "citecheck_review_below",
+        f"confidence below which a verdict needs review (default {DEFAULT_REVIEW_BELOW})",
+        type="float",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_strict_review", "fail on verdicts marked for review", type="bool", default=False
+    )
+    parser.addini(
+        "citecheck_document_roots",
+        "folders outside the rootdir that `document:` citations may read (paths relative "
+        "to the ini file; default: only the rootdir)",
+        type="paths",
+        default=[],
+    )
+    parser.addini(
+        "citecheck_max_drop",
+        f"largest allowed precision drop vs the baseline (default {DEFAULT_MAX_DROP})",
+        type="float",
+        default=None,
+    )
+
+    # Retrieval (DESIGN §3 step 9): which ranker picks the passages when recording.
+    group.addoption(
+        "--citecheck-ranker",
+        dest="citecheck_ranker",
+        default=None,
+        choices=RANKERS,
+        help=f"passage ranker for recording (ini citecheck_ranker; default {DEFAULT_RANKER}). "
+        "Replay reads the recorded choice.",
+    )
+    parser.addini(
+        "citecheck_ranker",
+        f"passage ranker for recording: {' | '.join(RANKERS)} (default {DEFAULT_RANKER})",
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every citecheck setting, resolved (flag > ini > default) and validated."""
+
+    enabled: bool
+    record_mode: str
+    judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
+    judge_base_url: str | None
+    judge_temperature: Temperature
+    judge_response_format: str
+    patterns: tuple[str, ...]
+    min_precision: float | None
+    min_reachable_precision: float | None
+    allow_contradicted: bool
+    review_below: float
+    strict_review: bool
+    baseline: Path | None
+    max_drop: float
+    report: Path | None
+    csv: Path | None
+    # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
+    document_roots: tuple[Path, ...] = ()
+    audit: Path | None = None
+    # Where ``judge`` came from ("flag", "ini" or None), for messages.
+    judge_origin: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    cache_dir: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+    quote_policy: QuotePolicy = EXACT
+    ranker: str = DEFAULT_RANKER
+
+    def judge_for(self, file_judge: str | None) -> str:
+        return self.judge or file_judge or DEFAULT_JUDGE
+
+
+def _getini(config: pytest.Config, name: str) -> Any:
+    """``config.getini`` whose errors name the option (pytest's own may not)."""
+    try:
+        return config.getini(name)
+    except (pytest.UsageError, ValueError, TypeError) as exc:
+        message = str(exc)
+        if name not in message:
+            message = f"ini option {name}: {message}"
+        raise pytest.UsageError(message) from None
+
+
+def _ini_fraction(config: pytest.Config, name: str) -> float | None:
+    """A fraction from ini or TOML (``0.5`` native or ``"0.5"`` in an ini file)."""
+    raw = _getini(config, name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return fraction(str(raw))
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+
+def _ini_temperature(config: pytest.Config) -> Temperature:
+    raw = _getini(config, "citecheck_judge_temperature")
+    if raw in (None, ""):
+        return "auto"  # the judges (and httpx) are imported only when set
+    from pytest_citecheck.stages.judges.compat import parse_temperature
+
+    try:
+        return parse_temperature(str(raw))
+    except ValueError as exc:
+        raise pytest.UsageError(f"ini option citecheck_judge_temperature: {exc}") from None
+
+
+def _ini_response_format(config: pytest.Config) -> str:
+    raw = str(_getini(config, "citecheck_judge_response_format") or "auto").strip().lower()
+    if raw == "auto":
+        return raw
+    from pytest_citecheck.stages.judges.openai import RESPONSE_FORMATS
+
+    if raw not in RESPONSE_FORMATS:
+        raise pytest.UsageError(
+            f"ini option citecheck_judge_response_format: {raw!r} is not one of "
+            f"{', '.join(RESPONSE_FORMATS)}"
+        )
+    return raw
+
+
+def settings_from_config(config: pytest.Config) -> Settings:
+    """Resolve settings; raises ``pytest.UsageError`` on a bad ini value."""
+    opt = config.option
+
+    def pick_fraction(name: str) -> float | None:
+        value: float | None = getattr(opt, name)
+        return value if value is not None else _ini_fraction(config, name)
+
+    def pick_bool(name: str) -> bool:
+        value: bool | None = getattr(opt, name)
+        return bool(value) if value is not None else bool(_getini(config, name))
+
+    judge: str | None = opt.citecheck_judge
+    judge_origin = "flag" if judge is not None else None
+    if judge is None and _getini(config, "citecheck_judge"):
+        judge_origin = "ini"
+        try:
+            judge = judge_spec(str(_getini(config, "citecheck_judge")))
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option citecheck_judge: {exc}") from None
+    review_below = pick_fraction("citecheck_review_below")
+    max_drop = pick_fraction("citecheck_max_drop")
+    return Settings(
+        enabled=bool(opt.citecheck),
+        record_mode=opt.citecheck_record,
+        judge=judge,
+        judge_base_url=_getini(config, "citecheck_judge_base_url") or None,
+        judge_temperature=_ini_temperature(config),
+        judge_response_format=_ini_response_format(config),
+        patterns=tuple(_getini(config, "citecheck_patterns")),
+        min_precision=pick_fraction("citecheck_min_precision"),
+        min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),
+        allow_contradicted=pick_bool("citecheck_allow_contradicted"),
+        review_below=DEFAULT_REVIEW_BELOW if review_below is None else review_below,
+        strict_review=pick_bool("citecheck_strict_review"),
+        baseline=opt.citecheck_baseline,
+        max_drop=DEFAULT_MAX_DROP if max_drop is None else max_drop,
+        report=opt.citecheck_report,
+        audit=opt.citecheck_audit,
+        csv=opt.citecheck_csv,
+        markdown=opt.citecheck_md,
+        html=opt.citecheck_html,
+        quote_policy=_quote_policy(config),
+        document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
+        judge_origin=judge_origin,
+        ranker=_ranker(config),
+        **_engine_settings(config),  # type: ignore[arg-type]
+    )
+
+
+def check_paths(settings: Settings) -> None:
+    """Start-up checks of the files a run reads and writes: a usage error now
+    instead of a lost summary at the end (issue 10, items 6 and 10)."""
+    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+        if path is not None:
+            problem = _unwritable(path)
+            if problem is not None:
+                raise pytest.UsageError(f"{flag} {path}: {problem}")
+    if settings.baseline is not None:
+        from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
+
+        try:
+            load_baseline_precision(settings.baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file, or None."""
+    if path.is_dir():
+        return "is a folder; give a file name, e.g. report.json inside it"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "the file is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so nothing can be written under it"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None
+
+
+# -- quote matching (the guard, DESIGN §3.11) ---------------------------------------
+
+
+def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--citecheck-quote-match",
+        dest="citecheck_quote_match",
+        default=None,
+        choices=QUOTE_MATCH_MODES,
+        help="how the guard matches a judge's quote against the passages: exact (a substring "
+        "after normalising quotes and whitespace) or fuzzy (also a lightly edited quote; the "
+        "verdict reports the page's own span) (ini citecheck_quote_match; default: exact).",
+    )
+    group.addoption(
+        "--citecheck-quote-similarity",
+        dest="citecheck_quote_similarity",
+        default=None,
+        type=fraction,
+        metavar="S",
+        help="the similarity a fuzzy quote match needs (ini citecheck_quote_similarity; "
+        f"default {DEFAULT_QUOTE_SIMILARITY}).",
+    )
+    parser.addini(
+        "citecheck_quote_match",
+        "exact or fuzzy quote matching in the guard (default: exact)",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_quote_similarity",
+        f"similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY})",
+        default=None,
+    )
+
+
+def _quote_policy(config: pytest.Config) -> QuotePolicy:
+    mode: str | None = config.option.citecheck_quote_match
+    if mode is None:
+        mode = str(_getini(config, "citecheck_quote_match") or "exact").strip()
+        if mode not in QUOTE_MATCH_MODES:
+            raise pytest.UsageError(
+                f"ini option citecheck_quote_match: {mode!r} is not one of "
+                f"{', '.join(QUOTE_MATCH_MODES)}"
+            )
+    similarity: float | None = config.option.citecheck_quote_similarity
+    if similarity is None:
+        similarity = _ini_fraction(config, "citecheck_quote_similarity")
+    return QuotePolicy(mode, DEFAULT_QUOTE_SIMILARITY if similarity is None else similarity)
+
+
+def _ranker(config: pytest.Config) -> str:
+    name: str = config.option.citecheck_ranker or str(_getini(config, "citecheck_ranker") or "")
+    name = name.strip()
+    if not name:
+        return DEFAULT_RANKER
+    if name not in RANKERS:
+        raise pytest.UsageError(
+            f"ini option citecheck_ranker: {name!r} is not one of {', '.join(RANKERS)}"
+        )
+    return name

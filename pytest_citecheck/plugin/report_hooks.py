@@ -1,0 +1,199 @@
+"""The hooks that show results: ``-v`` labels, the terminal summary, the report files.
+
+Registered next to the session hooks (``plugin.pytest_configure``). Everything
+here reads the :class:`~pytest_citecheck.plugin.session.CitecheckSession` and its
+:class:`~pytest_citecheck.reports.report.Report`; nothing here decides pass or fail
+(DESIGN §6: the gate does), except that a report file that cannot be written
+fails the run instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Generator
+from datetime import UTC, datetime
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_citecheck.plugin.options import Settings
+    from pytest_citecheck.plugin.session import CitecheckSession
+    from pytest_citecheck.reports.report import ItemInfo, Report, RunInfo
+
+# The attribute of a TestReport that carries a claim's results (set by plugin).
+REPORT_ATTR = "citecheck_results"
+# The key of an xdist worker's ``workeroutput`` that carries its unverified claim files.
+UNVERIFIED_FILES_KEY = "citecheck_unverified_files"
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """A pytest-xdist worker (the controller aggregates and reports)."""
+    return hasattr(config, "workerinput")
+
+
+def _labels(payload: Any) -> str:
+    """The claim labels a report carries: JSON from an xdist worker, or the result
+    objects in this process."""
+    results = json.loads(payload) if isinstance(payload, str) else payload
+    return ", ".join(str(r["label"] if isinstance(r, dict) else r.label.value) for r in results)
+
+
+class ReportHooks:
+    """Light until a citecheck session exists: without ``--citecheck`` it only
+    counts claim files for the hint."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.started = datetime.now(UTC)
+        self.items: dict[str, ItemInfo] = {}
+        self.unverified_files = 0
+        self.labels: dict[str, str] = {}
+
+    @property
+    def session(self) -> CitecheckSession | None:
+        if "pytest_citecheck.plugin.session" not in sys.modules:
+            return None
+        from pytest_citecheck.plugin.session import SESSION_KEY
+
+        return self.config.stash.get(SESSION_KEY, None)
+
+    # -- start: a warning and a hint about how citecheck was asked to run --------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = datetime.now(UTC)
+        config = session.config
+        settings = self.settings
+        if is_worker(config) or not settings.enabled or settings.baseline is not None:
+            return
+        if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
+            config.issue_config_time_warning(
+                pytest.PytestConfigWarning(
+                    "citecheck_max_drop is set but no --citecheck-baseline is given: "
+                    "there is nothing to compare with, so it has no effect"
+                ),
+                stacklevel=2,
+            )
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
+        settings = self.settings
+        if not settings.enabled and any(fnmatch(file_path.name, p) for p in settings.patterns):
+            self.unverified_files += 1
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """An xdist worker hands its count to the controller, which collects nothing."""
+        if is_worker(session.config):
+            output: dict[str, Any] = session.config.workeroutput  # type: ignore[attr-defined]
+            output[UNVERIFIED_FILES_KEY] = self.unverified_files
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Every worker collects every file, so each reports the same count: kept once."""
+        count = getattr(node, "workeroutput", {}).get(UNVERIFIED_FILES_KEY)
+        if isinstance(count, int):
+            self.unverified_files = max(self.unverified_files, count)
+
+    # -- per item ------------------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, REPORT_ATTR, None)
+        if report.when == "call" and payload is not None:
+            from pytest_citecheck.reports.report import ItemInfo
+
+            self.items[report.nodeid] = ItemInfo(report.outcome, report.location[1])
+            # Kept as one short string: the session drops the payload from the report,
+            # and pytest's short summary asks for the status again at the end.
+            self.labels[report.nodeid] = _labels(payload)
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        """``-v`` shows the claim label: ``PASSED [supported]``."""
+        if report.when != "call" or hasattr(report, "wasxfail"):
+            return None
+        payload = getattr(report, REPORT_ATTR, None)
+        labels = self.labels.get(report.nodeid) if payload is None else _labels(payload)
+        if labels is None:
+            return None
+        if report.passed:
+            return "passed", ".", (f"PASSED [{labels}]", {"green": True})
+        if report.failed:
+            return "failed", "F", (f"FAILED [{labels}]", {"red": True})
+        return None
+
+    # -- end -----------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(
+        self, session: pytest.Session, exitstatus: int
+    ) -> Generator[None, None, None]:
+        # Innermost wrapper: after the session hooks evaluated the gate, before the
+        # terminal reporter prints the summary (so a failed write is shown).
+        yield
+        citecheck = self.session
+        report = None if citecheck is None else citecheck.report
+        if report is None or is_worker(session.config):
+            return
+        self._complete(report)
+        if report.output_errors and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _complete(self, report: Report) -> None:
+        from pytest_citecheck.reports.report import Outputs, load_baseline_labels, write_outputs
+
+        settings = self.settings
+        report.items = self.items
+        report.run = {
+            **_run_info(report, settings.record_mode, self.started).to_json(),
+            **report.run,
+        }
+        if settings.baseline is not None:
+            report.baseline_labels = load_baseline_labels(settings.baseline)
+        write_outputs(report, Outputs.from_settings(settings))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        tr = terminalreporter
+        if is_worker(self.config):
+            return
+        citecheck = self.session
+        report = None if citecheck is None else citecheck.report
+        if report is None:
+            if self.unverified_files:
+                n = self.unverified_files
+                tr.write_line(
+                    f"citecheck: {n} claim file{'s' if n != 1 else ''} found but not verified; "
+                    "add --citecheck to check their citations",
+                    yellow=True,
+                )
+            return
+        tr.write_sep("=", "citecheck")
+        for line in report.lines():
+            tr.write_line(line.text, **line.markup)
+        for failure in report.gate_failures:
+            tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
+        if not report.gate_failures:
+            tr.write_line("citecheck gate passed", green=True)
+
+
+def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
+    from pytest_citecheck.reports.report import RunInfo
+    from pytest_citecheck.stages.providers import PROVIDERS
+
+    judges = sorted({v.judge for r in report.results.values() for v in r.verdicts if v.judge})
+    prompt_version = None
+    if judges and all(j.partition(":")[0] in PROVIDERS for j in judges):
+        # Every built-in provider sends the one versioned prompt.
+        from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION
+
+        prompt_version = PROMPT_VERSION
+    return RunInfo(
+        judges=judges,
+        prompt_version=prompt_version,
+        record_mode=record_mode,
+        started=started,
+        finished=datetime.now(UTC),
+    )

@@ -1,0 +1,314 @@
+"""All citecheck state of one pytest session, in one object (stored in ``config.stash``).
+
+Hooks in ``plugin`` stay thin and call into this. The stages are built by the
+pytest-free :class:`~pytest_citecheck.engine.core.Engine` (one place for the plugin,
+the batch CLI and the service); this object maps pytest's options and hooks
+onto it, decides when claims are verified -- in a record mode, concurrently
+ahead of the items that report them (issue 8) -- collects results (from this
+process or from xdist workers' reports) and evaluates the gate on the
+controller.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
+from pytest_citecheck.engine.gate import GateSettings, evaluate, load_baseline_precision
+from pytest_citecheck.plugin.options import Settings
+from pytest_citecheck.reports.report import Report
+
+if TYPE_CHECKING:
+    # Only types: the engine and its stages load when the first claim runs.
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.recording.recorder import Recording
+    from pytest_citecheck.stages.judges.base import Judge
+
+SESSION_KEY = pytest.StashKey["CitecheckSession"]()
+RESULTS_KEY = pytest.StashKey[list[ClaimResult]]()
+
+# How often the recording progress line is refreshed (a TTY) or printed (a log).
+_TTY_REFRESH = 0.5
+_LOG_EVERY = 10.0
+
+
+class CitecheckSession:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.results: dict[str, ClaimResult] = {}
+        self.report: Report | None = None
+        self._engine: Engine | None = None
+        # Claims verified ahead of their items (record modes): nodeid -> result.
+        self._ahead: dict[str, Future[ClaimResult]] = {}
+
+    @property
+    def replaying(self) -> bool:
+        return self.settings.record_mode == "none"
+
+    # -- the engine, built once ---------------------------------------------------
+
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+
+            s = self.settings
+            hook = self.config.hook
+            config = self.config
+            self._engine = Engine.from_settings(
+                EngineSettings(
+                    record_mode=s.record_mode,
+                    judge=s.judge,
+                    judge_origin=s.judge_origin,
+                    judge_base_url=s.judge_base_url,
+                    judge_temperature=s.judge_temperature,
+                    judge_response_format=s.judge_response_format,
+                    review_below=s.review_below,
+                    concurrency=s.concurrency,
+                    timeout=s.timeout,
+                    max_page_bytes=s.max_page_bytes,
+                    cache_dir=self._cache_dir(),
+                    ranker=s.ranker,
+                    quote_policy=s.quote_policy,
+                    run_id=_xdist_run_id(config),
+                ),
+                StageHooks(
+                    make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
+                    make_judge=lambda spec: hook.pytest_citecheck_make_judge(
+                        config=config, spec=spec
+                    ),
+                    make_ranker=lambda: hook.pytest_citecheck_make_ranker(config=config),
+                ),
+            )
+        return self._engine
+
+    def _cache_dir(self) -> Path | None:
+        """--citecheck-cache-dir, else pytest's cache directory; a read-only one or
+        ``-p no:cacheprovider`` means no cache, never an error."""
+        if self.settings.cache_dir is not None or self.replaying:
+            return self.settings.cache_dir
+        cache = getattr(self.config, "cache", None)
+        if cache is None:
+            return None
+        try:
+            path: Path = cache.mkdir("citecheck")
+        except OSError:
+            return None
+        return path
+
+    def judge(self, spec: str) -> Judge:
+        return self.engine().judge(spec)
+
+    def close(self) -> None:
+        """Stop the engine's pool and close its HTTP clients."""
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    # -- start-up checks -------------------------------------------------------------
+
+    def preflight(self, items: Sequence[Any]) -> None:
+        """Every key and token the selected claims need, checked once (issue 10 item 9);
+        raises ``pytest.UsageError`` naming the variables."""
+        from pytest_citecheck.core.errors import ConfigurationError
+
+        claims = {id(i.claim): i for i in items}
+        try:
+            self.engine().preflight(
+                [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+            )
+        except ConfigurationError as exc:
+            raise pytest.UsageError(f"citecheck cannot record:\n{exc}") from None
+
+    def preflight_files(self) -> None:
+        """The xdist controller collects nothing, so it reads the claim files under
+        the run's paths itself; workers then skip the check."""
+        from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+        from pytest_citecheck.recording.recorder import cassette_path
+
+        class _Item:
+            def __init__(self, claim: Claim, cassette: Path) -> None:
+                self.claim, self.cassette = claim, cassette
+
+        items = []
+        for path in _claim_files(self.config, self.settings.patterns):
+            try:
+                claims = load_claim_file(path).claims
+            except (ClaimFileError, OSError, RecursionError):
+                continue  # reported as an invalid claim file by the worker
+            items += [_Item(c, cassette_path(path, c.id)) for c in claims]
+        if items:
+            self.preflight(items)
+
+    # -- verification ------------------------------------------------------------------
+
+    @contextmanager
+    def recording(self, cassette: Path, nodeid: str, judge: Judge) -> Iterator[Recording]:
+        """One cassette for a test's ``citecheck`` fixture calls (a corrupt one fails
+        the test with the file and the fix, no traceback)."""
+        from pytest_citecheck.recording.recorder import CorruptRecording, corrupt_detail
+
+        with ExitStack() as stack:
+            try:
+                recording = stack.enter_context(
+                    self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
+                )
+            except CorruptRecording as exc:
+                pytest.fail(corrupt_detail(cassette, nodeid, exc.why), pytrace=False)
+            yield recording
+
+    def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:
+        return self.engine().verify_in(recording, claim)
+
+    def verify_ahead(self, items: Sequence[Any], terminal: Any | None = None) -> None:
+        """Record: verify ``items``' claims concurrently now, showing progress on
+        ``terminal`` (None: quiet); each item then reports its own result."""
+        engine = self.engine()
+        for item in items:
+            if item.nodeid not in self._ahead:
+                self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
+        pending = {f for f in self._ahead.values() if not f.done()}
+        if terminal is None or not pending:
+            return
+        terminal.start()
+        tty = bool(getattr(terminal, "isatty", False))
+        last = 0.0
+        while pending:
+            _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
+            line = engine.progress.line()
+            if tty:
+                terminal.rewrite(line, erase=True)
+            elif engine.progress.elapsed() - last >= _LOG_EVERY:
+                last = engine.progress.elapsed()
+                terminal.write_line(line)
+        line = engine.progress.line()
+        if tty:
+            terminal.rewrite(line, erase=True)
+            terminal.write("\n")
+        else:
+            terminal.write_line(line)
+        terminal.done()
+
+    def result_for(self, item: Any) -> ClaimResult:
+        """The item's claim result: verified ahead, or now (replay)."""
+        future = self._ahead.pop(item.nodeid, None)
+        if future is not None:
+            return future.result()
+        return self.engine().verify(item.claim, item.cassette, item.nodeid)
+
+    def problems(self, result: ClaimResult) -> list[str]:
+        """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
+        from pytest_citecheck.engine.gate import claim_problems
+
+        return claim_problems(result, GateSettings.from_settings(self.settings))
+
+    # -- results from reports (this process or xdist workers) -------------------
+
+    def add_report_results(self, nodeid: str, payload: str | list[ClaimResult]) -> None:
+        """Results of one item: JSON from an xdist worker, or this process's objects."""
+        if isinstance(payload, str):
+            results = [ClaimResult.model_validate(r) for r in json.loads(payload)]
+        else:
+            results = payload
+        for i, result in enumerate(results):
+            key = nodeid if len(results) == 1 else f"{nodeid}[{i}]"
+            self.results[key] = result
+
+    def add_crashed(self, nodeid: str) -> None:
+        """A worker died running ``nodeid``: its citations count as errors."""
+        if nodeid in self.results:
+            return
+        self.results[nodeid] = crashed_result(nodeid, self.config.rootpath)
+
+    # -- the gate ------------------------------------------------------------------
+
+    def finish(self) -> Report | None:
+        if not self.results:
+            return None
+        s = self.settings
+        baseline = None
+        failures: list[str] = []
+        if s.baseline is not None:
+            from pytest_citecheck.engine.gate import BaselineError
+
+            try:
+                baseline = load_baseline_precision(s.baseline)
+            except BaselineError as exc:
+                failures.append(str(exc))
+        report = Report(
+            results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
+        )
+        failures += evaluate(
+            report.totals,
+            GateSettings.from_settings(s),
+            baseline,
+        )
+        if s.audit is not None:
+            from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+
+            try:
+                AuditIndex(s.audit).record(self.results, new_run_id(), "pytest")
+            except AuditError as exc:
+                failures.append(f"--citecheck-audit: {exc}")
+        report.gate_failures = failures
+        self.report = report
+        return report
+
+
+def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
+    """Error verdicts for every citation of the claim a dead worker was running."""
+    path_part, _, claim_id = nodeid.partition("::")
+    detail = f"the worker running {nodeid} crashed"
+    try:
+        from pytest_citecheck.claims.loader import load_claim_file
+
+        claims = {c.id: c for c in load_claim_file(rootpath / path_part).claims}
+        claim: Any = claims.get(claim_id)
+    except Exception:
+        claim = None
+    if claim is None:
+        claim = Claim(id=claim_id or nodeid, claim="", citations=[])
+    from pytest_citecheck.engine.core import error_result
+
+    return error_result(claim, Reason.WORKER_CRASHED, detail)
+
+
+def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
+    """Every citation of ``claim`` is ``error`` (:func:`.engine.core.error_result`)."""
+    from pytest_citecheck.engine.core import error_result as build
+
+    return build(claim, reason, detail)
+
+
+def _xdist_run_id(config: pytest.Config) -> str | None:
+    """The id pytest-xdist gives the run, shared by its workers (None: not a worker)."""
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
+    return str(run_id) if run_id else None
+
+
+def _claim_files(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
+    """Claim files under the run's paths (``norecursedirs`` honoured)."""
+    from fnmatch import fnmatch
+
+    skip = [str(p) for p in config.getini("norecursedirs")]
+    found: list[Path] = []
+    for arg in config.args or [str(config.rootpath)]:
+        root = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if root.is_file():
+            found.append(root)
+            continue
+        for path in root.rglob("*"):
+            rel = path.relative_to(root).parts[:-1]
+            if any(fnmatch(part, pattern) for part in rel for pattern in skip):
+                continue
+            if path.is_file() and any(fnmatch(path.name, p) for p in patterns):
+                found.append(path)
+    return found

@@ -1,0 +1,349 @@
+"""One claim's cassette: a plain VCR.py file, read and written without VCR.py's patching.
+
+DESIGN §5. The file is exactly what VCR.py (``vcr.use_cassette`` with its YAML
+serializer) reads and writes -- ``interactions`` of ``request`` (method, uri,
+body, headers as lists) and ``response`` (status, headers as lists, body
+string), ``version: 1`` and an optional ``metadata`` mapping -- so any VCR.py
+user can replay it with an httpx client. What this module adds is what VCR.py
+does per process and citecheck needs per claim, concurrently and cheaply:
+
+- **Loading** with PyYAML's C safe loader and a structural check: a truncated,
+  empty, binary or ``!!python``-tagged file, or one of the wrong shape, raises
+  :class:`CorruptCassette` with a one-line reason (no traceback reaches a user).
+- **Matching** the way citecheck's VCR configuration did: method, scheme, host,
+  port, path, query (the Crawling API ``token`` compared as its placeholder) and,
+  for POST, the body compared as JSON. Each recorded interaction plays once, in
+  recorded order (a retried 429-then-200 replays as recorded).
+- **Record modes** as VCR.py defines them: ``none`` and ``once`` with an
+  existing file only replay; ``new_episodes`` replays what matches and records
+  the rest; ``all`` records everything and keeps the loaded interactions that
+  were not re-recorded; ``rewrite`` starts empty.
+- **Saving** atomically (a temporary file renamed into place), creating the
+  folder only then: a failed recording leaves no file and no folder behind.
+
+Only :mod:`yaml` is imported, and only when this module is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import yaml
+
+from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS
+
+try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
+    from yaml import CSafeDumper as _Dumper
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+CASSETTE_VERSION = 1
+# A too-large response is recorded without its body, under this header, so a
+# replay reports the same ``page_too_large`` the recording run did.
+TOO_LARGE_HEADER = "x-citecheck-too-large"
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+MatchKey = tuple[str, str, str, int | None, str, tuple[tuple[str, str], ...]]
+
+
+class CorruptCassette(Exception):
+    """The cassette file exists but cannot be read as a VCR.py cassette."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = path
+        self.why = why
+
+
+def token_placeholder(tokens: Mapping[str, str | None]) -> Callable[[str], str]:
+    """Maps a ``token`` query value to what a cassette holds in its place."""
+    by_value = {value: TOKEN_PLACEHOLDERS[kind] for kind, value in tokens.items() if value}
+    placeholders = frozenset(TOKEN_PLACEHOLDERS.values())
+
+    def replace(value: str) -> str:
+        if value in placeholders or value == REDACTED:
+            return value
+        return by_value.get(value, REDACTED)
+
+    return replace
+
+
+def filtered_uri(uri: str, placeholder: Callable[[str], str]) -> str:
+    """The URI as a cassette stores it: the query sorted (as VCR.py's query filter
+    leaves it) and the ``token`` replaced by its placeholder."""
+    parts = urlsplit(uri)
+    if not parts.query:
+        return uri
+    query = sorted(parse_qsl(parts.query, keep_blank_values=True))
+    query = [(k, placeholder(v) if k == "token" else v) for k, v in query]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def match_key(method: str, uri: str, placeholder: Callable[[str], str]) -> MatchKey:
+    """What two requests must share to match (VCR.py's method, scheme, host, port,
+    path and query matchers; the token compared as its placeholder)."""
+    parts = urlsplit(uri)
+    query = tuple(
+        (k, placeholder(v) if k == "token" else v)
+        for k, v in sorted(parse_qsl(parts.query, keep_blank_values=True))
+    )
+    port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(parts.scheme)
+    return (method.upper(), parts.scheme, parts.hostname or "", port, parts.path, query)
+
+
+def _as_bytes(body: Any) -> bytes:
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    return str(body).encode("utf-8")
+
+
+def bodies_match(recorded: bytes, live: bytes) -> bool:
+    """POST bodies are equal as JSON (or as bytes when either is not JSON)."""
+    if recorded == live:
+        return True
+    try:
+        return bool(json.loads(recorded) == json.loads(live))
+    except ValueError:
+        return False
+
+
+@dataclass
+class Interaction:
+    """One recorded request and its response, in VCR.py's dict layout."""
+
+    request: dict[str, Any]
+    response: dict[str, Any]
+    key: MatchKey
+    played: bool = False
+
+    @property
+    def status(self) -> int:
+        return int(self.response["status"]["code"])
+
+    @property
+    def reason_phrase(self) -> str | None:
+        message = self.response["status"].get("message")
+        return str(message) if message else None
+
+    @property
+    def body(self) -> bytes:
+        return _as_bytes(self.response["body"].get("string"))
+
+    def header_items(self) -> list[tuple[str, str]]:
+        return [
+            (str(name), str(value))
+            for name, values in self.response["headers"].items()
+            for value in values
+        ]
+
+    def header(self, name: str) -> str | None:
+        for key, values in self.response["headers"].items():
+            if key.lower() == name and values:
+                return str(values[0])
+        return None
+
+
+def _check(condition: bool, why: str, path: Path) -> None:
+    if not condition:
+        raise CorruptCassette(path, why)
+
+
+def _read_interaction(raw: Any, n: int, path: Path, placeholder: Callable[[str], str]) -> Any:
+    where = f"interaction {n + 1}"
+    _check(isinstance(raw, dict), f"{where} is not a mapping", path)
+    request, response = raw.get("request"), raw.get("response")
+    _check(isinstance(request, dict), f"{where} has no request mapping", path)
+    _check(isinstance(response, dict), f"{where} has no response mapping", path)
+    method, uri = request.get("method"), request.get("uri")
+    _check(isinstance(method, str) and isinstance(uri, str), f"{where}: no method or uri", path)
+    _check(isinstance(request.get("headers", {}), dict), f"{where}: request headers", path)
+    _check(
+        isinstance(request.get("body"), str | bytes | None), f"{where}: request body is odd", path
+    )
+    status, headers, body = response.get("status"), response.get("headers"), response.get("body")
+    _check(
+        isinstance(status, dict) and isinstance(status.get("code"), int),
+        f"{where}: the response has no status code",
+        path,
+    )
+    _check(
+        isinstance(headers, dict) and all(isinstance(v, list) for v in headers.values()),
+        f"{where}: response headers are not lists",
+        path,
+    )
+    _check(
+        isinstance(body, dict) and isinstance(body.get("string"), str | bytes | None),
+        f"{where}: the response has no body string",
+        path,
+    )
+    request.setdefault("headers", {})
+    return Interaction(request, response, match_key(method, uri, placeholder))
+
+
+@dataclass
+class Cassette:
+    """The interactions and metadata of one cassette file, in memory."""
+
+    path: Path
+    interactions: list[Interaction] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    existed: bool = False
+    # Interactions recorded in this run (after the loaded ones).
+    recorded: int = 0
+    dirty: bool = False
+
+    @classmethod
+    def load(cls, path: Path, placeholder: Callable[[str], str]) -> Cassette:
+        """Read ``path``; a missing file is an empty cassette, a bad one raises
+        :class:`CorruptCassette`."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return cls(path)
+        except IsADirectoryError:
+            raise CorruptCassette(path, "it is a directory, not a file") from None
+        except OSError as exc:
+            raise CorruptCassette(path, f"it cannot be read ({exc.strerror})") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptCassette(path, "it is not UTF-8 text") from None
+        try:
+            parsed = yaml.load(text, Loader=_Loader)  # the C *safe* loader
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f" at line {mark.line + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise CorruptCassette(path, f"it is not valid YAML{at} ({problem})") from None
+        except (RecursionError, MemoryError, ValueError) as exc:
+            raise CorruptCassette(path, f"it cannot be parsed ({type(exc).__name__})") from None
+        _check(isinstance(parsed, dict), "it is not a VCR.py cassette (no mapping)", path)
+        interactions = parsed.get("interactions")
+        _check(isinstance(interactions, list), "it has no list of interactions", path)
+        metadata = parsed.get("metadata") or {}
+        _check(isinstance(metadata, dict), "its metadata is not a mapping", path)
+        loaded = [_read_interaction(r, n, path, placeholder) for n, r in enumerate(interactions)]
+        return cls(path, loaded, metadata, existed=True)
+
+    def __len__(self) -> int:
+        return len(self.interactions)
+
+    def play(self, key: MatchKey, body: bytes) -> Interaction | None:
+        """The first unplayed recorded interaction matching the request, marked played."""
+        for interaction in self.interactions:
+            if interaction.played or interaction.key != key:
+                continue
+            if key[0] == "POST" and not bodies_match(
+                _as_bytes(interaction.request.get("body")), body
+            ):
+                continue
+            interaction.played = True
+            return interaction
+        return None
+
+    def append(self, request: dict[str, Any], response: dict[str, Any], key: MatchKey) -> None:
+        self.interactions.append(Interaction(request, response, key, played=True))
+        self.recorded += 1
+        self.dirty = True
+
+    def drop_rerecorded(self) -> None:
+        """Mode ``all``: loaded interactions that were recorded again are replaced."""
+        loaded = self.interactions[: len(self.interactions) - self.recorded]
+        fresh = self.interactions[len(loaded) :]
+        keys = {i.key for i in fresh}
+        kept = [i for i in loaded if i.key not in keys]
+        self.interactions = kept + fresh
+
+    def to_yaml(self) -> str:
+        """The file text, as VCR.py's YAML serializer writes it."""
+        data: dict[str, Any] = {
+            "version": CASSETTE_VERSION,
+            "interactions": [
+                {"request": _unicode_body(i.request), "response": _unicode_response(i.response)}
+                for i in self.interactions
+            ],
+        }
+        if self.metadata:
+            data["metadata"] = self.metadata
+        text: str = yaml.dump(data, Dumper=_Dumper)
+        return text
+
+    def save(self) -> None:
+        """Write the file atomically; the folder is created here, and removed again
+        if writing failed and left it empty."""
+        folder = self.path.parent
+        created = not folder.exists()
+        text = self.to_yaml()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(text)
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except BaseException:
+            if created:
+                remove_empty_folders(folder)
+            raise
+        self.dirty = False
+
+
+def remove_empty_folders(folder: Path, stop: int = 2) -> None:
+    """Remove ``folder`` and up to ``stop`` empty parents (``cassettes/<stem>/``)."""
+    for _ in range(stop):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _unicode_body(request: dict[str, Any]) -> dict[str, Any]:
+    body = request.get("body")
+    if isinstance(body, bytes):
+        try:
+            return {**request, "body": body.decode("utf-8")}
+        except UnicodeDecodeError:
+            return request
+    return request
+
+
+def _unicode_response(response: dict[str, Any]) -> dict[str, Any]:
+    string = response["body"].get("string")
+    if isinstance(string, bytes):
+        try:
+            return {**response, "body": {**response["body"], "string": string.decode("utf-8")}}
+        except UnicodeDecodeError:
+            return response
+    return response
+
+
+def _text_or_bytes(body: bytes) -> str | bytes:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body
+
+
+def request_dict(method: str, uri: str, body: bytes, headers: Mapping[str, str]) -> dict[str, Any]:
+    """A request as VCR.py's ``Request._to_dict`` lays it out (one value per header)."""
+    return {
+        "method": method,
+        "uri": uri,
+        "body": _text_or_bytes(body),
+        "headers": {name: [value] for name, value in headers.items()},
+    }

@@ -1,0 +1,334 @@
+"""Record and replay: one cassette per claim (DESIGN §5).
+
+A cassette holds every HTTP exchange of one claim (Crawling API and judge)
+plus, in its metadata, what is not HTTP but must replay exactly: which passages
+retrieval chose (so CI needs no embedding model and no float bits of the
+recording machine) and the judge prompt version the replies were given for. A
+recording goes stale when the page, the claim, the judge model or the prompt
+changes; replay then reports it by claim instead of guessing.
+
+Cassettes are plain VCR.py files; :mod:`pytest_citecheck.recording.cassette` reads and
+writes them and :mod:`pytest_citecheck.recording.transport` serves one claim's HTTP from
+its cassette, so claims record concurrently without VCR.py's process-global
+patching. A recording is saved only when the claim verified without an
+``error``: a failed recording leaves no file and no folder, and ``once``
+records it again next time (issue 8 item 6).
+
+This module stays light (it is imported with the options); yaml and httpx load
+when a cassette is opened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_citecheck.claims.models import JudgeReply, Reason
+from pytest_citecheck.core.defaults import RECORD_MODES
+from pytest_citecheck.core.errors import StageFailed
+from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.stages.retrieval import Ranker, describe
+
+if TYPE_CHECKING:
+    from pytest_citecheck.recording.cassette import Cassette
+    from pytest_citecheck.recording.transport import ClaimHTTP
+    from pytest_citecheck.stages.judges.base import Judge
+
+METADATA_KEY = "citecheck"
+METADATA_FORMAT = 1
+
+
+def cassette_path(claim_file: Path, claim_id: str) -> Path:
+    """``cassettes/<file stem>/<claim id>.yaml`` beside the claim file."""
+    return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"
+
+
+def record_command(nodeid: str, mode: str = "once") -> str:
+    """The command that (re-)records one claim or test."""
+    return f"pytest --citecheck --citecheck-record={mode} {shlex.quote(nodeid)}"
+
+
+def retrieval_key(claim: str, passages: Sequence[str]) -> str:
+    """Identifies one retrieval question: the claim and the exact page passages."""
+    digest = hashlib.sha256(claim.encode())
+    for passage in passages:
+        digest.update(b"\x1e" + passage.encode())
+    return digest.hexdigest()[:20]
+
+
+class MissingRetrieval(Exception):
+    """Replay only, and the cassette has no retrieval for this page and claim."""
+
+
+class CorruptRecording(Exception):
+    """The cassette cannot be read (``why``, one line, no traceback)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def _where(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def corrupt_detail(path: Path, nodeid: str, why: str) -> str:
+    """What a user reads for a corrupt cassette: which file, why, and the fix."""
+    return (
+        f"the recording {_where(path)} is corrupt: {why}; record it again with: "
+        f"{record_command(nodeid, 'rewrite')}"
+    )
+
+
+@dataclass
+class Recording:
+    """An open cassette for one claim (or one test's fixture calls)."""
+
+    path: Path
+    mode: str
+    nodeid: str
+    cassette: Cassette
+    http: ClaimHTTP
+    prompt_version: str | None = None
+    # False once a claim verified in it had an error: then nothing is saved.
+    ok: bool = True
+    # The guard's quote policy (QuotePolicy.metadata()); None: not checked.
+    quote_policy: Mapping[str, Any] | None = None
+
+    @property
+    def replaying(self) -> bool:
+        return self.mode == "none"
+
+    @property
+    def write_protected(self) -> bool:
+        return self.http.write_protected
+
+    # -- metadata ------------------------------------------------------------
+
+    def metadata(self) -> dict[str, Any]:
+        """citecheck's part of the cassette metadata (created when recording)."""
+        meta = self.cassette.metadata.get(METADATA_KEY)
+        if isinstance(meta, dict):
+            return meta
+        meta = {"format": METADATA_FORMAT, "retrieval": {}}
+        if not self.write_protected:
+            self.cassette.metadata[METADATA_KEY] = meta
+        return meta
+
+    def recorded_prompt_version(self) -> str | None:
+        value = self.metadata().get("judge_prompt_version")
+        return str(value) if value is not None else None
+
+    # -- the guard's quote policy (DESIGN §3.11) ---------------------------------
+    # Recorded with the claim like the prompt version: a judge reply recorded
+    # under one quote-match mode or threshold is stale under another.
+
+    def check_quote_policy(self) -> None:
+        """Raise ``stale_recording`` when replaying a judge reply recorded under
+        another quote policy (a cassette without one was recorded under exact)."""
+        if not self.replaying or self.quote_policy is None or not self.cassette.existed:
+            return
+        try:
+            recorded = _recorded_quote_policy(self.metadata())
+        except Exception:
+            recorded = _recorded_quote_policy({})
+        current = dict(self.quote_policy)
+        if recorded == current:
+            return
+        raise StageFailed(
+            Reason.STALE_RECORDING,
+            f"the recording in {_where(self.path)} was made with {_describe_policy(recorded)}, "
+            f"the current setting is {_describe_policy(current)}; record it with: "
+            f"{record_command(self.nodeid, 'rewrite')}",
+        )
+
+    def judge(self, judge: Judge) -> Judge:
+        """``judge``, refusing to replay a reply recorded under another quote policy."""
+        return _QuotePolicyCheckedJudge(self, judge)
+
+    def ranker(self, live: Callable[[], Ranker]) -> Ranker:
+        """A ranker that replays retrieval's recorded choices, or records new ones."""
+        return _RecordedRanker(self, live)
+
+    def finish(self, ok: bool) -> bool:
+        """Save what was recorded when the claim verified without error; True if saved."""
+        cassette = self.cassette
+        if self.write_protected or not ok or not cassette.dirty:
+            return False
+        if self.prompt_version and len(cassette):
+            meta = self.metadata()
+            meta["judge_prompt_version"] = self.prompt_version
+        if self.quote_policy is not None and len(cassette):
+            meta = self.metadata()
+            for key in _QUOTE_POLICY_KEYS:
+                meta.pop(key, None)
+            meta.update(self.quote_policy)
+        if self.mode == "all":
+            cassette.drop_rerecorded()
+        cassette.save()
+        return True
+
+    # -- errors --------------------------------------------------------------
+
+    def classify_error(self, exc: BaseException) -> tuple[str, str] | None:
+        """Turn "can't play this" into a reason and the command that fixes it."""
+        from pytest_citecheck.recording.transport import UnmatchedRequest
+
+        if isinstance(exc, CorruptRecording):
+            return Reason.CORRUPT_RECORDING, corrupt_detail(self.path, self.nodeid, exc.why)
+        if not isinstance(exc, UnmatchedRequest | MissingRetrieval):
+            return None
+        where = _where(self.path)
+        if not self.cassette.existed:
+            what = f"no recording ({where} does not exist)"
+            reason = Reason.NO_RECORDING
+        elif isinstance(exc, MissingRetrieval):
+            what = f"the recording in {where} has no retrieval for this page and claim"
+            reason = Reason.STALE_RECORDING
+        else:
+            what = f"the recording in {where} has no reply for {exc.method} " + scrub(exc.uri)
+            reason = Reason.STALE_RECORDING
+        recorded = self.recorded_prompt_version()
+        current = self.prompt_version
+        if recorded and current and recorded != current:
+            what += f" (recorded with judge prompt {recorded}, current is {current})"
+        mode = "once" if not self.cassette.existed else "rewrite"
+        return reason, f"{what}; record it with: {record_command(self.nodeid, mode)}"
+
+
+class _RecordedRanker:
+    def __init__(self, recording: Recording, live: Callable[[], Ranker]) -> None:
+        self._recording = recording
+        self._live = live
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        recording = self._recording
+        key = retrieval_key(claim, passages)
+        meta = recording.metadata()
+        retrieval = meta.get("retrieval")
+        stored = retrieval.get(key) if isinstance(retrieval, dict) else None
+        if recording.write_protected:
+            if stored is None:
+                raise MissingRetrieval(key)
+            return _ranked(stored, k)
+        if stored is not None and recording.mode in ("once", "new_episodes"):
+            return _ranked(stored, k)
+        live = self._live()
+        ranked = live.rank(claim, passages, k)
+        meta.setdefault("retrieval", {})[key] = [[i, round(s, 4)] for i, s in ranked]
+        # Which ranker chose: replay ignores it, a diff of the cassette shows a change.
+        meta["ranker"] = describe(live)
+        recording.cassette.dirty = True
+        return ranked
+
+
+_QUOTE_POLICY_KEYS = ("quote_match", "quote_similarity")
+
+
+def _recorded_quote_policy(meta: Mapping[str, Any]) -> dict[str, Any]:
+    recorded = {key: meta[key] for key in _QUOTE_POLICY_KEYS if key in meta}
+    return recorded or {"quote_match": "exact"}
+
+
+def _describe_policy(policy: Mapping[str, Any]) -> str:
+    text = f"quote match {policy.get('quote_match')}"
+    if "quote_similarity" in policy:
+        text += f" (similarity {policy['quote_similarity']})"
+    return text
+
+
+class _QuotePolicyCheckedJudge:
+    """The claim's judge; a replayed reply must have been recorded under the
+    quote policy in force. Everything else is the wrapped judge's."""
+
+    def __init__(self, recording: Recording, judge: Judge) -> None:
+        self._recording = recording
+        self._judge = judge
+
+    @property
+    def name(self) -> str:
+        return self._judge.name
+
+    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        self._recording.check_quote_policy()
+        return self._judge.judge(claim, passages)
+
+    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        self._recording.check_quote_policy()
+        reply: JudgeReply = await self._judge.ajudge(claim, passages)  # type: ignore[attr-defined]
+        return reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+
+def _check_metadata(meta: Any) -> None:
+    """citecheck's metadata must be what :class:`_RecordedRanker` wrote."""
+    if not isinstance(meta, dict):
+        raise CorruptRecording("its citecheck metadata is not a mapping")
+    retrieval = meta.get("retrieval", {})
+    if not isinstance(retrieval, dict):
+        raise CorruptRecording("its retrieval metadata is not a mapping")
+    for key, ranked in retrieval.items():
+        ok = isinstance(ranked, list) and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], int)
+            and isinstance(pair[1], int | float)
+            for pair in ranked
+        )
+        if not ok:
+            raise CorruptRecording(f"its retrieval metadata for {str(key)[:20]!r} is garbled")
+
+
+def _ranked(stored: Any, k: int) -> list[tuple[int, float]]:
+    try:
+        return [(int(i), float(s)) for i, s in stored][:k]
+    except (TypeError, ValueError):
+        raise CorruptRecording("its retrieval metadata is garbled") from None
+
+
+@contextmanager
+def open_recording(
+    path: Path,
+    mode: str,
+    nodeid: str,
+    tokens: Mapping[str, str | None],
+    *,
+    prompt_version: str | None = None,
+    secrets: Sequence[str] = (),
+    max_bytes: int | None = None,
+    quote_policy: Mapping[str, Any] | None = None,
+) -> Iterator[Recording]:
+    """Open the claim's cassette and make it serve this thread's HTTP.
+
+    Raises :class:`CorruptRecording` when the file cannot be read (see
+    :func:`corrupt_detail` for the message). The caller saves with
+    :meth:`Recording.finish`.
+    """
+    from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, token_placeholder
+    from pytest_citecheck.recording.transport import ClaimHTTP, claim_http
+
+    if mode not in RECORD_MODES:
+        raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}")
+    placeholder = token_placeholder(tokens)
+    if mode == "rewrite":
+        cassette = Cassette(path)
+    else:
+        try:
+            cassette = Cassette.load(path, placeholder)
+        except CorruptCassette as exc:
+            raise CorruptRecording(exc.why) from None
+        _check_metadata(cassette.metadata.get(METADATA_KEY, {}))
+    values = tuple(v for v in (*tokens.values(), *secrets) if v and len(v) >= 4)
+    http = ClaimHTTP(cassette, mode, placeholder, values, max_bytes)
+    recording = Recording(
+        path, mode, nodeid, cassette, http, prompt_version, quote_policy=quote_policy
+    )
+    with claim_http(http):
+        yield recording

@@ -1,0 +1,288 @@
+"""Per-claim record and replay for every stage's HTTP, without VCR.py's global patching.
+
+DESIGN §5, §7. The engine builds the fetcher's and the judges' httpx clients
+on one :class:`StageTransport`. While a claim is verified, :func:`claim_http`
+makes that claim's cassette (:class:`ClaimHTTP`) the current one for the
+thread running it (a :mod:`contextvars` variable), so claims verified in
+parallel threads each read and write their own cassette, and a replay opens
+no patchers and deep-copies nothing.
+
+Every live response is read here, so two limits hold for all of them:
+
+- the overall deadline of the request (retries included) that
+  :func:`pytest_citecheck.core.retry.send` puts in ``request.extensions``: a server
+  that drips one byte at a time is cut off when it runs out (:class:`DeadlineExceeded`);
+- the size cap (``citecheck_max_page_bytes``): a larger body is not read on and
+  raises :class:`ResponseTooLarge`; the recording keeps the response without its
+  body, marked, so a replay says the same.
+
+What reaches the pipeline while recording is exactly what the cassette
+stores -- secret values redacted in headers and bodies, the ``token`` query
+replaced by its placeholder -- so a replay is byte-for-byte the recording run
+(issue 10 item 4).
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from pytest_citecheck.core.errors import ResponseTooLarge
+from pytest_citecheck.core.retry import DEADLINE_EXTENSION
+from pytest_citecheck.core.secrets import SECRET_HEADERS, redact_values, scrub
+from pytest_citecheck.recording.cassette import (
+    TOO_LARGE_HEADER,
+    Cassette,
+    filtered_uri,
+    match_key,
+    request_dict,
+)
+
+_SECRET_HEADERS = frozenset(SECRET_HEADERS)
+_READ_CHUNK = 64 * 1024
+
+
+class UnmatchedRequest(Exception):
+    """Replay only, and the cassette has no (more) reply for this request."""
+
+    def __init__(self, method: str, uri: str) -> None:
+        super().__init__(f"no recorded reply for {method} {uri}")
+        self.method = method
+        self.uri = uri
+
+
+@dataclass
+class Reply:
+    """A response as it is returned and recorded: status, headers, body."""
+
+    status: int
+    reason: str | None
+    headers: dict[str, list[str]]
+    body: bytes
+    too_large: bool = False
+
+    def to_response(self, request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            self.status,
+            headers=[(k, v) for k, values in self.headers.items() for v in values],
+            stream=httpx.ByteStream(self.body),
+            extensions={"reason_phrase": self.reason.encode("ascii", "replace")}
+            if self.reason
+            else {},
+            request=request,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": {"code": self.status, "message": self.reason or ""},
+            "headers": self.headers,
+            "body": {"string": self.body},
+        }
+
+
+def _decompress(encoding: str, body: bytes) -> bytes | None:
+    try:
+        if encoding == "gzip":
+            return zlib.decompress(body, zlib.MAX_WBITS | 16)
+        if encoding == "deflate":
+            return zlib.decompress(body)
+    except zlib.error:
+        return None
+    return None
+
+
+def read_live(
+    transport: httpx.BaseTransport, request: httpx.Request, max_bytes: int | None
+) -> Reply:
+    """Send ``request`` and read the body, within the deadline and the size cap.
+
+    Bodies are stored decoded, as VCR.py's ``decode_compressed_response`` does.
+    """
+    deadline = request.extensions.get(DEADLINE_EXTENSION)
+    response = transport.handle_request(request)
+    chunks: list[bytes] = []
+    size = 0
+    too_large = False
+    try:
+        for chunk in response.stream:  # type: ignore[union-attr]
+            size += len(chunk)
+            if max_bytes is not None and size > max_bytes:
+                too_large = True
+                break
+            chunks.append(chunk)
+            if deadline is not None:
+                deadline.check(request)
+    finally:
+        response.close()
+    headers: dict[str, list[str]] = {}
+    for name, value in response.headers.multi_items():
+        headers.setdefault(name, []).append(value)
+    body = b"".join(chunks)
+    encoding = headers.get("content-encoding", [""])[0].strip().lower()
+    if encoding and not too_large:
+        decoded = _decompress(encoding, body)
+        if decoded is not None:
+            body = decoded
+            del headers["content-encoding"]
+            headers["content-length"] = [str(len(body))]
+    reason = response.extensions.get("reason_phrase", b"")
+    return Reply(
+        response.status_code,
+        reason.decode("ascii", "replace") if isinstance(reason, bytes) else str(reason or ""),
+        headers,
+        b"" if too_large else body,
+        too_large,
+    )
+
+
+def _redact_body(body: bytes, secrets: Iterable[str]) -> bytes:
+    extra = list(secrets)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        for value in extra:
+            body = body.replace(value.encode(), b"REDACTED")
+        return body
+    cleaned = redact_values(text, extra)
+    return body if cleaned == text else cleaned.encode("utf-8")
+
+
+def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
+    """No secret in any header or body; bodies lose only exact secret values
+    (a page that merely looks like a credential is evidence)."""
+    extra = list(secrets)
+    headers = {
+        name: [scrub(v, extra) for v in values]
+        for name, values in reply.headers.items()
+        if name.lower() not in _SECRET_HEADERS
+    }
+    body = _redact_body(reply.body, extra)
+    is_json = any("json" in v.lower() for v in headers.get("content-type", []))
+    if is_json and body:
+        # Nor a local server's model path in a JSON judge reply; pages are never touched.
+        from pytest_citecheck.stages.judges.compat import recordable_reply
+
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            cleaned = recordable_reply(text)
+            body = body if cleaned == text else cleaned.encode("utf-8")
+    return Reply(reply.status, reply.reason, headers, body, reply.too_large)
+
+
+@dataclass
+class ClaimHTTP:
+    """One claim's cassette, answering its HTTP requests (DESIGN §5 record modes)."""
+
+    cassette: Cassette
+    mode: str
+    placeholder: Callable[[str], str]
+    secrets: tuple[str, ...] = ()
+    max_bytes: int | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def write_protected(self) -> bool:
+        return self.mode == "none" or (self.mode == "once" and self.cassette.existed)
+
+    @property
+    def plays_back(self) -> bool:
+        return self.mode in ("none", "once", "new_episodes")
+
+    def handle(self, request: httpx.Request, live: httpx.BaseTransport) -> httpx.Response:
+        body = request.read()
+        uri = str(request.url)
+        key = match_key(request.method, uri, self.placeholder)
+        if self.plays_back:
+            with self._lock:
+                interaction = self.cassette.play(key, body)
+            if interaction is not None:
+                if interaction.header(TOO_LARGE_HEADER) is not None:
+                    raise ResponseTooLarge(scrub(uri, self.secrets), self._limit(interaction))
+                reply = Reply(
+                    interaction.status,
+                    interaction.reason_phrase,
+                    interaction.response["headers"],
+                    interaction.body,
+                )
+                return reply.to_response(request)
+        if self.write_protected:
+            raise UnmatchedRequest(request.method, self._stored_uri(uri))
+        reply = redact_reply(read_live(live, request, self.max_bytes), self.secrets)
+        stored = reply
+        if reply.too_large:
+            headers = {**reply.headers, TOO_LARGE_HEADER: [str(self.max_bytes)]}
+            stored = Reply(reply.status, reply.reason, headers, b"", True)
+        recorded_request = request_dict(
+            request.method,
+            self._stored_uri(uri),
+            _redact_body(body, self.secrets),
+            {k: v for k, v in request.headers.items() if k.lower() not in _SECRET_HEADERS},
+        )
+        with self._lock:
+            self.cassette.append(recorded_request, stored.to_dict(), key)
+        if reply.too_large:
+            raise ResponseTooLarge(scrub(uri, self.secrets), self.max_bytes or 0)
+        return reply.to_response(request)
+
+    def _stored_uri(self, uri: str) -> str:
+        return redact_values(filtered_uri(uri, self.placeholder), self.secrets)
+
+    def _limit(self, interaction: Any) -> int:
+        try:
+            return int(interaction.header(TOO_LARGE_HEADER))
+        except (TypeError, ValueError):
+            return self.max_bytes or 0
+
+
+_current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck_claim_http", default=None)
+
+
+@contextmanager
+def claim_http(http: ClaimHTTP | None) -> Iterator[None]:
+    """Make ``http`` the cassette of this thread's (or task's) requests."""
+    token = _current.set(http)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+class StageTransport(httpx.BaseTransport):
+    """The transport of every stage client: the current claim's cassette, or the
+    network (with the deadline and the size cap) when no cassette is in use."""
+
+    def __init__(self, max_bytes: int | None = None, live: httpx.BaseTransport | None = None):
+        self.max_bytes = max_bytes
+        self._live = live
+        self._lock = threading.Lock()
+
+    @property
+    def live(self) -> httpx.BaseTransport:
+        if self._live is None:
+            with self._lock:
+                if self._live is None:
+                    self._live = httpx.HTTPTransport()
+        return self._live
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        http = _current.get()
+        if http is not None:
+            return http.handle(request, self.live)
+        reply = read_live(self.live, request, self.max_bytes)
+        if reply.too_large:
+            raise ResponseTooLarge(scrub(str(request.url)), self.max_bytes or 0)
+        return reply.to_response(request)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.close()

@@ -1,0 +1,264 @@
+"""The audit index (DESIGN §8): one SQLite row per verified citation.
+
+Every decision gets a row -- run id, time, claim, url, label, reason,
+confidence, evidence quote, final url, original status and the ``rid`` of the
+page the Crawling API stored -- so an auditor can re-read, weeks later, the exact
+page text a verdict was based on (``citecheck audit page RID``). A citation
+with no stored page (a PDF, an error) still gets its row, with an empty rid.
+
+Only the rid is kept, never the ``storage_url`` (it carries the token): a value
+that is not shaped like a rid is dropped, and every text column is scrubbed.
+
+The file is in WAL mode and every append is one ``BEGIN IMMEDIATE``
+transaction on its own connection, so the batch CLI's threads, the service's
+requests and other processes can append to the same file at once; readers never
+block writers.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.core.secrets import scrub
+
+DEFAULT_AUDIT_PATH = Path("citecheck-audit.db")
+AUDIT_ENV = "CITECHECK_AUDIT"
+SCHEMA_VERSION = 1
+# How long a writer waits for another one's transaction before giving up.
+BUSY_TIMEOUT_SECONDS = 30.0
+
+# Crawlbase rids are short opaque tokens; anything else (a URL, a query string)
+# is refused rather than stored.
+_RID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+_CREATE = """
+CREATE TABLE IF NOT EXISTS citations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    time TEXT NOT NULL,
+    source TEXT NOT NULL,
+    claim_id TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    url TEXT NOT NULL,
+    label TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence REAL,
+    evidence_quote TEXT NOT NULL,
+    final_url TEXT NOT NULL,
+    original_status INTEGER,
+    rid TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS citations_run ON citations (run_id);
+CREATE INDEX IF NOT EXISTS citations_label ON citations (label);
+CREATE INDEX IF NOT EXISTS citations_rid ON citations (rid);
+"""
+
+COLUMNS = (
+    "run_id",
+    "time",
+    "source",
+    "claim_id",
+    "claim",
+    "url",
+    "label",
+    "reason",
+    "confidence",
+    "evidence_quote",
+    "final_url",
+    "original_status",
+    "rid",
+)
+
+
+class AuditError(Exception):
+    """The audit file cannot be used; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One citation's decision, as stored."""
+
+    run_id: str
+    time: str
+    source: str
+    claim_id: str
+    claim: str
+    url: str
+    label: str
+    reason: str
+    confidence: float | None
+    evidence_quote: str
+    final_url: str
+    original_status: int | None
+    rid: str
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A sortable, unique id for one batch run, pytest session or service process."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def safe_rid(rid: str | None) -> str:
+    """The rid if it is shaped like one, else ``""`` (never a storage URL)."""
+    return rid if rid is not None and _RID.fullmatch(rid) else ""
+
+
+def rows_for(
+    results: Mapping[str, ClaimResult], run_id: str, source: str, now: datetime | None = None
+) -> list[AuditRow]:
+    """One row per citation of ``results``, keyed by how the front end names each
+    claim (a pytest node id, ``file::id`` in a batch, the request id in the
+    service). A claim with no citation has no row."""
+    time = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    return [
+        AuditRow(
+            run_id=run_id,
+            time=time,
+            source=source,
+            claim_id=key,
+            claim=scrub(result.claim),
+            url=scrub(verdict.url),
+            label=verdict.label.value,
+            reason=verdict.reason or "",
+            confidence=verdict.confidence,
+            evidence_quote=scrub(verdict.evidence_quote or ""),
+            final_url=scrub(verdict.final_url or ""),
+            original_status=verdict.original_status,
+            rid=safe_rid(verdict.rid),
+        )
+        for key, result in results.items()
+        for verdict in result.verdicts
+    ]
+
+
+class AuditIndex:
+    """An audit file. Cheap to create: every call opens its own connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextmanager
+    def _connect(self, create: bool) -> Iterator[sqlite3.Connection]:
+        if not create and not self.path.exists():
+            raise AuditError(
+                f"{self.path} does not exist: write one with `citecheck batch --audit "
+                f"{self.path}` (or --citecheck-audit, or `citecheck serve --audit`)"
+            )
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            connection = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise AuditError(f"cannot open the audit file {self.path}: {exc}") from None
+        with closing(connection):
+            try:
+                if create:
+                    self._prepare(connection)
+                yield connection
+            except sqlite3.DatabaseError as exc:
+                raise AuditError(f"audit file {self.path}: {exc}") from None
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        # WAL is a property of the file: set once, it stays. Readers then never
+        # block writers, and writers queue on the busy timeout.
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version not in (0, SCHEMA_VERSION):
+            raise AuditError(
+                f"{self.path} has audit schema {version}; this citecheck writes "
+                f"{SCHEMA_VERSION}: use another --audit file"
+            )
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _CREATE.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def check(self) -> None:
+        """Create the file if needed and check it can be written (raises :class:`AuditError`),
+        so a bad ``--audit`` path is a usage error before any work is done."""
+        with self._connect(create=True):
+            pass
+
+    def append(self, rows: Iterable[AuditRow]) -> int:
+        """Append ``rows`` in one transaction; returns how many were written."""
+        batch = [tuple(getattr(row, c) for c in COLUMNS) for row in rows]
+        if not batch:
+            return 0
+        placeholders = ", ".join("?" for _ in COLUMNS)
+        with self._connect(create=True) as connection:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.executemany(
+                    f"INSERT INTO citations ({', '.join(COLUMNS)}) VALUES ({placeholders})",
+                    batch,
+                )
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+        return len(batch)
+
+    def record(self, results: Mapping[str, ClaimResult], run_id: str, source: str) -> int:
+        """Append one row per citation of ``results``."""
+        return self.append(rows_for(results, run_id, source))
+
+    def rows(
+        self,
+        *,
+        label: str | None = None,
+        run_id: str | None = None,
+        rid: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditRow]:
+        """Stored rows, oldest first, filtered by label, run and rid."""
+        where: list[str] = []
+        args: list[object] = []
+        for column, value in (("label", label), ("run_id", run_id), ("rid", rid)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        query = f"SELECT {', '.join(COLUMNS)} FROM citations"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        # Newest first, so a limit keeps the latest rows; shown oldest first.
+        query += " ORDER BY id DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            args.append(limit)
+        with self._connect(create=False) as connection:
+            if not self._has_table(connection):
+                return []
+            return [AuditRow(*row) for row in connection.execute(query, args)][::-1]
+
+    def count(self) -> int:
+        with self._connect(create=False) as connection:
+            if not self._has_table(connection):
+                return 0
+            return int(connection.execute("SELECT COUNT(*) FROM citations").fetchone()[0])
+
+    @staticmethod
+    def _has_table(connection: sqlite3.Connection) -> bool:
+        found = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'citations'"
+        ).fetchone()
+        return found is not None

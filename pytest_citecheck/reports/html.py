@@ -1,0 +1,159 @@
+"""The HTML report: ``--citecheck-html=PATH`` (DESIGN §6).
+
+One self-contained file rendered from the Jinja2 template shipped as package
+data (``templates/report.html.j2``, with ``report.css`` and ``report.js``
+inlined): no network fetch of any kind, so it works from ``file://`` and as a
+CI artifact. Made from the scrubbed JSON report, with autoescape on; its
+Content-Security-Policy runs only the package's own script (by hash), so even
+a page quoting ``<script>`` could not run anything in it.
+
+jinja2 is imported here only, when a page is asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from importlib.resources import files
+from typing import Any
+
+from pytest_citecheck.core.secrets import scrub
+
+LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
+_TEMPLATES = files("pytest_citecheck.reports") / "templates"
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def locate(text: str, quote: str) -> tuple[int, int] | None:
+    """Where ``quote`` sits in ``text``: exact, else ignoring case, spacing and
+    punctuation between words (the guard accepts lightly edited quotes)."""
+    if not quote.strip():
+        return None
+    start = text.find(quote)
+    if start >= 0:
+        return start, start + len(quote)
+    words = re.findall(r"\w+", quote)
+    if not words:
+        return None
+    pattern = r"\W+".join(re.escape(w) for w in words)
+    match = re.search(pattern, text, flags=re.IGNORECASE)
+    return None if match is None else match.span()
+
+
+def _passages(verdict: dict[str, Any], quote: str) -> tuple[list[dict[str, Any]], bool]:
+    out, found = [], False
+    for p in verdict.get("passages") or []:
+        text = p["text"]
+        span = locate(text, quote) if quote else None
+        entry = {"index": p["index"], "score": p.get("score"), "text": text, "mark": None}
+        if span is not None:
+            found = True
+            start, end = span
+            entry.update(before=text[:start], mark=text[start:end], after=text[end:])
+        out.append(entry)
+    return out, found
+
+
+def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
+    facts: list[tuple[str, Any]] = [
+        ("label", v["label"]),
+        ("reason", v.get("reason")),
+        ("confidence", None if v.get("confidence") is None else f"{v['confidence']:.2f}"),
+        ("evidence quote", v.get("evidence_quote")),
+        # Added by the fuzzy guard when the judge's own words differ from the page's.
+        ("judge's quote", v.get("judge_quote")),
+        ("quote similarity", v.get("quote_similarity", v.get("similarity"))),
+        ("final URL", v.get("final_url")),
+        ("original status", v.get("original_status")),
+        ("rid", v.get("rid")),
+        ("section", v.get("section")),
+        ("judge", v.get("judge")),
+        ("credits", v.get("credits") or None),
+        ("detail", v.get("detail")),
+    ]
+    return [(name, str(value)) for name, value in facts if value not in (None, "")]
+
+
+def _claim(c: dict[str, Any]) -> dict[str, Any]:
+    verdicts = []
+    for v in c["verdicts"]:
+        quote = v.get("evidence_quote") or ""
+        passages, found = _passages(v, quote)
+        verdicts.append(
+            {
+                "label": v["label"],
+                "url": v["url"],
+                "reason": v.get("reason"),
+                "review": v.get("review", False),
+                "quote": quote,
+                "quote_found": found,
+                "facts": _facts(v),
+                "passages": passages,
+            }
+        )
+    confidences = [v["confidence"] for v in c["verdicts"] if v.get("confidence") is not None]
+    search = " ".join(
+        [c["nodeid"], c["claim"]]
+        + [str(v.get(k) or "") for v in c["verdicts"] for k in ("url", "reason", "evidence_quote")]
+    )
+    return {
+        "nodeid": c["nodeid"],
+        "id": c["id"],
+        "file": c["nodeid"].split("::", 1)[0],
+        "claim": c["claim"],
+        "label": c["label"],
+        "labels": sorted({c["label"], *(v["label"] for v in c["verdicts"])}),
+        "expect": c.get("expect"),
+        "passed": c.get("passed"),
+        "reasons": sorted({v["reason"] for v in c["verdicts"] if v.get("reason")}),
+        "confidence": f"{min(confidences):.2f}" if confidences else "–",
+        "review": any(v.get("review") for v in c["verdicts"]),
+        "search": " ".join(search.split()).lower(),
+        "verdicts": verdicts,
+    }
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """The page for one scrubbed JSON report (:meth:`Report.scrubbed_json`)."""
+    import jinja2
+    from markupsafe import Markup
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    style = (_TEMPLATES / "report.css").read_text(encoding="utf-8")
+    script = (_TEMPLATES / "report.js").read_text(encoding="utf-8")
+    bad = {"contradicted", "fabricated"}
+    changes = [
+        {**c, "new_contradiction": c["after"] in bad and c["before"] not in bad}
+        for c in data.get("label_changes") or []
+    ]
+    page = env.get_template("report.html.j2").render(
+        gate=data["gate"],
+        totals=data["totals"],
+        baseline_precision=data.get("baseline_precision"),
+        run=data.get("run"),
+        files=data.get("files") or {},
+        changes=changes,
+        claims=[_claim(c) for c in data["claims"]],
+        labels=LABELS,
+        fmt=_fmt,
+        style=Markup(style),
+        script=Markup(script),
+        style_hash=_csp_hash(style),
+        script_hash=_csp_hash(script),
+    )
+    return scrub(page)

@@ -1,0 +1,504 @@
+"""Reports computed once, printed or written by the plugin (DESIGN §6).
+
+The same :class:`Report` feeds the terminal summary, ``--citecheck-report``
+(also the ``--citecheck-baseline`` format), ``--citecheck-csv``,
+``--citecheck-md`` / ``$GITHUB_STEP_SUMMARY`` (:mod:`.report_md`) and
+``--citecheck-html`` (:mod:`.report_html`); the per-claim failure table and
+JUnit properties come from the helpers at the end.
+
+Every text that leaves here is scrubbed of secrets: a judge that echoes an API
+key in its quote must not put it in any report. This module imports nothing
+heavy (no jinja2): the HTML renderer loads it only when asked for a page.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_citecheck import __version__
+from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.engine.aggregate import Totals, totals
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pytest_citecheck.plugin.options import Settings
+
+# Additive changes keep the format number: a report of any 0.x version loads as
+# a baseline (only ``totals.citation_precision`` and ``claims[].nodeid/label``
+# are read back).
+REPORT_FORMAT = 1
+LABEL_ORDER = [
+    Label.SUPPORTED,
+    Label.CONTRADICTED,
+    Label.FABRICATED,
+    Label.NOT_FOUND,
+    Label.UNREACHABLE,
+    Label.ERROR,
+]
+BAD_LABELS = (Label.CONTRADICTED, Label.FABRICATED)
+CSV_COLUMNS = [
+    "nodeid",
+    "claim_id",
+    "claim",
+    "claim_label",
+    "url",
+    "label",
+    "reason",
+    "confidence",
+    "review",
+    "evidence_quote",
+    "final_url",
+    "original_status",
+    "rid",
+    "section",
+    "credits",
+    "input_tokens",
+    "output_tokens",
+    "detail",
+]
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _short(text: str | None, width: int) -> str:
+    if not text:
+        return ""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def file_of(nodeid: str) -> str:
+    """The claim file (or test module) part of a node id."""
+    return nodeid.split("::", 1)[0]
+
+
+@dataclass
+class Line:
+    text: str
+    markup: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Who ran what, when: the JSON report's ``run`` block and the HTML header."""
+
+    judges: list[str]
+    prompt_version: str | None
+    record_mode: str
+    started: datetime
+    finished: datetime
+    plugin_version: str = __version__
+    python: str = field(default_factory=platform.python_version)
+    platform: str = field(default_factory=lambda: f"{sys.platform} {platform.machine()}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plugin_version": self.plugin_version,
+            "judges": self.judges,
+            "prompt_version": self.prompt_version,
+            "record_mode": self.record_mode,
+            "started": self.started.isoformat(timespec="seconds"),
+            "finished": self.finished.isoformat(timespec="seconds"),
+            "duration_s": round((self.finished - self.started).total_seconds(), 3),
+            "python": self.python,
+            "platform": self.platform,
+        }
+
+
+@dataclass(frozen=True)
+class ItemInfo:
+    """What pytest said about the test item that verified a claim."""
+
+    outcome: str  # "passed" / "failed" / "skipped"
+    line: int | None = None  # 0-based, as in ``TestReport.location``
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    nodeid: str
+    before: str
+    after: str
+
+    @property
+    def new_contradiction(self) -> bool:
+        bad = {label.value for label in BAD_LABELS}
+        return self.after in bad and self.before not in bad
+
+    @property
+    def lost_support(self) -> bool:
+        return self.before == Label.SUPPORTED.value and self.after != Label.SUPPORTED.value
+
+
+def load_baseline_labels(path: Path) -> dict[str, str]:
+    """Claim labels by node id from a saved ``--citecheck-report``.
+
+    Lenient on purpose: the gate (``gate.load_baseline_precision``) owns the
+    error for an unreadable baseline; without claims there is simply no diff.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        claims = data.get("claims", []) if isinstance(data, dict) else []
+        return {
+            str(c["nodeid"]): str(c["label"])
+            for c in claims
+            if isinstance(c, dict) and "nodeid" in c and "label" in c
+        }
+    except (OSError, ValueError):
+        return {}
+
+
+@dataclass
+class Report:
+    """Everything one session verified, keyed by pytest node id."""
+
+    results: dict[str, ClaimResult]
+    gate_failures: list[str] = field(default_factory=list)
+    baseline_precision: float | None = None
+    # Claim labels of the baseline, by node id (None: no baseline given).
+    baseline_labels: dict[str, str] | None = None
+    # How the run judged and who ran it (RunInfo.to_json(), the guard's quote policy).
+    run: dict[str, Any] = field(default_factory=dict)
+    items: dict[str, ItemInfo] = field(default_factory=dict)
+    # Output files that could not be written: printed, never lost silently.
+    output_errors: list[str] = field(default_factory=list)
+
+    @property
+    def totals(self) -> Totals:
+        return totals(self.results.values())
+
+    def _item(self, nodeid: str) -> ItemInfo | None:
+        # Fixture results of one test are keyed "nodeid[i]".
+        return self.items.get(nodeid) or self.items.get(nodeid.rsplit("[", 1)[0])
+
+    def ordered(self) -> list[tuple[str, ClaimResult]]:
+        """Claims in file order: by file, then by where the claim starts in it."""
+
+        def key(entry: tuple[str, ClaimResult]) -> tuple[str, float, str]:
+            info = self._item(entry[0])
+            line = info.line if info is not None and info.line is not None else float("inf")
+            return file_of(entry[0]), line, entry[0]
+
+        return sorted(self.results.items(), key=key)
+
+    def passed(self, nodeid: str) -> bool | None:
+        info = self._item(nodeid)
+        return None if info is None else info.outcome == "passed"
+
+    def files(self) -> dict[str, Totals]:
+        """Totals per claim file, in file order."""
+        grouped: dict[str, list[ClaimResult]] = {}
+        for nodeid, result in self.ordered():
+            grouped.setdefault(file_of(nodeid), []).append(result)
+        return {name: totals(results) for name, results in grouped.items()}
+
+    def failed_in(self, file: str) -> int:
+        return sum(
+            1 for nodeid in self.results if file_of(nodeid) == file and self.passed(nodeid) is False
+        )
+
+    def label_changes(self) -> list[LabelChange]:
+        """Claims whose label differs from the baseline's: new contradictions
+        first, then claims that lost their support, then the rest."""
+        if not self.baseline_labels:
+            return []
+        changes = [
+            LabelChange(nodeid, self.baseline_labels[nodeid], result.label.value)
+            for nodeid, result in self.ordered()
+            if nodeid in self.baseline_labels and self.baseline_labels[nodeid] != result.label.value
+        ]
+        return sorted(changes, key=lambda c: (not c.new_contradiction, not c.lost_support))
+
+    def _flagged(self, predicate: Callable[[Verdict], bool]) -> list[tuple[str, Verdict]]:
+        return [
+            (nodeid, verdict)
+            for nodeid, result in self.ordered()
+            for verdict in result.verdicts
+            if predicate(verdict)
+        ]
+
+    # -- terminal ------------------------------------------------------------------
+
+    def lines(self) -> list[Line]:
+        """The terminal summary, scrubbed."""
+        return [Line(scrub(line.text), line.markup) for line in self._lines()]
+
+    def _lines(self) -> list[Line]:
+        t = self.totals
+        out = [
+            Line(
+                f"{t.claims} claims, {t.citations} citations: citation precision "
+                f"{_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
+                f"precision {_fmt(t.reachable_precision)} ({t.supported}/{t.reachable})"
+            ),
+            Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
+        ]
+        if self.baseline_precision is not None and t.citation_precision is not None:
+            delta = t.citation_precision - self.baseline_precision
+            out.append(
+                Line(
+                    f"baseline precision {self.baseline_precision:.4f} -> "
+                    f"{t.citation_precision:.4f} ({delta:+.4f})"
+                )
+            )
+        if t.credits or t.input_tokens or t.output_tokens:
+            out.append(
+                Line(
+                    f"crawling API credits {t.credits:g}, judge tokens {t.input_tokens} in / "
+                    f"{t.output_tokens} out"
+                )
+            )
+        files = self.files()
+        if len(files) > 1:
+            out.append(Line("per file:", {"bold": True}))
+            width = max(len(name) for name in files)
+            for name, ft in files.items():
+                failed = self.failed_in(name)
+                out.append(
+                    Line(
+                        f"  {name:<{width}}  {_count(ft.claims, 'claim')}, "
+                        f"{_count(ft.citations, 'citation')}, "
+                        f"precision {_fmt(ft.citation_precision)} ({ft.supported}/{ft.citations})"
+                        + (f", {failed} failed" if failed else "")
+                    )
+                )
+        changes = self.label_changes()
+        if changes:
+            out.append(
+                Line(f"label changes against the baseline ({len(changes)}):", {"bold": True})
+            )
+            for c in changes:
+                markup = {"red": True} if c.new_contradiction or c.lost_support else {}
+                out.append(Line(f"  {c.nodeid}  {c.before} -> {c.after}", markup))
+        bad = self._flagged(lambda v: v.label in BAD_LABELS)
+        if bad:
+            out.append(Line("contradicted and fabricated:", {"bold": True}))
+            for nodeid, v in bad:
+                out.append(Line(f"  {v.label.value.upper():<12} {nodeid}  {v.url}", {"red": True}))
+                if v.evidence_quote:
+                    out.append(Line(f'      "{_short(v.evidence_quote, 110)}"'))
+        errors = self._flagged(lambda v: v.label is Label.ERROR)
+        if errors:
+            out.append(Line("errors:", {"bold": True}))
+            for nodeid, v in errors:
+                out.append(Line(f"  ERROR        {nodeid}  {v.url}  [{v.reason}]", {"red": True}))
+                if v.detail:
+                    out.append(Line(f"      {_short(v.detail, 400)}"))
+        review = self._flagged(lambda v: v.review)
+        if review:
+            out.append(Line("review (confidence below the gate):", {"bold": True}))
+            for nodeid, v in review:
+                conf = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
+                out.append(
+                    Line(f"  {v.label.value:<12} {conf}  {nodeid}  {v.url}", {"yellow": True})
+                )
+        out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
+        return out
+
+    # -- files -----------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.totals
+        return {
+            "citecheck_report": REPORT_FORMAT,
+            "run": self.run,
+            "totals": _totals_json(t),
+            "files": {
+                name: {**_totals_json(ft), "failed": self.failed_in(name)}
+                for name, ft in self.files().items()
+            },
+            "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
+            "baseline_precision": self.baseline_precision,
+            "label_changes": [
+                {"nodeid": c.nodeid, "before": c.before, "after": c.after}
+                for c in self.label_changes()
+            ],
+            "claims": [
+                {"nodeid": nodeid, "passed": self.passed(nodeid), **result.model_dump(mode="json")}
+                for nodeid, result in self.ordered()
+            ],
+        }
+
+    def scrubbed_json(self) -> dict[str, Any]:
+        """:meth:`to_json` with every string scrubbed: what every file is made from."""
+        data: dict[str, Any] = json.loads(scrub(json.dumps(self.to_json(), ensure_ascii=False)))
+        return data
+
+    def write_json(self, path: Path) -> None:
+        _write(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for nodeid, result in self.ordered():
+            for v in result.verdicts:
+                rows.append(
+                    {
+                        "nodeid": nodeid,
+                        "claim_id": result.id,
+                        "claim": result.claim,
+                        "claim_label": result.label.value,
+                        "url": v.url,
+                        "label": v.label.value,
+                        "reason": v.reason or "",
+                        "confidence": "" if v.confidence is None else v.confidence,
+                        "review": v.review,
+                        "evidence_quote": v.evidence_quote or "",
+                        "final_url": v.final_url or "",
+                        "original_status": v.original_status or "",
+                        "rid": v.rid or "",
+                        "section": v.section or "",
+                        "credits": v.credits,
+                        "input_tokens": v.usage.input_tokens if v.usage else "",
+                        "output_tokens": v.usage.output_tokens if v.usage else "",
+                        "detail": v.detail or "",
+                    }
+                )
+        return rows
+
+    def write_csv(self, path: Path) -> None:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(self.csv_rows())
+        _write(path, scrub(buffer.getvalue()))
+
+    def write_markdown(self, path: Path, *, append: bool = False) -> None:
+        from pytest_citecheck.reports.markdown import render_markdown
+
+        _write(path, render_markdown(self.scrubbed_json()), append=append)
+
+    def write_html(self, path: Path) -> None:
+        from pytest_citecheck.reports.html import render_html
+
+        _write(path, render_html(self.scrubbed_json()))
+
+
+def _totals_json(t: Totals) -> dict[str, Any]:
+    return {
+        "claims": t.claims,
+        "citations": t.citations,
+        "citation_precision": t.citation_precision,
+        "reachable_precision": t.reachable_precision,
+        "by_label": t.by_label,
+        "review": t.review,
+        "credits": t.credits,
+        "input_tokens": t.input_tokens,
+        "output_tokens": t.output_tokens,
+    }
+
+
+def _write(path: Path, text: str, *, append: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a" if append else "w", encoding="utf-8") as f:
+        f.write(scrub(text))
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The files a session writes at its end (each optional)."""
+
+    json: Path | None = None
+    csv: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+    # $GITHUB_STEP_SUMMARY: the markdown summary is appended to it.
+    step_summary: Path | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Outputs:
+        env = os.environ if environ is None else environ
+        step = env.get("GITHUB_STEP_SUMMARY")
+        return cls(
+            json=settings.report,
+            csv=settings.csv,
+            markdown=settings.markdown,
+            html=settings.html,
+            step_summary=Path(step) if step else None,
+        )
+
+
+def write_outputs(report: Report, outputs: Outputs) -> None:
+    """Write every requested file; a file that cannot be written is recorded in
+    ``report.output_errors`` (and printed) instead of losing the summary."""
+    jobs: list[tuple[Path | None, Callable[[Path], None]]] = [
+        (outputs.json, report.write_json),
+        (outputs.csv, report.write_csv),
+        (outputs.markdown, report.write_markdown),
+        (outputs.html, report.write_html),
+        (outputs.step_summary, lambda p: report.write_markdown(p, append=True)),
+    ]
+    for path, write in jobs:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            report.output_errors.append(scrub(f"{path}: {exc.strerror or exc}"))
+
+
+# -- per item --------------------------------------------------------------------
+
+
+def citation_table(result: ClaimResult) -> list[str]:
+    """The failure report of one claim: a row per citation (scrubbed)."""
+    head = f"claim {result.id!r}: {result.claim}"
+    expected = f" (expected {result.expect.value})" if result.expect else ""
+    lines = [head, f"claim label: {result.label.value}{expected}", ""]
+    rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
+    for i, v in enumerate(result.verdicts, 1):
+        conf = "" if v.confidence is None else f"{v.confidence:.2f}"
+        label = v.label.value + (" (review)" if v.review else "")
+        rows.append(
+            (
+                str(i),
+                label,
+                v.reason or "-",
+                conf,
+                _short(scrub(v.final_url or v.url), 60),
+                _short(scrub(v.evidence_quote or ""), 70),
+            )
+        )
+    widths = [max(len(row[c]) for row in rows) for c in range(5)]
+    for row in rows:
+        cells = [row[c].ljust(widths[c]) for c in range(5)]
+        lines.append("  ".join([*cells, row[5]]).rstrip())
+    details = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.detail]
+    if details:
+        lines.append("")
+        lines.extend(f"[{i}] {v.url}: {v.detail}" for i, v in details)
+    return [scrub(line) for line in lines]
+
+
+def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
+    """Per-citation properties for ``--junitxml`` (values scrubbed)."""
+    props: list[tuple[str, object]] = [("citecheck.claim_label", result.label.value)]
+    for i, v in enumerate(result.verdicts, 1):
+        prefix = f"citecheck.citation.{i}"
+        props.append((f"{prefix}.url", v.url))
+        props.append((f"{prefix}.label", v.label.value))
+        if v.reason:
+            props.append((f"{prefix}.reason", v.reason))
+        if v.confidence is not None:
+            props.append((f"{prefix}.confidence", f"{v.confidence:.2f}"))
+        if v.final_url:
+            props.append((f"{prefix}.final_url", v.final_url))
+        if v.evidence_quote:
+            props.append((f"{prefix}.quote", v.evidence_quote))
+    return [(name, scrub(str(value))) for name, value in props]

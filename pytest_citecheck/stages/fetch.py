@@ -1,0 +1,565 @@
+"""Fetching a URL citation through the Crawlbase Crawling API (DESIGN §3 steps 1-7).
+
+:class:`CrawlbaseFetcher` turns a URL into readable markdown, or into the reason
+it cannot be judged, spending as few credits as the rules allow:
+
+1. ``format=md&md_readability=true&store=true`` with the normal token;
+2. a page with fewer than 200 non-whitespace characters is fetched again
+   without ``md_readability`` (thin pages only);
+3. the JavaScript token is used only on a real signal -- a failed crawl (520 or
+   525, as the API's HTTP status or as ``cb_status``/``pc_status`` inside a 200),
+   ``cb_status``/``pc_status`` 207, or still thin (an empty body included) after
+   step 2 -- and its reply is interpreted exactly like the normal one, readability
+   retry included;
+4. ``original_status`` 404/410 -> ``unreachable`` (checked on every reply);
+5. a deep link that lands on ``/`` -> ``not_found``, ``redirected_to_homepage``;
+6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
+7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
+
+Where the Crawlbase docs are unconfirmed (WIRE §8.1-8.3), both readings are
+handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
+sees) or as a 200 whose ``pc_status``/``cb_status`` says 520/525 (what the
+status-codes page describes); an empty page may come as status 207 or as a 200
+with an empty body. An empty body after readability is fetched again without
+it first (step 2 applies to it literally; readability may be what emptied it),
+then goes to the JavaScript token, as the docs advise for an empty body.
+
+Any reply that settles the outcome (4, 5) ends the crawl. The soft-404 check (6)
+reads the text the rules settle on: a thin page is fetched again first, as
+steps 2-3 say, and a thin "not found" template is judged after that.
+
+Why httpx and not the ``crawlbase`` SDK (WIRE §1.6): the SDK keeps only
+``original_status``, ``pc_status``, ``cb_status`` and ``url`` of a reply, so the
+``rid`` and ``storage_url`` headers are lost; for every non-2xx reply it returns
+an empty dict of headers, so ``Retry-After`` (and anything else) is gone before
+a retry could honour it; and it is synchronous only, on urllib. Talking HTTP
+directly keeps those headers, lets VCR.py record the exchange through its httpx
+patcher like the judges', and reuses :mod:`pytest_citecheck.core.retry`. The query is
+built the way the SDK builds it (token, options, ``url`` last, urlencoded) so a
+recording made either way matches.
+
+Secrets: the ``storage_url`` header carries the token in its query string; only
+the ``rid`` is taken from it and the URL itself is never kept. Error messages
+name the environment variable of a token, never its value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import httpx
+
+from pytest_citecheck.claims.models import Fetch, Label, Reason
+from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
+from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
+
+
+@dataclass
+class FetchResult:
+    """What fetching one URL gave.
+
+    Either ``text`` holds the readable markdown to cut into passages (and
+    ``label`` is None), or ``label``/``reason`` say why the page cannot be
+    judged (unreachable, not_found, error) and ``text`` is None.
+    """
+
+    url: str
+    text: str | None = None
+    label: Label | None = None
+    reason: str | None = None
+    detail: str | None = None
+    final_url: str | None = None
+    original_status: int | None = None
+    rid: str | None = None
+    fetches: list[Fetch] = field(default_factory=list)
+
+    @property
+    def credits(self) -> float:
+        return sum(f.credits for f in self.fetches)
+
+
+class Fetcher(Protocol):
+    """Anything that turns a URL into a :class:`FetchResult`."""
+
+    def fetch(self, url: str) -> FetchResult: ...
+
+
+# -- the rules' constants ------------------------------------------------------
+
+TokenKind = Literal["normal", "javascript"]
+
+DEFAULT_BASE_URL = "https://api.crawlbase.com/"
+TOKEN_ENV = {"normal": "CRAWLBASE_TOKEN", "javascript": "CRAWLBASE_JS_TOKEN"}
+BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
+
+# Fewer non-whitespace characters than this after readability: fetch again
+# without it (step 2); still fewer: render with JavaScript (step 3).
+THIN_CHARS = 200
+# A "not found" template longer than this is an article that mentions 404.
+SOFT_404_MAX_CHARS = 800
+
+# The Crawling API's transient statuses (WIRE §1.5 "Retry classes"). 520 and 525
+# are deliberately absent: a failed crawl is answered by the JavaScript token.
+CRAWL_TRANSIENT_STATUSES = frozenset({429, 500, 503, 522, 599})
+# The reply is about our request, not the page: the user must fix something.
+_CONFIGURATION_STATUSES = frozenset({401, 402, 403, 422})
+# A failed crawl (520) or an anti-bot challenge the normal crawl could not solve
+# (525): the docs say to retry with the JavaScript token. Read as the API's HTTP
+# status or as cb_status/pc_status inside a 200 (WIRE §8.1: which one is unconfirmed).
+FAILED_CRAWL_STATUSES = frozenset({520, 525})
+EMPTY_PAGE_STATUS = 207
+# DESIGN §3 step 4: an origin that says the page is gone.
+GONE_REASONS = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
+
+# WIRE §1.5 Billing: charged only when pc/cb_status is 200 and the origin said one of these.
+_BILLED_ORIGINAL_STATUSES = frozenset({200, 201, 204, 301, 302, 404, 410})
+_CREDITS = {"normal": 1.0, "javascript": 2.0}
+_STORE_CREDITS = 0.5
+
+DEFAULT_RETRY = RetryPolicy()
+
+_SOFT_404 = re.compile(
+    r"""(?ix)
+      \b404\b
+    | \bnot\s+found\b
+    | \b(?:could\s*not|couldn['\u2019]t|can\s*not|can['\u2019]t)\s+(?:be\s+found|find)\b
+    | \b(?:does\s+not|doesn['\u2019]t|no\s+longer)\s+exists?\b
+    | \bno\s+longer\s+(?:available|online)\b
+    | \b(?:page|content|article|post|resource)\s+(?:is\s+)?(?:unavailable|not\s+available)\b
+    | \bhas\s+been\s+(?:removed|deleted|taken\s+down)\b
+    | \bpage\s+you\s+(?:are|were|['\u2019]re)\s+looking\s+for\b
+    | \bnothing\s+(?:was\s+)?found\b
+    """
+)
+
+
+def non_whitespace_chars(text: str) -> int:
+    """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
+    return len("".join(text.split()))
+
+
+def is_pdf(url: str) -> bool:
+    """Whether ``url`` names a PDF document (step 7)."""
+    return urlsplit(url).path.lower().endswith(".pdf")
+
+
+def looks_like_soft_404(text: str) -> bool:
+    """A short page that reads like a "this page does not exist" template (step 6)."""
+    chars = non_whitespace_chars(text)
+    return 0 < chars < SOFT_404_MAX_CHARS and _SOFT_404.search(text) is not None
+
+
+def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | None) -> float:
+    """What one Crawling API call costs (``store=true`` always adds 0.5 when billed)."""
+    if cb_status != 200 or original_status not in _BILLED_ORIGINAL_STATUSES:
+        return 0.0
+    return _CREDITS[kind] + _STORE_CREDITS
+
+
+def _is_deep(path: str) -> bool:
+    return path not in ("", "/")
+
+
+def redirected_to_homepage(url: str, final_url: str | None) -> bool:
+    """DESIGN §3 step 5: a deep link whose final URL is the site's root."""
+    return (
+        final_url is not None
+        and _is_deep(urlsplit(url).path)
+        and not _is_deep(urlsplit(final_url).path)
+    )
+
+
+# -- one API reply, interpreted ------------------------------------------------
+
+
+@dataclass
+class _Reply:
+    """One Crawling API call and what it answered (``status_code`` 0: no reply)."""
+
+    kind: TokenKind
+    readability: bool
+    status_code: int
+    text: str = ""
+    original_status: int | None = None
+    cb_status: int | None = None
+    final_url: str | None = None
+    rid: str | None = None
+    failure: str | None = None  # why there is no usable reply, for humans
+
+    @property
+    def chars(self) -> int:
+        return non_whitespace_chars(self.text)
+
+    def record(self) -> Fetch:
+        return Fetch(
+            token=self.kind,
+            readability=self.readability,
+            status_code=self.status_code,
+            original_status=self.original_status,
+            cb_status=self.cb_status,
+            final_url=self.final_url,
+            rid=self.rid,
+            non_whitespace_chars=self.chars,
+            credits=credits_for(self.kind, self.cb_status, self.original_status),
+        )
+
+
+@dataclass
+class _Escalate:
+    """The normal token cannot get this page; the JavaScript token might."""
+
+    why: str
+    failed: bool  # 520/525: the crawl failed (as opposed to an empty or thin page)
+
+
+@dataclass
+class _Crawl:
+    """The state of fetching one URL: every reply so far, in order."""
+
+    url: str
+    replies: list[_Reply] = field(default_factory=list)
+
+    @property
+    def fetches(self) -> list[Fetch]:
+        return [r.record() for r in self.replies]
+
+    def result(
+        self,
+        reply: _Reply | None,
+        *,
+        text: str | None = None,
+        label: Label | None = None,
+        reason: str | None = None,
+        detail: str | None = None,
+    ) -> FetchResult:
+        """A result carrying the metadata of the reply that decided it."""
+        return FetchResult(
+            url=self.url,
+            text=text,
+            label=label,
+            reason=reason,
+            detail=detail,
+            final_url=reply.final_url if reply else None,
+            original_status=reply.original_status if reply else None,
+            rid=reply.rid if reply else None,
+            fetches=self.fetches,
+        )
+
+
+def _int_header(headers: Mapping[str, str], name: str) -> int | None:
+    value = headers.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def _final_url(headers: Mapping[str, str]) -> str | None:
+    value = headers.get("url")
+    if not value:
+        return None
+    # Some copies of the docs show the header still percent-encoded (WIRE §1.4).
+    if "://" not in value and "://" in unquote(value):
+        value = unquote(value)
+    return value
+
+
+def _rid(headers: Mapping[str, str]) -> str | None:
+    rid = headers.get("rid")
+    if rid:
+        return rid
+    storage_url = headers.get("storage_url")
+    if storage_url:
+        rids = parse_qs(urlsplit(storage_url).query).get("rid")
+        if rids and rids[0]:
+            return rids[0]
+    return None
+
+
+# -- the fetcher ---------------------------------------------------------------
+
+
+class CrawlbaseFetcher:
+    """Fetches URL citations through the Crawling API, following DESIGN §3 steps 1-7.
+
+    ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one
+    raises :class:`ConfigurationError` when it is needed, unless
+    ``require_tokens`` is False (replaying recordings: VCR filters the token
+    out of matching), in which case a placeholder is sent in its place.
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str | None,
+        js_token: str | None,
+        require_tokens: bool = True,
+        base_url: str = DEFAULT_BASE_URL,
+        client: httpx.Client | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        timeout: float = 90.0,
+    ) -> None:
+        self._tokens: dict[TokenKind, str | None] = {
+            "normal": token or None,
+            "javascript": js_token or None,
+        }
+        self.require_tokens = require_tokens
+        self.base_url = base_url
+        self.timeout = timeout
+        self._client = client if client is not None else httpx.Client(timeout=timeout)
+        self._owns_client = client is None
+        # Only what the Crawling API calls transient is retried: a 520 goes
+        # to the JavaScript token at once instead of burning retries.
+        self.retry = replace(
+            retry,
+            retry_statuses=frozenset(retry.retry_statuses) & CRAWL_TRANSIENT_STATUSES,
+        )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **kw: Any) -> CrawlbaseFetcher:
+        """Build from ``CRAWLBASE_TOKEN``, ``CRAWLBASE_JS_TOKEN`` and, when set,
+        ``CITECHECK_CRAWLBASE_URL`` (the API's base URL); ``kw`` go to the constructor."""
+        env = os.environ if environ is None else environ
+        if env.get(BASE_URL_ENV):
+            kw.setdefault("base_url", env[BASE_URL_ENV])
+        return cls(
+            token=env.get(TOKEN_ENV["normal"]) or None,
+            js_token=env.get(TOKEN_ENV["javascript"]) or None,
+            **kw,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client if this fetcher created it."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> CrawlbaseFetcher:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- the rules -----------------------------------------------------------
+
+    def fetch(self, url: str) -> FetchResult:
+        crawl = _Crawl(url)
+        if is_pdf(url):
+            return crawl.result(
+                None,
+                label=Label.NOT_FOUND,
+                reason=Reason.PDF_UNSUPPORTED,
+                detail="PDF documents are not supported: the Crawling API renders pages, "
+                "it does not extract text from a PDF.",
+            )
+        normal = self._crawl_with(crawl, "normal")
+        if isinstance(normal, FetchResult):
+            return normal
+        rendered = self._crawl_with(crawl, "javascript", after=normal)
+        if isinstance(rendered, FetchResult):
+            return rendered
+        if rendered.failed:
+            last = crawl.replies[-1]
+            return crawl.result(
+                last,
+                label=Label.ERROR,
+                reason=Reason.CRAWL_FAILED,
+                detail=f"The JavaScript crawl failed ({rendered.why}) after the normal one "
+                f"gave no usable page ({normal.why}).",
+            )
+        # Thin or empty with both tokens: keep the richest reply (the latest on a tie).
+        best = max(reversed(crawl.replies), key=lambda r: r.chars)
+        if best.chars == 0:
+            return crawl.result(
+                crawl.replies[-1],
+                label=Label.NOT_FOUND,
+                reason=Reason.EMPTY_PAGE,
+                detail="The page has no text, not even rendered with JavaScript.",
+            )
+        if looks_like_soft_404(best.text):
+            return self._soft_404(crawl, best)
+        return crawl.result(best, text=best.text)
+
+    def _crawl_with(
+        self, crawl: _Crawl, kind: TokenKind, after: _Escalate | None = None
+    ) -> FetchResult | _Escalate:
+        """Steps 1-2 with one token: readability first, without it if thin."""
+        outcome = self._interpret(crawl, self._call(crawl, kind, True, after))
+        if isinstance(outcome, _Reply):  # thin
+            outcome = self._interpret(crawl, self._call(crawl, kind, False, after))
+            if isinstance(outcome, _Reply):
+                thin = "empty" if outcome.chars == 0 else f"still under {THIN_CHARS} characters"
+                return _Escalate(f"{thin} without readability", failed=False)
+        return outcome
+
+    def _interpret(self, crawl: _Crawl, reply: _Reply) -> FetchResult | _Escalate | _Reply:
+        """Steps 3-6 for one reply: a decided result, a reason to escalate, or a thin reply."""
+        if reply.failure is not None:
+            return crawl.result(
+                reply,
+                label=Label.ERROR,
+                reason=Reason.CRAWL_FAILED,
+                detail=f"The Crawling API could not crawl the page: {reply.failure}.",
+            )
+        if reply.original_status in GONE_REASONS:
+            return crawl.result(
+                reply,
+                label=Label.UNREACHABLE,
+                reason=GONE_REASONS[reply.original_status],
+                detail=f"The page answered HTTP {reply.original_status}.",
+            )
+        if reply.status_code in FAILED_CRAWL_STATUSES:
+            return _Escalate(f"HTTP {reply.status_code} from the Crawling API", failed=True)
+        if reply.cb_status in FAILED_CRAWL_STATUSES and 200 <= reply.status_code < 300:
+            return _Escalate(
+                f"cb_status {reply.cb_status} in an HTTP {reply.status_code} reply", failed=True
+            )
+        if not 200 <= reply.status_code < 300:
+            return crawl.result(
+                reply,
+                label=Label.ERROR,
+                reason=Reason.CRAWL_FAILED,
+                detail=f"The Crawling API answered HTTP {reply.status_code}"
+                + (" after retries." if reply.status_code in self.retry.retry_statuses else "."),
+            )
+        if redirected_to_homepage(crawl.url, reply.final_url):
+            return crawl.result(
+                reply,
+                label=Label.NOT_FOUND,
+                reason=Reason.REDIRECTED_TO_HOMEPAGE,
+                detail=f"The deep link redirected to the homepage {reply.final_url}.",
+            )
+        if reply.cb_status == EMPTY_PAGE_STATUS:
+            return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
+        if reply.cb_status is not None and reply.cb_status != 200:
+            return crawl.result(
+                reply,
+                label=Label.ERROR,
+                reason=Reason.CRAWL_FAILED,
+                detail=f"The Crawling API could not crawl the page (cb_status {reply.cb_status}"
+                f", original_status {reply.original_status}).",
+            )
+        # Thin first (DESIGN steps 2-3 come before step 6): a thin page is fetched
+        # again before its text is read as a "not found" template.
+        if reply.chars < THIN_CHARS:
+            return reply
+        if looks_like_soft_404(reply.text):
+            return self._soft_404(crawl, reply)
+        return crawl.result(reply, text=reply.text)
+
+    @staticmethod
+    def _soft_404(crawl: _Crawl, reply: _Reply) -> FetchResult:
+        return crawl.result(
+            reply,
+            label=Label.NOT_FOUND,
+            reason=Reason.SOFT_404,
+            detail=f"The page is a short 'page not found' template "
+            f"({reply.chars} non-whitespace characters).",
+        )
+
+    # -- the wire ------------------------------------------------------------
+
+    def _token(self, kind: TokenKind, why: _Escalate | None) -> str:
+        token = self._tokens[kind]
+        if token is not None:
+            return token
+        if not self.require_tokens:
+            return TOKEN_PLACEHOLDERS[kind]
+        env = TOKEN_ENV[kind]
+        if kind == "javascript":
+            reason = f" ({why.why})" if why else ""
+            raise ConfigurationError(
+                f"{env} is not set: this page needs JavaScript rendering{reason}. "
+                f"Set {env} to your Crawlbase JavaScript token."
+            )
+        raise ConfigurationError(
+            f"{env} is not set: set it to your Crawlbase Normal token to fetch URL citations "
+            "(or replay committed recordings with --citecheck-record=none)."
+        )
+
+    def _call(
+        self, crawl: _Crawl, kind: TokenKind, readability: bool, after: _Escalate | None
+    ) -> _Reply:
+        token = self._token(kind, after)
+        # Like the SDK: token, then the options, ``url`` last.
+        params = (
+            ("token", token),
+            ("format", "md"),
+            *((("md_readability", "true"),) if readability else ()),
+            ("store", "true"),
+            ("url", crawl.url),
+        )
+        request = self._client.build_request(
+            "GET", self.base_url, params=params, timeout=self.timeout
+        )
+        try:
+            response = send(self._client, request, self.retry).response
+        except GaveUp as exc:
+            reply = _Reply(
+                kind,
+                readability,
+                status_code=0,
+                failure=scrub(
+                    f"no reply after {exc.attempts} tries "
+                    f"({type(exc.error).__name__}: {exc.error})",
+                    extra=[token],
+                ),
+            )
+            crawl.replies.append(reply)
+            return reply
+        if response.status_code in _CONFIGURATION_STATUSES:
+            raise ConfigurationError(
+                self._configuration_message(response.status_code, kind, crawl.url)
+            )
+        headers = response.headers
+        cb_status = _int_header(headers, "cb_status")
+        reply = _Reply(
+            kind,
+            readability,
+            status_code=response.status_code,
+            text=response.text if response.is_success else "",
+            original_status=_int_header(headers, "original_status"),
+            cb_status=cb_status if cb_status is not None else _int_header(headers, "pc_status"),
+            final_url=_final_url(headers),
+            rid=_rid(headers),
+        )
+        crawl.replies.append(reply)
+        return reply
+
+    def _configuration_message(self, status: int, kind: TokenKind, url: str) -> str:
+        env = TOKEN_ENV[kind]
+        placeholder = self._tokens[kind] is None
+        if status == 401:
+            if placeholder:
+                return (
+                    f"The Crawling API rejected the request (HTTP 401): {env} is not set, "
+                    f"so a placeholder was sent. Set {env} to record, or replay the "
+                    "committed recordings."
+                )
+            return (
+                f"The Crawling API rejected the token in {env} (HTTP 401): check that {env} "
+                f"holds your Crawlbase {'JavaScript' if kind == 'javascript' else 'Normal'} "
+                "token."
+            )
+        if status == 402:
+            return (
+                f"The Crawlbase account of the token in {env} is out of credits (HTTP 402): "
+                "add credits or use another token."
+            )
+        if status == 403:
+            other = TOKEN_ENV["normal" if kind == "javascript" else "javascript"]
+            return (
+                f"The Crawling API refused the token in {env} (HTTP 403): it is not valid for "
+                f"this product; check that {env} and {other} are not swapped."
+            )
+        return (
+            f"The Crawling API rejected the URL {scrub(url)!r} sent with {env} (HTTP 422): "
+            "check that the citation is a complete http(s) URL."
+        )

@@ -1,0 +1,236 @@
+"""The guard: a verdict is believed only if its quote is really in what the judge read.
+
+DESIGN §3.11. The judge interprets; it is never the source of truth. A
+``supported`` or ``contradicted`` verdict stands only when its quote is a real
+span (:func:`too_short`) of the passages the judge was shown: in ``exact`` mode
+(the default) a substring after both sides are normalised the same way
+(:func:`normalise`); in the opt-in ``fuzzy`` mode a lightly edited quote that
+aligns with a span (:mod:`pytest_citecheck.stages.fuzzy`), the span then being what
+the verdict reports. Document citations reuse :func:`normalise` to look
+quotes up in a whole document.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
+
+# Re-exported: the guard's callers build the policy from here too.
+from pytest_citecheck.stages.quote_policy import EXACT as EXACT
+from pytest_citecheck.stages.quote_policy import QuotePolicy as QuotePolicy
+
+# Typographic variants of the ASCII quote characters. A judge (or a user
+# pasting from a browser) routinely swaps one for the other; the words are the
+# evidence, not the glyph of the quote mark around them.
+_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u2039\u203a\uff07"
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\uff02"
+
+# Invisible characters that only say where a line may break or how glyphs
+# join: zero-width space, zero-width non-joiner and joiner, word joiner,
+# byte-order mark / zero-width no-break space, soft hyphen. They sit *inside*
+# words ("infor\u00admation"), so they are removed rather than read as spaces.
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+
+_TRANSLATION = str.maketrans(
+    {
+        **dict.fromkeys(_SINGLE_QUOTES, "'"),
+        **dict.fromkeys(_DOUBLE_QUOTES, '"'),
+        **dict.fromkeys(_INVISIBLE, None),
+    }
+)
+
+# ``\s`` on str patterns is Unicode-aware: it covers NBSP (U+00A0), narrow
+# NBSP (U+202F), figure space, the U+2000 block, ideographic space, line and
+# paragraph separators, tabs, form feeds and every line ending.
+_WHITESPACE = re.compile(r"\s+")
+# A compound word broken after its hyphen at a line end ("case-\n   sensitive",
+# as RFCs and hard-wrapped text do): the hyphen is real, the line break is not.
+_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
+
+
+def normalise(text: str) -> str:
+    """Normalise text for quote matching.
+
+    - NFC, so a precomposed and a decomposed accent compare equal;
+    - typographic quotes (curly, low-9, reversed, primes, guillemets, fullwidth)
+      -> ASCII ``'`` / ``"``;
+    - zero-width characters and soft hyphens removed (they sit inside words);
+    - a hyphen at a line end between two word characters joins them
+      (``case-\\n   sensitive`` -> ``case-sensitive``);
+    - every run of whitespace, NBSP and narrow NBSP included, -> one space;
+    - stripped.
+
+    Case, dashes and all other punctuation are kept: the quote must still be
+    verbatim.
+    """
+    text = unicodedata.normalize("NFC", text).translate(_TRANSLATION)
+    text = _HYPHEN_WRAP.sub("-", text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+# The trivial-quote minimum (issue 10 item 5): a quote is evidence only when it
+# is a real span. "the", "Water", "." or "boils at" can be found in almost any
+# page; "Cats are mammals." is the shortest kind of sentence that says something.
+MIN_QUOTE_WORDS = 3
+MIN_QUOTE_CHARS = 15
+MIN_CONTENT_WORDS = 2
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP_WORDS = _words(
+    "a about above after again against all am an and any are as at be because been before "
+    "being below between both but by can could did do does doing down during each few for "
+    "from further had has have having he her here hers herself him himself his how i if in "
+    "into is it its itself just me more most my myself of off on once only or other our ours "
+    "ourselves out over own same she should so some such than that the their theirs them "
+    "themselves then there these they this those through to too under until up very was we "
+    "were what when where which while who whom why will with would you your yours yourself "
+    "yourselves also may might must shall"
+)
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def too_short(quote: str) -> bool:
+    """Whether ``quote`` is too short to be evidence: fewer than
+    :data:`MIN_QUOTE_WORDS` words, :data:`MIN_QUOTE_CHARS` characters (after
+    :func:`normalise`) or :data:`MIN_CONTENT_WORDS` words that are not stop words."""
+    text = normalise(quote)
+    words = _WORD.findall(text.casefold())
+    content = [w for w in words if w not in STOP_WORDS]
+    return (
+        len(words) < MIN_QUOTE_WORDS
+        or len(text) < MIN_QUOTE_CHARS
+        or len(content) < MIN_CONTENT_WORDS
+    )
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A judge reply after the guard: what the verdict will say."""
+
+    label: Label
+    quote: str | None  # the verdict's evidence_quote
+    confidence: float
+    reason: str | None
+    # Set only when a fuzzy match reports the page's span instead of the judge's text.
+    judge_quote: str | None = None
+    similarity: float | None = None
+    # Why a near miss was refused (fuzzy mode), for humans.
+    detail: str | None = None
+
+    def verdict_fields(self) -> dict[str, Any]:
+        """The :class:`~pytest_citecheck.claims.models.Verdict` fields the guard decides."""
+        return {
+            "label": self.label,
+            "evidence_quote": self.quote,
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "judge_quote": self.judge_quote,
+            "quote_similarity": self.similarity,
+            "detail": self.detail,
+        }
+
+
+def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT) -> Guarded:
+    """Accept ``reply`` only if its quote is a real span of ``shown`` (DESIGN §3.11).
+
+    ``shown`` are the passages the judge read, each with ``index`` = its
+    position in the page's passage list. A quote may run across passages only
+    where they are adjacent in the page (consecutive indices): those are
+    joined by one space, which is what the page had between them.
+
+    - ``not_found`` without a quote -> ``not_found``, no reason;
+    - a quote below the minimum (:func:`too_short`; in fuzzy mode, any piece
+      of it between ellipses) -> ``not_found``, confidence 0, reason
+      ``evidence_quote_too_short``;
+    - ``supported``/``contradicted`` without a quote, or any quote not in
+      ``shown`` -> ``not_found``, confidence 0, reason
+      ``evidence_quote_not_in_source`` (the quote is kept for the report);
+    - in fuzzy mode, a quote that aligns with a span of ``shown`` (see
+      :mod:`pytest_citecheck.stages.fuzzy`) -> the label stands, the span is the
+      evidence quote, the judge's text and the similarity are kept beside it;
+    - otherwise the label and quote stand, confidence clamped to [0, 1].
+    """
+    label = Label(reply.label)
+    confidence = _clamp(reply.confidence)
+    quote = reply.quote if reply.quote is not None and normalise(reply.quote) else None
+
+    if quote is None:
+        if label is Label.NOT_FOUND:
+            return Guarded(Label.NOT_FOUND, None, confidence, None)
+        return _refused(reply.quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE)
+    if too_short(quote):
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
+    if quote_in_passages(quote, shown):
+        return Guarded(label, quote, confidence, None)
+    if not policy.fuzzy:
+        return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE)
+
+    from pytest_citecheck.stages import fuzzy
+
+    needle = normalise(quote)
+    if any(too_short(piece) for piece in fuzzy.split_ellipsis(needle)):
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
+    near_miss = None
+    for found in fuzzy.closest(needle, _runs(shown)):
+        if found.similarity < policy.similarity:
+            break
+        if found.change is None:
+            return Guarded(
+                label,
+                found.span,
+                confidence,
+                None,
+                judge_quote=quote,
+                similarity=round(found.similarity, 4),
+            )
+        near_miss = near_miss or found
+    detail = None
+    if near_miss is not None:
+        detail = (
+            f"the closest span of the passages (similarity {near_miss.similarity:.2f}) "
+            f"differs in {near_miss.change}: {near_miss.span!r}"
+        )
+    return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail)
+
+
+def _refused(quote: str | None, reason: str, detail: str | None = None) -> Guarded:
+    return Guarded(Label.NOT_FOUND, quote, 0.0, reason, detail=detail)
+
+
+def quote_in_passages(quote: str, shown: Sequence[Passage]) -> bool:
+    """Whether ``quote`` (normalised) is a substring of ``shown``, where only
+    passages adjacent in the page may be read as one text."""
+    needle = normalise(quote)
+    if not needle:
+        return False
+    return any(needle in text for text in _runs(shown))
+
+
+def _runs(shown: Sequence[Passage]) -> list[str]:
+    """The normalised text of each maximal run of consecutive passage indices."""
+    runs: list[list[str]] = []
+    previous: int | None = None
+    for passage in sorted(shown, key=lambda p: p.index):
+        text = normalise(passage.text)
+        if previous is not None and passage.index == previous + 1:
+            runs[-1].append(text)
+        else:
+            runs.append([text])
+        previous = passage.index
+    return [" ".join(part for part in run if part) for run in runs]
+
+
+def _clamp(confidence: float) -> float:
+    if math.isnan(confidence):
+        return 0.0
+    return min(1.0, max(0.0, float(confidence)))

@@ -1,0 +1,416 @@
+"""What every HTTP judge shares: sending, retrying, and turning failures into errors.
+
+A provider is two pure functions -- build the request body, parse a 2xx
+reply -- plus its endpoint and auth header. Everything that decides whether a
+reply can be believed lives here, once, so it cannot differ between providers:
+
+- a reply that is not valid JSON of the verdict schema, a refusal or a
+  truncated reply raises :class:`StageFailed` with its reason -- never a
+  silent ``not_found`` or ``supported``;
+- 401/403, and "out of quota", raise :class:`ConfigurationError` naming the
+  environment variable, never its value;
+- other HTTP failures (after retries) are ``judge_http_error``, transport
+  failures ``judge_unavailable`` (saying whether the server could not be
+  reached or was reached and never answered);
+- a reply whose error names a request feature the server does not take
+  (``temperature`` on a reasoning model, ``json_schema`` on llama-cpp-python's
+  server, Anthropic's ``strict``, Ollama's ``think``) is asked again once,
+  without that feature: the provider's :meth:`HTTPJudge.fallback_body` says
+  which. The fallback is decided per call, never remembered across calls, so
+  a claim's recording does not depend on which claims were recorded before it
+  (replaying one claim alone, or under xdist, sends exactly what was recorded).
+
+Every text that leaves this module goes through :func:`pytest_citecheck.core.secrets.scrub`
+with the judge's own key added, because a provider may echo the key it got
+(OpenAI's 401 does).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import ssl
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from pytest_citecheck.claims.models import Reason, Usage
+from pytest_citecheck.core.errors import ConfigurationError, StageFailed
+from pytest_citecheck.core.retry import GaveUp, IsFinal, RetryPolicy, Sent, asend, send
+from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.stages.judges.base import JudgeReply
+from pytest_citecheck.stages.judges.compat import json_text
+from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION, dump_body
+
+# Error codes that mean "the account cannot pay": retrying cannot help and the
+# user has to act (OpenAI insufficient_quota, Anthropic spend limit / billing).
+QUOTA_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached", "billing_error"})
+
+log = logging.getLogger("pytest_citecheck")
+
+_DETAIL_CHARS = 200
+# A provider's own error message is where the useful part is (which field, which
+# value); it is cut only when it is very long.
+_ERROR_CHARS = 1000
+# How many features one call may drop after the server named them (see fallback_body).
+_MAX_FALLBACKS = 3
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs ~25 ms; the clients judges open share one.
+    return httpx.create_ssl_context()
+
+
+def shorten(text: str, limit: int = _DETAIL_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_or_none(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def error_fields(payload: Any) -> tuple[set[str], str | None]:
+    """Codes and message of a provider error envelope (OpenAI, Anthropic, Ollama).
+
+    OpenAI ``{"error": {"message", "type", "code"}}``; Anthropic ``{"type":
+    "error", "error": {"type", "message", "details": {"error_code"}}}``;
+    Ollama ``{"error": "text"}``.
+    """
+    if not isinstance(payload, dict):
+        return set(), None
+    error = payload.get("error")
+    if isinstance(error, str):
+        return set(), error
+    if not isinstance(error, dict):
+        return set(), None
+    codes = {str(error[k]) for k in ("type", "code") if isinstance(error.get(k), str)}
+    details = error.get("details")
+    if isinstance(details, dict) and isinstance(details.get("error_code"), str):
+        codes.add(details["error_code"])
+    message = error.get("message")
+    return codes, message if isinstance(message, str) else None
+
+
+def verdict_from_object(value: Any) -> JudgeReply:
+    """Validate a decoded verdict against the schema (strictly: "0.9" is not a number)."""
+    if not isinstance(value, dict):
+        raise StageFailed(
+            Reason.JUDGE_SCHEMA_MISMATCH,
+            f"the judge answered a JSON {type(value).__name__}, not an object",
+        )
+    # Only the schema's fields: a model cannot smuggle in ``usage``.
+    fields = {k: value[k] for k in ("label", "quote", "confidence") if k in value}
+    try:
+        reply = JudgeReply.model_validate(fields, strict=True)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise StageFailed(
+            Reason.JUDGE_SCHEMA_MISMATCH,
+            shorten(f"the judge's reply breaks the schema: {problems}"),
+        ) from None
+    if reply.label == "not_found" and reply.quote is not None:
+        # The prompt asks for null: a quote given with "not_found" decides
+        # nothing, so it is not reported as evidence.
+        reply = reply.model_copy(update={"quote": None})
+    return reply
+
+
+def verdict_from_text(text: str | None) -> JudgeReply:
+    """Parse a JSON verdict the model wrote as text (see :func:`json_text`)."""
+    if text is None or not text.strip():
+        raise StageFailed(Reason.JUDGE_INVALID_JSON, "the judge's reply was empty")
+    unwrapped = json_text(text)
+    if not unwrapped:
+        raise StageFailed(Reason.JUDGE_INVALID_JSON, "the judge's reply held no JSON")
+    try:
+        value = json.loads(unwrapped)
+    except ValueError:
+        raise StageFailed(
+            Reason.JUDGE_INVALID_JSON, shorten(f"the judge's reply is not JSON: {text!r}")
+        ) from None
+    return verdict_from_object(value)
+
+
+def usage_of(data: Any, input_key: str, output_key: str) -> Usage | None:
+    """Token counts from a reply's usage fields (None when the server sent none)."""
+    if not isinstance(data, dict):
+        return None
+    tokens_in, tokens_out = data.get(input_key), data.get(output_key)
+    if not isinstance(tokens_in, int) and not isinstance(tokens_out, int):
+        return None
+    return Usage(
+        input_tokens=tokens_in if isinstance(tokens_in, int) else 0,
+        output_tokens=tokens_out if isinstance(tokens_out, int) else 0,
+    )
+
+
+@dataclass(eq=False)
+class HTTPJudge(ABC):
+    """A judge reached over HTTP (JSON in, JSON out). Subclasses: one per wire format."""
+
+    provider: str
+    model: str
+    # The full endpoint URL (``.../chat/completions``, ``.../v1/messages``, ``.../api/chat``).
+    url: str
+    # Named in configuration errors; the value never is.
+    key_env: str
+    api_key: str | None = field(default=None, repr=False)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    timeout: float = 60.0
+    client: httpx.Client | None = field(default=None, repr=False)
+    async_client: httpx.AsyncClient | None = field(default=None, repr=False)
+    _own_client: httpx.Client | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _hinted: set[str] = field(default_factory=set, init=False, repr=False)
+
+    prompt_version: str = field(default=PROMPT_VERSION, init=False)
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, as shown in reports."""
+        return f"{self.provider}:{self.model}"
+
+    # -- what a provider defines ---------------------------------------------
+
+    @abstractmethod
+    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
+        """The JSON body for one judge call (deterministic)."""
+
+    @abstractmethod
+    def auth_headers(self) -> dict[str, str]:
+        """Headers carrying ``api_key``; empty when there is none (replay)."""
+
+    @abstractmethod
+    def parse_reply(self, payload: Any) -> JudgeReply:
+        """A 2xx reply body (decoded JSON) -> a verdict, or :class:`StageFailed`."""
+
+    def fallback_body(
+        self, body: dict[str, Any], status: int, payload: Any
+    ) -> tuple[dict[str, Any], str] | None:
+        """``body`` without the feature a failed reply (``status``, decoded
+        ``payload``) names as unsupported, and a hint for the user; None when
+        the failure is not about a feature this judge can do without."""
+        return None
+
+    # -- shared ----------------------------------------------------------------
+
+    def build_request(self, claim: str, passages: Sequence[str]) -> httpx.Request:
+        """The exact request one call sends first (also what a recording is matched on)."""
+        return self._request(self.request_body(claim, passages))
+
+    def _request(self, body: dict[str, Any]) -> httpx.Request:
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            **self.auth_headers(),
+        }
+        return httpx.Request(
+            "POST",
+            self.url,
+            content=dump_body(body),
+            headers=headers,
+            # Per request, so a caller's client cannot make it wait forever.
+            extensions={"timeout": httpx.Timeout(self.timeout).as_dict()},
+        )
+
+    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        """Ask the judge; see :class:`pytest_citecheck.stages.judges.base.Judge` for errors."""
+        body = self.request_body(claim, passages)
+        for _ in range(_MAX_FALLBACKS + 1):
+            try:
+                sent = send(
+                    self._sync_client(), self._request(body), self.retry, self._final_for(body)
+                )
+            except GaveUp as exc:
+                raise self._unavailable(exc) from None
+            retry_body = self._fallback(body, sent.response)
+            if retry_body is None:
+                break
+            body = retry_body
+        return self._handle(sent)
+
+    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        """:meth:`judge`, without blocking the event loop."""
+        if self.async_client is not None:
+            return await self._ajudge(self.async_client, claim, passages)
+        async with httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context()) as client:
+            return await self._ajudge(client, claim, passages)
+
+    async def _ajudge(
+        self, client: httpx.AsyncClient, claim: str, passages: Sequence[str]
+    ) -> JudgeReply:
+        body = self.request_body(claim, passages)
+        for _ in range(_MAX_FALLBACKS + 1):
+            try:
+                sent = await asend(client, self._request(body), self.retry, self._final_for(body))
+            except GaveUp as exc:
+                raise self._unavailable(exc) from None
+            retry_body = self._fallback(body, sent.response)
+            if retry_body is None:
+                break
+            body = retry_body
+        return self._handle(sent)
+
+    def close(self) -> None:
+        """Close the client this judge opened itself (a caller's client is left alone)."""
+        with self._lock:
+            if self._own_client is not None:
+                self._own_client.close()
+                self._own_client = None
+
+    def __enter__(self) -> HTTPJudge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _sync_client(self) -> httpx.Client:
+        if self.client is not None:
+            return self.client
+        with self._lock:  # the batch runner judges from several threads
+            if self._own_client is None:
+                client = httpx.Client(timeout=self.timeout, verify=_ssl_context())
+                # Kept for connection reuse; closed with the judge even if nobody
+                # calls close(), so no socket is left to a ResourceWarning.
+                weakref.finalize(self, client.close)
+                self._own_client = client
+            return self._own_client
+
+    def _scrub(self, text: str) -> str:
+        return scrub(text, [self.api_key] if self.api_key else [])
+
+    def _is_final(self, response: httpx.Response) -> bool:
+        """A transient status that retrying cannot fix (out of quota)."""
+        codes, _ = error_fields(_json_or_none(response))
+        return bool(codes & QUOTA_CODES)
+
+    def _final_for(self, body: dict[str, Any]) -> IsFinal:
+        """Not retried as is: out of quota, or a feature to drop (llama-cpp-python
+        answers an unsupported ``response_format`` with HTTP 500)."""
+
+        def is_final(response: httpx.Response) -> bool:
+            return self._is_final(response) or self._fallback(body, response) is not None
+
+        return is_final
+
+    def _fallback(self, body: dict[str, Any], response: httpx.Response) -> dict[str, Any] | None:
+        if response.is_success:
+            return None
+        found = self.fallback_body(body, response.status_code, _json_or_none(response))
+        if found is None or found[0] == body:
+            return None
+        retry_body, hint = found
+        with self._lock:
+            first = hint not in self._hinted
+            self._hinted.add(hint)
+        if first:  # once per judge: every call of this judge will do the same
+            log.warning(
+                "%s: the server answered HTTP %d to %s; asking again %s",
+                self.name,
+                response.status_code,
+                self.url,
+                hint,
+            )
+        return retry_body
+
+    def _unavailable(self, exc: GaveUp) -> StageFailed:
+        error = exc.error
+        tries = f"{exc.attempts} attempt(s)"
+        if isinstance(error, httpx.TimeoutException) and not isinstance(
+            error, httpx.ConnectTimeout | httpx.PoolTimeout
+        ):
+            what = (
+                f"the {self.name} judge at {self.url} accepted the connection but sent no "
+                f"answer within {self.timeout:g} s ({type(error).__name__}, {tries})"
+            )
+        elif isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+            what = (
+                f"the {self.name} judge at {self.url} accepted the connection but closed it "
+                f"without answering ({type(error).__name__}, {tries})"
+            )
+        else:
+            what = (
+                f"could not reach the {self.name} judge at {self.url}: no connection "
+                f"({type(error).__name__}, {tries})"
+            )
+        return StageFailed(Reason.JUDGE_UNAVAILABLE, self._scrub(what))
+
+    def _handle(self, sent: Sent) -> JudgeReply:
+        response = sent.response
+        payload = _json_or_none(response)
+        if response.is_success:
+            if payload is None:
+                raise StageFailed(
+                    Reason.JUDGE_HTTP_ERROR,
+                    f"the {self.name} judge answered HTTP {response.status_code} "
+                    "with a body that is not JSON",
+                )
+            try:
+                return self.parse_reply(payload)
+            except StageFailed as exc:
+                exc.detail = self._scrub(exc.detail)
+                exc.args = (exc.detail,)
+                raise
+        raise self._http_failure(response, payload, sent.attempts)
+
+    def _http_failure(self, response: httpx.Response, payload: Any, attempts: int) -> Exception:
+        status = response.status_code
+        codes, message = error_fields(payload)
+        code_text = f", {', '.join(sorted(codes))}" if codes else ""
+        if status in (401, 403):
+            # The provider's message is left out: it may quote the key.
+            if not self.api_key:
+                why = f"needs an API key and {self.key_env} is not set"
+            elif status == 401:
+                why = f"rejected the API key in {self.key_env}"
+            else:
+                why = f"denied the API key in {self.key_env} access to this model"
+            return ConfigurationError(
+                f"The {self.name} judge {why} (HTTP {status}{code_text}). "
+                f"Set {self.key_env} to a valid key with access to {self.model!r}."
+            )
+        if status == 402 or codes & QUOTA_CODES:
+            return ConfigurationError(
+                f"The {self.name} judge refused the call for billing reasons "
+                f"(HTTP {status}{code_text}): the account behind {self.key_env} is out of "
+                "quota or over its spend limit."
+            )
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        said = f": {shorten(message, _ERROR_CHARS)}" if message else ""
+        return StageFailed(
+            Reason.JUDGE_HTTP_ERROR,
+            self._scrub(f"the {self.name} judge answered HTTP {status}{code_text}{tries}{said}"),
+        )
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    """An ``authorization: Bearer`` header, or none without a key."""
+    return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def field_of(payload: Mapping[str, Any], *path: str | int) -> Any:
+    """``payload[a][b]...`` or None when any step is missing or of the wrong kind."""
+    node: Any = payload
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(node, list) or len(node) <= step:
+                return None
+        elif not isinstance(node, dict):
+            return None
+        node = node[step] if isinstance(step, int) else node.get(step)
+    return node

@@ -1,0 +1,151 @@
+"""OpenAI Chat Completions with Structured Outputs (also any OpenAI-compatible server).
+
+WIRE.md §3: ``POST {base}/chat/completions``, ``response_format`` json_schema
+strict, ``authorization: Bearer``. The verdict comes back as a JSON *string*
+in ``choices[0].message.content``; a refusal as ``message.refusal``; a
+truncated one as ``finish_reason: "length"``.
+
+vLLM, llama.cpp's server and LM Studio speak the same wire; they are the
+``openai-compatible`` provider: same class, a required base URL, an optional key.
+
+What each model accepts (WIRE.md §8.15-16):
+
+- ``temperature``: 0 by default. Reasoning models (``o1``, ``o3``, ``o4-mini``,
+  ``gpt-5*``) accept only their default and answer 400 ``unsupported_value``
+  otherwise, so for them it is not sent; any other model that answers that 400
+  naming ``temperature`` is asked again without it. ``temperature="omit"``
+  never sends it, a number always sends that number (no fallback).
+- No token limit is sent: ``max_tokens`` is rejected by reasoning models (they
+  want ``max_completion_tokens``) and the verdict is short.
+- ``response_format``: ``json_schema`` (strict) by default. llama-cpp-python's
+  server takes only ``{"type": "json_object", "schema": ...}`` and answers
+  HTTP 500 naming ``response_format`` and ``json_object``; an
+  ``openai-compatible`` judge then asks again in that form.
+  ``response_format="json_object"`` uses it from the start, ``"json_schema"``
+  never falls back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.core.errors import StageFailed
+from pytest_citecheck.stages.judges.base import JudgeReply
+from pytest_citecheck.stages.judges.compat import Temperature, error_param, error_text
+from pytest_citecheck.stages.judges.http import (
+    HTTPJudge,
+    bearer,
+    field_of,
+    shorten,
+    usage_of,
+    verdict_from_text,
+)
+from pytest_citecheck.stages.judges.prompt import VERDICT_NAME, build_messages, verdict_schema
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object")
+
+# OpenAI's reasoning models: only the default temperature (WIRE.md §8.15).
+REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5)(?![a-z])", re.I)
+
+
+def is_reasoning_model(model: str) -> bool:
+    """``o1``, ``o3-mini``, ``o4-mini``, ``gpt-5``, ``gpt-5-mini``... (not ``gpt-4o``)."""
+    return REASONING_MODEL.match(model) is not None
+
+
+@dataclass(eq=False)
+class OpenAIJudge(HTTPJudge):
+    """A Chat Completions judge (``openai`` and ``openai-compatible``)."""
+
+    temperature: Temperature = "auto"
+    response_format: str = "auto"
+
+    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
+        if self.response_format == "json_object":
+            response_format: dict[str, Any] = {"type": "json_object", "schema": verdict_schema()}
+        else:
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": VERDICT_NAME, "strict": True, "schema": verdict_schema()},
+            }
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": build_messages(claim, passages),
+            "response_format": response_format,
+        }
+        temperature = self._temperature()
+        if temperature is not None:
+            body["temperature"] = temperature
+        return body
+
+    def _temperature(self) -> float | None:
+        if self.temperature == "omit":
+            return None
+        if self.temperature == "auto":
+            reasoning = self.provider == "openai" and is_reasoning_model(self.model)
+            return None if reasoning else 0
+        return float(self.temperature)
+
+    def fallback_body(
+        self, body: dict[str, Any], status: int, payload: Any
+    ) -> tuple[dict[str, Any], str] | None:
+        said = error_text(payload)
+        if (
+            self.temperature == "auto"
+            and "temperature" in body
+            and status == 400
+            and (error_param(payload) == "temperature" or "temperature" in said)
+        ):
+            rest = {k: v for k, v in body.items() if k != "temperature"}
+            return rest, (
+                "without temperature (set citecheck_judge_temperature = omit to skip the first try)"
+            )
+        if (
+            self.response_format == "auto"
+            and self.provider == "openai-compatible"
+            and field_of(body, "response_format", "type") == "json_schema"
+            and "response_format" in said
+            and "json_object" in said
+        ):
+            retry = {
+                **body,
+                "response_format": {"type": "json_object", "schema": verdict_schema()},
+            }
+            return retry, (
+                'with response_format {"type": "json_object", "schema": ...} (set '
+                "citecheck_judge_response_format = json_object to skip the first try)"
+            )
+        return None
+
+    def auth_headers(self) -> dict[str, str]:
+        return bearer(self.api_key)
+
+    def parse_reply(self, payload: Any) -> JudgeReply:
+        choice = field_of(payload, "choices", 0)
+        message = field_of(payload, "choices", 0, "message")
+        if not isinstance(choice, dict) or not isinstance(message, dict):
+            raise StageFailed(
+                Reason.JUDGE_HTTP_ERROR, f"the {self.name} judge's reply has no choices[0].message"
+            )
+        refusal = message.get("refusal")
+        finish = choice.get("finish_reason")
+        if refusal:
+            raise StageFailed(Reason.JUDGE_REFUSED, shorten(f"the judge refused: {refusal}"))
+        if finish == "content_filter":
+            raise StageFailed(
+                Reason.JUDGE_REFUSED, "the judge's reply was blocked by its content filter"
+            )
+        if finish == "length":
+            raise StageFailed(
+                Reason.JUDGE_TRUNCATED, "the judge's reply was cut off (finish_reason: length)"
+            )
+        content = message.get("content")
+        reply = verdict_from_text(content if isinstance(content, str) else None)
+        return reply.model_copy(
+            update={"usage": usage_of(payload.get("usage"), "prompt_tokens", "completion_tokens")}
+        )

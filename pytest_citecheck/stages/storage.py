@@ -1,0 +1,140 @@
+"""Re-reading a stored page through the Crawlbase Storage API (DESIGN §8, WIRE §2).
+
+Every URL citation is fetched with ``store=true``, and the audit index keeps the
+``rid`` of the stored copy. :func:`read_stored_page` gets that copy back:
+``GET /storage?token=T&rid=RID&format=html``. The call is free and either token
+works; Crawlbase keeps pages for 30 days.
+
+Why the ``crawlbase`` SDK here, when the fetcher talks HTTP itself: for a
+Storage API read the SDK's ``StorageAPI.get`` returns everything needed -- the
+(gunzipped) page body and the ``rid``, ``url``, ``original_status`` and
+``stored_at`` headers -- and the one thing it loses on a non-2xx reply (the
+headers) is not needed, since the status code alone tells "not stored" (404)
+from "bad token" (401). Two of its habits are worked around (WIRE §1.6): it
+shares a mutable default ``options`` dict between calls, so a fresh dict is
+passed every time; and its base URL is a module constant, so the instance's
+``buildURL`` is replaced to honour ``CITECHECK_CRAWLBASE_URL`` (the same
+variable the fetcher reads) without touching the module for other callers.
+
+The token goes only into the request; errors name its environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from pytest_citecheck.core.errors import CitecheckError, ConfigurationError
+from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.stages.fetch import BASE_URL_ENV, DEFAULT_BASE_URL, TOKEN_ENV
+
+RETENTION_DAYS = 30
+INSTALL_HINT = "pip install 'pytest-citecheck[service]'"
+
+
+class PageNotStored(CitecheckError):
+    """The Storage API has no page for this rid (wrong, or older than the retention)."""
+
+
+class StorageError(CitecheckError):
+    """The Storage API could not be asked, or answered something unexpected."""
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """A page as the Crawling API stored it when the citation was verified."""
+
+    rid: str
+    url: str | None
+    stored_at: str | None
+    original_status: int | None
+    body: str
+
+
+def storage_token(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """``(variable name, token)``: the Normal token, else the JavaScript one."""
+    env = os.environ if environ is None else environ
+    for kind in ("normal", "javascript"):
+        name = TOKEN_ENV[kind]
+        if env.get(name):
+            return name, env[name]
+    raise ConfigurationError(
+        f"reading a stored page needs a Crawlbase token: set {TOKEN_ENV['normal']} "
+        f"(or {TOKEN_ENV['javascript']}; the Storage API accepts either)."
+    )
+
+
+def _header(headers: Mapping[str, Any], name: str) -> str | None:
+    value = headers.get(name)
+    # The SDK turns a missing header into the string 'None'.
+    return None if value in (None, "", "None") else str(value)
+
+
+def _status(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def read_stored_page(
+    rid: str, environ: Mapping[str, str] | None = None, timeout: float = 30.0
+) -> StoredPage:
+    """Fetch the page stored under ``rid``.
+
+    Raises :class:`ConfigurationError` (no token, token refused),
+    :class:`PageNotStored` (404) or :class:`StorageError` (anything else).
+    """
+    env = os.environ if environ is None else environ
+    token_env, token = storage_token(env)
+    base_url = env.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+    try:
+        from crawlbase import StorageAPI
+    except ImportError:
+        raise ConfigurationError(
+            f"reading a stored page needs the crawlbase package: {INSTALL_HINT}"
+        ) from None
+
+    api = StorageAPI({"token": token, "timeout": timeout})
+
+    def build_url(options: Mapping[str, str]) -> str:
+        # The SDK's own format (token raw, then the urlencoded options), on our base URL.
+        return f"{base_url.rstrip('/')}/{api.base_path}?token={token}&{urlencode(options)}"
+
+    api.buildURL = build_url
+    try:
+        with warnings.catch_warnings():
+            # The SDK builds ssl.SSLContext(PROTOCOL_TLS) on every call (WIRE §1.6).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            response: dict[str, Any] = api.get(rid, {"format": "html"})
+    except OSError as exc:
+        raise StorageError(
+            scrub(f"the Storage API could not be reached ({type(exc).__name__}: {exc})", [token])
+        ) from None
+    status = int(response.get("status_code") or 0)
+    if status == 404:
+        raise PageNotStored(
+            f"no stored page has rid {rid!r}: Crawlbase keeps stored pages for "
+            f"{RETENTION_DAYS} days, so it may have expired, or the rid is wrong."
+        )
+    if status in (401, 403):
+        raise ConfigurationError(
+            f"the Storage API rejected the token in {token_env} (HTTP {status}): check that "
+            f"{token_env} holds one of your Crawlbase tokens."
+        )
+    if not 200 <= status < 300:
+        raise StorageError(f"the Storage API answered HTTP {status} for rid {rid!r}")
+    headers: Mapping[str, Any] = response.get("headers") or {}
+    body = response.get("body") or b""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+    return StoredPage(
+        rid=_header(headers, "rid") or rid,
+        url=_header(headers, "url"),
+        stored_at=_header(headers, "stored_at"),
+        original_status=_status(_header(headers, "original_status")),
+        body=text,
+    )

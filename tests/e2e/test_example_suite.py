@@ -1,0 +1,190 @@
+"""The shipped example suites, replayed as a new user runs them (README's first command).
+
+Each test copies ``example_suite/`` (and ``example_suite_failing/``) to a temporary
+directory and runs pytest on the copy in a subprocess, with no token, key or base-URL
+variable set: the committed recordings must be enough, and nothing is written into the
+repository. Re-record them with ``python scripts/record_examples.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SUITE = REPO / "example_suite"
+FAILING = REPO / "example_suite_failing"
+README = REPO / "README.md"
+# The README section whose fenced block is a copy of the suite's terminal summary.
+README_HEADING = "## What a run prints"
+
+LABELS = {"supported", "contradicted", "not_found", "unreachable", "fabricated"}
+# The reasons DESIGN §3 names.
+REASONS = {
+    "http_404",
+    "http_410",
+    "redirected_to_homepage",
+    "soft_404",
+    "pdf_unsupported",
+    "evidence_quote_not_in_source",
+    "quote_not_in_document",
+}
+# Anything that would point a replay at a service or hand it a credential.
+UNSET = (
+    "CRAWLBASE_TOKEN",
+    "CRAWLBASE_JS_TOKEN",
+    "CITECHECK_CRAWLBASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OLLAMA_HOST",
+    "OLLAMA_API_KEY",
+    "CITECHECK_JUDGE_BASE_URL",
+    "CITECHECK_JUDGE_API_KEY",
+    "PYTEST_ADDOPTS",
+)
+# Runs pytest in a fresh interpreter and reports whether the embedding stack was imported.
+RUN_AND_REPORT_IMPORTS = (
+    "import sys, pytest\n"
+    "code = pytest.main(sys.argv[1:])\n"
+    "heavy = sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules)\n"
+    "print('HEAVY-MODULES:', ','.join(heavy) or 'none')\n"
+    "sys.exit(int(code))\n"
+)
+
+
+def run(cwd: Path, suite: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in UNSET}
+    env["COLUMNS"] = "80"  # the width of the separator line README's excerpt shows
+    command = [
+        sys.executable,
+        "-c",
+        RUN_AND_REPORT_IMPORTS,
+        "--citecheck",
+        "-p",
+        "no:cacheprovider",
+    ]
+    return subprocess.run(
+        [*command, *args, suite],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def summary(stdout: str) -> list[str]:
+    """The citecheck section of the terminal summary, separator line included."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ citecheck =+", line))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("citecheck gate passed"))
+    return lines[start : end + 1]
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("examples")
+    for suite in (SUITE, FAILING):
+        shutil.copytree(suite, root / suite.name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def passed_run(copies: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    report = copies / "report.json"
+    result = run(copies, "example_suite", f"--citecheck-report={report}")
+    return result, report
+
+
+def test_shipped_suite_passes_offline_with_every_label_and_reason(
+    passed_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    result, report_path = passed_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^=+ \d+ passed in ", result.stdout, re.M), result.stdout
+    assert "citecheck gate passed" in result.stdout
+    assert re.search(
+        r"^\d+ claims, \d+ citations: citation precision [\d.]+ \(\d+/\d+\)", result.stdout, re.M
+    )
+    report = json.loads(report_path.read_text())
+    verdicts = [v for claim in report["claims"] for v in claim["verdicts"]]
+    assert {v["label"] for v in verdicts} >= LABELS
+    assert {v["reason"] for v in verdicts if v["reason"]} >= REASONS
+    assert "error" not in {v["label"] for v in verdicts}
+    assert report["gate"] == {"passed": True, "failures": []}
+    # Claim-level labels too: the 404 beside a supporting page leaves its claim supported.
+    by_id = {claim["id"]: claim for claim in report["claims"]}
+    boiling = by_id["boiling-point"]
+    assert boiling["label"] == "supported"
+    assert sorted(v["label"] for v in boiling["verdicts"]) == ["supported", "unreachable"]
+    assert by_id["boiling-point-50-degrees"]["label"] == "contradicted"
+    # A review item: a verdict below the confidence gate.
+    assert any(v["review"] and v["label"] == "supported" for v in verdicts)
+
+
+def test_replay_does_not_import_the_embedding_stack(
+    passed_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    result, _ = passed_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "HEAVY-MODULES: none" in result.stdout
+
+
+def test_xdist_prints_the_same_totals(
+    copies: Path, passed_run: tuple[subprocess.CompletedProcess[str], Path]
+) -> None:
+    pytest.importorskip("xdist")
+    serial, _ = passed_run
+    parallel = run(copies, "example_suite", "-n", "2")
+    assert parallel.returncode == 0, parallel.stdout + parallel.stderr
+    assert summary(parallel.stdout) == summary(serial.stdout)
+
+
+def test_failing_sibling_exits_1_and_says_why(copies: Path) -> None:
+    result = run(copies, "example_suite_failing")
+    assert result.returncode == 1, result.stdout + result.stderr
+    gate = [line for line in result.stdout.splitlines() if "citecheck gate FAILED" in line]
+    assert any("citation precision" in line and "citecheck_min_precision" in line for line in gate)
+    assert any("contradicted" in line for line in gate), gate
+    assert "HEAVY-MODULES: none" in result.stdout
+
+
+def test_cassettes_hold_no_loopback_address_and_no_secret() -> None:
+    cassettes = sorted((SUITE / "cassettes").rglob("*.yaml")) + sorted(
+        (FAILING / "cassettes").rglob("*.yaml")
+    )
+    assert cassettes
+    for path in cassettes:
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(REPO)
+        assert "127.0.0.1" not in text and "localhost" not in text, name
+        assert "synthesized" in text.splitlines()[0].lower(), name
+        for token in re.findall(r"token=([^&\s'\"]+)", text):
+            assert token in ("REDACTED", "REDACTED-NORMAL", "REDACTED-JS"), (name, token)
+        assert not re.search(r"(?i)^\s*(authorization|x-api-key|cookie):", text, re.M), name
+        assert not re.search(r"\bsk-[A-Za-z0-9_-]{8,}", text), name
+        assert "not-a-secret" not in text, name  # the recorder's fake credentials
+
+
+def test_readme_excerpt_is_what_the_suite_prints(
+    passed_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    result, _ = passed_run
+    text = README.read_text(encoding="utf-8")
+    assert README_HEADING in text, f"README.md has no {README_HEADING!r} section"
+    section = text.split(README_HEADING, 1)[1]
+    match = re.search(r"```[a-z]*\n(.*?)\n```", section, re.S)
+    assert match, f"no fenced block under {README_HEADING!r}"
+    excerpt = [line.rstrip() for line in match.group(1).splitlines()]
+    printed = [line.rstrip() for line in summary(result.stdout)]
+    assert excerpt == printed

@@ -1,0 +1,191 @@
+"""The HTML report in a real browser (issue 11): Debian's chromium, driven by Playwright.
+
+No browser is downloaded: ``.ci/run`` installs Debian's ``chromium`` with apt-get and
+Playwright launches that executable (``CITECHECK_CHROMIUM`` overrides the path).
+Playwright's sync API is used through the fixtures below rather than the
+pytest-playwright plugin, whose per-test assertion scope breaks this suite's
+in-process pytester runs. Without playwright or the browser every test here is
+skipped with the reason; nothing is skipped silently.
+
+A screenshot of the example suite's report is saved to ``test-results/report.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.plugin.hostile import SCRIPT, write_suite
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed: pip install -e '.[dev]'"
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("CITECHECK_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = REPO / "test-results"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--citecheck", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """README's command, plus the HTML and JSON reports."""
+    out = tmp_path_factory.mktemp("example")
+    run = _pytest(
+        REPO,
+        "example_suite",
+        f"--citecheck-html={out / 'report.html'}",
+        f"--citecheck-report={out / 'report.json'}",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out / "report.html", json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report whose page, claim and quote carry <script> and an onerror handler."""
+    root = tmp_path_factory.mktemp("hostile")
+    write_suite(root)
+    run = _pytest(root, "--citecheck-record=all", "--citecheck-html=hostile.html")
+    assert run.returncode == 1, run.stdout + run.stderr  # one claim is contradicted
+    return root / "hostile.html"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"no browser at {CHROMIUM}: apt-get install chromium (or set CITECHECK_CHROMIUM)"
+        )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class Page:
+    """A browser page that records console errors, page errors and every request."""
+
+    def __init__(self, browser: Any) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+
+    def open(self, path: Path) -> Any:
+        self.page.goto(path.as_uri())
+        return self.page
+
+    def visible_claims(self) -> int:
+        count: int = self.page.locator("tbody.claim:visible").count()
+        return count
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Page]:
+    page = Page(browser)
+    yield page
+    page.context.close()
+
+
+def test_example_report_lists_all_23_claims_and_fetches_nothing(
+    tab: Page, example: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = example
+    page = tab.open(path)
+    assert len(data["claims"]) == 23
+    assert tab.visible_claims() == 23
+    assert page.inner_text("#shown") == "23 of 23 claims"
+    assert page.inner_text("#gate") == "gate passed"
+    assert tab.errors == []
+    assert tab.requests == [path.as_uri()]
+
+
+def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]]) -> None:
+    path, data = example
+    page = tab.open(path)
+    contradicted = [
+        c["id"]
+        for c in data["claims"]
+        if "contradicted" in {c["label"], *(v["label"] for v in c["verdicts"])}
+    ]
+    assert contradicted  # the example suite has some
+    page.select_option("#filter-label", "contradicted")
+    shown = page.locator("tbody.claim:visible button.toggle").all_inner_texts()
+    assert sorted(shown) == sorted(contradicted)
+    assert page.inner_text("#shown") == f"{len(contradicted)} of 23 claims"
+
+    page.select_option("#filter-label", "")
+    page.fill("#filter-text", "boiling-point-50")
+    assert page.locator("tbody.claim:visible button.toggle").all_inner_texts() == [
+        "boiling-point-50-degrees"
+    ]
+    page.fill("#filter-text", "")
+    assert tab.visible_claims() == 23
+    assert tab.errors == []
+
+
+def test_expanded_citation_shows_the_quote_highlighted(
+    tab: Page, example: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = example
+    claim = next(c for c in data["claims"] if c["id"] == "boiling-point-50-degrees")
+    quote = claim["verdicts"][0]["evidence_quote"]
+    page = tab.open(path)
+    row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text=claim["id"]))
+    detail = row.locator("tr.detail")
+    assert not detail.is_visible()
+    row.locator("button.toggle").click()
+    row.locator("details.citation summary").first.click()
+    mark = detail.locator("mark").first
+    assert mark.is_visible()
+    assert mark.inner_text() == quote
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    # Tall enough to show the header, the files and the expanded claim (README's image).
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert tab.errors == []
+
+
+def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
+    page = tab.open(hostile)
+    assert page.evaluate("window.__citecheck_pwned") is None
+    row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text="markup"))
+    row.locator("button.toggle").click()
+    row.locator("details.citation summary").first.click()
+    assert SCRIPT in row.locator("mark").first.inner_text()
+    assert '<img src=x onerror="window.__citecheck_pwned = true">' in row.inner_text()
+    assert page.evaluate("window.__citecheck_pwned") is None
+    # No CSP refusal either: the markup was escaped, not merely blocked.
+    assert tab.errors == []
+    assert tab.requests == [hostile.as_uri()]
