@@ -158,7 +158,8 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         if not free(match.start(), match.end()):
             continue
         label = f"^{match.group('fn').lower()}" if match.group("fn") else match.group("n")
-        draft.markers.append(Marker(match.start(), match.end(), [source(label, match.start())]))
+        start, end = marker_extent(text, match.start(), match.end(), wrapped=False)
+        draft.markers.append(Marker(start, end, [source(label, match.start())]))
     for label, (url, defined) in definitions.items():
         if label not in used and url is not None:
             draft.unattached.append(

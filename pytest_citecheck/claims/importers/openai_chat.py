@@ -11,7 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import Reader
-from pytest_citecheck.claims.importers.openai_responses import no_text, read_annotation
+from pytest_citecheck.claims.importers.openai_responses import (
+    cite_repeated_links,
+    no_text,
+    read_annotation,
+)
 from pytest_citecheck.claims.importers.text import Draft
 
 FORMAT = "openai-chat"
@@ -46,5 +50,6 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             annotation = {"type": "url_citation", **inner}
             where = f"{where}.url_citation"
         read_annotation(reader, draft, text, 0, annotation, where)
+    cite_repeated_links(draft, text, 0, "choices[0].message.content")
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
     return draft, response_id

@@ -16,10 +16,15 @@ from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
 from pytest_citecheck.claims.importers.text import (
+    LINK,
     Draft,
     Marker,
     Span,
     clean_url,
+    dedup_key,
+    line_column,
+    link_url,
+    marker_extent,
     place_url_annotation,
 )
 
@@ -60,6 +65,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         joined.append(text)
         for k, annotation in enumerate(annotations):
             read_annotation(reader, draft, text, offset, annotation, f"{where}.annotations[{k}]")
+        cite_repeated_links(draft, text, offset, f"{where}.text")
         offset += len(text)
     draft.text = "".join(joined)
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
@@ -128,6 +134,26 @@ def read_annotation(
         "url_citation, file_citation, container_file_citation and file_path are understood; "
         "remove this annotation or report the new type",
     )
+
+
+def cite_repeated_links(draft: Draft, text: str, offset: int, where: str) -> None:
+    """Links the model printed to a URL the API cites elsewhere in this text, left without
+    an annotation of their own (Azure annotates only the first), cite like the annotated."""
+    placed = [(m.start - offset, m.end - offset) for m in draft.markers if m.start >= offset]
+    cited = {
+        dedup_key(s.url) for m in draft.markers if m.start >= offset for s in m.sources if s.url
+    }
+    for link in LINK.finditer(text):
+        url = link_url(link)
+        if dedup_key(url) not in cited or any(
+            s < link.end() and link.start() < e for s, e in placed
+        ):
+            continue
+        start, end = marker_extent(text, link.start(), link.end())
+        source = CitedSource(
+            url=clean_url(url), where=f"{where}, {line_column(text, link.start())}"
+        )
+        draft.markers.append(Marker(offset + start, offset + end, [source]))
 
 
 def check_offsets(

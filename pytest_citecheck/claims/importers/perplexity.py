@@ -16,7 +16,14 @@ from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
 from pytest_citecheck.claims.importers.openai_chat import message
-from pytest_citecheck.claims.importers.text import Draft, Marker, clean_url, dedup_key, line_column
+from pytest_citecheck.claims.importers.text import (
+    Draft,
+    Marker,
+    clean_url,
+    dedup_key,
+    line_column,
+    marker_extent,
+)
 
 FORMAT = "perplexity"
 MARKER = re.compile(r"\[(\d{1,4})\]")
@@ -76,7 +83,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         source = CitedSource(
             url=clean_url(url), title=titles.get(dedup_key(url)), where=f"{listed}[{n - 1}]"
         )
-        draft.markers.append(Marker(match.start(), match.end(), [source]))
+        draft.markers.append(
+            Marker(*marker_extent(content, *match.span(), wrapped=False), [source])
+        )
         marked.add(n - 1)
     for k, url in enumerate(urls):
         if k not in marked and url.strip():

@@ -128,9 +128,9 @@ def link_url(match: re.Match[str]) -> str:
     return match.group("url").strip("<>")
 
 
-def marker_extent(text: str, start: int, end: int) -> tuple[int, int]:
-    """A link marker with the parentheses around it and the spaces before it."""
-    if start > 0 and text[start - 1] == "(" and end < len(text) and text[end] == ")":
+def marker_extent(text: str, start: int, end: int, wrapped: bool = True) -> tuple[int, int]:
+    """A marker with the spaces before it (and, ``wrapped``, the parentheses around it)."""
+    if wrapped and start > 0 and text[start - 1] == "(" and end < len(text) and text[end] == ")":
         start, end = start - 1, end + 1
     while start > 0 and text[start - 1] in " \t":
         start -= 1
