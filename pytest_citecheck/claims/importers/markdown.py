@@ -52,7 +52,17 @@ def _first_url(text: str) -> str | None:
     if link is not None and link_url(link).lower().startswith(("http://", "https://")):
         return link_url(link)
     match = _URL.search(text)
-    return match.group(1).rstrip(".,;:)]\"'") if match else None
+    return _trim(match.group(1)) if match else None
+
+
+def _trim(url: str) -> str:
+    """A URL found in prose, without the punctuation that ends the sentence around it."""
+    while url:
+        if url[-1] in ".,;:]\"'!?" or (url[-1] == ")" and url.count(")") > url.count("(")):
+            url = url[:-1]
+        else:
+            break
+    return url
 
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
