@@ -171,8 +171,7 @@ def claim_file_text(answers: Sequence[tuple[ImportedAnswer, str]], command: str)
         "# Uncited sentences are listed as comments; they are not claims.",
         "claims:",
     ]
-    if not any(answer.claims for answer, _ in answers):
-        lines[-1] = "claims: []"
+    header = len(lines) - 1
     for answer, source in answers:
         lines.append(
             f"  # answer {answer.id} ({_comment(source)}, {answer.format}): "
@@ -193,4 +192,6 @@ def claim_file_text(answers: Sequence[tuple[ImportedAnswer, str]], command: str)
             ]
             for citation in claim.citations:
                 lines += _citation_lines(citation)
+    if not any(line.startswith("  - id: ") for line in lines):
+        lines[header] = "claims: []"
     return "\n".join(lines) + "\n"
