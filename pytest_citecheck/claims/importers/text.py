@@ -421,11 +421,17 @@ def _is_boundary(text: str, match: re.Match[str], end: int) -> bool:
     word_start = match.start()
     while word_start > 0 and not text[word_start - 1].isspace():
         word_start -= 1
-    word = re.split(r"[/(\"'“*_]", text[word_start : match.start() + 1].lower())[-1]
+    word = re.split(r"[/(\"'“*_]", text[word_start : match.start() + 1])[-1]
+    before = text[max(0, word_start - 30) : word_start].split()
+    # An initial ("J. K. Rowling", "George W. Bush"), not a unit ("100 C."): one
+    # capital letter after a capitalised word.
+    initial = (
+        len(word) == 2 and word[0].isupper() and bool(before) and before[-1][:1].isupper()
+    )
     abbreviation = (
-        word.rstrip(".") in _ABBREVIATIONS
-        or _INITIALISM.fullmatch(word) is not None
-        or (len(word) == 2 and word[0].isalpha())  # an initial: "J. K. Rowling"
+        word.lower().rstrip(".") in _ABBREVIATIONS
+        or _INITIALISM.fullmatch(word.lower()) is not None
+        or initial
     )
     return not (match.group().startswith(".") and abbreviation)
 
