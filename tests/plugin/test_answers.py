@@ -47,10 +47,8 @@ def responses(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def _ids(result: pytest.RunResult) -> list[str]:
-    return sorted(
-        {
-            line.split("::")[1].split()[0] for line in result.stdout.lines if ".yaml::" in line
-    )
+    lines = [line for line in result.stdout.lines if ".yaml::" in line]
+    return sorted({line.split("::")[1].split()[0] for line in lines})
 
 
 def test_an_imported_claim_file_is_collected_and_runs_as_is(
