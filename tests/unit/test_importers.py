@@ -754,3 +754,23 @@ def test_the_wrong_format_is_an_error_not_a_traceback() -> None:
         if fmt != "openai-responses":
             with pytest.raises(ResponseImportError):
                 import_response(data, format=fmt)
+
+
+def test_markdown_stacked_markers_wrapped_lines_and_comments() -> None:
+    text = (
+        "<!-- a note for editors, not answer -->\n"
+        "Water boils at 100 degrees Celsius at sea level.[1][2] At higher altitudes it\n"
+        "boils at a lower temperature.\n\n"
+        "[1]: https://a.org/water\n"
+        "[2]: https://b.org/report\n"
+    )
+    answer = import_response(text, answer_id="a")
+    assert cited(answer) == {
+        "Water boils at 100 degrees Celsius at sea level.": [
+            "https://a.org/water",
+            "https://b.org/report",
+        ]
+    }
+    assert [s.text for s in answer.uncited] == [
+        "At higher altitudes it boils at a lower temperature."
+    ]

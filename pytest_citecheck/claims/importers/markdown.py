@@ -42,7 +42,8 @@ _SOURCES_HEADING = re.compile(
 _NUMBERED = re.compile(r"^[ \t]*(?:\[(?P<a>\d{1,4})\]|(?P<b>\d{1,4})[.)])[ \t]+(?P<rest>.*)$")
 _URL = re.compile(r"<?(https?://[^\s<>]+)>?")
 _REFERENCE = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\[(?P<label>[^\[\]\n]*)\]")
-_MARKER = re.compile(r"\[\^(?P<fn>[^\]\s]+)\]|\[(?P<n>\d{1,4})\](?![(\[:])")
+_MARKER = re.compile(r"\[\^(?P<fn>[^\]\s]+)\]|\[(?P<n>\d{1,4})\](?![(:])")
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
 _MARKER_WORDS = frozenset({"source", "sources", "link", "here", "ref", "cite", "citation"})
 
@@ -70,6 +71,10 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     draft = Draft(text=text)
     code = [(m.start(), m.end()) for m in _CODE.finditer(text)]
     taken: list[tuple[int, int]] = list(code)
+    for comment in _COMMENT.finditer(text):
+        if not any(s <= comment.start() < e for s, e in code):
+            draft.removals.append((comment.start(), comment.end()))
+            taken.append((comment.start(), comment.end()))
 
     def free(start: int, end: int) -> bool:
         return not any(s < end and start < e for s, e in taken)
@@ -127,8 +132,8 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         return CitedSource(url=clean_url(url), where=f"{where} ([{label}] defined at {defined})")
 
     for match in _REFERENCE.finditer(text):
-        if not free(match.start(), match.end()):
-            continue
+        if not free(match.start(), match.end()) or _MARKER.fullmatch(f"[{match.group('text')}]"):
+            continue  # taken, or stacked markers: [1][2]
         label = (match.group("label") or match.group("text")).strip().lower()
         cited = source(label, match.start())
         _keep_text(

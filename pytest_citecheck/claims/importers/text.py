@@ -345,6 +345,7 @@ _FENCE = re.compile(r"\s*(```|~~~)")
 _RULE = re.compile(r"\s*(?:[-*_=]\s*){3,}")
 _TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*")
 _PREFIX = re.compile(r"[ \t]*(?:(?:#{1,6}|>|[-*+•]|\d{1,3}[.)])[ \t]+|>)*")
+_BARE_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]*")
 _BOLD_LINE = re.compile(r"(\*\*|__)(?P<inner>[^*_\n]+)\1:?")
 # The end of a sentence: its punctuation and whatever closes around it.
 _END = re.compile(r"[.!?…]+[\"'”’)\]*_]*(?=\s+\S)")
@@ -359,39 +360,67 @@ _OPENERS = "\"'“‘([*_#"
 
 
 def _segment(text: str) -> list[_Unit]:
-    """Sentences, list items and table rows, in order; code and rules are skipped."""
+    """Sentences, list items and table rows, in order; code and rules are skipped.
+
+    A paragraph's lines (and a list item's continuation lines) are one block: a
+    sentence may wrap over lines.
+    """
     units: list[_Unit] = []
+    protected = [(m.start(), m.end()) for m in LINK.finditer(text)]
+    blocks: list[list[int]] = []  # [start, end, open for continuation (1/0)]
     offset = 0
     fenced = False
-    protected = [(m.start(), m.end()) for m in LINK.finditer(text)]
     for line in text.split("\n"):
         line_start = offset
         offset += len(line) + 1
         if _FENCE.match(line):
             fenced = not fenced
+            blocks.append([0, 0, 0])  # closes the paragraph before it
             continue
-        if fenced or not line.strip() or _RULE.fullmatch(line) or _TABLE_RULE.fullmatch(line):
+        if (
+            fenced
+            or not line.strip()
+            or _RULE.fullmatch(line)
+            or _TABLE_RULE.fullmatch(line)
+            or _BARE_ITEM.fullmatch(line)  # a list item whose links were all markers
+        ):
+            blocks.append([0, 0, 0])
             continue
         prefix = _PREFIX.match(line)
+        marked = prefix is not None and prefix.group().strip() != ""
         body_start = line_start + (prefix.end() if prefix else 0)
         body_end = line_start + len(line.rstrip())
         if body_end <= body_start:
             continue
         body = text[body_start:body_end]
+        if not marked and blocks and blocks[-1][2] and not body.startswith("|"):
+            blocks[-1][1] = body_end  # the paragraph goes on
+            continue
         heading = prefix is not None and "#" in prefix.group()
         bold = _BOLD_LINE.fullmatch(body)
         if heading or (
             bold is not None and not bold.group("inner").rstrip().endswith((".", "!", "?"))
         ):
             units.append(_Unit(body_start, body_end, "heading"))
+            blocks.append([0, 0, 0])
             continue
-        if body.lstrip().startswith("|"):
+        if body.startswith("|"):
             units.append(_Unit(body_start, body_end, "sentence"))
+            blocks.append([0, 0, 0])
             continue
-        for start, end in _sentences(text, body_start, body_end, protected):
+        blocks.append([body_start, body_end, 1])
+        units.append(_Unit(body_start, body_end, "block"))
+    # Blocks were appended as units in order; replace each by its sentences.
+    ends = {b[0]: b[1] for b in blocks if b[2]}
+    out: list[_Unit] = []
+    for unit in units:
+        if unit.kind != "block":
+            out.append(unit)
+            continue
+        for start, end in _sentences(text, unit.start, ends[unit.start], protected):
             only_links = not LINK.sub("", text[start:end]).strip(" \t-–—,;:|()")
-            units.append(_Unit(start, end, "links" if only_links else "sentence"))
-    return units
+            out.append(_Unit(start, end, "links" if only_links else "sentence"))
+    return out
 
 
 def _sentences(
@@ -425,9 +454,7 @@ def _is_boundary(text: str, match: re.Match[str], end: int) -> bool:
     before = text[max(0, word_start - 30) : word_start].split()
     # An initial ("J. K. Rowling", "George W. Bush"), not a unit ("100 C."): one
     # capital letter after a capitalised word.
-    initial = (
-        len(word) == 2 and word[0].isupper() and bool(before) and before[-1][:1].isupper()
-    )
+    initial = len(word) == 2 and word[0].isupper() and bool(before) and before[-1][:1].isupper()
     abbreviation = (
         word.lower().rstrip(".") in _ABBREVIATIONS
         or _INITIALISM.fullmatch(word.lower()) is not None
