@@ -225,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Messages, Perplexity, Gemini, or markdown) and write a claim file: one claim per "
         "cited sentence, its citations the URLs or documents cited for it, uncited sentences "
         "as comments. RESPONSES are .json files (one response or a list), .jsonl files (one "
-        "a line), markdown files, or folders of them. A response that cannot be imported is "
+        "a line), markdown files (.md, .markdown, .txt), or folders of .json, .jsonl and .md "
+        "files. A response that cannot be imported is "
         "reported with where and why; the others are still written.",
         epilog="Exit codes: 0 written, 1 written without the responses that could not be "
         "imported, 2 usage error.",
@@ -658,7 +659,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     files = expand(args.responses)
     if not files:
-        raise UsageError("no saved responses found (.json, .jsonl, .md, .markdown, .txt)")
+        raise UsageError("no saved responses found (.json, .jsonl, .md, .markdown)")
     answers: list[tuple[ImportedAnswer, str]] = []
     failures: list[ResponseImportError] = []
     seen: dict[str, str] = {}

@@ -158,3 +158,22 @@ def test_written_text_survives_any_characters(tmp_path: Path) -> None:
     (loaded,) = load_claim_file(path).claims
     assert loaded.claim == odd
     assert loaded.citations[0].quote == odd
+
+
+def test_readme_shows_what_the_import_of_the_example_answers_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    command = "$ citecheck import --from auto example_suite/answers -o citecheck_answers.yaml\n"
+    shown = readme.split(command, 1)[1].split("```", 1)[0]
+    shutil.copytree(repo / "example_suite" / "answers", tmp_path / "example_suite" / "answers")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, *command[2:].split()[1:])
+    assert code == 0
+    assert out == shown
+    written = (tmp_path / "citecheck_answers.yaml").read_text(encoding="utf-8")
+    excerpt = readme.split("```yaml\n  # answer better-call-saul.anthropic", 1)[1].split("```", 1)[
+        0
+    ]
+    assert "  # answer better-call-saul.anthropic" + excerpt in written

@@ -28,6 +28,8 @@ __all__ = [
 ]
 
 RESPONSE_SUFFIXES = (".json", ".jsonl", ".md", ".markdown", ".txt")
+# What a folder contributes (a .txt beside the responses is more often a licence or notes).
+FOLDER_SUFFIXES = (".json", ".jsonl", ".md", ".markdown")
 _WRAPPER_KEYS = frozenset({"id", "response", "format", "documents"})
 
 
@@ -39,12 +41,12 @@ class SavedResponse:
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; a folder's response files (not recursive), sorted by name."""
+    """Files as given; a folder's .json, .jsonl and markdown files (not recursive), by name."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
             out += sorted(
-                p for p in path.iterdir() if p.is_file() and p.suffix.lower() in RESPONSE_SUFFIXES
+                p for p in path.iterdir() if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES
             )
         else:
             out.append(path)
