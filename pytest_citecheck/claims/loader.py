@@ -374,7 +374,19 @@ class _Reader:
             )
             return []
         claims: list[Claim] = []
+        seen: dict[str, int | None] = {}
         for i, item in enumerate(value):
+            answer_id = item.get("id") if isinstance(item, dict) else None
+            if isinstance(answer_id, str) and answer_id.strip().casefold() in seen:
+                first = seen[answer_id.strip().casefold()]
+                self.add(
+                    self.lines.get(("answers", i, "id")),
+                    f"duplicate answer id {answer_id.strip()!r} (first used on line {first})",
+                    "answer ids must be unique within a file: they prefix the claim ids",
+                )
+                continue
+            if isinstance(answer_id, str):
+                seen[answer_id.strip().casefold()] = self.lines.get(("answers", i, "id"))
             claims += self._answer(item, ("answers", i), judge)
         return claims
 

@@ -154,3 +154,19 @@ def test_bad_answers_fail_at_file_and_line(responses: pytest.Pytester) -> None:
             "*citecheck_bad.yaml:12: an answer must be a mapping with id and response*",
         ]
     )
+
+
+def test_duplicate_answer_ids_are_refused(responses: pytest.Pytester) -> None:
+    responses.makefile(
+        ".yaml",
+        citecheck_twice=(
+            "answers:\n"
+            "  - {id: cats, response: responses/cats.md}\n"
+            "  - {id: Cats, response: responses/water.json}\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*citecheck_twice.yaml:3: duplicate answer id 'Cats' (first used on line 2)*"]
+    )

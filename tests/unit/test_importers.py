@@ -774,3 +774,42 @@ def test_markdown_stacked_markers_wrapped_lines_and_comments() -> None:
     assert [s.text for s in answer.uncited] == [
         "At higher altitudes it boils at a lower temperature."
     ]
+
+
+def test_openrouter_relaying_perplexity_numbers_index_the_annotations() -> None:
+    data = copy.deepcopy(load("pydantic-ai__openrouter_web_plugin_deepseek"))
+    message = data["choices"][0]["message"]
+    urls = [a["url_citation"]["url"] for a in message["annotations"]]
+    message["content"] = "Pydantic AI is an agent framework.[1][3] It is written in Python."
+    answer = import_response(data)
+    assert cited(answer) == {"Pydantic AI is an agent framework.": [urls[0], urls[2]]}
+    assert len(answer.unattached) == 3
+    message["content"] = "Pydantic AI is an agent framework.[9]"
+    with pytest.raises(ResponseImportError, match=r"\[9\] points at no source"):
+        import_response(data)
+
+
+def test_gemini_segment_over_the_models_own_sources_list_cites_no_sentence() -> None:
+    text = "Crater Lake is 594 m deep.\n\n### Sources\n* [nps.gov](https://www.nps.gov/crla)\n"
+    list_start = text.index("* [")
+    data = _gemini(
+        [{"text": text}],
+        [
+            {
+                "segment": {"endIndex": 26, "text": "Crater Lake is 594 m deep."},
+                "groundingChunkIndices": [0],
+            },
+            {
+                "segment": {
+                    "startIndex": list_start,
+                    "endIndex": len(text),
+                    "text": text[list_start:],
+                },
+                "groundingChunkIndices": [1],
+            },
+        ],
+        [WEB, {"web": {"uri": "https://www.nps.gov/crla", "title": "nps.gov"}}],
+    )
+    answer = import_response(data)
+    assert cited(answer) == {"Crater Lake is 594 m deep.": [WEB["web"]["uri"]]}
+    assert [s.url for s in answer.unattached] == ["https://www.nps.gov/crla"]

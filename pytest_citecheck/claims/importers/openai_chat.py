@@ -3,11 +3,14 @@
 ``choices[0].message.annotations[] = {"type": "url_citation", "url_citation": {url,
 title, start_index, end_index}}``, with the offset rules of the Responses API
 (:mod:`~pytest_citecheck.claims.importers.openai_responses`). ``annotations: []`` is
-an answer nobody cited: every sentence is uncited.
+an answer nobody cited: every sentence is uncited. OpenRouter relaying Perplexity
+sends annotations at ``0``/``0`` and keeps Perplexity's ``[n]`` markers in the text:
+the markers then index the annotations.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import Reader
@@ -16,7 +19,7 @@ from pytest_citecheck.claims.importers.openai_responses import (
     no_text,
     read_annotation,
 )
-from pytest_citecheck.claims.importers.text import Draft
+from pytest_citecheck.claims.importers.text import Draft, Marker, line_column, marker_extent
 
 FORMAT = "openai-chat"
 
@@ -51,5 +54,33 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             where = f"{where}.url_citation"
         read_annotation(reader, draft, text, 0, annotation, where)
     cite_repeated_links(draft, text, 0, "choices[0].message.content")
+    _numbered_markers(reader, draft, text)
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
     return draft, response_id
+
+
+_NUMBERED = re.compile(r"\[(\d{1,4})\]")
+
+
+def _numbered_markers(reader: Reader, draft: Draft, text: str) -> None:
+    """OpenRouter relaying Perplexity: annotations without a position (``0``/``0``) and
+    ``[n]`` markers in the text, 1-based into the annotations."""
+    if draft.markers or draft.spans or not draft.unattached:
+        return
+    markers = list(_NUMBERED.finditer(text))
+    if not markers:
+        return
+    listed = list(draft.unattached)
+    for match in markers:
+        n = int(match.group(1))
+        if not 1 <= n <= len(listed):
+            raise reader.fail(
+                f"choices[0].message.content, {line_column(text, match.start())}",
+                f"the marker [{n}] points at no source: the response has {len(listed)} "
+                "url_citation annotation(s)",
+                "save the response unedited (markers count from [1] into the annotations)",
+            )
+        start, end = marker_extent(text, match.start(), match.end(), wrapped=False)
+        draft.markers.append(Marker(start, end, [listed[n - 1]]))
+    used = {id(m.sources[0]) for m in draft.markers}
+    draft.unattached = [s for s in listed if id(s) not in used]

@@ -223,7 +223,7 @@ def build(
         while p >= 0 and cleaned[p] in " \t":
             p -= 1
         unit = unit_at(p) if p >= 0 and cleaned[p] != "\n" else None
-        if unit is None:
+        if unit is None or unit.kind == "links":
             unattached.extend(marker.sources)
         else:
             unit.sources.extend(marker.sources)
@@ -234,7 +234,10 @@ def build(
             for u in units
             if u.start < hi and lo < u.end and cleaned[max(u.start, lo) : min(u.end, hi)].strip()
         ]
-        targets = [u for u in hit if u.kind == "sentence"] or hit
+        # A span over a sentence and the model's own list of links cites the sentence.
+        targets = [u for u in hit if u.kind == "sentence"] or [
+            u for u in hit if u.kind == "heading"
+        ]
         if not targets:
             unattached.extend(span.sources)
         for unit in targets:
