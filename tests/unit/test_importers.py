@@ -813,3 +813,84 @@ def test_gemini_segment_over_the_models_own_sources_list_cites_no_sentence() -> 
     answer = import_response(data)
     assert cited(answer) == {"Crater Lake is 594 m deep.": [WEB["web"]["uri"]]}
     assert [s.url for s in answer.unattached] == ["https://www.nps.gov/crla"]
+
+
+def test_anthropic_content_block_location_is_a_document_citation() -> None:
+    data = _message(
+        {
+            "type": "text",
+            "text": "The tower is 330 m tall.",
+            "citations": [
+                {
+                    "type": "content_block_location",
+                    "cited_text": "330 metres",
+                    "document_index": 1,
+                    "document_title": None,
+                    "start_block_index": 2,
+                    "end_block_index": 3,
+                }
+            ],
+        }
+    )
+    claim = only_claim(import_response(data, documents=["a.md", "sources/tower.md"]))
+    assert [(c.document, c.quote) for c in claim.citations] == [("sources/tower.md", "330 metres")]
+    with pytest.raises(ResponseImportError, match="names document 1 but no title"):
+        import_response(data)
+
+
+def test_anthropic_continuation_starts_with_the_previous_calls_result() -> None:
+    # After pause_turn, the next response opens with the result of a call made before.
+    data = _message(
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_from_the_last_response",
+            "content": [],
+        },
+        {
+            "type": "text",
+            "text": "Fog is common in San Francisco in summer.",
+            "citations": [
+                {
+                    "type": "web_search_result_location",
+                    "url": "https://sf.org/fog",
+                    "cited_text": "fog",
+                }
+            ],
+        },
+    )
+    assert cited(import_response(data)) == {
+        "Fog is common in San Francisco in summer.": ["https://sf.org/fog"]
+    }
+
+
+def test_perplexity_stacked_markers_after_bold_text() -> None:
+    data = {
+        "model": "sonar",
+        "choices": [{"message": {"content": "Winds reach **6 mph**.[1][2] Skies stay clear."}}],
+        "citations": ["https://w.org/a", "https://w.org/b"],
+    }
+    answer = import_response(data)
+    assert cited(answer) == {"Winds reach 6 mph.": ["https://w.org/a", "https://w.org/b"]}
+    assert [s.text for s in answer.uncited] == ["Skies stay clear."]
+
+
+def test_gemini_overlapping_segments_cite_each_sentence_they_cover() -> None:
+    first = "The 4.0.x branch is current."
+    second = "The 3.4.x branch gets security fixes."
+    text = f"{first} {second}"
+    start = len(first) - 12  # mid-sentence: "x branch..." would start mid-token
+    data = _gemini(
+        [{"text": text}],
+        [
+            {
+                "segment": {"startIndex": start, "endIndex": len(first)},
+                "groundingChunkIndices": [0],
+            },
+            {"segment": {"startIndex": start, "endIndex": len(text)}, "groundingChunkIndices": [1]},
+        ],
+        [WEB, {"web": {"uri": "https://r.org/branches", "title": "r.org"}}],
+    )
+    assert cited(import_response(data)) == {
+        first: [WEB["web"]["uri"], "https://r.org/branches"],
+        second: ["https://r.org/branches"],
+    }
