@@ -393,7 +393,7 @@ class _Reader:
     def _answer(self, item: Any, loc: Loc, judge: str | None) -> list[Claim]:
         """One saved response: read, imported, and each cited sentence a claim."""
         from pytest_citecheck.claims.importers import FORMATS, ResponseImportError
-        from pytest_citecheck.claims.importers.files import import_saved, read_saved
+        from pytest_citecheck.claims.importers.files import SavedResponse, import_saved, read_saved
 
         line = self.lines.get(loc)
         if _has_broken(item):
@@ -457,7 +457,7 @@ class _Reader:
             return []
         try:
             answer = import_saved(
-                type(one)(item["response"].strip(), item["id"].strip(), one.data),
+                SavedResponse(item["response"].strip(), item["id"].strip(), one.data),
                 format=fmt,
                 documents=documents,
             )

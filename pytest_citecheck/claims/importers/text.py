@@ -192,8 +192,9 @@ def line_column(text: str, offset: int) -> str:
 class _Unit:
     start: int
     end: int
-    # "sentence" (a claim when cited), "heading" or "links" (a claim only when cited
-    # and nothing else is).
+    # "sentence" (a claim when cited); "heading" (a claim only when a span cites it and
+    # no sentence); "links" (a line of links alone: never a claim); "block" (a paragraph,
+    # while it is being split into sentences).
     kind: str
     sources: list[CitedSource] = field(default_factory=list)
 
