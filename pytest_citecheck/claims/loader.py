@@ -38,6 +38,7 @@ from pytest_citecheck.claims.schema import (
     validate_claim,
 )
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 if TYPE_CHECKING:
     import yaml
@@ -144,32 +145,36 @@ class _Invalid(Exception):
     """Stops reading a file whose structure gives nothing more to check."""
 
 
-def load_claim_file(path: Path, roots: Sequence[Path] | None = None) -> ClaimFile:
+def load_claim_file(
+    path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
+) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
-    ``citecheck_document_roots``); ``None`` means no restriction.
+    its document-roots option); ``None`` means no restriction. ``terms`` names
+    that option in the fix.
     """
-    return _Reader(path, roots).read()
+    return _Reader(path, roots, terms).read()
 
 
 def load_valid_claims(
-    path: Path, roots: Sequence[Path] | None = None
+    path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
 ) -> tuple[ClaimFile, ClaimFileError | None]:
     """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
     :class:`ClaimFileError` listing every problem of the others (None if none).
 
     A bad record costs only itself; the batch still runs every good one.
     """
-    reader = _Reader(path, roots)
+    reader = _Reader(path, roots, terms)
     result = reader.read_valid()
     return result, reader.error()
 
 
 class _Reader:
-    def __init__(self, path: Path, roots: Sequence[Path] | None) -> None:
+    def __init__(self, path: Path, roots: Sequence[Path] | None, terms: Terms) -> None:
         self.path = path
         self.roots = roots
+        self.terms = terms
         self.problems: list[Problem] = []
         # Line of each value, by location (key line for mapping values).
         self.lines: dict[Loc, int] = {}
@@ -289,7 +294,9 @@ class _Reader:
 
         assert citation.document is not None
         try:
-            resolved = resolve_document(citation.document, self.path.resolve().parent, self.roots)
+            resolved = resolve_document(
+                citation.document, self.path.resolve().parent, self.roots, self.terms
+            )
         except DocumentPathError as exc:
             self.add(self.line_of(loc), exc.problem, exc.fix)
             return citation

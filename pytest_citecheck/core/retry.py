@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from pytest_citecheck.core.terms import NEUTRAL, Terms
+
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 529, 599})
 
 
@@ -66,6 +68,8 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
     # Seconds one request may take, every try and wait included (None: no limit).
     deadline: float | None = None
+    # How a message names the deadline's option (the front end's words).
+    terms: Terms = field(default=NEUTRAL, compare=False)
 
     def delay(self, attempt: int, headers: Mapping[str, str]) -> float | None:
         """Seconds to wait before try ``attempt + 1`` (0-based), or None to give up."""
@@ -132,18 +136,19 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
 
 
 # Where a try's deadline (a ``_Deadline``) travels to the transport.
-DEADLINE_EXTENSION = "citecheck_deadline"
+DEADLINE_EXTENSION = "citecheck.deadline"
 
 
 class DeadlineExceeded(httpx.TimeoutException):
-    """The request's overall deadline (``citecheck_timeout``) ran out."""
+    """The request's overall deadline (``RetryPolicy.deadline``) ran out."""
 
 
 class _Deadline:
     """The time left for one request under ``policy.deadline``."""
 
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, seconds: float | None, name: str = "the timeout") -> None:
         self.seconds = seconds
+        self.name = name
         self.end = None if seconds is None else time.monotonic() + seconds
 
     def left(self) -> float | None:
@@ -185,7 +190,7 @@ class _Deadline:
 
     def exceeded(self, request: httpx.Request) -> httpx.TimeoutException:
         return DeadlineExceeded(
-            f"no complete answer within the {self.seconds:g} s deadline (citecheck_timeout)",
+            f"no complete answer within the {self.seconds:g} s deadline ({self.name})",
             request=request,
         )
 
@@ -202,7 +207,7 @@ def send(
     :class:`GaveUp` when the last try failed at the transport level or the
     deadline ran out before any answer.
     """
-    deadline = _Deadline(policy.deadline)
+    deadline = _Deadline(policy.deadline, policy.terms.option("timeout"))
     attempt = 0
     while True:
         deadline.arm(request, attempt)
@@ -247,7 +252,7 @@ async def asend(
 ) -> Sent:
     """The async twin of :func:`send` (same decisions, same delays)."""
     sleep = async_sleep_for(policy)
-    deadline = _Deadline(policy.deadline)
+    deadline = _Deadline(policy.deadline, policy.terms.option("timeout"))
     attempt = 0
     while True:
         deadline.arm(request, attempt)

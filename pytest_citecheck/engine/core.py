@@ -71,6 +71,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
@@ -114,6 +115,8 @@ class EngineSettings:
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # How messages name options and the record command: the front end's own words.
+    terms: Terms = NEUTRAL
 
     @property
     def replaying(self) -> bool:
@@ -262,7 +265,7 @@ class Engine:
         from pytest_citecheck.core.retry import RetryPolicy
 
         sleep = _no_sleep if self.settings.replaying else time.sleep
-        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout)
+        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout, terms=self.settings.terms)
 
     def http_client(self) -> httpx.Client:
         """The client every built-in stage sends through (per-claim cassettes)."""
@@ -291,6 +294,7 @@ class Engine:
                         require_tokens=False,
                         retry=self.retry_policy(),
                         client=self.http_client(),
+                        terms=self.settings.terms,
                     )
             return self._fetcher
 
@@ -324,6 +328,7 @@ class Engine:
             client=self.http_client(),
             temperature=self.settings.judge_temperature,
             response_format=self.settings.judge_response_format,
+            terms=self.settings.terms,
         )
 
     def live_ranker(self) -> Ranker:
@@ -385,26 +390,22 @@ class Engine:
         if crawls and not self.environ.get(CRAWLBASE_TOKEN_ENV) and not self.custom_fetcher:
             problems.append(
                 f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
-                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token "
-                "(or replay the committed recordings with --citecheck-record=none)"
+                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+                f"{self.settings.terms.replay_hint()}"
             )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
 
     def _origin(self, spec: str) -> str:
         s = self.settings
+        terms = s.terms
         if s.judge is not None and spec == s.judge:
-            if s.judge_origin == "ini":
-                return f" (judge {spec} comes from the ini option citecheck_judge)"
-            if s.judge_origin == "flag":
-                return f" (judge {spec} comes from --citecheck-judge)"
-            return ""
+            if s.judge_origin is None:
+                return ""
+            return f" (judge {spec} comes from {terms.judge_origin(s.judge_origin)})"
         if spec == DEFAULT_JUDGE:
-            return (
-                f" ({spec} is the default judge; choose another with --citecheck-judge "
-                "or the ini option citecheck_judge)"
-            )
-        return f" (judge {spec} comes from a claim file's judge:)"
+            return f" ({spec} is the default judge; choose another with {terms.option('judge')})"
+        return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
         from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
@@ -511,6 +512,7 @@ class Engine:
                 secrets=self._secrets(),
                 max_bytes=self.settings.max_page_bytes,
                 quote_policy=self.settings.quote_policy.metadata(),
+                terms=self.settings.terms,
             ) as recording,
         ):
             yield recording
@@ -569,7 +571,9 @@ class Engine:
                 return self.verify_in(recording, claim)
         except CorruptRecording as exc:
             return error_result(
-                claim, Reason.CORRUPT_RECORDING, corrupt_detail(cassette, nodeid, exc.why)
+                claim,
+                Reason.CORRUPT_RECORDING,
+                corrupt_detail(cassette, nodeid, exc.why, self.settings.terms),
             )
         except OSError as exc:
             where = f"{cassette.parent.name}/{cassette.name}"
@@ -590,6 +594,7 @@ class Engine:
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=self.settings.max_page_bytes,
             quote_policy=self.settings.quote_policy,
+            terms=self.settings.terms,
         )
 
     def _tokens(self) -> dict[str, str | None]:

@@ -97,10 +97,11 @@ class ClaimFileCollector(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+        from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
         try:
             roots = _session(self.config).settings.document_roots
-            claim_file = load_claim_file(self.path, roots=roots)
+            claim_file = load_claim_file(self.path, roots=roots, terms=PLUGIN_TERMS)
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
             # session, and every other claim file must still run.

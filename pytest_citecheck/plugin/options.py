@@ -536,9 +536,10 @@ def check_paths(settings: Settings) -> None:
                 raise pytest.UsageError(f"{flag} {path}: {problem}")
     if settings.baseline is not None:
         from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
+        from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
         try:
-            load_baseline_precision(settings.baseline)
+            load_baseline_precision(settings.baseline, PLUGIN_TERMS)
         except BaselineError as exc:
             raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
 

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.engine.gate import GateSettings, evaluate, load_baseline_precision
+from pytest_citecheck.engine.gate import evaluate, load_baseline_precision
+from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Report
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class CitecheckSession:
                     ranker=s.ranker,
                     quote_policy=s.quote_policy,
                     run_id=_xdist_run_id(config),
+                    terms=PLUGIN_TERMS,
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
@@ -161,7 +164,7 @@ class CitecheckSession:
                     self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
                 )
             except CorruptRecording as exc:
-                pytest.fail(corrupt_detail(cassette, nodeid, exc.why), pytrace=False)
+                pytest.fail(corrupt_detail(cassette, nodeid, exc.why, PLUGIN_TERMS), pytrace=False)
             yield recording
 
     def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:
@@ -207,7 +210,7 @@ class CitecheckSession:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
         from pytest_citecheck.engine.gate import claim_problems
 
-        return claim_problems(result, GateSettings.from_settings(self.settings))
+        return claim_problems(result, gate_settings(self.settings))
 
     # -- results from reports (this process or xdist workers) -------------------
 
@@ -239,7 +242,7 @@ class CitecheckSession:
             from pytest_citecheck.engine.gate import BaselineError
 
             try:
-                baseline = load_baseline_precision(s.baseline)
+                baseline = load_baseline_precision(s.baseline, PLUGIN_TERMS)
             except BaselineError as exc:
                 failures.append(str(exc))
         report = Report(
@@ -247,7 +250,7 @@ class CitecheckSession:
         )
         failures += evaluate(
             report.totals,
-            GateSettings.from_settings(s),
+            gate_settings(s),
             baseline,
         )
         if s.audit is not None:

@@ -21,7 +21,6 @@ when a cassette is opened.
 from __future__ import annotations
 
 import hashlib
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from pytest_citecheck.claims.models import JudgeReply, Reason
 from pytest_citecheck.core.defaults import RECORD_MODES
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.retrieval import Ranker, describe
 
 if TYPE_CHECKING:
@@ -46,11 +46,6 @@ METADATA_FORMAT = 1
 def cassette_path(claim_file: Path, claim_id: str) -> Path:
     """``cassettes/<file stem>/<claim id>.yaml`` beside the claim file."""
     return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"
-
-
-def record_command(nodeid: str, mode: str = "once") -> str:
-    """The command that (re-)records one claim or test."""
-    return f"pytest --citecheck --citecheck-record={mode} {shlex.quote(nodeid)}"
 
 
 def retrieval_key(claim: str, passages: Sequence[str]) -> str:
@@ -77,12 +72,10 @@ def _where(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def corrupt_detail(path: Path, nodeid: str, why: str) -> str:
+def corrupt_detail(path: Path, nodeid: str, why: str, terms: Terms = NEUTRAL) -> str:
     """What a user reads for a corrupt cassette: which file, why, and the fix."""
-    return (
-        f"the recording {_where(path)} is corrupt: {why}; record it again with: "
-        f"{record_command(nodeid, 'rewrite')}"
-    )
+    fix = terms.record_hint(nodeid, "rewrite", lead="record it again with")
+    return f"the recording {_where(path)} is corrupt: {why}{fix}"
 
 
 @dataclass
@@ -99,6 +92,8 @@ class Recording:
     ok: bool = True
     # The guard's quote policy (QuotePolicy.metadata()); None: not checked.
     quote_policy: Mapping[str, Any] | None = None
+    # How "record it with: ..." names the command (the front end's words).
+    terms: Terms = NEUTRAL
 
     @property
     def replaying(self) -> bool:
@@ -143,8 +138,8 @@ class Recording:
         raise StageFailed(
             Reason.STALE_RECORDING,
             f"the recording in {_where(self.path)} was made with {_describe_policy(recorded)}, "
-            f"the current setting is {_describe_policy(current)}; record it with: "
-            f"{record_command(self.nodeid, 'rewrite')}",
+            f"the current setting is {_describe_policy(current)}"
+            f"{self.terms.record_hint(self.nodeid, 'rewrite')}",
         )
 
     def judge(self, judge: Judge) -> Judge:
@@ -180,7 +175,9 @@ class Recording:
         from pytest_citecheck.recording.transport import UnmatchedRequest
 
         if isinstance(exc, CorruptRecording):
-            return Reason.CORRUPT_RECORDING, corrupt_detail(self.path, self.nodeid, exc.why)
+            return Reason.CORRUPT_RECORDING, corrupt_detail(
+                self.path, self.nodeid, exc.why, self.terms
+            )
         if not isinstance(exc, UnmatchedRequest | MissingRetrieval):
             return None
         where = _where(self.path)
@@ -198,7 +195,7 @@ class Recording:
         if recorded and current and recorded != current:
             what += f" (recorded with judge prompt {recorded}, current is {current})"
         mode = "once" if not self.cassette.existed else "rewrite"
-        return reason, f"{what}; record it with: {record_command(self.nodeid, mode)}"
+        return reason, f"{what}{self.terms.record_hint(self.nodeid, mode)}"
 
 
 class _RecordedRanker:
@@ -304,6 +301,7 @@ def open_recording(
     secrets: Sequence[str] = (),
     max_bytes: int | None = None,
     quote_policy: Mapping[str, Any] | None = None,
+    terms: Terms = NEUTRAL,
 ) -> Iterator[Recording]:
     """Open the claim's cassette and make it serve this thread's HTTP.
 
@@ -328,7 +326,7 @@ def open_recording(
     values = tuple(v for v in (*tokens.values(), *secrets) if v and len(v) >= 4)
     http = ClaimHTTP(cassette, mode, placeholder, values, max_bytes)
     recording = Recording(
-        path, mode, nodeid, cassette, http, prompt_version, quote_policy=quote_policy
+        path, mode, nodeid, cassette, http, prompt_version, quote_policy=quote_policy, terms=terms
     )
     with claim_http(http):
         yield recording

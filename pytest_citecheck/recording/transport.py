@@ -244,7 +244,7 @@ class ClaimHTTP:
             return self.max_bytes or 0
 
 
-_current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck_claim_http", default=None)
+_current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck.claim_http", default=None)
 
 
 @contextmanager

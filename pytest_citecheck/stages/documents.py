@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_citecheck.core.errors import CitecheckError, ConfigurationError
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.guard import normalise
 
 Kind = Literal["markdown", "rfc", "plain"]
@@ -84,10 +85,9 @@ class DocumentPathError(CitecheckError):
         self.fix = fix
 
 
-ROOTS_OPTION = "citecheck_document_roots"
-
-
-def resolve_document(document: str, base: Path, roots: Sequence[Path] | None) -> Path:
+def resolve_document(
+    document: str, base: Path, roots: Sequence[Path] | None, terms: Terms = NEUTRAL
+) -> Path:
     """Where ``document`` (relative to ``base``) really is, symlinks followed.
 
     A document's text goes to the judge, into the cassette and into the report,
@@ -109,8 +109,8 @@ def resolve_document(document: str, base: Path, roots: Sequence[Path] | None) ->
                 f"document {document!r} resolves to {resolved}, outside the project "
                 f"({', '.join(str(r) for r in allowed)}); its text would be sent to the "
                 "judge and written into the cassette and the report",
-                f"copy the file into the project, or list its folder in the ini option "
-                f"{ROOTS_OPTION} if it is meant to be read",
+                "copy the file into the project, or list its folder in "
+                f"{terms.option('document_roots')} if it is meant to be read",
             )
     if not resolved.exists():
         raise DocumentPathError(

@@ -58,6 +58,7 @@ from pytest_citecheck.claims.models import Fetch, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 
 @dataclass
@@ -306,7 +307,9 @@ class CrawlbaseFetcher:
         client: httpx.Client | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         timeout: float = 90.0,
+        terms: Terms = NEUTRAL,
     ) -> None:
+        self.terms = terms
         self._tokens: dict[TokenKind, str | None] = {
             "normal": token or None,
             "javascript": js_token or None,
@@ -480,8 +483,8 @@ class CrawlbaseFetcher:
                 f"Set {env} to your Crawlbase JavaScript token."
             )
         raise ConfigurationError(
-            f"{env} is not set: set it to your Crawlbase Normal token to fetch URL citations "
-            "(or replay committed recordings with --citecheck-record=none)."
+            f"{env} is not set: set it to your Crawlbase Normal token to fetch URL citations"
+            f"{self.terms.replay_hint('or replay committed recordings with')}."
         )
 
     def _call(

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pytest_citecheck.claims.models import Label, Reason
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.fetch import (
     GONE_REASONS,
     FetchResult,
@@ -30,10 +31,10 @@ from pytest_citecheck.stages.fetch import (
 )
 
 
-def too_large_detail(limit: int) -> str:
+def too_large_detail(limit: int, terms: Terms = NEUTRAL) -> str:
     return (
-        f"The page is larger than citecheck_max_page_bytes ({limit} bytes); raise the limit "
-        "to judge it."
+        f"The page is larger than {terms.option('max_page_bytes')} ({limit} bytes); raise "
+        "the limit to judge it."
     )
 
 
@@ -42,7 +43,9 @@ def _settled(result: FetchResult, label: Label, reason: str, detail: str) -> Fet
     return replace(result, text=None, label=label, reason=reason, detail=detail)
 
 
-def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> FetchResult:
+def apply_rules(
+    url: str, result: FetchResult, max_page_bytes: int | None, terms: Terms = NEUTRAL
+) -> FetchResult:
     """``result`` with DESIGN §3 steps 4-7 and the size cap applied."""
     if result.label is not None:
         return result
@@ -72,7 +75,7 @@ def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> Fe
         and len(text.encode("utf-8")) > max_page_bytes
     ):
         return _settled(
-            result, Label.NOT_FOUND, Reason.PAGE_TOO_LARGE, too_large_detail(max_page_bytes)
+            result, Label.NOT_FOUND, Reason.PAGE_TOO_LARGE, too_large_detail(max_page_bytes, terms)
         )
     if looks_like_soft_404(text):
         return _settled(

@@ -45,6 +45,7 @@ from pytest_citecheck.claims.models import Reason, Usage
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import GaveUp, IsFinal, RetryPolicy, Sent, asend, send
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import json_text
 from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION, dump_body
@@ -174,6 +175,8 @@ class HTTPJudge(ABC):
     timeout: float = 60.0
     client: httpx.Client | None = field(default=None, repr=False)
     async_client: httpx.AsyncClient | None = field(default=None, repr=False)
+    # How messages name options (the front end's words).
+    terms: Terms = field(default=NEUTRAL, repr=False)
     _own_client: httpx.Client | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _hinted: set[str] = field(default_factory=set, init=False, repr=False)

@@ -102,9 +102,8 @@ class OpenAIJudge(HTTPJudge):
             and (error_param(payload) == "temperature" or "temperature" in said)
         ):
             rest = {k: v for k, v in body.items() if k != "temperature"}
-            return rest, (
-                "without temperature (set citecheck_judge_temperature = omit to skip the first try)"
-            )
+            omit = self.terms.setting("judge_temperature", "omit")
+            return rest, f"without temperature (set {omit} to skip the first try)"
         if (
             self.response_format == "auto"
             and self.provider == "openai-compatible"
@@ -116,9 +115,10 @@ class OpenAIJudge(HTTPJudge):
                 **body,
                 "response_format": {"type": "json_object", "schema": verdict_schema()},
             }
+            use = self.terms.setting("judge_response_format", "json_object")
             return retry, (
                 'with response_format {"type": "json_object", "schema": ...} (set '
-                "citecheck_judge_response_format = json_object to skip the first try)"
+                f"{use} to skip the first try)"
             )
         return None
 
