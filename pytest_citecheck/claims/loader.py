@@ -290,7 +290,7 @@ class _Reader:
         return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
 
     def _document(self, citation: Citation, loc: Loc) -> Citation:
-        from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
+        from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
 
         assert citation.document is not None
         try:

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.gate import GateSettings, evaluate
-from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import Totals

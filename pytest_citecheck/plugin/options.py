@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int, positive_seconds
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
@@ -40,54 +41,10 @@ DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
 DEFAULT_MAX_DROP = 0.0
 
 
-def fraction(text: str) -> float:
-    """argparse ``type=``: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
-    return value
-
-
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
-def judge_spec(text: str) -> str:
-    """argparse ``type=``: ``provider:model``."""
-    provider, sep, model = text.partition(":")
-    if not sep or not provider or not model:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not PROVIDER:MODEL (e.g. openai:gpt-4o-mini, "
-            "anthropic:claude-sonnet-4-6, ollama:llama3.1, openai-compatible:my-model)"
-        )
-    return text
-
-
-# -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
-
-
-def positive_int(text: str) -> int:
-    """argparse ``type=``: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    """argparse ``type=``: a number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
+# -- the engine's options: concurrency, deadline, size cap, cache ------------------------
 
 
 def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:

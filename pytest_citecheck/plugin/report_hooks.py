@@ -143,7 +143,8 @@ class ReportHooks:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _complete(self, report: Report) -> None:
-        from pytest_citecheck.reports.report import Outputs, load_baseline_labels, write_outputs
+        from pytest_citecheck.plugin.adapters import outputs
+        from pytest_citecheck.reports.report import load_baseline_labels, write_outputs
 
         settings = self.settings
         report.items = self.items
@@ -153,7 +154,7 @@ class ReportHooks:
         }
         if settings.baseline is not None:
             report.baseline_labels = load_baseline_labels(settings.baseline)
-        write_outputs(report, Outputs.from_settings(settings))
+        write_outputs(report, outputs(settings))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter

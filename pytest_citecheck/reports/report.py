@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
@@ -31,9 +30,8 @@ from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.aggregate import Totals, totals
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    pass
 
-    from pytest_citecheck.plugin.options import Settings
 
 # Additive changes keep the format number: a report of any 0.x version loads as
 # a baseline (only ``totals.citation_precision`` and ``claims[].nodeid/label``
@@ -420,18 +418,6 @@ class Outputs:
     html: Path | None = None
     # $GITHUB_STEP_SUMMARY: the markdown summary is appended to it.
     step_summary: Path | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Outputs:
-        env = os.environ if environ is None else environ
-        step = env.get("GITHUB_STEP_SUMMARY")
-        return cls(
-            json=settings.report,
-            csv=settings.csv,
-            markdown=settings.markdown,
-            html=settings.html,
-            step_summary=Path(step) if step else None,
-        )
 
 
 def write_outputs(report: Report, outputs: Outputs) -> None:
