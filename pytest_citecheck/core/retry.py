@@ -21,11 +21,10 @@ runs identically, the wall clock is not spent.
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -85,7 +84,6 @@ log = logging.getLogger("pytest_citecheck")
 
 # Given a response with a transient status: True when it must not be retried.
 IsFinal = Callable[[httpx.Response], bool]
-AsyncSleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -225,49 +223,4 @@ def send(
             _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
             response.close()
         policy.sleep(wait)
-        attempt += 1
-
-
-def async_sleep_for(policy: RetryPolicy) -> AsyncSleep:
-    """The async counterpart of ``policy.sleep``.
-
-    The default (``time.sleep``) becomes ``asyncio.sleep``; an injected sleep
-    (tests, replay) is called as is, so a no-op stays a no-op.
-    """
-    if policy.sleep is time.sleep:
-        return asyncio.sleep
-    sync_sleep = policy.sleep
-
-    async def sleep(seconds: float) -> None:
-        sync_sleep(seconds)
-
-    return sleep
-
-
-async def asend(
-    client: httpx.AsyncClient,
-    request: httpx.Request,
-    policy: RetryPolicy,
-    is_final: IsFinal = _never_final,
-) -> Sent:
-    """The async twin of :func:`send` (same decisions, same delays)."""
-    sleep = async_sleep_for(policy)
-    deadline = _Deadline(policy.deadline, policy.terms.option("timeout"))
-    attempt = 0
-    while True:
-        deadline.arm(request, attempt)
-        try:
-            response = await client.send(request)
-        except (httpx.TransportError, OSError) as exc:
-            wait = policy.delay(attempt, {})
-            if wait is None or not deadline.allows(wait):
-                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
-            _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
-        else:
-            wait = _wait_after_response(policy, attempt, response, is_final)
-            if wait is None or not deadline.allows(wait):
-                return Sent(response, attempt + 1)
-            _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
-            await response.aclose()
-        await sleep(wait)
         attempt += 1

@@ -1,7 +1,8 @@
 """Keeping secrets out of everything citecheck writes or prints.
 
-Cassettes are filtered by VCR (see ``recording``); this module scrubs free
-text -- error messages, VCR's own "no match" error (which prints the live
+Cassettes drop secret headers and values when they are written
+(:mod:`pytest_citecheck.recording.cassette`); this module scrubs free text --
+error messages, a "no recording for this request" error (which names the live
 request), report fields -- before it leaves the process.
 """
 
@@ -23,7 +24,7 @@ SECRET_ENV_VARS = (
     "OLLAMA_API_KEY",
     "CITECHECK_JUDGE_API_KEY",
 )
-# Header names VCR must drop from recorded requests and responses.
+# Header names a cassette drops from recorded requests and responses.
 SECRET_HEADERS = (
     "authorization",
     "x-api-key",

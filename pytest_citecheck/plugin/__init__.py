@@ -1,8 +1,8 @@
 """The pytest entry point: thin hooks over :class:`.session.CitecheckSession`.
 
-Merely installed, the plugin costs next to nothing (issue 10, item 15): this
+Merely installed, the plugin costs next to nothing (``bench/idle.py``): this
 module imports only pytest and the option definitions. pydantic, the session,
-the loader (yaml), VCR, the judges and the embedding model load when
+the loader (yaml), the recorder, the judges and the embedding model load when
 ``--citecheck`` is given or the ``citecheck`` fixture is first used;
 ``bench/idle.py`` measures it.
 """

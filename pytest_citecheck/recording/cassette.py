@@ -140,13 +140,6 @@ class Interaction:
     def body(self) -> bytes:
         return _as_bytes(self.response["body"].get("string"))
 
-    def header_items(self) -> list[tuple[str, str]]:
-        return [
-            (str(name), str(value))
-            for name, values in self.response["headers"].items()
-            for value in values
-        ]
-
     def header(self, name: str) -> str | None:
         for key, values in self.response["headers"].items():
             if key.lower() == name and values:

@@ -255,11 +255,6 @@ class _QuotePolicyCheckedJudge:
         self._recording.check_quote_policy()
         return self._judge.judge(claim, passages)
 
-    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
-        self._recording.check_quote_policy()
-        reply: JudgeReply = await self._judge.ajudge(claim, passages)  # type: ignore[attr-defined]
-        return reply
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self._judge, name)
 

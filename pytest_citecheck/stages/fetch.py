@@ -28,13 +28,14 @@ Any reply that settles the outcome (4, 5) ends the crawl. The soft-404 check (6)
 reads the text the rules settle on: a thin page is fetched again first, as
 steps 2-3 say, and a thin "not found" template is judged after that.
 
-Why httpx and not the ``crawlbase`` SDK (WIRE §1.6): the SDK keeps only
+Why httpx and not the ``crawlbase`` SDK: the SDK keeps only
 ``original_status``, ``pc_status``, ``cb_status`` and ``url`` of a reply, so the
 ``rid`` and ``storage_url`` headers are lost; for every non-2xx reply it returns
 an empty dict of headers, so ``Retry-After`` (and anything else) is gone before
 a retry could honour it; and it is synchronous only, on urllib. Talking HTTP
-directly keeps those headers, lets VCR.py record the exchange through its httpx
-patcher like the judges', and reuses :mod:`pytest_citecheck.core.retry`. The query is
+directly keeps those headers, records the exchange through the engine's
+per-claim transport (:mod:`pytest_citecheck.recording.transport`) like the
+judges', and reuses :mod:`pytest_citecheck.core.retry`. The query is
 built the way the SDK builds it (token, options, ``url`` last, urlencoded) so a
 recording made either way matches.
 
@@ -289,12 +290,12 @@ def _rid(headers: Mapping[str, str]) -> str | None:
 
 
 class CrawlbaseFetcher:
-    """Fetches URL citations through the Crawling API, following DESIGN §3 steps 1-7.
+    """Fetches URL citations through the Crawling API (docs/architecture.md, "A claim's path").
 
     ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one
     raises :class:`ConfigurationError` when it is needed, unless
-    ``require_tokens`` is False (replaying recordings: VCR filters the token
-    out of matching), in which case a placeholder is sent in its place.
+    ``require_tokens`` is False (replaying recordings: the cassette stores the
+    token as a placeholder), in which case a placeholder is sent in its place.
     """
 
     def __init__(

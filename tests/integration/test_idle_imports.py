@@ -11,7 +11,6 @@ IDLE_FORBIDDEN = (
     "pydantic",
     "httpx",
     "yaml",
-    "vcr",
     "pytest_citecheck.claims.models",
     "pytest_citecheck.plugin.session",
     "pytest_citecheck.stages.judges",

@@ -104,7 +104,6 @@ def make_judge(
     retry: RetryPolicy | None = None,
     timeout: float = 60.0,
     client: httpx.Client | None = None,
-    async_client: httpx.AsyncClient | None = None,
     temperature: Temperature = "auto",
     response_format: str = "auto",
     terms: Terms = NEUTRAL,
@@ -154,7 +153,6 @@ def make_judge(
         "retry": retry or RetryPolicy(),
         "timeout": timeout,
         "client": client,
-        "async_client": async_client,
         "terms": terms,
     }
     if provider == "anthropic":

@@ -34,12 +34,10 @@ class Judge(Protocol):
 
 
 class VersionedJudge(Judge, Protocol):
-    """A judge whose prompt is versioned (recordings are keyed on it) and that
-    can also be awaited. Every built-in provider is one."""
+    """A judge whose prompt is versioned (recordings are keyed on it). Every
+    built-in provider is one."""
 
     @property
     def prompt_version(self) -> str:
         """Changes whenever the prompt, the message layout or the schema does."""
         ...
-
-    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply: ...
