@@ -36,6 +36,20 @@ class Label(StrEnum):
     ERROR = "error"
 
 
+# The one order every report lists labels in (terminal, JSON totals, markdown, HTML).
+LABEL_ORDER = (
+    Label.SUPPORTED,
+    Label.CONTRADICTED,
+    Label.FABRICATED,
+    Label.NOT_FOUND,
+    Label.UNREACHABLE,
+    Label.ERROR,
+)
+# The source is against the claim, or the quote was made up: a claim with one is
+# contradicted, and the gate fails it unless contradicted citations are allowed.
+BAD_LABELS = frozenset({Label.CONTRADICTED, Label.FABRICATED})
+
+
 class Reason:
     """Reason strings that appear in verdicts and reports (stable: users grep for them)."""
 
@@ -77,7 +91,10 @@ class Reason:
 
 # What a claim as a whole can be expected to be: a fabricated citation makes its
 # claim contradicted (DESIGN §3), and `error` is what a broken run gets.
-EXPECTABLE_LABELS = ("supported", "contradicted", "not_found", "unreachable")
+# What a claim's ``expect:`` may name (a claim label; never fabricated or error).
+EXPECTABLE_LABELS = tuple(
+    label.value for label in LABEL_ORDER if label not in (Label.FABRICATED, Label.ERROR)
+)
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ID_MAX_LENGTH = 100
 JUDGE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:\S+")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import Totals
 
@@ -87,7 +87,7 @@ def _failing_labels(settings: GateSettings) -> tuple[Label, ...]:
     """Labels that fail a claim and the session; ``error`` always (never verified)."""
     if settings.allow_contradicted:
         return (Label.ERROR,)
-    return (Label.ERROR, Label.CONTRADICTED, Label.FABRICATED)
+    return (Label.ERROR, *sorted(BAD_LABELS))
 
 
 def claim_problems(result: ClaimResult, settings: GateSettings) -> list[str]:

@@ -18,9 +18,10 @@ import re
 from importlib.resources import files
 from typing import Any
 
+from pytest_citecheck.claims.models import LABEL_ORDER
 from pytest_citecheck.core.secrets import scrub
 
-LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
+LABELS = tuple(label.value for label in LABEL_ORDER)
 _TEMPLATES = files("pytest_citecheck.reports") / "templates"
 
 

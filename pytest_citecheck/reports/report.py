@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, ClaimResult, Label, Verdict
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.aggregate import Totals, totals
 
@@ -37,15 +37,6 @@ if TYPE_CHECKING:
 # a baseline (only ``totals.citation_precision`` and ``claims[].nodeid/label``
 # are read back).
 REPORT_FORMAT = 1
-LABEL_ORDER = [
-    Label.SUPPORTED,
-    Label.CONTRADICTED,
-    Label.FABRICATED,
-    Label.NOT_FOUND,
-    Label.UNREACHABLE,
-    Label.ERROR,
-]
-BAD_LABELS = (Label.CONTRADICTED, Label.FABRICATED)
 CSV_COLUMNS = [
     "nodeid",
     "claim_id",

@@ -47,7 +47,6 @@ name the environment variable of a token, never its value.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -60,30 +59,18 @@ from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
-
-
-@dataclass
-class FetchResult:
-    """What fetching one URL gave.
-
-    Either ``text`` holds the readable markdown to cut into passages (and
-    ``label`` is None), or ``label``/``reason`` say why the page cannot be
-    judged (unreachable, not_found, error) and ``text`` is None.
-    """
-
-    url: str
-    text: str | None = None
-    label: Label | None = None
-    reason: str | None = None
-    detail: str | None = None
-    final_url: str | None = None
-    original_status: int | None = None
-    rid: str | None = None
-    fetches: list[Fetch] = field(default_factory=list)
-
-    @property
-    def credits(self) -> float:
-        return sum(f.credits for f in self.fetches)
+from pytest_citecheck.stages.fetch_rules import (
+    GONE_REASONS,
+    PDF_DETAIL,
+    FetchResult,
+    gone_detail,
+    homepage_detail,
+    is_pdf,
+    looks_like_soft_404,
+    non_whitespace_chars,
+    redirected_to_homepage,
+    soft_404_detail,
+)
 
 
 class Fetcher(Protocol):
@@ -103,9 +90,6 @@ BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
 # Fewer non-whitespace characters than this after readability: fetch again
 # without it (step 2); still fewer: render with JavaScript (step 3).
 THIN_CHARS = 200
-# A "not found" template longer than this is an article that mentions 404.
-SOFT_404_MAX_CHARS = 800
-
 # The Crawling API's transient statuses (WIRE §1.5 "Retry classes"). 520 and 525
 # are deliberately absent: a failed crawl is answered by the JavaScript token.
 CRAWL_TRANSIENT_STATUSES = frozenset({429, 500, 503, 522, 599})
@@ -116,9 +100,6 @@ _CONFIGURATION_STATUSES = frozenset({401, 402, 403, 422})
 # status or as cb_status/pc_status inside a 200 (WIRE §8.1: which one is unconfirmed).
 FAILED_CRAWL_STATUSES = frozenset({520, 525})
 EMPTY_PAGE_STATUS = 207
-# DESIGN §3 step 4: an origin that says the page is gone.
-GONE_REASONS = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
-
 # WIRE §1.5 Billing: charged only when pc/cb_status is 200 and the origin said one of these.
 _BILLED_ORIGINAL_STATUSES = frozenset({200, 201, 204, 301, 302, 404, 410})
 _CREDITS = {"normal": 1.0, "javascript": 2.0}
@@ -126,55 +107,12 @@ _STORE_CREDITS = 0.5
 
 DEFAULT_RETRY = RetryPolicy()
 
-_SOFT_404 = re.compile(
-    r"""(?ix)
-      \b404\b
-    | \bnot\s+found\b
-    | \b(?:could\s*not|couldn['\u2019]t|can\s*not|can['\u2019]t)\s+(?:be\s+found|find)\b
-    | \b(?:does\s+not|doesn['\u2019]t|no\s+longer)\s+exists?\b
-    | \bno\s+longer\s+(?:available|online)\b
-    | \b(?:page|content|article|post|resource)\s+(?:is\s+)?(?:unavailable|not\s+available)\b
-    | \bhas\s+been\s+(?:removed|deleted|taken\s+down)\b
-    | \bpage\s+you\s+(?:are|were|['\u2019]re)\s+looking\s+for\b
-    | \bnothing\s+(?:was\s+)?found\b
-    """
-)
-
-
-def non_whitespace_chars(text: str) -> int:
-    """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
-    return len("".join(text.split()))
-
-
-def is_pdf(url: str) -> bool:
-    """Whether ``url`` names a PDF document (step 7)."""
-    return urlsplit(url).path.lower().endswith(".pdf")
-
-
-def looks_like_soft_404(text: str) -> bool:
-    """A short page that reads like a "this page does not exist" template (step 6)."""
-    chars = non_whitespace_chars(text)
-    return 0 < chars < SOFT_404_MAX_CHARS and _SOFT_404.search(text) is not None
-
 
 def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | None) -> float:
     """What one Crawling API call costs (``store=true`` always adds 0.5 when billed)."""
     if cb_status != 200 or original_status not in _BILLED_ORIGINAL_STATUSES:
         return 0.0
     return _CREDITS[kind] + _STORE_CREDITS
-
-
-def _is_deep(path: str) -> bool:
-    return path not in ("", "/")
-
-
-def redirected_to_homepage(url: str, final_url: str | None) -> bool:
-    """DESIGN §3 step 5: a deep link whose final URL is the site's root."""
-    return (
-        final_url is not None
-        and _is_deep(urlsplit(url).path)
-        and not _is_deep(urlsplit(final_url).path)
-    )
 
 
 # -- one API reply, interpreted ------------------------------------------------
@@ -360,8 +298,7 @@ class CrawlbaseFetcher:
                 None,
                 label=Label.NOT_FOUND,
                 reason=Reason.PDF_UNSUPPORTED,
-                detail="PDF documents are not supported: the Crawling API renders pages, "
-                "it does not extract text from a PDF.",
+                detail=PDF_DETAIL,
             )
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
@@ -417,7 +354,7 @@ class CrawlbaseFetcher:
                 reply,
                 label=Label.UNREACHABLE,
                 reason=GONE_REASONS[reply.original_status],
-                detail=f"The page answered HTTP {reply.original_status}.",
+                detail=gone_detail(reply.original_status),
             )
         if reply.status_code in FAILED_CRAWL_STATUSES:
             return _Escalate(f"HTTP {reply.status_code} from the Crawling API", failed=True)
@@ -438,7 +375,7 @@ class CrawlbaseFetcher:
                 reply,
                 label=Label.NOT_FOUND,
                 reason=Reason.REDIRECTED_TO_HOMEPAGE,
-                detail=f"The deep link redirected to the homepage {reply.final_url}.",
+                detail=homepage_detail(reply.final_url),
             )
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
@@ -464,8 +401,7 @@ class CrawlbaseFetcher:
             reply,
             label=Label.NOT_FOUND,
             reason=Reason.SOFT_404,
-            detail=f"The page is a short 'page not found' template "
-            f"({reply.chars} non-whitespace characters).",
+            detail=soft_404_detail(reply.text or ""),
         )
 
     # -- the wire ------------------------------------------------------------
