@@ -15,15 +15,11 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-# Environment variables whose values are secrets (DESIGN §4).
-SECRET_ENV_VARS = (
-    "CRAWLBASE_TOKEN",
-    "CRAWLBASE_JS_TOKEN",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OLLAMA_API_KEY",
-    "CITECHECK_JUDGE_API_KEY",
-)
+from pytest_citecheck.core.providers import PROVIDER_ENV, TOKEN_ENV
+
+# Environment variables whose values are secrets: the Crawlbase tokens and every
+# judge provider's key (tests/unit/test_secrets.py checks the tables agree).
+SECRET_ENV_VARS = (*TOKEN_ENV.values(), *(env.key_env for env in PROVIDER_ENV.values()))
 # Header names a cassette drops from recorded requests and responses.
 SECRET_HEADERS = (
     "authorization",

@@ -71,6 +71,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
@@ -85,8 +86,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 
-# One request, every retry and wait included (issue 8 item 7).
-CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
+# The token that recording URL citations needs (preflight checks it).
+CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
 
 
 @dataclass(frozen=True)
@@ -598,8 +599,6 @@ class Engine:
         )
 
     def _tokens(self) -> dict[str, str | None]:
-        from pytest_citecheck.stages.fetch import TOKEN_ENV
-
         return {kind: self.environ.get(env) for kind, env in TOKEN_ENV.items()}
 
     def _secrets(self) -> list[str]:

@@ -26,7 +26,7 @@ from pytest_citecheck.core.defaults import (
     RANKERS,
     RECORD_MODES,
 )
-from pytest_citecheck.stages.providers import providers_help
+from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.stages.quote_policy import (
     DEFAULT_QUOTE_SIMILARITY,
     EXACT,

@@ -181,8 +181,8 @@ class ReportHooks:
 
 
 def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
+    from pytest_citecheck.core.providers import PROVIDERS
     from pytest_citecheck.reports.report import RunInfo
-    from pytest_citecheck.stages.providers import PROVIDERS
 
     judges = sorted({v.judge for r in report.results.values() for v in r.verdicts if v.judge})
     prompt_version = None

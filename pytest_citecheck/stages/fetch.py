@@ -49,13 +49,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
 from pytest_citecheck.claims.models import Fetch, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
@@ -81,10 +82,8 @@ class Fetcher(Protocol):
 
 # -- the rules' constants ------------------------------------------------------
 
-TokenKind = Literal["normal", "javascript"]
 
 DEFAULT_BASE_URL = "https://api.crawlbase.com/"
-TOKEN_ENV = {"normal": "CRAWLBASE_TOKEN", "javascript": "CRAWLBASE_JS_TOKEN"}
 BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
 
 # Fewer non-whitespace characters than this after readability: fetch again

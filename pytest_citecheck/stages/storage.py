@@ -29,8 +29,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pytest_citecheck.core.errors import CitecheckError, ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.stages.fetch import BASE_URL_ENV, DEFAULT_BASE_URL, TOKEN_ENV
+from pytest_citecheck.stages.fetch import BASE_URL_ENV, DEFAULT_BASE_URL
 
 RETENTION_DAYS = 30
 INSTALL_HINT = "pip install 'pytest-citecheck[service]'"

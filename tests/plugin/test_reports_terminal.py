@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_citecheck.core.providers import PROVIDER_ENV
 from pytest_citecheck.engine.gate import load_baseline_precision
-from pytest_citecheck.stages.providers import PROVIDER_ENV
 from tests.plugin.fakes import CONFTEST, CONTRADICTED, NOT_FOUND, SUPPORTED, claims_yaml
 
 

@@ -38,6 +38,7 @@ import httpx
 
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import PROVIDER_ENV, PROVIDERS
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.judges.anthropic import AnthropicJudge
@@ -51,7 +52,6 @@ from pytest_citecheck.stages.judges.prompt import (
     build_messages,
     recorded_prompt_version,
 )
-from pytest_citecheck.stages.providers import PROVIDER_ENV, PROVIDERS
 
 __all__ = [
     "DEFAULT_JUDGE",
