@@ -1,4 +1,4 @@
-"""Claim files: read ``citecheck_*.yaml|yml`` (DESIGN §2) and ``*.jsonl`` (DESIGN §8).
+"""Claim files: read ``citecheck_*.yaml|yml`` and ``*.jsonl``.
 
 What a claim or a citation may be is decided by the pydantic models
 (:mod:`pytest_citecheck.claims.models`, with :mod:`pytest_citecheck.claims.schema` for the
@@ -160,7 +160,7 @@ def load_claim_file(
 def load_valid_claims(
     path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
 ) -> tuple[ClaimFile, ClaimFileError | None]:
-    """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
+    """For a batch: the claims of ``path`` that are valid, and the
     :class:`ClaimFileError` listing every problem of the others (None if none).
 
     A bad record costs only itself; the batch still runs every good one.
@@ -215,7 +215,7 @@ class _Reader:
                 raise self.stop(
                     None,
                     f"unsupported claim file type {self.path.suffix or '(no extension)'!r}",
-                    "name claim files *.yaml or *.yml (DESIGN §2), or *.jsonl for batch records",
+                    "name claim files *.yaml or *.yml, or *.jsonl for batch records",
                 )
             text = self._text()
             if suffix == ".jsonl":
@@ -312,7 +312,7 @@ class _Reader:
             raise self.stop(
                 None,
                 "the file is empty",
-                "add a `claims:` list (see the claim file format, DESIGN §2)",
+                "add a `claims:` list (see the claim file format in README.md)",
             )
         data = self._plain(root, (), 0)
         if isinstance(data, _Broken):
@@ -327,7 +327,7 @@ class _Reader:
             raise self.stop(
                 _line(root),
                 "the top level is not a mapping with a `claims:` list",
-                "start the file with `claims:` followed by a list of claims (DESIGN §2)",
+                "start the file with `claims:` followed by a list of claims",
             )
         for key in data:
             if key not in TOP_KEYS:
@@ -526,7 +526,7 @@ class _Reader:
                 )
             seen.setdefault(name, _line(key))
 
-    # -- JSONL (batch records, DESIGN §8) ---------------------------------------------
+    # -- JSONL (batch records) ---------------------------------------------------------
 
     _EXAMPLE = '{"id": "q1", "claim": "...", "urls": ["https://..."]}'
 

@@ -9,7 +9,7 @@ One loop, sync and async, for every HTTP call citecheck makes:
   that means the account is out of quota);
 - when every try failed at the transport level, :class:`GaveUp` carries the last
   error for the caller to classify;
-- ``deadline`` bounds one request, retries and waits included (issue 8 item 7):
+- ``deadline`` bounds one request, retries and waits included:
   each try gets only the time that is left as its timeout, the transport
   (:mod:`pytest_citecheck.recording.transport`) stops reading a body when it runs out, and
   no retry is started that could not finish in time.

@@ -80,7 +80,7 @@ def scrub(text: str, extra: Iterable[str] = ()) -> str:
 TOKEN_PLACEHOLDERS = {"normal": "REDACTED-NORMAL", "javascript": "REDACTED-JS"}
 
 
-# -- log records (issue 10, item 2) -----------------------------------------------------
+# -- log records -----------------------------------------------------
 
 # Loggers of the HTTP citecheck makes: httpx logs every request URL (with the
 # Crawling API token) at INFO, httpcore and VCR.py log headers and bodies at

@@ -1,6 +1,6 @@
 """Fixed rules that turn citation labels into claim labels and session figures.
 
-No model is involved here: DESIGN §3 (claim-level label) and §6 (precision).
+No model is involved here: the claim-level label and the precision figures.
 """
 
 from __future__ import annotations

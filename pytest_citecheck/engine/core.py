@@ -1,4 +1,4 @@
-"""The verification engine: many claims, bounded concurrency, no pytest (DESIGN §7, §9).
+"""The verification engine: many claims, bounded concurrency, no pytest.
 
 The plugin, the batch CLI and the ``/verify`` service are thin front ends over
 this module. It is the one place that builds the stages -- fetcher, judges,
@@ -72,6 +72,7 @@ from pytest_citecheck.core.defaults import (
 )
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
@@ -111,7 +112,7 @@ class EngineSettings:
     # The persistent embedding cache (None: no cache); the ranker (ini citecheck_ranker).
     cache_dir: Path | None = None
     ranker: str | None = None
-    # How the guard matches a judge's quote (DESIGN §3.11; issue 13).
+    # How the guard matches a judge's quote.
     quote_policy: QuotePolicy = EXACT
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
@@ -121,7 +122,7 @@ class EngineSettings:
 
     @property
     def replaying(self) -> bool:
-        return self.record_mode == "none"
+        return RecordMode(self.record_mode).replay_only
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
@@ -138,7 +139,7 @@ class StageHooks:
 
 @dataclass
 class Progress:
-    """How far a run is: shown while recording (issue 8 item 5)."""
+    """How far a run is: shown while recording."""
 
     total: int = 0
     done: int = 0
@@ -342,7 +343,7 @@ class Engine:
 
     def _default_ranker(self) -> Ranker:
         # The model loader's own "Loading weights" bar must not reach the terminal
-        # (issue 8 item 5): huggingface_hub and transformers read this on import.
+        #: huggingface_hub and transformers read this on import.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         loaded = sys.modules.get("transformers.utils.logging")
         if loaded is not None:
@@ -359,10 +360,10 @@ class Engine:
         """Whether verifying with this cassette may go to the network (what
         :meth:`preflight` checks keys for). Mode ``none`` never records; without a
         cassette any other mode verifies live."""
-        mode = self.settings.record_mode
-        if mode == "none":
-            return False
-        return cassette is None or not (mode == "once" and cassette.exists())
+        mode = RecordMode(self.settings.record_mode)
+        if cassette is None:
+            return mode.live_without_cassette
+        return mode.may_record(cassette.exists())
 
     def preflight(
         self,

@@ -1,4 +1,4 @@
-"""The failure policy (DESIGN §3, §6): what fails a claim, which bars a run must clear.
+"""The failure policy: what fails a claim, which bars a run must clear.
 
 One place: :func:`claim_problems` (a claim's test item) and :func:`evaluate`
 (the session) apply the same rules in the same words. Pure: takes results or
@@ -35,8 +35,22 @@ class BaselineError(Exception):
     """The baseline report cannot be used; the message says why and how to fix it."""
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """What a run compares with: a saved JSON report's precision and claim labels."""
+
+    precision: float
+    # Claim labels by node id (records without both fields are skipped).
+    labels: dict[str, str]
+
+
 def load_baseline_precision(path: Path, terms: Terms = NEUTRAL) -> float:
-    """Citation precision stored in a JSON report, validated.
+    """Citation precision stored in a JSON report (:func:`read_baseline`)."""
+    return read_baseline(path, terms).precision
+
+
+def read_baseline(path: Path, terms: Terms = NEUTRAL) -> Baseline:
+    """The one parser of a baseline report, validated.
 
     Checked at start-up (a bad baseline is a usage error, not a traceback after
     the run): a number in [0, 1]; NaN, null, text, lists and folders are refused.
@@ -77,10 +91,16 @@ def load_baseline_precision(path: Path, terms: Terms = NEUTRAL) -> float:
             f"baseline {path}: totals.citation_precision is {value}, not a number between "
             f"0 and 1; {write_baseline}"
         )
-    return float(value)
+    claims = data.get("claims", [])
+    labels = {
+        str(c["nodeid"]): str(c["label"])
+        for c in (claims if isinstance(claims, list) else [])
+        if isinstance(c, dict) and "nodeid" in c and "label" in c
+    }
+    return Baseline(float(value), labels)
 
 
-# -- the failure policy: what fails a claim and the session (DESIGN §3, §6) ------------------
+# -- the failure policy: what fails a claim and the session ------------------
 
 
 def _failing_labels(settings: GateSettings) -> tuple[Label, ...]:

@@ -1,10 +1,10 @@
-"""Verifying one claim's citations: the stages of DESIGN §3 wired together.
+"""Verifying one claim's citations: the stages wired together (docs/architecture.md).
 
 Usable without pytest; :mod:`pytest_citecheck.engine.core` builds a :class:`Verifier`
 per claim from the stages it built once. Any fetcher's result goes through
-:func:`pytest_citecheck.stages.fetch_rules.apply_rules` (§3 steps 4-7, the page-size
+:func:`pytest_citecheck.stages.fetch_rules.apply_rules` (the page rules, the page-size
 cap). What a judge says is capped before it reaches a verdict, so a 5 MB
-"quote" never reaches a report (issue 8 item 7).
+"quote" never reaches a report.
 """
 
 from __future__ import annotations

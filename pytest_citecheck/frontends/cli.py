@@ -1,4 +1,4 @@
-"""The ``citecheck`` console script (DESIGN §8): ``batch``, ``audit list|page``, ``serve``.
+"""The ``citecheck`` console script: ``batch``, ``audit list|page``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
@@ -289,7 +289,7 @@ class BatchInput:
 def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
     """Read every file with the plugin's loader. A bad record (or YAML claim) is a
     problem with its ``file:line`` and fix; every good one still runs. Documents
-    must resolve inside ``root`` (DESIGN §8)."""
+    must resolve inside ``root``."""
     from pytest_citecheck.claims.loader import ClaimFileError, load_valid_claims
 
     batch = BatchInput()
@@ -470,7 +470,7 @@ def _finish_batch(
 
 
 def precision_lines(totals: Totals) -> list[str]:
-    """The two lines DESIGN §8 promises, e.g. ``citation_precision=0.2222 (2/9)``."""
+    """The two summary lines the batch prints, e.g. ``citation_precision=0.2222 (2/9)``."""
 
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.4f}"

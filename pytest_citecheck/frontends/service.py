@@ -1,4 +1,4 @@
-"""``citecheck serve``: verification over HTTP (DESIGN §8), a thin front end over the engine.
+"""``citecheck serve``: verification over HTTP, a thin front end over the engine.
 
 - ``GET /health`` -- 200 with the version and which tokens and keys are
   configured, by variable name only (never a value);
@@ -116,7 +116,7 @@ class CitationVerdict(BaseModel):
 
 
 class VerifyResponse(BaseModel):
-    """The claim label (DESIGN §3's fixed rule) and one verdict per URL, in request order."""
+    """The claim label and one verdict per URL, in request order."""
 
     id: str = Field(description="The request id (the claim id in the audit index).")
     claim: str

@@ -72,7 +72,7 @@ class CitecheckFixture:
         return result
 
     def _claim(self, data: dict[str, object]) -> Claim:
-        """The claim, validated by the same schema as claim files (DESIGN §2): a bad
+        """The claim, validated by the same schema as claim files: a bad
         citation fails the test with the fix instead of being checked wrongly."""
         from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
         from pytest_citecheck.claims.schema import ClaimValidationError, FieldProblem, parse_claim

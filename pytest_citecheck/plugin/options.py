@@ -331,7 +331,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
 
-    # Retrieval (DESIGN §3 step 9): which ranker picks the passages when recording.
+    # Retrieval: which ranker picks the passages when recording.
     group.addoption(
         "--citecheck-ranker",
         dest="citecheck_ranker",
@@ -485,7 +485,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
 def check_paths(settings: Settings) -> None:
     """Start-up checks of the files a run reads and writes: a usage error now
-    instead of a lost summary at the end (issue 10, items 6 and 10)."""
+    instead of a lost summary at the end."""
     for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
         if path is not None:
             problem = _unwritable(path)
@@ -517,7 +517,7 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
-# -- quote matching (the guard, DESIGN §3.11) ---------------------------------------
+# -- quote matching (the guard, stages/guard.py) -----------------------------------
 
 
 def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:

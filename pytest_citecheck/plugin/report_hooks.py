@@ -2,9 +2,9 @@
 
 Registered next to the session hooks (``plugin.pytest_configure``). Everything
 here reads the :class:`~pytest_citecheck.plugin.session.CitecheckSession` and its
-:class:`~pytest_citecheck.reports.report.Report`; nothing here decides pass or fail
-(DESIGN §6: the gate does), except that a report file that cannot be written
-fails the run instead of vanishing.
+:class:`~pytest_citecheck.reports.report.Report`; nothing here decides pass or
+fail, except that a report file that cannot be written fails the run instead
+of vanishing.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Hooks in ``plugin`` stay thin and call into this. The stages are built by the
 pytest-free :class:`~pytest_citecheck.engine.core.Engine` (one place for the plugin,
 the batch CLI and the service); this object maps pytest's options and hooks
 onto it, decides when claims are verified -- in a record mode, concurrently
-ahead of the items that report them (issue 8) -- collects results (from this
+ahead of the items that report them -- collects results (from this
 process or from xdist workers' reports) and evaluates the gate on the
 controller.
 """
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.engine.gate import evaluate, load_baseline_precision
 from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
@@ -53,7 +54,7 @@ class CitecheckSession:
 
     @property
     def replaying(self) -> bool:
-        return self.settings.record_mode == "none"
+        return RecordMode(self.settings.record_mode).replay_only
 
     # -- the engine, built once ---------------------------------------------------
 
@@ -118,7 +119,7 @@ class CitecheckSession:
     # -- start-up checks -------------------------------------------------------------
 
     def preflight(self, items: Sequence[Any]) -> None:
-        """Every key and token the selected claims need, checked once (issue 10 item 9);
+        """Every key and token the selected claims need, checked once;
         raises ``pytest.UsageError`` naming the variables."""
         from pytest_citecheck.core.errors import ConfigurationError
 

@@ -1,6 +1,6 @@
 """One claim's cassette: a plain VCR.py file, read and written without VCR.py's patching.
 
-DESIGN §5. The file is exactly what VCR.py (``vcr.use_cassette`` with its YAML
+The file is exactly what VCR.py (``vcr.use_cassette`` with its YAML
 serializer) reads and writes -- ``interactions`` of ``request`` (method, uri,
 body, headers as lists) and ``response`` (status, headers as lists, body
 string), ``version: 1`` and an optional ``metadata`` mapping -- so any VCR.py

@@ -1,4 +1,4 @@
-"""Record and replay: one cassette per claim (DESIGN §5).
+"""Record and replay: one cassette per claim.
 
 A cassette holds every HTTP exchange of one claim (Crawling API and judge)
 plus, in its metadata, what is not HTTP but must replay exactly: which passages
@@ -12,7 +12,7 @@ writes them and :mod:`pytest_citecheck.recording.transport` serves one claim's H
 its cassette, so claims record concurrently without VCR.py's process-global
 patching. A recording is saved only when the claim verified without an
 ``error``: a failed recording leaves no file and no folder, and ``once``
-records it again next time (issue 8 item 6).
+records it again next time.
 
 This module stays light (it is imported with the options); yaml and httpx load
 when a cassette is opened.
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import JudgeReply, Reason
-from pytest_citecheck.core.defaults import RECORD_MODES
 from pytest_citecheck.core.errors import StageFailed
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.retrieval import Ranker, describe
@@ -97,7 +97,7 @@ class Recording:
 
     @property
     def replaying(self) -> bool:
-        return self.mode == "none"
+        return RecordMode(self.mode).replay_only
 
     @property
     def write_protected(self) -> bool:
@@ -119,7 +119,7 @@ class Recording:
         value = self.metadata().get("judge_prompt_version")
         return str(value) if value is not None else None
 
-    # -- the guard's quote policy (DESIGN §3.11) ---------------------------------
+    # -- the guard's quote policy ---------------------------------
     # Recorded with the claim like the prompt version: a judge reply recorded
     # under one quote-match mode or threshold is stale under another.
 
@@ -163,7 +163,7 @@ class Recording:
             for key in _QUOTE_POLICY_KEYS:
                 meta.pop(key, None)
             meta.update(self.quote_policy)
-        if self.mode == "all":
+        if RecordMode(self.mode).drops_rerecorded:
             cassette.drop_rerecorded()
         cassette.save()
         return True
@@ -213,7 +213,7 @@ class _RecordedRanker:
             if stored is None:
                 raise MissingRetrieval(key)
             return _ranked(stored, k)
-        if stored is not None and recording.mode in ("once", "new_episodes"):
+        if stored is not None and RecordMode(recording.mode).plays_back:
             return _ranked(stored, k)
         live = self._live()
         ranked = live.rank(claim, passages, k)
@@ -307,10 +307,9 @@ def open_recording(
     from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, token_placeholder
     from pytest_citecheck.recording.transport import ClaimHTTP, claim_http
 
-    if mode not in RECORD_MODES:
-        raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}")
+    record_mode = RecordMode(mode)  # ValueError for an unknown mode
     placeholder = token_placeholder(tokens)
-    if mode == "rewrite":
+    if record_mode.starts_empty:
         cassette = Cassette(path)
     else:
         try:

@@ -1,4 +1,4 @@
-"""The HTML report: ``--citecheck-html=PATH`` (DESIGN §6).
+"""The HTML report: ``--citecheck-html=PATH``.
 
 One self-contained file rendered from the Jinja2 template shipped as package
 data (``templates/report.html.j2``, with ``report.css`` and ``report.js``

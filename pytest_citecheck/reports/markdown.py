@@ -1,4 +1,4 @@
-"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY`` (DESIGN §6).
+"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY``.
 
 Rendered from the scrubbed JSON report (:meth:`Report.scrubbed_json`), so it
 says exactly what the JSON file says. Cell text is escaped: a claim or a quote

@@ -1,4 +1,4 @@
-"""Reports computed once, printed or written by the plugin (DESIGN §6).
+"""Reports computed once, printed or written by the plugin.
 
 The same :class:`Report` feeds the terminal summary, ``--citecheck-report``
 (also the ``--citecheck-baseline`` format), ``--citecheck-csv``,
@@ -137,20 +137,16 @@ class LabelChange:
 
 
 def load_baseline_labels(path: Path) -> dict[str, str]:
-    """Claim labels by node id from a saved ``--citecheck-report``.
+    """Claim labels by node id from a saved JSON report (:func:`gate.read_baseline`).
 
-    Lenient on purpose: the gate (``gate.load_baseline_precision``) owns the
-    error for an unreadable baseline; without claims there is simply no diff.
+    Empty for an unusable baseline: the gate reports that error; without claims
+    there is simply no diff.
     """
+    from pytest_citecheck.engine.gate import BaselineError, read_baseline
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        claims = data.get("claims", []) if isinstance(data, dict) else []
-        return {
-            str(c["nodeid"]): str(c["label"])
-            for c in claims
-            if isinstance(c, dict) and "nodeid" in c and "label" in c
-        }
-    except (OSError, ValueError):
+        return read_baseline(path).labels
+    except BaselineError:
         return {}
 
 

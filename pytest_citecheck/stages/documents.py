@@ -1,4 +1,4 @@
-"""Local documents as sources: quote lookup and sections (DESIGN §3, documents).
+"""Local documents as sources: quote lookup and sections.
 
 A document citation points at a local file and usually carries the quote the
 LLM gave. The quote is looked up in the whole document, normalised exactly as
@@ -70,7 +70,7 @@ _NOT_SETEXT_TEXT = re.compile(r"^\s{4,}|^ {0,3}(?:[>*+-]\s|\d+[.)]\s|#|```|~~~|\
 
 # -- section references (``section: "Section 4.1.4."``) -----------------------
 
-_REF_PREFIX = re.compile(r"^(?:§+|sections?|sect\.|sec\.|appendix|paragraph|para\.?|#+)\s*")
+_REF_PREFIX = re.compile(r"^(?:\u00a7+|sections?|sect\.|sec\.|appendix|paragraph|para\.?|#+)\s*")
 _LEADING_NUMBER = re.compile(r"^(\d+(?:\.\d+)*|[a-z](?:\.\d+)*)\.?(?:\s|$)")
 _TOC_TITLES = frozenset({"table of contents", "contents"})
 

@@ -1,4 +1,4 @@
-"""Fetching a URL citation through the Crawlbase Crawling API (DESIGN §3 steps 1-7).
+"""Fetching a URL citation through the Crawlbase Crawling API.
 
 :class:`CrawlbaseFetcher` turns a URL into readable markdown, or into the reason
 it cannot be judged, spending as few credits as the rules allow:
@@ -16,7 +16,7 @@ it cannot be judged, spending as few credits as the rules allow:
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
 7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
 
-Where the Crawlbase docs are unconfirmed (WIRE §8.1-8.3), both readings are
+Where the Crawlbase docs are unconfirmed, both readings are
 handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
 sees) or as a 200 whose ``pc_status``/``cb_status`` says 520/525 (what the
 status-codes page describes); an empty page may come as status 207 or as a 200
@@ -89,17 +89,17 @@ BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
 # Fewer non-whitespace characters than this after readability: fetch again
 # without it (step 2); still fewer: render with JavaScript (step 3).
 THIN_CHARS = 200
-# The Crawling API's transient statuses (WIRE §1.5 "Retry classes"). 520 and 525
+# The Crawling API's transient statuses. 520 and 525
 # are deliberately absent: a failed crawl is answered by the JavaScript token.
 CRAWL_TRANSIENT_STATUSES = frozenset({429, 500, 503, 522, 599})
 # The reply is about our request, not the page: the user must fix something.
 _CONFIGURATION_STATUSES = frozenset({401, 402, 403, 422})
 # A failed crawl (520) or an anti-bot challenge the normal crawl could not solve
 # (525): the docs say to retry with the JavaScript token. Read as the API's HTTP
-# status or as cb_status/pc_status inside a 200 (WIRE §8.1: which one is unconfirmed).
+# status or as cb_status/pc_status inside a 200.
 FAILED_CRAWL_STATUSES = frozenset({520, 525})
 EMPTY_PAGE_STATUS = 207
-# WIRE §1.5 Billing: charged only when pc/cb_status is 200 and the origin said one of these.
+# Crawlbase billing: charged only when pc/cb_status is 200 and the origin said one of these.
 _BILLED_ORIGINAL_STATUSES = frozenset({200, 201, 204, 301, 302, 404, 410})
 _CREDITS = {"normal": 1.0, "javascript": 2.0}
 _STORE_CREDITS = 0.5
@@ -205,7 +205,7 @@ def _final_url(headers: Mapping[str, str]) -> str | None:
     value = headers.get("url")
     if not value:
         return None
-    # Some copies of the docs show the header still percent-encoded (WIRE §1.4).
+    # Some copies of the docs show the header still percent-encoded.
     if "://" not in value and "://" in unquote(value):
         value = unquote(value)
     return value
@@ -386,7 +386,7 @@ class CrawlbaseFetcher:
                 detail=f"The Crawling API could not crawl the page (cb_status {reply.cb_status}"
                 f", original_status {reply.original_status}).",
             )
-        # Thin first (DESIGN steps 2-3 come before step 6): a thin page is fetched
+        # Thin first (re-crawling comes before the soft-404 rule): a thin page is fetched
         # again before its text is read as a "not found" template.
         if reply.chars < THIN_CHARS:
             return reply

@@ -1,6 +1,6 @@
 """The engine against the loopback doubles: concurrent recording is the serial recording,
 cassettes are plain VCR.py files, a failed recording leaves nothing, deadlines and size caps,
-corrupt cassettes and start-up checks (issue 8; issue 10 items 4, 8, 9)."""
+corrupt cassettes and start-up checks."""
 
 from __future__ import annotations
 
@@ -265,7 +265,7 @@ def test_a_page_with_the_token_in_body_and_headers_replays_exactly(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
     """Redaction happens before the pipeline reads the page, so the recording run and
-    the replay see the same bytes (issue 10 item 4)."""
+    the replay see the same bytes."""
     api, llm = doubles
     leaky = f"# Keys\n\nYour token is {TOKENS['normal']} and water boils at 100 degrees. " * 5
     api.add(

@@ -1,5 +1,5 @@
 """The quote policy is recorded with the claim's cassette: replaying a judge reply under
-another mode or threshold is a stale recording, like a prompt change (issue 13 item 5)."""
+another mode or threshold is a stale recording, like a prompt change."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What real services and local servers do that the defaults do not fit (issue 14).
+"""What real services and local servers do that the defaults do not fit.
 
 Each test plays the real shape on the loopback double (``LLMDouble(rejects=...,
 served_model=...)``, wrapped model text, several tool calls) and asserts what

@@ -1,4 +1,4 @@
-"""Malformed inputs, each with the clear error a user gets (issue 10).
+"""Malformed inputs, each with the clear error a user gets.
 
 One table per kind of input: claim files (YAML and JSONL), documents, options,
 baselines, output paths. Every row names what is wrong and asserts the line, the

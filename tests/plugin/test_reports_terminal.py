@@ -1,4 +1,4 @@
-"""Issue 11.4 and 11.6: -v labels, per-file totals, the baseline diff, the
+"""-v labels, per-file totals, the baseline diff, the
 max-drop warning, the hint for claim files left unverified, and --help."""
 
 from __future__ import annotations

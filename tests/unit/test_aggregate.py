@@ -1,4 +1,4 @@
-"""Claim-level label and precision figures: fixed rules, no model (DESIGN §3, §6)."""
+"""Claim-level label and precision figures: fixed rules, no model."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def test_default_endpoints_and_env_overrides() -> None:
         ("https://ollama.example.com/", "https://ollama.example.com:443"),
         ("http://ollama.example.com", "http://ollama.example.com:80"),
         ("", "http://127.0.0.1:11434"),
-        # The two cases issue 14 found (the ollama client's own answers):
+        # The two cases real servers showed (the ollama client's own answers):
         (":56789", "http://127.0.0.1:56789"),
         ("example.com/path", "http://example.com:11434/path"),
         ("example.com:56789/path/", "http://example.com:56789/path"),

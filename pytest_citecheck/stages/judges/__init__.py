@@ -1,4 +1,4 @@
-"""Judge providers: the LLMs that read passages and label a citation (DESIGN §3.10, §4).
+"""Judge providers: the LLMs that read passages and label a citation.
 
 :func:`make_judge` builds one from ``PROVIDER:MODEL`` (``--citecheck-judge``,
 ini ``citecheck_judge``, a claim file's ``judge:``)::

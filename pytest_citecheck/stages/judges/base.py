@@ -1,4 +1,4 @@
-"""The judge seam every provider implements (DESIGN §3.10, §4).
+"""The judge seam every provider implements.
 
 Providers live next to this module (``openai``, ``anthropic``, ``ollama``);
 :func:`pytest_citecheck.stages.judges.make_judge` builds one from ``provider:model``.
