@@ -61,6 +61,7 @@ class Reason:
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
+    QUOTE_NOT_IN_PAGE = "quote_not_in_page"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
     EMPTY_PAGE = "empty_page"
     CRAWL_FAILED = "crawl_failed"

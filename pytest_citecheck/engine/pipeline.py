@@ -5,6 +5,12 @@ per claim from the stages it built once. Any fetcher's result goes through
 :func:`pytest_citecheck.stages.fetch_rules.apply_rules` (the page rules, the page-size
 cap). What a judge says is capped before it reaches a verdict, so a 5 MB
 "quote" never reaches a report.
+
+A citation that brings its own quote (a claim file's ``quote:``, a provider's
+``cited_text``) is read where the quote is, on a page as in a document: a quote
+the source does not have is ``fabricated`` without asking the judge; a found one
+gives the judge the passage(s) or section holding it, not retrieval's choice. A
+page that could not be read keeps its own label: a dead page is not a made-up quote.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch import Fetcher
 from pytest_citecheck.stages.fetch_rules import apply_rules, too_large_detail
-from pytest_citecheck.stages.guard import EXACT, QuotePolicy, guard
+from pytest_citecheck.stages.guard import EXACT, QuoteIndex, QuotePolicy, guard, too_short
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import Ranker
@@ -87,7 +93,7 @@ class Verifier:
         """Verify one citation; any failure becomes an ``error`` verdict."""
         try:
             if citation.url is not None:
-                verdict = self._verify_url(claim, citation.url)
+                verdict = self._verify_url(claim, citation.url, citation.quote)
             else:
                 verdict = self._verify_document(claim, citation)
         except ConfigurationError as exc:
@@ -111,7 +117,7 @@ class Verifier:
 
     # -- URL citations -------------------------------------------------------
 
-    def _verify_url(self, claim: str, url: str) -> Verdict:
+    def _verify_url(self, claim: str, url: str, quote: str | None = None) -> Verdict:
         try:
             fetched = self.fetcher.fetch(url)
         except ResponseTooLarge as exc:
@@ -142,7 +148,33 @@ class Verifier:
         texts = split_passages(fetched.text)
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
+        if quote is not None:
+            holding = self._passages_holding(quote, texts)
+            if holding is None:
+                return _quote_missing(base, quote, Reason.QUOTE_NOT_IN_PAGE, "page")
+            if holding:
+                return self._judge(claim, holding, base)
         return self._judge(claim, self._top_passages(claim, texts), base)
+
+    def _passages_holding(self, quote: str, texts: list[str]) -> list[Passage] | None:
+        """The passages holding ``quote`` (every occurrence, in page order, up to
+        ``top_k`` passages beyond the first), None when the page does not have it.
+
+        A quote too short to be evidence (:func:`~pytest_citecheck.stages.guard.too_short`)
+        must still be on the page, but says nothing about where to read: retrieval
+        chooses then (an empty list).
+        """
+        found = QuoteIndex(texts).locate(quote, self.quote_policy)
+        if not found:
+            return None
+        if too_short(quote):
+            return []
+        chosen: list[int] = []
+        for first, last in found:
+            if chosen and len(chosen) + (last - first + 1) > self.top_k:
+                break
+            chosen += [i for i in range(first, last + 1) if i not in chosen]
+        return [Passage(index=i, text=texts[i]) for i in sorted(chosen)]
 
     # -- document citations --------------------------------------------------
 
@@ -157,14 +189,8 @@ class Verifier:
         if citation.quote is not None:
             section = document.find_quote(citation.quote, near=citation.section)
             if section is None:
-                return base.model_copy(
-                    update={
-                        "label": Label.FABRICATED,
-                        "reason": Reason.QUOTE_NOT_IN_DOCUMENT,
-                        "evidence_quote": citation.quote,
-                        "confidence": 1.0,
-                        "detail": "the quote is not in the document",
-                    }
+                return _quote_missing(
+                    base, citation.quote, Reason.QUOTE_NOT_IN_DOCUMENT, "document"
                 )
         elif citation.section is not None:
             section = document.section(citation.section)
@@ -224,3 +250,16 @@ class Verifier:
             and verdict.confidence < self.review_below
         )
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
+
+
+def _quote_missing(base: Verdict, quote: str, reason: str, source: str) -> Verdict:
+    """The citation's own quote is not in its source: fabricated, no judge asked."""
+    return base.model_copy(
+        update={
+            "label": Label.FABRICATED,
+            "reason": reason,
+            "evidence_quote": cap(quote, MAX_QUOTE_CHARS),
+            "confidence": 1.0,
+            "detail": f"the quote is not in the {source}",
+        }
+    )

@@ -19,7 +19,6 @@ Text before the first heading is a section with ref ``preamble``.
 
 from __future__ import annotations
 
-import bisect
 import re
 import threading
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.stages.guard import normalise
+from pytest_citecheck.stages.guard import QuoteIndex, normalise
 
 Kind = Literal["markdown", "rfc", "plain"]
 
@@ -87,15 +86,8 @@ class Document:
         self.text = text
         self.sections = sections
         self.kind: Kind = kind
-        # The normalised document, section after section, one space between:
-        # exactly what normalising the whole text gives, with section offsets.
-        self._parts = [normalise(s.text) for s in sections]
-        self._starts: list[int] = []
-        offset = 0
-        for part in self._parts:
-            self._starts.append(offset)
-            offset += len(part) + 1
-        self._normalised = " ".join(self._parts)
+        # The normalised document, section after section: where a quote is.
+        self._index = QuoteIndex([section.text for section in sections])
 
     # -- loading -------------------------------------------------------------
 
@@ -153,10 +145,7 @@ class Document:
         gives a section spanning them (ref ``"4.1.3-4.1.4"``) so that the
         judge reads all of the quoted text.
         """
-        needle = normalise(quote)
-        if not needle:
-            return None
-        occurrences = list(self._occurrences(needle))
+        occurrences = list(self._index.occurrences(normalise(quote)))
         if not occurrences:
             return None
         if near is not None:
@@ -194,17 +183,6 @@ class Document:
                 if _ref_key(section.ref) == number.group(1):
                     return section
         return None
-
-    def _occurrences(self, needle: str) -> Iterator[tuple[int, int]]:
-        """(first section, last section) of every occurrence of ``needle``."""
-        start = self._normalised.find(needle)
-        while start != -1:
-            end = start + len(needle) - 1
-            yield (
-                bisect.bisect_right(self._starts, start) - 1,
-                bisect.bisect_right(self._starts, end) - 1,
-            )
-            start = self._normalised.find(needle, start + 1)
 
 
 _cache: dict[tuple[Path, int, int], Document] = {}

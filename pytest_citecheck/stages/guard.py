@@ -6,16 +6,18 @@ span (:func:`too_short`) of the passages the judge was shown: in ``exact`` mode
 (the default) a substring after both sides are normalised the same way
 (:func:`normalise`); in the opt-in ``fuzzy`` mode a lightly edited quote that
 aligns with a span (:mod:`pytest_citecheck.stages.fuzzy`), the span then being what
-the verdict reports. Document citations reuse :func:`normalise` to look
-quotes up in a whole document.
+the verdict reports. A quote a citation brings with it (a claim file's
+``quote:``, a provider's ``cited_text``) is looked up in a whole source with
+:class:`QuoteIndex`: the sections of a document, the passages of a page.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,3 +236,53 @@ def _clamp(confidence: float) -> float:
     if math.isnan(confidence):
         return 0.0
     return min(1.0, max(0.0, float(confidence)))
+
+
+class QuoteIndex:
+    """A source cut into parts (a document's sections, a page's passages), normalised
+    and read as one text: which parts a quote the citation brings lies in.
+
+    The parts are joined by one space, which is exactly what normalising the whole
+    text gives; a quote may run from one part into the next.
+    """
+
+    def __init__(self, parts: Sequence[str]) -> None:
+        self.parts = [normalise(part) for part in parts]
+        self._starts: list[int] = []
+        offset = 0
+        for part in self.parts:
+            self._starts.append(offset)
+            offset += len(part) + 1
+        self.text = " ".join(self.parts)
+
+    def occurrences(self, needle: str) -> Iterator[tuple[int, int]]:
+        """(first part, last part) of every occurrence of ``needle`` (normalised)."""
+        if not needle:
+            return
+        start = self.text.find(needle)
+        while start != -1:
+            end = start + len(needle) - 1
+            yield (
+                bisect.bisect_right(self._starts, start) - 1,
+                bisect.bisect_right(self._starts, end) - 1,
+            )
+            start = self.text.find(needle, start + 1)
+
+    def locate(self, quote: str, policy: QuotePolicy = EXACT) -> list[tuple[int, int]]:
+        """Where ``quote`` is, as :meth:`occurrences`; empty when it is not there.
+
+        Exact (normalised) first; under a fuzzy ``policy`` a lightly edited quote
+        is found where it aligns with a span at the policy's similarity without a
+        change of meaning, as the guard accepts a judge's quote
+        (:mod:`pytest_citecheck.stages.fuzzy`).
+        """
+        needle = normalise(quote)
+        found = list(self.occurrences(needle))
+        if found or not needle or not policy.fuzzy:
+            return found
+        from pytest_citecheck.stages import fuzzy
+
+        for alignment in fuzzy.closest(needle, [self.text]):
+            if alignment.similarity >= policy.similarity and alignment.change is None:
+                return list(self.occurrences(alignment.span))
+        return []

@@ -1,0 +1,164 @@
+"""A quote on a URL citation against the loopback doubles: a quote the recorded page does
+not have is fabricated and the judge is never asked (the cassette holds no judge call); a
+found quote makes the judge read the passage holding it, not retrieval's top passages; a
+page that could not be read keeps its own label. Replays give the recorded results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason
+from pytest_citecheck.recording.recorder import cassette_path
+from pytest_citecheck.stages.guard import QuotePolicy
+from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.integration.test_engine import KEY, TOKENS, StableLLM, env_for, make_engine
+
+PAGE_URL = "https://example.com/science/boiling-at-altitude"
+GONE_URL = "https://example.com/science/moved"
+CLAIM_FILE = Path("claims") / "citecheck_quotes.yaml"
+CLAIM = "Water boils at a lower temperature at high altitude."
+
+
+def _paragraph(topic: str, n: int = 20) -> str:
+    return " ".join(f"{topic} sentence {i} about water boiling at altitude." for i in range(n))
+
+
+# Five passages (each paragraph is over half the passage budget). The first four share
+# most words with the claim, so retrieval's top three never include the fifth, which
+# holds the quote.
+QUOTE = "In Denver the kettle sings at about 95 degrees Celsius."
+PASSAGE_FIVE = (
+    f"Mountain cooking. {QUOTE} Recipes written for the coast add a few minutes of cooking "
+    "time, and bakers there use a little less yeast and a little more flour."
+)
+ARTICLE = "\n\n".join([*(_paragraph(f"Part {k}") for k in range(1, 5)), PASSAGE_FIVE])
+
+
+@pytest.fixture
+def doubles() -> Iterator[tuple[CrawlbaseDouble, StableLLM]]:
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(api_key=KEY) as llm:
+        api.add(PAGE_URL, Page(markdown=ARTICLE))
+        api.add(GONE_URL, Page(markdown="# Not Found", original_status=404))
+        yield api, llm
+
+
+def quoted(claim_id: str, url: str, quote: str) -> Claim:
+    return Claim(id=claim_id, claim=CLAIM, citations=[Citation(url=url, quote=quote)])
+
+
+def run(root: Path, env: dict[str, str], mode: str, claims: list[Claim]) -> list[ClaimResult]:
+    with make_engine(env, mode) as engine:
+        return engine.verify_claims_sync(
+            claims, cassette_for=lambda c: cassette_path(root / CLAIM_FILE, c.id)
+        )
+
+
+def interactions(root: Path, claim_id: str) -> list[dict[str, Any]]:
+    data = yaml.safe_load(cassette_path(root / CLAIM_FILE, claim_id).read_text())
+    return list(data["interactions"])
+
+
+def judge_requests(root: Path, claim_id: str, llm: StableLLM) -> list[dict[str, Any]]:
+    root_url = llm.root
+    return [i for i in interactions(root, claim_id) if i["request"]["uri"].startswith(root_url)]
+
+
+def test_a_quote_not_on_the_recorded_page_is_fabricated_without_a_judge_call(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    made_up = "In Denver water boils at exactly 80 degrees Celsius."
+    claims = [quoted("made-up", PAGE_URL, made_up)]
+    [result] = run(tmp_path, env_for(api, llm), "once", claims)
+    [verdict] = result.verdicts
+    assert verdict.label == Label.FABRICATED
+    assert verdict.reason == Reason.QUOTE_NOT_IN_PAGE == "quote_not_in_page"
+    assert verdict.evidence_quote == made_up
+    assert verdict.judge is None and verdict.passages == []
+    assert result.label == Label.CONTRADICTED  # a fabricated citation, as for documents
+    assert llm.calls == []
+    # The cassette proves it: the page was fetched and recorded, no judge request was.
+    recorded = interactions(tmp_path, "made-up")
+    assert [i["request"]["method"] for i in recorded] == ["GET"]
+    assert judge_requests(tmp_path, "made-up", llm) == []
+    urls = (api.base_url, llm.base_url("openai"))
+    api.stop()
+    llm.stop()
+    [replayed] = run(tmp_path, env_for(*urls, keys=False), "none", claims)
+    assert replayed.model_dump() == result.model_dump()
+
+
+def test_a_found_quote_makes_the_judge_read_the_passage_holding_it(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    # Retrieval alone would show the judge the first passages, not the fifth.
+    claims = [Claim(id="plain", claim=CLAIM, citations=[Citation(url=PAGE_URL)])]
+    run(tmp_path / "plain", env_for(api, llm), "once", claims)
+    assert PASSAGE_FIVE not in llm.calls[0].passages
+    llm.reset()
+
+    # Spacing and line breaks are normalised as the guard normalises.
+    claims = [quoted("found", PAGE_URL, QUOTE.replace(" the ", "  the\n"))]
+    [result] = run(tmp_path, env_for(api, llm), "once", claims)
+    [call] = llm.calls
+    assert call.passages == [PASSAGE_FIVE]
+    [verdict] = result.verdicts
+    assert [p.index for p in verdict.passages] == [4]
+    assert verdict.label == Label.SUPPORTED  # the double quotes the passage it was shown
+    assert verdict.evidence_quote is not None and QUOTE in verdict.evidence_quote
+    assert len(judge_requests(tmp_path, "found", llm)) == 1
+    urls = (api.base_url, llm.base_url("openai"))
+    api.stop()
+    llm.stop()
+    [replayed] = run(tmp_path, env_for(*urls, keys=False), "none", claims)
+    assert replayed.model_dump() == result.model_dump()
+
+
+def test_the_judges_own_quote_still_goes_through_the_guard(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    from tests.doubles.llm import verdict
+
+    api, llm = doubles
+    # The judge quotes a passage it was not shown (the first one): refused as usual.
+    llm.script(verdict("supported", "Part 1 sentence 0 about water boiling at altitude.", 0.9))
+    [result] = run(tmp_path, env_for(api, llm), "once", [quoted("found", PAGE_URL, QUOTE)])
+    [v] = result.verdicts
+    assert v.label == Label.NOT_FOUND
+    assert v.reason == Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE
+
+
+def test_a_dead_page_keeps_its_label_whatever_the_quote(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    [result] = run(tmp_path, env_for(api, llm), "once", [quoted("gone", GONE_URL, QUOTE)])
+    [v] = result.verdicts
+    assert v.label == Label.UNREACHABLE
+    assert v.reason == Reason.HTTP_404
+    assert llm.calls == []
+
+
+def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_number(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    edited = "in Denver the kettle sings at about 95 degrees Celsius"  # case, no period
+    changed = "In Denver the kettle sings at about 85 degrees Celsius."
+    claims = [quoted("edited", PAGE_URL, edited), quoted("changed", PAGE_URL, changed)]
+    with make_engine(env_for(api, llm), "once", quote_policy=QuotePolicy("fuzzy")) as engine:
+        results = engine.verify_claims_sync(
+            claims, cassette_for=lambda c: cassette_path(tmp_path / CLAIM_FILE, c.id)
+        )
+    by_id = {r.id: r.verdicts[0] for r in results}
+    assert [p.index for p in by_id["edited"].passages] == [4]
+    assert by_id["edited"].label == Label.SUPPORTED
+    assert by_id["changed"].label == Label.FABRICATED
+    assert by_id["changed"].reason == Reason.QUOTE_NOT_IN_PAGE
+    assert len(llm.calls) == 1
