@@ -49,6 +49,7 @@ from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict  # noqa: E
 
 SUITE = REPO / "example_suite"
 FAILING = REPO / "example_suite_failing"
+ANSWERS = SUITE / "answers"
 PAGES = SUITE / "pages"
 
 CRAWLBASE_URL = "https://api.crawlbase.com/"
@@ -459,7 +460,7 @@ def doubles(judge: Judge) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
         yield api, llm
 
 
-def record() -> None:
+def record(*, quoted_answers_only: bool = False) -> None:
     judge = Judge()
     with doubles(judge) as (api, llm):
         env = clean_env(
@@ -469,22 +470,58 @@ def record() -> None:
                 "OPENAI_BASE_URL": llm.base_url("openai"),
             }
         )
-        for suite in (SUITE, FAILING):
+        suites = () if quoted_answers_only else (SUITE, FAILING)
+        for suite in suites:
             shutil.rmtree(suite / "cassettes", ignore_errors=True)
             result = run_pytest(suite, "--citecheck-record=rewrite", env=env)
             print(f"recorded {suite.name}: exit {result.returncode}")
             print(summary(result.stdout))
             if result.returncode not in (0, 1) or "Traceback" in result.stdout:
                 sys.exit(f"recording {suite.name} broke:\n{result.stdout}\n{result.stderr}")
+        quoted = record_quoted_answers(env)
         for base, real in ((api.base_url, CRAWLBASE_URL), (llm.base_url("openai"), OPENAI_URL)):
-            for suite in (SUITE, FAILING):
+            for suite in suites:
                 for path in sorted((suite / "cassettes").rglob("*.yaml")):
                     postprocess(path, base, real)
+            for path in quoted:
+                postprocess(path, base, real)
     if judge.problems:
         sys.exit("the judge script does not fit what was asked:\n  " + "\n  ".join(judge.problems))
-    for suite in (SUITE, FAILING):
+    for suite in suites:
         for path in sorted((suite / "cassettes").rglob("*.yaml")):
             mark_synthesized(path)
+    for path in quoted:
+        mark_synthesized(path)
+
+
+def record_quoted_answers(env: Mapping[str, str]) -> list[Path]:
+    """Record the example answers' claims whose citations carry a provider quote.
+
+    The other answers' cassettes are copies of the suite's recordings of the same
+    claims; a citation with a quote cannot be: the judge reads the passage holding
+    the quote, not retrieval's choice, so its request differs.
+    """
+    from pytest_citecheck.claims.loader import load_claim_file
+    from pytest_citecheck.recording.recorder import cassette_path
+
+    claim_file = ANSWERS / "answers.yaml"
+    claims = [
+        c
+        for c in load_claim_file(claim_file).claims
+        if any(citation.quote for citation in c.citations)
+    ]
+    if not claims:
+        return []
+    nodeids = [f"{claim_file.relative_to(REPO)}::{c.id}" for c in claims]
+    command = [sys.executable, "-m", "pytest", "--citecheck", "-p", "no:cacheprovider"]
+    command += ["-o", "citecheck_patterns=answers.yaml", "--citecheck-record=rewrite", *nodeids]
+    result = subprocess.run(
+        command, cwd=REPO, env=dict(env), capture_output=True, text=True, check=False
+    )
+    print(f"recorded {len(claims)} quoted example answer claim(s): exit {result.returncode}")
+    if result.returncode != 0:
+        sys.exit(f"recording the quoted example answers broke:\n{result.stdout}\n{result.stderr}")
+    return [cassette_path(claim_file, c.id) for c in claims]
 
 
 # -- post-processing -----------------------------------------------------------------
@@ -564,6 +601,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only replay and check")
     parser.add_argument(
+        "--quoted-answers-only",
+        action="store_true",
+        help="record only the example answers' claims whose citations carry a quote",
+    )
+    parser.add_argument(
         "--import-wice",
         type=Path,
         metavar="WICE_DEV.jsonl",
@@ -574,7 +616,7 @@ def main() -> None:
         import_wice(args.import_wice)
         return
     if not args.check:
-        record()
+        record(quoted_answers_only=args.quoted_answers_only)
     check()
 
 

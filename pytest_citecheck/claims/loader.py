@@ -473,6 +473,7 @@ class _Reader:
             self.add(where, f"{exc.response}{place}: {exc.problem}", exc.fix)
             return []
         out = []
+        outline = answer.outline(origin=str(self.path))
         for imported in answer.claims:
             data = {
                 "id": imported.claim.id,
@@ -484,7 +485,7 @@ class _Reader:
             }
             claim = self.claim(data, loc, judge)
             if claim is not None:
-                out.append(claim)
+                out.append(claim.model_copy(update={"answer": outline}))
         return out
 
     def _response_path(self, response: str, line: int | None) -> Path | None:

@@ -107,7 +107,7 @@ _WINDOWS_DEVICE_NAMES = frozenset(
 )
 # Fields the loader fills in; user input (a claim file, a fixture call, an HTTP
 # body) may not set them (``loader.parse_claim`` refuses them as unknown keys).
-INTERNAL_FIELDS = {"claim": ("judge", "line"), "citation": ("document_path",)}
+INTERNAL_FIELDS = {"claim": ("judge", "line", "answer"), "citation": ("document_path",)}
 
 
 def _invalid(problem: str, fix: str) -> PydanticCustomError:
@@ -263,6 +263,36 @@ class Citation(BaseModel):
         return self
 
 
+class OutlineSentence(BaseModel):
+    """One sentence of an answer and the id of the claim made from it (None: uncited)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    claim_id: str | None = None
+
+
+class AnswerOutline(BaseModel):
+    """An imported answer as the reports show it: every sentence, cited or not.
+
+    Claims made from an answer carry it (``Claim.answer``, ``ClaimResult.answer``), so
+    the answer-level figures (:func:`pytest_citecheck.engine.aggregate.answer_figures`)
+    come from the results wherever the claims ran (an xdist worker included).
+    ``origin`` tells answers with the same id apart: the claim file or the test.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    format: str | None = None
+    origin: str = ""
+    sentences: list[OutlineSentence] = Field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.origin, self.id
+
+
 class Claim(BaseModel):
     """A claim an LLM made, with the citations it gave for it."""
 
@@ -276,6 +306,8 @@ class Claim(BaseModel):
     judge: str | None = None
     # Where the claim starts in its file (1-based), for error messages.
     line: int | None = None
+    # The imported answer the claim was made from (set by the loader and the fixture).
+    answer: AnswerOutline | None = Field(default=None, exclude=True, repr=False)
 
     @field_validator("id", mode="before")
     @classmethod
@@ -457,6 +489,16 @@ class ClaimResult(BaseModel):
     verdicts: list[Verdict]
     expect: Label | None = None
     file: str | None = None
+    # The imported answer the claim was made from; reports show it once, as an answer
+    # (an xdist worker sends it along: ``dump_with_answer``).
+    answer: AnswerOutline | None = Field(default=None, exclude=True, repr=False)
+
+    def dump_with_answer(self) -> dict[str, Any]:
+        """The JSON of this result with its answer, for another process."""
+        data = self.model_dump(mode="json")
+        if self.answer is not None:
+            data["answer"] = self.answer.model_dump(mode="json")
+        return data
 
     @property
     def labels(self) -> list[Label]:

@@ -1,6 +1,8 @@
 """Fixed rules that turn citation labels into claim labels and session figures.
 
-No model is involved here: the claim-level label and the precision figures.
+No model is involved here: the claim-level label, the precision figures and the
+answer-level figures of imported answers (ALCE-style: how much of an answer its
+citations support).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, AnswerOutline, ClaimResult, Label
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -80,4 +82,103 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
                 t.input_tokens += verdict.usage.input_tokens
                 t.output_tokens += verdict.usage.output_tokens
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
+    return t
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+class AnswerSentenceLabel(BaseModel):
+    """One sentence of an answer with its claim's label (None: uncited, or not run)."""
+
+    text: str
+    claim_id: str | None
+    label: Label | None
+
+
+class AnswerFigures(BaseModel):
+    """One imported answer: its sentences with their claims' labels, and its figures.
+
+    ``claims`` counts the answer's claims verified in this run (a claim deselected
+    with ``-k`` is not counted); ``supported`` those whose claim label is supported.
+    """
+
+    id: str
+    format: str | None
+    # Which answers are one (AnswerOutline.origin): the claim file or the test.
+    origin: str
+    sentences: list[AnswerSentenceLabel]
+    claims: int
+    supported: int
+
+    @property
+    def cited(self) -> int:
+        return sum(1 for s in self.sentences if s.claim_id is not None)
+
+    @property
+    def uncited(self) -> int:
+        return len(self.sentences) - self.cited
+
+    @property
+    def support(self) -> float | None:
+        """Supported claims over the answer's claims (None when none was verified)."""
+        return self.supported / self.claims if self.claims else None
+
+
+class AnswerTotals(BaseModel):
+    """The run's imported answers together: answer support and uncited sentences."""
+
+    answers: int = 0
+    sentences: int = 0
+    uncited: int = 0
+    claims: int = 0
+    supported: int = 0
+
+    @property
+    def support(self) -> float | None:
+        """Supported claims over all claims of imported answers (None: no claim)."""
+        return self.supported / self.claims if self.claims else None
+
+
+def answer_figures(results: Iterable[ClaimResult]) -> list[AnswerFigures]:
+    """The answers ``results`` were made from, in the order their first claim comes."""
+    outlines: dict[tuple[str, str], AnswerOutline] = {}
+    labels: dict[tuple[str, str], dict[str, Label]] = {}
+    for result in results:
+        if result.answer is None:
+            continue
+        key = result.answer.key
+        outlines.setdefault(key, result.answer)
+        labels.setdefault(key, {})[result.id] = result.label
+    out = []
+    for key, outline in outlines.items():
+        by_id = labels[key]
+        out.append(
+            AnswerFigures(
+                id=outline.id,
+                format=outline.format,
+                origin=outline.origin,
+                sentences=[
+                    AnswerSentenceLabel(
+                        text=s.text,
+                        claim_id=s.claim_id,
+                        label=by_id.get(s.claim_id) if s.claim_id is not None else None,
+                    )
+                    for s in outline.sentences
+                ],
+                claims=len(by_id),
+                supported=sum(1 for label in by_id.values() if label is Label.SUPPORTED),
+            )
+        )
+    return out
+
+
+def answer_totals(answers: Iterable[AnswerFigures]) -> AnswerTotals:
+    t = AnswerTotals()
+    for answer in answers:
+        t.answers += 1
+        t.sentences += len(answer.sentences)
+        t.uncited += answer.uncited
+        t.claims += answer.claims
+        t.supported += answer.supported
     return t

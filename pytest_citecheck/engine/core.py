@@ -180,7 +180,12 @@ def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
         for c in claim.citations
     ] or [Verdict(url="", label=Label.ERROR, reason=reason, detail=detail)]
     return ClaimResult(
-        id=claim.id, claim=claim.claim, label=Label.ERROR, verdicts=verdicts, expect=claim.expect
+        id=claim.id,
+        claim=claim.claim,
+        label=Label.ERROR,
+        verdicts=verdicts,
+        expect=claim.expect,
+        answer=claim.answer,
     )
 
 

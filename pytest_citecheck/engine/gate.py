@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
 from pytest_citecheck.core.terms import NEUTRAL, Terms
-from pytest_citecheck.engine.aggregate import Totals
+from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class GateSettings:
     allow_contradicted: bool = False
     strict_review: bool = False
     max_drop: float = 0.0
+    # Supported claims over all claims of imported answers (None: no floor).
+    min_answer_support: float | None = None
     # How the failures name the bars (the front end's words).
     terms: Terms = NEUTRAL
 
@@ -161,9 +163,16 @@ def _plural(n: int, word: str) -> str:
 
 
 def evaluate(
-    totals: Totals, settings: GateSettings, baseline_precision: float | None = None
+    totals: Totals,
+    settings: GateSettings,
+    baseline_precision: float | None = None,
+    answers: AnswerTotals | None = None,
 ) -> list[str]:
-    """Return one sentence per missed bar; empty when the run passes."""
+    """Return one sentence per missed bar; empty when the run passes.
+
+    ``answers``: the imported answers' totals; a run without answers has no answer
+    support, so its floor is not a bar there.
+    """
     failures: list[str] = []
     name = settings.terms.option
     precision = totals.citation_precision
@@ -186,6 +195,14 @@ def evaluate(
                 f"{name('min_reachable_precision')} {settings.min_reachable_precision:.4f} "
                 f"(short by {settings.min_reachable_precision - reachable:.4f})"
             )
+    support = answers.support if answers is not None else None
+    floor = settings.min_answer_support
+    if floor is not None and answers is not None and support is not None and support < floor:
+        failures.append(
+            f"answer support {support:.4f} ({answers.supported}/{answers.claims} claims of "
+            f"{_plural(answers.answers, 'answer')}) is below {name('min_answer_support')} "
+            f"{floor:.4f} (short by {floor - support:.4f})"
+        )
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
     failures += _review_problem(totals.review, settings)

@@ -87,6 +87,7 @@ class Verifier:
             label=claim_label([v.label for v in verdicts]),
             verdicts=verdicts,
             expect=claim.expect,
+            answer=claim.answer,
         )
 
     def verify_citation(self, claim: str, citation: Citation) -> Verdict:

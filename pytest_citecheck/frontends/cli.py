@@ -176,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when reachable precision is below P.",
     )
     batch.add_argument(
+        "--min-answer-support",
+        type=fraction,
+        metavar="P",
+        help="exit 1 when answer support (supported claims over all claims of the "
+        "answers: in the claim files) is below P.",
+    )
+    batch.add_argument(
         "--allow-contradicted",
         action="store_true",
         help="do not fail on contradicted or fabricated citations.",
@@ -430,6 +437,7 @@ _BATCH_OPTIONS = {
     "judge_base_url": "--judge-base-url",
     "min_precision": "--min-precision",
     "min_reachable_precision": "--min-reachable-precision",
+    "min_answer_support": "--min-answer-support",
     "allow_contradicted": "--allow-contradicted",
     "ranker": "--ranker",
     "review_below": "--review-below",
@@ -488,10 +496,11 @@ def _finish_batch(
     gate = GateSettings(
         min_precision=args.min_precision,
         min_reachable_precision=args.min_reachable_precision,
+        min_answer_support=args.min_answer_support,
         allow_contradicted=args.allow_contradicted,
         terms=batch_terms(),
     )
-    failures = evaluate(report.totals, gate)
+    failures = evaluate(report.totals, gate, answers=report.answer_totals)
     if problems:
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"

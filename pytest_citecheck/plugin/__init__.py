@@ -225,7 +225,7 @@ def pytest_runtest_makereport(
         # Across processes (xdist) as JSON; in this process the objects themselves.
         payload: Any = results
         if is_worker(item.config):
-            payload = json.dumps([r.model_dump(mode="json") for r in results])
+            payload = json.dumps([r.dump_with_answer() for r in results])
         setattr(report, REPORT_ATTR, payload)
     return report
 

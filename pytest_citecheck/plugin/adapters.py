@@ -25,6 +25,7 @@ def gate_settings(settings: Settings) -> GateSettings:
     return GateSettings(
         min_precision=settings.min_precision,
         min_reachable_precision=settings.min_reachable_precision,
+        min_answer_support=settings.min_answer_support,
         allow_contradicted=settings.allow_contradicted,
         strict_review=settings.strict_review,
         max_drop=settings.max_drop,

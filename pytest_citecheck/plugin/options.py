@@ -169,6 +169,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "default: no floor).",
     )
     group.addoption(
+        "--citecheck-min-answer-support",
+        dest="citecheck_min_answer_support",
+        default=None,
+        type=fraction,
+        metavar="P",
+        help="fail when answer support (supported claims over all claims of imported "
+        "answers) is below P (ini citecheck_min_answer_support; default: no floor).",
+    )
+    group.addoption(
         "--citecheck-min-reachable-precision",
         dest="citecheck_min_reachable_precision",
         default=None,
@@ -297,6 +306,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
     parser.addini(
+        "citecheck_min_answer_support",
+        "answer support floor: supported claims over all claims of imported answers "
+        "(default: none)",
+        type="float",
+        default=None,
+    )
+    parser.addini(
         "citecheck_min_reachable_precision",
         "reachable precision floor (default: none)",
         type="float",
@@ -370,6 +386,7 @@ class Settings:
     # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
     document_roots: tuple[Path, ...] = ()
     audit: Path | None = None
+    min_answer_support: float | None = None
     # Where ``judge`` came from ("flag", "ini" or None), for messages.
     judge_origin: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
@@ -465,6 +482,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         patterns=tuple(_getini(config, "citecheck_patterns")),
         min_precision=pick_fraction("citecheck_min_precision"),
         min_reachable_precision=pick_fraction("citecheck_min_reachable_precision"),
+        min_answer_support=pick_fraction("citecheck_min_answer_support"),
         allow_contradicted=pick_bool("citecheck_allow_contradicted"),
         review_below=DEFAULT_REVIEW_BELOW if review_below is None else review_below,
         strict_review=pick_bool("citecheck_strict_review"),

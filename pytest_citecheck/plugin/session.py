@@ -249,11 +249,7 @@ class CitecheckSession:
         report = Report(
             results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
         )
-        failures += evaluate(
-            report.totals,
-            gate_settings(s),
-            baseline,
-        )
+        failures += evaluate(report.totals, gate_settings(s), baseline, report.answer_totals)
         if s.audit is not None:
             from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 

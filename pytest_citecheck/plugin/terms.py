@@ -24,6 +24,7 @@ PLUGIN_TERMS = Terms(
         "judge_response_format": "citecheck_judge_response_format",
         "min_precision": "citecheck_min_precision",
         "min_reachable_precision": "citecheck_min_reachable_precision",
+        "min_answer_support": "citecheck_min_answer_support",
         "allow_contradicted": "citecheck_allow_contradicted",
         "strict_review": "--citecheck-strict-review",
         "max_drop": "citecheck_max_drop",

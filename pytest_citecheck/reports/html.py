@@ -150,6 +150,8 @@ def render_html(data: dict[str, Any]) -> str:
         files=data.get("files") or {},
         changes=changes,
         claims=[_claim(c) for c in data["claims"]],
+        answers=data.get("answers") or [],
+        answer_totals=data.get("answer_totals"),
         labels=LABELS,
         fmt=_fmt,
         style=Markup(style),

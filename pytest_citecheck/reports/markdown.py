@@ -64,6 +64,7 @@ def render_markdown(data: dict[str, Any]) -> str:
             f"{t['output_tokens']} out",
             "",
         ]
+    out += _answers(data)
     files = data.get("files") or {}
     if len(files) > 1:
         out += ["| file | claims | citations | precision | failed |", "|---|---:|---:|---:|---:|"]
@@ -103,3 +104,25 @@ def render_markdown(data: dict[str, Any]) -> str:
         ]
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def _answers(data: dict[str, Any]) -> list[str]:
+    """The imported answers: support over all of them, then one row each."""
+    answers = data.get("answers") or []
+    totals = data.get("answer_totals")
+    if not answers or not totals:
+        return []
+    out = [
+        f"**{totals['answers']} answer{'s' if totals['answers'] != 1 else ''}**: answer support "
+        f"**{_fmt(totals['answer_support'])}** ({totals['supported']}/{totals['claims']} "
+        f"claims), {totals['uncited']} uncited sentence{'s' if totals['uncited'] != 1 else ''}",
+        "",
+        "| answer | file | sentences | cited | uncited | supported | support |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    out += [
+        f"| {cell(a['id'])} | {cell(a['file'])} | {a['sentences']} | {a['cited']} | "
+        f"{a['uncited']} | {a['supported']}/{a['claims']} | {_fmt(a['answer_support'])} |"
+        for a in answers
+    ]
+    return [*out, ""]

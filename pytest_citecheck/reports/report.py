@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, ClaimResult, Label, Verdict
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.engine.aggregate import Totals, totals
+from pytest_citecheck.engine.aggregate import (
+    AnswerFigures,
+    AnswerTotals,
+    Totals,
+    answer_figures,
+    answer_totals,
+    totals,
+)
 
 if TYPE_CHECKING:
     pass
@@ -57,6 +64,8 @@ CSV_COLUMNS = [
     "output_tokens",
     "detail",
 ]
+# Added after the others when the run verified imported answers.
+ANSWER_CSV_COLUMNS = ["answer", "answer_support"]
 
 
 def _fmt(value: float | None) -> str:
@@ -169,6 +178,21 @@ class Report:
     def totals(self) -> Totals:
         return totals(self.results.values())
 
+    def answers(self) -> list[tuple[str, AnswerFigures]]:
+        """The imported answers the claims came from, each with its file, in file order."""
+        ordered = self.ordered()
+        where: dict[tuple[str, str], str] = {}
+        for nodeid, result in ordered:
+            if result.answer is not None:
+                where.setdefault(result.answer.key, file_of(nodeid))
+        return [(where[(a.origin, a.id)], a) for a in answer_figures(r for _, r in ordered)]
+
+    @property
+    def answer_totals(self) -> AnswerTotals | None:
+        """The imported answers' totals; None when the run had none."""
+        answers = [a for _, a in self.answers()]
+        return answer_totals(answers) if answers else None
+
     def _item(self, nodeid: str) -> ItemInfo | None:
         # Fixture results of one test are keyed "nodeid[i]".
         return self.items.get(nodeid) or self.items.get(nodeid.rsplit("[", 1)[0])
@@ -235,6 +259,16 @@ class Report:
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
         ]
+        answers = self.answer_totals
+        if answers is not None:
+            out.append(
+                Line(
+                    f"{_count(answers.answers, 'answer')}, "
+                    f"{_count(answers.sentences, 'sentence')}, {answers.uncited} uncited: "
+                    f"answer support {_fmt(answers.support)} "
+                    f"({answers.supported}/{answers.claims} claims)"
+                )
+            )
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
             out.append(
@@ -301,6 +335,22 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         t = self.totals
+        data = self._to_json(t)
+        answers = self.answers()
+        if answers:
+            totals_ = answer_totals(a for _, a in answers)
+            data["answer_totals"] = {
+                "answers": totals_.answers,
+                "sentences": totals_.sentences,
+                "uncited": totals_.uncited,
+                "claims": totals_.claims,
+                "supported": totals_.supported,
+                "answer_support": totals_.support,
+            }
+            data["answers"] = [_answer_json(file, a) for file, a in answers]
+        return data
+
+    def _to_json(self, t: Totals) -> dict[str, Any]:
         return {
             "citecheck_report": REPORT_FORMAT,
             "run": self.run,
@@ -316,7 +366,12 @@ class Report:
                 for c in self.label_changes()
             ],
             "claims": [
-                {"nodeid": nodeid, "passed": self.passed(nodeid), **result.model_dump(mode="json")}
+                {
+                    "nodeid": nodeid,
+                    "passed": self.passed(nodeid),
+                    **result.model_dump(mode="json"),
+                    **({"answer": result.answer.id} if result.answer is not None else {}),
+                }
                 for nodeid, result in self.ordered()
             ],
         }
@@ -329,9 +384,20 @@ class Report:
     def write_json(self, path: Path) -> None:
         _write(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
 
+    def csv_columns(self) -> list[str]:
+        return CSV_COLUMNS + (ANSWER_CSV_COLUMNS if self.answers() else [])
+
     def csv_rows(self) -> list[dict[str, Any]]:
         rows = []
+        support = {(a.origin, a.id): a.support for _, a in self.answers()}
         for nodeid, result in self.ordered():
+            extra: dict[str, Any] = {}
+            if support:
+                answer = result.answer
+                extra = {
+                    "answer": answer.id if answer else "",
+                    "answer_support": "" if answer is None else _csv_fraction(support[answer.key]),
+                }
             for v in result.verdicts:
                 rows.append(
                     {
@@ -353,13 +419,14 @@ class Report:
                         "input_tokens": v.usage.input_tokens if v.usage else "",
                         "output_tokens": v.usage.output_tokens if v.usage else "",
                         "detail": v.detail or "",
+                        **extra,
                     }
                 )
         return rows
 
     def write_csv(self, path: Path) -> None:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(buffer, fieldnames=self.csv_columns())
         writer.writeheader()
         writer.writerows(self.csv_rows())
         _write(path, scrub(buffer.getvalue()))
@@ -373,6 +440,28 @@ class Report:
         from pytest_citecheck.reports.html import render_html
 
         _write(path, render_html(self.scrubbed_json()))
+
+
+def _csv_fraction(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "file": file,
+        "format": a.format,
+        "sentences": len(a.sentences),
+        "cited": a.cited,
+        "uncited": a.uncited,
+        "claims": a.claims,
+        "supported": a.supported,
+        "answer_support": a.support,
+        "text": [
+            {"text": s.text, "claim_id": s.claim_id, "label": s.label.value if s.label else None}
+            for s in a.sentences
+        ],
+    }
 
 
 def _totals_json(t: Totals) -> dict[str, Any]:

@@ -21,8 +21,10 @@ from pydantic import BaseModel, ConfigDict
 
 from pytest_citecheck.claims.models import (
     ID_MAX_LENGTH,
+    AnswerOutline,
     Citation,
     Claim,
+    OutlineSentence,
     kind,
     suggest_id,
 )
@@ -123,6 +125,15 @@ class ImportedAnswer(BaseModel):
     @property
     def uncited(self) -> list[AnswerSentence]:
         return [s for s in self.sentences if s.claim_id is None]
+
+    def outline(self, origin: str = "") -> AnswerOutline:
+        """What the claims made from this answer carry into their results."""
+        return AnswerOutline(
+            id=self.id,
+            format=self.format,
+            origin=origin,
+            sentences=[OutlineSentence(text=s.text, claim_id=s.claim_id) for s in self.sentences],
+        )
 
 
 # -- claim ids ------------------------------------------------------------------------------
