@@ -8,7 +8,7 @@ citations support).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -150,27 +150,39 @@ def answer_figures(results: Iterable[ClaimResult]) -> list[AnswerFigures]:
         key = result.answer.key
         outlines.setdefault(key, result.answer)
         labels.setdefault(key, {})[result.id] = result.label
-    out = []
-    for key, outline in outlines.items():
-        by_id = labels[key]
-        out.append(
-            AnswerFigures(
-                id=outline.id,
-                format=outline.format,
-                origin=outline.origin,
-                sentences=[
-                    AnswerSentenceLabel(
-                        text=s.text,
-                        claim_id=s.claim_id,
-                        label=by_id.get(s.claim_id) if s.claim_id is not None else None,
-                    )
-                    for s in outline.sentences
-                ],
-                claims=len(by_id),
-                supported=sum(1 for label in by_id.values() if label is Label.SUPPORTED),
+    return [figures(outline, labels[key]) for key, outline in outlines.items()]
+
+
+def figures(outline: AnswerOutline, labels: Mapping[str, Label]) -> AnswerFigures:
+    """One answer's figures, from the labels of its claims verified (by claim id)."""
+    return AnswerFigures(
+        id=outline.id,
+        format=outline.format,
+        origin=outline.origin,
+        sentences=[
+            AnswerSentenceLabel(
+                text=s.text,
+                claim_id=s.claim_id,
+                label=labels.get(s.claim_id) if s.claim_id is not None else None,
             )
-        )
-    return out
+            for s in outline.sentences
+        ],
+        claims=len(labels),
+        supported=sum(1 for label in labels.values() if label is Label.SUPPORTED),
+    )
+
+
+class AnswerResult(AnswerFigures):
+    """What ``citecheck.verify_answer`` returns: the answer's figures and each claim's result."""
+
+    results: list[ClaimResult]
+
+    def result(self, claim_id: str) -> ClaimResult:
+        """The result of the claim ``claim_id`` (a sentence's ``claim_id``)."""
+        for result in self.results:
+            if result.id == claim_id:
+                return result
+        raise KeyError(claim_id)
 
 
 def answer_totals(answers: Iterable[AnswerFigures]) -> AnswerTotals:

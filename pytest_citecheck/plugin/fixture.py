@@ -5,6 +5,8 @@ this module); it builds a :class:`CitecheckFixture` on first use.
 
 Results join the session totals and the gate; HTTP records into the test's own
 cassette, ``cassettes/<module stem>/<test name>.yaml`` beside the test module.
+``verify_answer`` imports an LLM response with native citations
+(:mod:`pytest_citecheck.claims.importers`) and verifies each cited sentence the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
 if TYPE_CHECKING:
+    from pytest_citecheck.engine.aggregate import AnswerResult
     from pytest_citecheck.recording.recorder import Recording
 
 
@@ -38,6 +41,8 @@ class CitecheckFixture:
         self._base = Path(str(request.node.path)).parent
         self._roots = self._session.settings.document_roots
         self._results = self._item.stash.setdefault(RESULTS_KEY, [])
+        self._answers = 0
+        self._name = request.node.name
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.name).strip("_")
         stem = Path(str(request.node.path)).stem
         self.cassette = self._base / "cassettes" / stem / f"{name}.yaml"
@@ -63,11 +68,57 @@ class CitecheckFixture:
                 **({"expect": expect} if expect is not None else {}),
             }
         )
+        return self._verify(claim_obj)
+
+    def verify_answer(
+        self, response: object, *, format: str = "auto", id: str | None = None
+    ) -> AnswerResult:
+        """Import ``response`` and verify every cited sentence of it.
+
+        ``response`` is what the LLM API returned: an SDK object (openai, anthropic,
+        google-genai; any pydantic model is read with ``model_dump()``), its dict, or
+        its JSON text; markdown text with links or ``[n]`` markers too. ``format`` is
+        one of the importers' formats, or ``auto``. ``id`` names the answer and
+        prefixes its claim ids (default: the test's name, ``-2``, ``-3``... for later
+        answers of the same test). A response that cannot be imported fails the test
+        with the place and the fix.
+        """
+        from pytest_citecheck.claims.importers import ResponseImportError, import_response
+        from pytest_citecheck.engine.aggregate import AnswerResult, figures
+
+        self._answers += 1
+        answer_id = id or (self._name if self._answers == 1 else f"{self._name}-{self._answers}")
+        failure: str | None = None
+        try:
+            answer = import_response(response, format=format, answer_id=answer_id)
+        except ResponseImportError as exc:
+            failure = f"citecheck.verify_answer: {exc}"
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
+        outline = answer.outline(origin=self._item.nodeid)
+        results = []
+        for imported in answer.claims:
+            claim = imported.claim
+            claim_obj = self._claim(
+                {
+                    "id": claim.id,
+                    "claim": claim.claim,
+                    "citations": [
+                        c.model_dump(exclude_none=True, include={"url", "document", "quote"})
+                        for c in claim.citations
+                    ],
+                }
+            )
+            results.append(self._verify(claim_obj.model_copy(update={"answer": outline})))
+        labels = {r.id: r.label for r in results}
+        return AnswerResult(**dict(figures(outline, labels)), results=results)
+
+    def _verify(self, claim: Claim) -> ClaimResult:
         if self._recording is None:
             self._recording = self._stack.enter_context(
                 self._session.recording(self.cassette, self._item.nodeid, self._judge)
             )
-        result = self._session.verify(claim_obj, self._recording, self._judge)
+        result = self._session.verify(claim, self._recording, self._judge)
         self._results.append(result)
         return result
 

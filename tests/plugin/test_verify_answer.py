@@ -1,0 +1,159 @@
+"""``citecheck.verify_answer``: an LLM response (SDK object, dict or JSON text) imported
+and verified inside an ordinary test, recorded into the test's cassette against the
+loopback doubles, replayed offline; its claims join the session totals, the gate and
+the answer figures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.doubles.llm import LLMDouble
+from tests.plugin.test_recording import RANKER_CONFTEST, SECRETS
+
+ARTICLE = (
+    "# Boiling point\n\n"
+    + "Water boils at 100 degrees Celsius at sea level. " * 3
+    + "\n\n"
+    + "At higher altitudes the boiling point is lower because air pressure drops. " * 4
+)
+
+# An Anthropic web-search answer: one cited sentence (with the provider's quote, which
+# is on the page), one uncited sentence. Synthesized in the Messages API's shape.
+ANTHROPIC = {
+    "id": "msg_01synthesized",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 20},
+    "content": [
+        {
+            "type": "text",
+            "text": "Water boils at 100 degrees Celsius at sea level.",
+            "citations": [
+                {
+                    "type": "web_search_result_location",
+                    "url": "https://example.com/science/boiling",
+                    "title": "Boiling point",
+                    "cited_text": "Water boils at 100 degrees Celsius at sea level.",
+                    "encrypted_index": "synthesized",
+                }
+            ],
+        },
+        {"type": "text", "text": " Kettles are usually electric."},
+    ],
+}
+
+# The same answer whose provider quote the page does not have.
+MADE_UP = json.loads(json.dumps(ANTHROPIC))
+MADE_UP["content"][0]["citations"][0]["cited_text"] = "Water boils at 90 degrees Celsius."
+
+TEST_MODULE = f"""
+import json
+
+ANTHROPIC = json.loads({json.dumps(json.dumps(ANTHROPIC))})
+MADE_UP = json.loads({json.dumps(json.dumps(MADE_UP))})
+
+
+def test_sdk_object(citecheck):
+    from anthropic.types import Message
+
+    answer = citecheck.verify_answer(Message.model_validate(ANTHROPIC))
+    assert (len(answer.sentences), answer.cited, answer.uncited) == (2, 1, 1)
+    assert (answer.claims, answer.supported, answer.support) == (1, 1, 1.0)
+    [result] = answer.results
+    assert result.label == "supported"
+    assert answer.sentences[0].label == "supported"
+    assert answer.sentences[1].label is None
+    assert answer.result(answer.sentences[0].claim_id) is result
+    assert answer.id == "test_sdk_object"
+    print("PASSAGES", [p.index for p in result.verdicts[0].passages])
+
+
+def test_json_text_with_a_made_up_quote(citecheck):
+    answer = citecheck.verify_answer(json.dumps(MADE_UP), format="anthropic", id="made-up")
+    [result] = answer.results
+    assert result.verdicts[0].label == "fabricated"
+    assert result.verdicts[0].reason == "quote_not_in_page"
+    assert answer.support == 0.0
+
+
+def test_not_a_response(citecheck):
+    citecheck.verify_answer({{"hello": "world"}})
+"""
+
+
+@pytest.fixture
+def doubles() -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
+    tokens = {"normal": SECRETS["CRAWLBASE_TOKEN"], "javascript": SECRETS["CRAWLBASE_JS_TOKEN"]}
+    with CrawlbaseDouble(tokens=tokens) as api, LLMDouble(api_key=SECRETS["OPENAI_API_KEY"]) as llm:
+        api.add("https://example.com/science/boiling", Page(markdown=ARTICLE))
+        yield api, llm
+
+
+def test_verify_answer_records_replays_and_joins_the_gate(
+    pytester: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = doubles
+    pytester.makeconftest(RANKER_CONFTEST)
+    pytester.makepyfile(test_app=TEST_MODULE)
+    for name in (*SECRETS, "CITECHECK_CRAWLBASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with monkeypatch.context() as env:
+        for name, value in SECRETS.items():
+            env.setenv(name, value)
+        env.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
+        env.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+        recorded = pytester.runpytest_subprocess(
+            "--citecheck", "--citecheck-record=once", "-s", "--citecheck-report=report.json"
+        )
+    recorded.assert_outcomes(passed=2, failed=1)
+    # One judge call: the found quote; the made-up one was never judged.
+    assert len(llm.calls) == 1
+    recorded.stdout.fnmatch_lines(
+        [
+            "citecheck.verify_answer: test_not_a_response: cannot tell which API this "
+            "response is from (a mapping)",
+            "2 claims, 2 citations: citation precision 0.5000 (1/2)*",
+            "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
+            "citecheck gate FAILED: 0 citations contradicted and 1 fabricated*",
+        ]
+    )
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["answer_totals"]["answer_support"] == 0.5
+    assert [a["id"] for a in report["answers"]] == ["test_sdk_object", "made-up"]
+    assert {c["answer"] for c in report["claims"]} == {"test_sdk_object", "made-up"}
+    cassettes = pytester.path / "cassettes" / "test_app"
+    assert sorted(p.name for p in cassettes.iterdir()) == [
+        "test_json_text_with_a_made_up_quote.yaml",
+        "test_sdk_object.yaml",
+    ]
+    made_up = (cassettes / "test_json_text_with_a_made_up_quote.yaml").read_text()
+    assert "chat/completions" not in made_up  # no judge request in its cassette
+
+    # Replay: no keys, the doubles stopped.
+    urls = (api.base_url, llm.base_url("openai"))
+    api.stop()
+    llm.stop()
+    with monkeypatch.context() as env:
+        env.setenv("CITECHECK_CRAWLBASE_URL", urls[0])
+        env.setenv("OPENAI_BASE_URL", urls[1])
+        replayed = pytester.runpytest_subprocess(
+            "--citecheck", "-s", "--citecheck-min-answer-support=0.75"
+        )
+    replayed.assert_outcomes(passed=2, failed=1)
+    replayed.stdout.fnmatch_lines(
+        [
+            "*PASSAGES ?0?",
+            "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
+            "citecheck gate FAILED: answer support 0.5000 (1/2 claims of 2 answers) is below "
+            "citecheck_min_answer_support 0.7500 (short by 0.2500)",
+        ]
+    )
