@@ -189,3 +189,43 @@ def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
     # No CSP refusal either: the markup was escaped, not merely blocked.
     assert tab.errors == []
     assert tab.requests == [hostile.as_uri()]
+
+
+@pytest.fixture(scope="module")
+def answers_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The example answers (one saved response per format), replayed with the HTML report."""
+    out = tmp_path_factory.mktemp("answers")
+    run = _pytest(
+        REPO / "example_suite" / "answers",
+        "-o",
+        "citecheck_patterns=answers.yaml",
+        ".",
+        f"--citecheck-html={out / 'answers.html'}",
+        f"--citecheck-report={out / 'answers.json'}",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out / "answers.html", json.loads((out / "answers.json").read_text(encoding="utf-8"))
+
+
+def test_the_answer_view_colours_each_sentence_by_its_claims_label(
+    tab: Page, answers_report: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = answers_report
+    page = tab.open(path)
+    articles = page.locator("#answers article.answer")
+    assert articles.count() == len(data["answers"]) == 6
+    assert page.inner_text("#answer-totals").startswith("6 answers")
+    for i, answer in enumerate(data["answers"]):
+        spans = articles.nth(i).locator("span.sentence")
+        assert spans.all_inner_texts() == [s["text"] for s in answer["text"]]
+        for j, sentence in enumerate(answer["text"]):
+            span = spans.nth(j)
+            colour = span.evaluate("e => getComputedStyle(e).backgroundColor")
+            assert span.get_attribute("data-label") == (sentence["label"] or "uncited")
+            if sentence["label"] == "supported":
+                assert colour == "rgb(218, 251, 225)"  # green: the claim is supported
+            else:
+                assert sentence["label"] is None
+                assert colour == "rgba(0, 0, 0, 0)"  # uncited: no colour
+    assert tab.errors == []
+    assert tab.requests == [path.as_uri()]
