@@ -161,3 +161,44 @@ def test_recording_without_a_key_is_a_usage_error_naming_the_variable(
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*OPENAI_API_KEY*"])
+
+
+ANSWER_FILE = """\
+answers:
+  - {id: water, response: water.md, format: markdown}
+  - {id: cats, response: cats.md, format: markdown}
+"""
+
+
+def test_answer_support_floor_flag_wins_over_ini(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # Two imported answers: one supported cited sentence, one not_found, two uncited.
+    pytester.makefile(
+        ".md",
+        water="Water boils at 100 C.[1] Kettles whistle.\n\n[1]: https://example.com/boiling\n",
+        cats="Cats bark.[1] Dogs purr.\n\n[1]: https://example.com/other\n",
+    )
+    pytester.makefile(".yaml", citecheck_answers=ANSWER_FILE)
+    pytester.makeini("[pytest]\ncitecheck_min_answer_support = 0.9\n")
+    result = run(pytester, xdist)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
+            "citecheck gate FAILED: answer support 0.5000 (1/2 claims of 2 answers) is below "
+            "citecheck_min_answer_support 0.9000 (short by 0.4000)",
+        ]
+    )
+    result = run(pytester, xdist, "--citecheck-min-answer-support=0.5")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["citecheck gate passed"])
+
+
+def test_a_run_without_answers_has_no_answer_line_and_no_answer_bar(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    result = run(pytester, [], "--citecheck-min-answer-support=0.9")
+    assert result.ret == pytest.ExitCode.OK
+    assert "answer" not in result.stdout.str().split("== citecheck ==")[-1]
