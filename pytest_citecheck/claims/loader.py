@@ -489,29 +489,16 @@ class _Reader:
         return out
 
     def _response_path(self, response: str, line: int | None) -> Path | None:
-        base = self.path.resolve().parent
+        """A saved response follows the document rule: inside the roots, a regular file."""
+        from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
+
         try:
-            resolved = (base / response).resolve()
-        except (OSError, RuntimeError, ValueError) as exc:
-            self.add(line, f"response {response!r} cannot be resolved: {exc}", "fix the path")
-            return None
-        if self.roots is not None and not any(
-            resolved.is_relative_to(root.resolve()) for root in self.roots
-        ):
-            self.add(
-                line,
-                f"response {response!r} resolves to {resolved}, outside the project",
-                "keep saved responses inside the project",
+            return resolve_document(
+                response, self.path.resolve().parent, self.roots, self.terms, what="response"
             )
+        except DocumentPathError as exc:
+            self.add(line, exc.problem, exc.fix)
             return None
-        if not resolved.is_file():
-            self.add(
-                line,
-                f"response {response!r} not found: {resolved} is not a file",
-                f"paths are relative to the claim file's folder ({base}); correct the path",
-            )
-            return None
-        return resolved
 
     def _judge(self, judge: Any) -> str | None:
         line = self.lines[("judge",)]

@@ -170,3 +170,16 @@ def test_duplicate_answer_ids_are_refused(responses: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*citecheck_twice.yaml:3: duplicate answer id 'Cats' (first used on line 2)*"]
     )
+
+
+def test_a_response_outside_the_project_is_refused(responses: pytest.Pytester) -> None:
+    outside = responses.path.parent / "elsewhere.md"
+    outside.write_text(MARKDOWN)
+    responses.makefile(
+        ".yaml", citecheck_far="answers:\n  - {id: far, response: ../elsewhere.md}\n"
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*citecheck_far.yaml:2: response '../elsewhere.md' resolves to *, outside the project*"]
+    )

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_citecheck.claims.importers import (
@@ -201,3 +202,58 @@ def test_gemini_supports_cite_only_their_chunks(text: str, supports: list[dict[s
         ]
     }
     check(attempt(data))
+
+
+ANSWER_SYNTAX = st.sampled_from(
+    [
+        "answers:",
+        "\n",
+        "  ",
+        "- ",
+        "id: ",
+        "response: ",
+        "format: ",
+        "documents: ",
+        "r.json",
+        "r.md",
+        "missing.json",
+        "../r.json",
+        "markdown",
+        "gemini",
+        "auto",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "x",
+    ]
+)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.lists(ANSWER_SYNTAX, max_size=40).map("".join))
+@example(text="answers:\n- id: x\n  response: r.md\n- {id: y, response: r.json, format: auto}\n")
+def test_answers_in_a_claim_file_give_claims_or_a_claim_file_error(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+
+    folder = tmp_path_factory.mktemp("answers")
+    (folder / "r.json").write_text(
+        '{"choices": [{"message": {"content": "A.[1]"}}], "citations": ["https://a.org/water"]}'
+    )
+    (folder / "r.md").write_text("B is [true](https://b.org/x_(y)).\n")
+    path = folder / "citecheck_p.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        claims = load_claim_file(path, roots=[folder]).claims
+    except ClaimFileError as exc:
+        assert all(p.problem and p.fix for p in exc.problems)
+        return
+    for claim in claims:
+        assert all(c.url in POOL for c in claim.citations)
+    if text.startswith("answers:\n- id: x\n  response: r.md"):
+        assert [c.claim for c in claims] == ["B is true.", "A."]
