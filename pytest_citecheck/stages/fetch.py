@@ -14,7 +14,12 @@ it cannot be judged, spending as few credits as the rules allow:
 4. ``original_status`` 404/410 -> ``unreachable`` (checked on every reply);
 5. a deep link that lands on ``/`` -> ``not_found``, ``redirected_to_homepage``;
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
-7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
+7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call;
+
+and a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
+interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked for
+review, without the judge. A challenge that a browser passes ("Just a moment...")
+is fetched once with the JavaScript token first.
 
 Where the Crawlbase docs are unconfirmed (WIRE §8.1-8.3), both readings are
 handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
@@ -78,6 +83,8 @@ class FetchResult:
     original_status: int | None = None
     rid: str | None = None
     fetches: list[Fetch] = field(default_factory=list)
+    # A person should look at the page (a blocked page is not evidence either way).
+    review: bool = False
 
     @property
     def credits(self) -> float:
@@ -137,6 +144,102 @@ _SOFT_404 = re.compile(
     | \bnothing\s+(?:was\s+)?found\b
     """
 )
+
+
+# -- blocked pages -----------------------------------------------------------
+#
+# The origin refused the crawler, or answered with a bot challenge or a captcha
+# interstitial instead of the page. Conservative on purpose: a marker counts only
+# on a short page (the interstitial *is* the page); a long article that mentions
+# "captcha" or "access denied" is an article.
+
+# The origin's own refusal (``original_status``): unauthorised, forbidden, rate-limited.
+BLOCKED_STATUSES = frozenset({401, 403, 429})
+# A challenge page is a title and a sentence or two; longer than this is content.
+BLOCKED_MAX_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a page is blocked, and whether a JavaScript-rendering browser gets past it."""
+
+    why: str
+    browser_passes: bool = False
+
+
+# Challenges that a real browser solves by running their script (Cloudflare's
+# "Just a moment...", "Checking your browser"): worth one JavaScript-token fetch.
+_BROWSER_CHALLENGES = (
+    ("a Cloudflare 'Just a moment...' challenge", r"\bjust\s+a\s+moment(?:\.\.\.|\u2026)"),
+    ("a 'Checking your browser' challenge", r"\bchecking\s+your\s+browser\b"),
+    (
+        "a Cloudflare 'Verifying you are human' challenge",
+        r"\bverifying\s+(?:that\s+)?you\s+are\s+(?:a\s+)?human\b",
+    ),
+    (
+        "a 'Checking if the site connection is secure' challenge",
+        r"\bchecking\s+if\s+the\s+site\s+connection\s+is\s+secure\b",
+    ),
+    ("a Cloudflare challenge (cf-chl)", r"(?<![a-z0-9])_*cf[-_]chl"),
+    (
+        "an 'Enable JavaScript and cookies to continue' challenge",
+        r"\benable\s+javascript\s+and\s+cookies\s+to\s+continue\b",
+    ),
+)
+# Walls a browser does not pass on its own: a block page, a captcha, a refusal.
+_WALLS = (
+    (
+        "a Cloudflare 'Attention Required!' block page",
+        r"\battention\s+required!?\s*\|\s*cloudflare\b",
+    ),
+    ("a 'Sorry, you have been blocked' page", r"\bsorry,?\s+you\s+have\s+been\s+blocked\b"),
+    (
+        "a captcha interstitial ('verify you are a human')",
+        r"\b(?:verify|confirm)\s+(?:that\s+)?you\s+are\s+(?:a\s+)?human\b",
+    ),
+    ("a captcha interstitial ('Are you a robot?')", r"\bare\s+you\s+a\s+robot\b"),
+    (
+        "a captcha interstitial ('complete the captcha')",
+        r"\b(?:complete|solve|enter|pass)\s+(?:the\s+|this\s+|a\s+)?"
+        r"(?:captcha|security\s+check)\b",
+    ),
+    ("a captcha interstitial ('Press & Hold')", r"\bpress\s*(?:&|&amp;|and)\s*hold\b"),
+    ("an 'Access denied' page", r"(?m)^[\s#*_>|-]*access\s+denied\b"),
+    (
+        "an 'Access denied' page",
+        r"\byou\s+don['\u2019]?t\s+have\s+permission\s+to\s+access\b",
+    ),
+    ("an Incapsula block page", r"\bincapsula\s+incident\b"),
+)
+_MARKERS = [
+    (why, re.compile(pattern, re.IGNORECASE), browser)
+    for group, browser in ((_BROWSER_CHALLENGES, True), (_WALLS, False))
+    for why, pattern in group
+]
+
+
+def blocked_page(text: str | None, original_status: int | None) -> Blocked | None:
+    """Whether the page is a refusal rather than the page: an origin 401/403/429,
+    or a short page that is a bot challenge or captcha interstitial (the markers
+    above). None: not blocked."""
+    marker = None
+    if text and 0 < non_whitespace_chars(text) < BLOCKED_MAX_CHARS:
+        marker = next(((why, b) for why, rx, b in _MARKERS if rx.search(text)), None)
+    if marker is not None:
+        why, browser = marker
+        if original_status in BLOCKED_STATUSES:
+            why = f"{why}, HTTP {original_status}"
+        return Blocked(why, browser_passes=browser)
+    if original_status in BLOCKED_STATUSES:
+        return Blocked(f"the site answered HTTP {original_status}")
+    return None
+
+
+def blocked_detail(blocked: Blocked) -> str:
+    return (
+        f"The site blocked the crawler ({blocked.why}): the page was not judged; "
+        "a person should check it."
+    )
 
 
 def non_whitespace_chars(text: str) -> int:
@@ -216,6 +319,8 @@ class _Escalate:
 
     why: str
     failed: bool  # 520/525: the crawl failed (as opposed to an empty or thin page)
+    # A challenge a browser passes: what the normal reply was, if JavaScript fails too.
+    blocked: tuple[_Reply, Blocked] | None = None
 
 
 @dataclass
@@ -362,9 +467,15 @@ class CrawlbaseFetcher:
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
             return normal
+        if normal.blocked is not None and not self._has_token("javascript"):
+            # Worth a JavaScript fetch only when there is a token for it.
+            return self._blocked(crawl, *normal.blocked)
         rendered = self._crawl_with(crawl, "javascript", after=normal)
         if isinstance(rendered, FetchResult):
             return rendered
+        if normal.blocked is not None:
+            # The JavaScript token did not get past the challenge either.
+            return self._blocked(crawl, *normal.blocked)
         if rendered.failed:
             last = crawl.replies[-1]
             return crawl.result(
@@ -383,6 +494,9 @@ class CrawlbaseFetcher:
                 reason=Reason.EMPTY_PAGE,
                 detail="The page has no text, not even rendered with JavaScript.",
             )
+        blocked = blocked_page(best.text, best.original_status)
+        if blocked is not None:
+            return self._blocked(crawl, best, blocked)
         if looks_like_soft_404(best.text):
             return self._soft_404(crawl, best)
         return crawl.result(best, text=best.text)
@@ -436,6 +550,11 @@ class CrawlbaseFetcher:
                 reason=Reason.REDIRECTED_TO_HOMEPAGE,
                 detail=f"The deep link redirected to the homepage {reply.final_url}.",
             )
+        blocked = blocked_page(reply.text, reply.original_status)
+        if blocked is not None:
+            if blocked.browser_passes and reply.kind == "normal":
+                return _Escalate(blocked.why, failed=False, blocked=(reply, blocked))
+            return self._blocked(crawl, reply, blocked)
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
         if reply.cb_status is not None and reply.cb_status != 200:
@@ -455,6 +574,13 @@ class CrawlbaseFetcher:
         return crawl.result(reply, text=reply.text)
 
     @staticmethod
+    def _blocked(crawl: _Crawl, reply: _Reply, blocked: Blocked) -> FetchResult:
+        result = crawl.result(
+            reply, label=Label.NOT_FOUND, reason=Reason.BLOCKED, detail=blocked_detail(blocked)
+        )
+        return replace(result, review=True)
+
+    @staticmethod
     def _soft_404(crawl: _Crawl, reply: _Reply) -> FetchResult:
         return crawl.result(
             reply,
@@ -465,6 +591,9 @@ class CrawlbaseFetcher:
         )
 
     # -- the wire ------------------------------------------------------------
+
+    def _has_token(self, kind: TokenKind) -> bool:
+        return self._tokens[kind] is not None or not self.require_tokens
 
     def _token(self, kind: TokenKind, why: _Escalate | None) -> str:
         token = self._tokens[kind]

@@ -11,6 +11,7 @@ cannot skip them:
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
 7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``;
 
+a blocked page (:func:`blocked_rule`) -> ``not_found``, ``blocked``, for review;
 and a page with more than ``max_page_bytes`` bytes of text -> ``not_found``,
 ``page_too_large`` (issue 8 item 7). A result that already carries a label is
 left as it is.
@@ -24,6 +25,8 @@ from pytest_citecheck.claims.models import Label, Reason
 from pytest_citecheck.stages.fetch import (
     GONE_REASONS,
     FetchResult,
+    blocked_detail,
+    blocked_page,
     is_pdf,
     looks_like_soft_404,
     redirected_to_homepage,
@@ -40,6 +43,17 @@ def too_large_detail(limit: int) -> str:
 def _settled(result: FetchResult, label: Label, reason: str, detail: str) -> FetchResult:
     """``result`` decided without the judge: no text goes further."""
     return replace(result, text=None, label=label, reason=reason, detail=detail)
+
+
+def blocked_rule(result: FetchResult) -> FetchResult | None:
+    """A bot challenge, captcha interstitial or origin 401/403/429
+    (:func:`~pytest_citecheck.stages.fetch.blocked_page`) -> ``not_found``,
+    ``blocked``, marked for review; None when the page is not blocked."""
+    blocked = blocked_page(result.text, result.original_status)
+    if blocked is None:
+        return None
+    settled = _settled(result, Label.NOT_FOUND, Reason.BLOCKED, blocked_detail(blocked))
+    return replace(settled, review=True)
 
 
 def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> FetchResult:
@@ -62,6 +76,9 @@ def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> Fe
         return _settled(
             result, Label.NOT_FOUND, Reason.PDF_UNSUPPORTED, "PDF documents are not supported."
         )
+    blocked = blocked_rule(result)
+    if blocked is not None:
+        return blocked
     text = result.text
     if text is None:
         return result
