@@ -50,6 +50,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     from pytest_citecheck.recording.recorder import Recording
@@ -308,42 +309,11 @@ class Rechecker:
             credits=live.credits,
         )
         then = apply_rules(url, recorded_page, max_bytes).text if recorded_page else None
-        status, why = self._status(recorded, then, live)
+        status, why = classify(recorded, then, live, self.settings.quote_policy)
         check.status, check.detail = status, why
         if status in (RecheckStatus.CHANGED, RecheckStatus.EVIDENCE_GONE) and live.text:
             check.recorded_passage, check.live_passage = _side_by_side(recorded, live.text)
         return check
-
-    def _status(
-        self, recorded: Verdict, then: str | None, live: FetchResult
-    ) -> tuple[RecheckStatus, str | None]:
-        from pytest_citecheck.stages.guard import normalise
-
-        if live.text is None:
-            if (live.label, live.reason) == (recorded.label, recorded.reason):
-                return RecheckStatus.SAME, f"as recorded: {live.reason or live.label}"
-            status = _SETTLED.get(live.reason or "", RecheckStatus.ERROR)
-            return status, live.detail
-        if then is not None and normalise(then) == normalise(live.text):
-            return RecheckStatus.SAME, None
-        if then is None:
-            was = recorded.reason or recorded.label.value
-            return RecheckStatus.CHANGED, f"the page has text again (recorded: {was})"
-        quote = _evidence(recorded)
-        if quote is None:
-            return RecheckStatus.CHANGED, "the page changed; the recorded verdict quoted nothing"
-        if self._quote_on(live.text, quote, recorded.label):
-            return RecheckStatus.CHANGED, "the page changed; the evidence quote is still on it"
-        return RecheckStatus.EVIDENCE_GONE, "the evidence quote is no longer on the page"
-
-    def _quote_on(self, text: str, quote: str, label: Label) -> bool:
-        """Whether the guard would accept ``quote`` anywhere on the page (its policy)."""
-        from pytest_citecheck.stages.guard import guard
-        from pytest_citecheck.stages.passages import split_passages
-
-        passages = [Passage(index=i, text=t) for i, t in enumerate(split_passages(text))]
-        reply = JudgeReply(label=label.value, quote=quote, confidence=1.0)  # type: ignore[arg-type]
-        return guard(reply, passages, self.settings.quote_policy).label is label
 
     def _ask_again(
         self,
@@ -390,6 +360,41 @@ class Rechecker:
 
 
 # -- helpers -------------------------------------------------------------------------
+
+
+def classify(
+    recorded: Verdict, then: str | None, live: FetchResult, policy: QuotePolicy = EXACT
+) -> tuple[RecheckStatus, str | None]:
+    """What became of a citation: its recorded verdict, the page text the recording
+    held (``then``; None when it settled without text) and the live fetch (rules
+    applied). ``policy`` decides whether the recorded quote is still on the page."""
+    from pytest_citecheck.stages.guard import normalise
+
+    if live.text is None:
+        if (live.label, live.reason) == (recorded.label, recorded.reason):
+            return RecheckStatus.SAME, f"as recorded: {live.reason or live.label}"
+        return _SETTLED.get(live.reason or "", RecheckStatus.ERROR), live.detail
+    if then is not None and normalise(then) == normalise(live.text):
+        return RecheckStatus.SAME, None
+    if then is None:
+        was = recorded.reason or recorded.label.value
+        return RecheckStatus.CHANGED, f"the page has text again (recorded: {was})"
+    quote = _evidence(recorded)
+    if quote is None:
+        return RecheckStatus.CHANGED, "the page changed; the recorded verdict quoted nothing"
+    if quote_on_page(live.text, quote, recorded.label, policy):
+        return RecheckStatus.CHANGED, "the page changed; the evidence quote is still on it"
+    return RecheckStatus.EVIDENCE_GONE, "the evidence quote is no longer on the page"
+
+
+def quote_on_page(text: str, quote: str, label: Label, policy: QuotePolicy = EXACT) -> bool:
+    """Whether the guard would accept ``quote`` for ``label`` anywhere on the page."""
+    from pytest_citecheck.stages.guard import guard
+    from pytest_citecheck.stages.passages import split_passages
+
+    passages = [Passage(index=i, text=t) for i, t in enumerate(split_passages(text))]
+    reply = JudgeReply(label=label.value, quote=quote, confidence=1.0)  # type: ignore[arg-type]
+    return guard(reply, passages, policy).label is label
 
 
 def _url_citations(claim: Claim) -> list[Citation]:
