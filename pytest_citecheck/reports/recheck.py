@@ -123,11 +123,13 @@ class RecheckReport:
         if details:
             out.append(Line("what changed:", {"bold": True}))
             for claim, check in details:
-                out.append(Line(f"  {check.status.value:<13} {claim.nodeid}  {check.url}"))
+                out.append(Line(f"  {check.status.value:<14}{claim.nodeid}  {check.url}"))
                 if check.detail:
                     out.append(Line(f"      {_short(check.detail, 300)}"))
-                if check.new is not None and check.new.evidence_quote:
-                    out.append(Line(f'      now: "{_short(check.new.evidence_quote, 110)}"'))
+                if check.new is not None:
+                    quote = check.new.evidence_quote
+                    said = f': "{_short(quote, 100)}"' if quote else ""
+                    out.append(Line(f"      judge now: {check.new.label.value}{said}"))
                 if check.recorded.rid:
                     out.append(Line(f"      then: citecheck audit page {check.recorded.rid}"))
         updated = [c for c in self.claims if c.updated]

@@ -336,3 +336,21 @@ def test_html_shows_the_recorded_and_the_live_passage_side_by_side(
     assert "<ins>" in block.split('class="now"')[1]
     assert "citecheck audit page" in block
     assert OPENAI_KEY not in html
+
+
+def test_readme_excerpt_is_what_this_recheck_prints(
+    world: tuple[CrawlbaseDouble, LLMDouble], recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text(encoding="utf-8").split("## Citation rot", 1)[1]
+    blocks = re.findall(r"```text\n(.*?)\n```", section, re.S)
+    excerpt = [line for line in blocks[0].splitlines() if line.strip() != "..."]
+
+    _, out, _ = run(capsys, "recheck", str(recorded))
+
+    printed = out.splitlines()
+    missing = [line for line in excerpt if line not in printed]
+    assert not missing
+    # In the order printed.
+    where = [printed.index(line) for line in excerpt]
+    assert where == sorted(where)
