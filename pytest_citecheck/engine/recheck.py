@@ -256,6 +256,9 @@ class Rechecker:
         recorded, pages = self._replayed(claim, cassette, nodeid)
         verdicts = dict(zip(claim.citations, recorded.verdicts, strict=False))
         live_path = live_cassette_path(cassette)
+        # What a previous recheck recorded is not this one's: a file there afterwards
+        # is this run's recording.
+        live_path.unlink(missing_ok=True)
         fetcher = self._live_fetcher()
         fetcher.pages.clear()
         try:

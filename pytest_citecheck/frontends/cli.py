@@ -23,6 +23,7 @@ from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
 from pytest_citecheck.engine.gate import GateSettings, evaluate
 from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
+from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import Totals
@@ -198,6 +199,20 @@ def _add_recheck(commands: Any) -> None:
         "--ranker",
         choices=("hybrid", "minilm", "bm25"),
         help="how the live page's passages are ranked for the judge (default: hybrid).",
+    )
+    recheck.add_argument(
+        "--quote-match",
+        choices=QUOTE_MATCH_MODES,
+        default="exact",
+        help="how a quote must match the page, as --citecheck-quote-match: the mode the "
+        "claims were recorded with (default: exact).",
+    )
+    recheck.add_argument(
+        "--quote-similarity",
+        type=fraction,
+        default=DEFAULT_QUOTE_SIMILARITY,
+        metavar="S",
+        help=f"the similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY}).",
     )
 
 
@@ -614,6 +629,7 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.engine.core import EngineSettings
     from pytest_citecheck.engine.recheck import Rechecker, RecheckStatus
     from pytest_citecheck.reports.recheck import RecheckReport
+    from pytest_citecheck.stages.quote_policy import QuotePolicy
 
     out = out or sys.stdout
     batch = read_batch(args.files, Path.cwd())
@@ -624,6 +640,7 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
         judge_origin="flag" if args.judge else None,
         judge_base_url=args.judge_base_url,
         ranker=args.ranker,
+        quote_policy=QuotePolicy(args.quote_match, args.quote_similarity),
     )
     results = []
     with Rechecker(settings, update=args.update) as rechecker:

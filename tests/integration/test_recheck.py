@@ -354,3 +354,23 @@ def test_readme_excerpt_is_what_this_recheck_prints(
     # In the order printed.
     where = [printed.index(line) for line in excerpt]
     assert where == sorted(where)
+
+
+def test_recheck_replays_under_the_quote_policy_it_is_given(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    recorded: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api, _ = world
+    report = tmp_path / "recheck.json"
+
+    code, out, _ = run(
+        capsys, "recheck", str(recorded), "--quote-match", "fuzzy", "--json", str(report)
+    )
+
+    # Recorded under exact matching: compared under fuzzy, nothing replays.
+    assert code == 1
+    assert set(statuses(report).values()) == {"error"}
+    assert "was made with quote match exact, the current setting is quote match fuzzy" in out
+    assert api.api_calls == []
