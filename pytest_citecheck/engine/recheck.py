@@ -48,6 +48,7 @@ from pytest_citecheck.claims.models import (
     Reason,
     Verdict,
 )
+from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 
 class RecheckStatus(StrEnum):
-    """What became of one recorded citation."""
+    """What became of one recorded citation (the names: ``core.defaults.RECHECK_STATUSES``)."""
 
     SAME = "same"
     CHANGED = "changed"
@@ -69,9 +70,7 @@ class RecheckStatus(StrEnum):
     ERROR = "error"
 
 
-# What fails a recheck unless told otherwise: the evidence or the page is gone,
-# or the recheck could not tell (a failure never counts as a pass).
-DEFAULT_FAIL_ON = (RecheckStatus.EVIDENCE_GONE, RecheckStatus.PAGE_GONE, RecheckStatus.ERROR)
+DEFAULT_FAIL_ON = tuple(RecheckStatus(name) for name in DEFAULT_RECHECK_FAIL_ON)
 LIVE_FOLDER = "recheck"
 
 # A live page that settled without text, by reason: what became of the page.
@@ -124,10 +123,8 @@ class ClaimRecheck(BaseModel):
     # True when ``update`` replaced the original cassette with the live recording.
     updated: bool = False
     citations: list[CitationRecheck] = Field(default_factory=list)
-
-    @property
-    def statuses(self) -> list[RecheckStatus]:
-        return [c.status for c in self.citations]
+    # The recording replayed (None: nothing was replayed); not part of the report.
+    result: ClaimResult | None = Field(default=None, exclude=True)
 
 
 @dataclass
@@ -219,7 +216,6 @@ class Rechecker:
         self.live, self._live_fetcher = _remembering_engine(
             replace(settings, record_mode="new_episodes"), hooks, environ, reuse=True
         )
-        self._custom_fetcher = hooks.make_fetcher is not None
 
     def __enter__(self) -> Rechecker:
         return self
@@ -233,7 +229,10 @@ class Rechecker:
 
     def preflight(self) -> None:
         """Fetching live needs the Crawling API token (unless a custom fetcher is used)."""
-        if self._custom_fetcher or self.live.environ.get(CRAWLBASE_TOKEN_ENV):
+        from pytest_citecheck.stages.fetch import CrawlbaseFetcher
+
+        custom = not isinstance(self._live_fetcher().inner, CrawlbaseFetcher)
+        if custom or self.live.environ.get(CRAWLBASE_TOKEN_ENV):
             return
         raise ConfigurationError(
             f"{CRAWLBASE_TOKEN_ENV} is not set: a recheck fetches every cited page live "
@@ -254,6 +253,7 @@ class Rechecker:
             out.citations = [_error(c.target, detail) for c in cited]
             return out
         recorded, pages = self._replayed(claim, cassette, nodeid)
+        out.result = recorded
         verdicts = dict(zip(claim.citations, recorded.verdicts, strict=False))
         live_path = live_cassette_path(cassette)
         # What a previous recheck recorded is not this one's: a file there afterwards

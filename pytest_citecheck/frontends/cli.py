@@ -22,7 +22,7 @@ from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
 from pytest_citecheck.engine.gate import GateSettings, evaluate
-from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
+from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int, recheck_statuses
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
@@ -65,22 +65,6 @@ def claim_file(text: str) -> Path:
             "or a citecheck YAML file)"
         )
     return path
-
-
-def recheck_statuses(text: str) -> tuple[str, ...]:
-    """``--fail-on``: comma-separated recheck statuses, or ``none``."""
-    from pytest_citecheck.engine.recheck import RecheckStatus
-
-    names = [s.value for s in RecheckStatus]
-    given = tuple(part.strip() for part in text.split(",") if part.strip())
-    if given == ("none",):
-        return ()
-    bad = [part for part in given if part not in names]
-    if bad or not given:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a list of recheck statuses ({', '.join(names)}, or none)"
-        )
-    return given
 
 
 def label_name(text: str) -> str:
@@ -133,15 +117,15 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_recheck(commands: Any) -> None:
-    from pytest_citecheck.engine.recheck import DEFAULT_FAIL_ON, RecheckStatus
+    from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RECHECK_STATUSES
 
-    default_fail_on = ",".join(s.value for s in DEFAULT_FAIL_ON)
+    default_fail_on = ",".join(DEFAULT_RECHECK_FAIL_ON)
     recheck = commands.add_parser(
         "recheck",
         help="fetch recorded citations live again and report what changed (citation rot).",
         description="For every claim of FILE that has a recording, fetch each cited page "
         "live again (same Crawling API rules and JavaScript escalation) and compare it with "
-        "the recording: " + ", ".join(s.value for s in RecheckStatus) + ". Where the "
+        "the recording: " + ", ".join(RECHECK_STATUSES) + ". Where the "
         "recorded evidence quote is gone, the judge is asked again on the live page. What "
         "the recheck fetched is recorded in cassettes/<file stem>/recheck/<claim id>.yaml; "
         "the original cassettes are never changed without --update.",
@@ -178,7 +162,7 @@ def _add_recheck(commands: Any) -> None:
     recheck.add_argument(
         "--fail-on",
         type=recheck_statuses,
-        default=tuple(s.value for s in DEFAULT_FAIL_ON),
+        default=DEFAULT_RECHECK_FAIL_ON,
         metavar="STATUS,...",
         help=f"exit 1 when a citation has one of these statuses (default {default_fail_on}; "
         "none: never).",
