@@ -160,7 +160,9 @@ def test_recheck_classifies_each_page_and_leaves_the_recordings_alone(
     assert cassettes(recorded) == before
     live = recorded.parent / "cassettes" / recorded.stem / "recheck"
     assert sorted(p.stem for p in live.glob("*.yaml")) == sorted(CASES)
-    assert api.tokens["normal"] not in (live / "quote-removed.yaml").read_text(encoding="utf-8")
+    written = (live / "quote-removed.yaml").read_text(encoding="utf-8")
+    assert api.tokens["normal"] not in written and OPENAI_KEY not in written
+    assert "chat/completions" in written  # the judge's new answer is in it
     # The gate: evidence_gone and page_gone fail by default.
     assert code == 1
     assert (
