@@ -30,6 +30,7 @@ import difflib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -129,12 +130,20 @@ class ClaimRecheck(BaseModel):
 
 @dataclass
 class _Remembering:
-    """A fetcher that keeps what it fetched for each URL of the claim at hand;
-    with ``reuse``, a URL is fetched once and served from memory afterwards."""
+    """A fetcher that keeps what it fetched for each URL of the claim at hand (per
+    thread: claims are rechecked concurrently, each in one thread); with ``reuse``,
+    a URL is fetched once and served from memory afterwards."""
 
     inner: Fetcher
     reuse: bool = False
-    pages: dict[str, FetchResult] = field(default_factory=dict)
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+
+    @property
+    def pages(self) -> dict[str, FetchResult]:
+        pages: dict[str, FetchResult] | None = getattr(self._local, "pages", None)
+        if pages is None:
+            pages = self._local.pages = {}
+        return pages
 
     def fetch(self, url: str) -> FetchResult:
         if self.reuse and url in self.pages:

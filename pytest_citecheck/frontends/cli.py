@@ -185,6 +185,13 @@ def _add_recheck(commands: Any) -> None:
         help="how the live page's passages are ranked for the judge (default: hybrid).",
     )
     recheck.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=DEFAULT_CONCURRENCY,
+        metavar="N",
+        help=f"claims rechecked at once (default {DEFAULT_CONCURRENCY}).",
+    )
+    recheck.add_argument(
         "--quote-match",
         choices=QUOTE_MATCH_MODES,
         default="exact",
@@ -608,10 +615,11 @@ class _Progress:
 
 def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     import os
+    from concurrent.futures import ThreadPoolExecutor
 
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.engine.core import EngineSettings
-    from pytest_citecheck.engine.recheck import Rechecker, RecheckStatus
+    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker, RecheckStatus
     from pytest_citecheck.reports.recheck import RecheckReport
     from pytest_citecheck.stages.quote_policy import QuotePolicy
 
@@ -626,16 +634,19 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
         ranker=args.ranker,
         quote_policy=QuotePolicy(args.quote_match, args.quote_similarity),
     )
-    results = []
     with Rechecker(settings, update=args.update) as rechecker:
         try:
             rechecker.preflight()
         except ConfigurationError as exc:
             raise UsageError(str(exc)) from None
-        for key, claim in batch.claims.items():
-            path = batch.files[key]
+
+        def recheck(key: str) -> ClaimRecheck:
+            claim, path = batch.claims[key], batch.files[key]
             root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-            results.append(rechecker.recheck(claim, root / path.stem / f"{claim.id}.yaml", key))
+            return rechecker.recheck(claim, root / path.stem / f"{claim.id}.yaml", key)
+
+        with ThreadPoolExecutor(args.concurrency, thread_name_prefix="recheck") as pool:
+            results = list(pool.map(recheck, batch.claims))  # in input order
     fail_on = [RecheckStatus(name) for name in args.fail_on]
     report = RecheckReport(claims=results, fail_on=fail_on, update=args.update)
     failures = [
