@@ -311,9 +311,7 @@ def test_markdown_and_step_summary_list_what_changed(
 
     text = md.read_text(encoding="utf-8")
     assert text.startswith("## citecheck recheck: FAILED ❌")
-    assert "| evidence_gone | citecheck\\_rot.yaml::quote-removed |" in text or (
-        "| evidence_gone | citecheck_rot.yaml::quote-removed |" in text
-    )
+    assert "| evidence_gone | citecheck_rot.yaml::quote-removed |" in text
     assert "supported → not_found" in text
     assert "citecheck_rot.yaml::unchanged" not in text  # the same page is not listed
     assert "citecheck audit page " in text  # the recorded rid: the page as it was
