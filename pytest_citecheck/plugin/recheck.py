@@ -11,6 +11,9 @@ own items; results travel to the controller in the test reports.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
     from pytest_citecheck.plugin.options import Settings
     from pytest_citecheck.plugin.session import CitecheckSession
+    from pytest_citecheck.reports.recheck import RecheckReport
 
 RECHECK_ATTR = "citecheck_recheck"
 CHECKS_KEY = pytest.StashKey["ClaimRecheck"]()
@@ -100,32 +104,41 @@ class RecheckHooks:
             payload = ClaimRecheck.model_validate(json.loads(payload))
         self.checks.append(payload)
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        # Outside the report hooks' (innermost) wrapper: the job page gets the
+        # replay's summary first, then the recheck's.
+        yield
         built = self.config.stash.get(_RECHECKER_KEY, None)
         if built is not None:
             built.close()
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary and not is_worker(self.config):
+            self.report().write_markdown(Path(step_summary), append=True)
+
+    def report(self) -> RecheckReport:
+        from pytest_citecheck.engine.recheck import RecheckStatus
+        from pytest_citecheck.reports.recheck import RecheckReport
+
+        fail_on = [RecheckStatus(name) for name in self.settings.recheck_fail_on]
+        report = RecheckReport(claims=sorted(self.checks, key=lambda c: c.nodeid), fail_on=fail_on)
+        failing = report.failing()
+        if failing:
+            counts = ", ".join(f"{n} {status.value}" for status, n in failing.items())
+            report.gate_failures = [
+                f"{counts} (citecheck_recheck_fail_on {','.join(self.settings.recheck_fail_on)})"
+            ]
+        return report
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config):
             return
-        from pytest_citecheck.engine.recheck import RecheckStatus
-        from pytest_citecheck.reports.recheck import RecheckReport
-
-        checks = sorted(self.checks, key=lambda c: c.nodeid)
-        fail_on = [RecheckStatus(name) for name in self.settings.recheck_fail_on]
-        report = RecheckReport(claims=checks, fail_on=fail_on)
+        report = self.report()
         terminalreporter.write_sep("=", "citecheck recheck")
         for line in report.lines():
             terminalreporter.write_line(line.text, **line.markup)
-        failing = report.failing()
-        if failing:
-            counts = ", ".join(f"{n} {status.value}" for status, n in failing.items())
-            terminalreporter.write_line(
-                f"citecheck recheck FAILED: {counts} (citecheck_recheck_fail_on "
-                f"{','.join(self.settings.recheck_fail_on)})",
-                red=True,
-                bold=True,
-            )
-        else:
+        for failure in report.gate_failures:
+            terminalreporter.write_line(f"citecheck recheck FAILED: {failure}", red=True, bold=True)
+        if not report.gate_failures:
             terminalreporter.write_line("citecheck recheck passed", green=True)

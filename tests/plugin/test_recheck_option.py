@@ -128,11 +128,21 @@ def test_recheck_fails_the_claims_whose_evidence_or_page_is_gone(
 
 
 def test_recheck_fail_on_none_passes_and_still_reports(
-    recorded: pytest.Pytester, doubles: tuple[CrawlbaseDouble, LLMDouble]
+    recorded: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    step = recorded.path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     result = recorded.runpytest_subprocess(
         "--citecheck", "--citecheck-recheck", "--citecheck-recheck-fail-on=none"
     )
+
+    # The job page gets the replay's summary, then the recheck's.
+    text = step.read_text(encoding="utf-8")
+    assert "## citecheck: gate passed" in text
+    assert text.index("## citecheck: gate passed") < text.index("## citecheck recheck: passed")
+    assert "| evidence_gone | citecheck_bridges.yaml::rewritten |" in text
 
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(
