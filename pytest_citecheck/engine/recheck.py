@@ -51,12 +51,14 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     from pytest_citecheck.recording.recorder import Recording
-    from pytest_citecheck.stages.fetch import Fetcher, FetchResult
+    from pytest_citecheck.stages.fetch import Fetcher
+    from pytest_citecheck.stages.fetch_rules import FetchResult
 
 
 class RecheckStatus(StrEnum):
@@ -136,6 +138,7 @@ class _Remembering:
 
     inner: Fetcher
     reuse: bool = False
+    terms: Terms = NEUTRAL
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
     @property
@@ -148,8 +151,7 @@ class _Remembering:
     def fetch(self, url: str) -> FetchResult:
         if self.reuse and url in self.pages:
             return self.pages[url]
-        from pytest_citecheck.stages.fetch import FetchResult
-        from pytest_citecheck.stages.fetch_rules import too_large_detail
+        from pytest_citecheck.stages.fetch_rules import FetchResult, too_large_detail
 
         try:
             result = self.inner.fetch(url)
@@ -158,7 +160,7 @@ class _Remembering:
                 url=url,
                 label=Label.NOT_FOUND,
                 reason=Reason.PAGE_TOO_LARGE,
-                detail=too_large_detail(exc.limit),
+                detail=too_large_detail(exc.limit, self.terms),
             )
         self.pages[url] = result
         return result
@@ -188,7 +190,7 @@ def _remembering_engine(
                 retry=engine.retry_policy(),
                 client=engine.http_client(),
             )
-        return _Remembering(inner, reuse=reuse)
+        return _Remembering(inner, reuse=reuse, terms=engine.settings.terms)
 
     engine.hooks = replace(hooks, make_fetcher=make_fetcher)
 
@@ -445,11 +447,11 @@ def _seed(rec: Recording, original: Path, engine: Engine) -> None:
     """Start the live recording with the original's judge replies and retrieval
     choices: a question asked again unchanged is answered as recorded, at no cost.
     The Crawling API's replies (GET) are never seeded: pages are fetched live."""
+    from pytest_citecheck.core.providers import TOKEN_ENV
     from pytest_citecheck.recording.cassette import Cassette, token_placeholder
     from pytest_citecheck.recording.recorder import METADATA_FORMAT, METADATA_KEY
-    from pytest_citecheck.stages.fetch import TOKEN_ENV
 
-    tokens = {kind: engine.environ.get(env) for kind, env in TOKEN_ENV.items()}
+    tokens: dict[str, str | None] = {k: engine.environ.get(env) for k, env in TOKEN_ENV.items()}
     loaded = Cassette.load(original, token_placeholder(tokens))
     rec.cassette.interactions = [i for i in loaded.interactions if i.key[0] != "GET"]
     meta = loaded.metadata.get(METADATA_KEY)

@@ -1,42 +1,234 @@
-"""The rules of DESIGN §3 steps 4-7 on any fetcher's result, plus the page-size cap.
+"""The page rules, in one place: what a fetched page says before any judge reads it.
 
-The Crawling API fetcher applies them while it crawls (they decide whether to
-fetch again); this module applies them once more to whatever a fetcher
-returned, so a fetcher supplied through ``pytest_citecheck_make_fetcher``
-cannot skip them:
+Every fetcher's result passes through :func:`apply_rules` (the pipeline calls it),
+so a fetcher supplied through the ``pytest_citecheck_make_fetcher`` hook cannot
+skip them; the Crawling API fetcher also asks the same predicates while it
+crawls (they decide whether to fetch again) and words its verdicts with the same
+messages:
 
-4. ``original_status`` 404 or 410 -> ``unreachable`` (``http_404`` / ``http_410``);
-5. a deep link whose final URL is the homepage -> ``not_found``,
+1. ``original_status`` 404 or 410 -> ``unreachable`` (``http_404`` / ``http_410``);
+2. a deep link whose final URL is the homepage -> ``not_found``,
    ``redirected_to_homepage``;
-6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
-7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``;
+3. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``;
+4. a page with more than ``max_page_bytes`` bytes of text -> ``not_found``,
+   ``page_too_large``;
+5. a short "page does not exist" template -> ``not_found``, ``soft_404``;
+6. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
+   interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked
+   for review (:func:`blocked_rule`).
 
-a blocked page (:func:`blocked_rule`) -> ``not_found``, ``blocked``, for review;
-and a page with more than ``max_page_bytes`` bytes of text -> ``not_found``,
-``page_too_large`` (issue 8 item 7). A result that already carries a label is
-left as it is.
+A result that already carries a label is left as it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
-from pytest_citecheck.claims.models import Label, Reason
-from pytest_citecheck.stages.fetch import (
-    GONE_REASONS,
-    FetchResult,
-    blocked_detail,
-    blocked_page,
-    is_pdf,
-    looks_like_soft_404,
-    redirected_to_homepage,
+from pytest_citecheck.claims.models import Fetch, Label, Reason
+from pytest_citecheck.core.terms import NEUTRAL, Terms
+
+
+@dataclass
+class FetchResult:
+    """What fetching one URL gave.
+
+    Either ``text`` holds the readable markdown to cut into passages (and
+    ``label`` is None), or ``label``/``reason`` say why the page cannot be
+    judged (unreachable, not_found, error) and ``text`` is None.
+    """
+
+    url: str
+    text: str | None = None
+    label: Label | None = None
+    reason: str | None = None
+    detail: str | None = None
+    final_url: str | None = None
+    original_status: int | None = None
+    rid: str | None = None
+    fetches: list[Fetch] = field(default_factory=list)
+    # A person should look at the page (a blocked page is not evidence either way).
+    review: bool = False
+
+    @property
+    def credits(self) -> float:
+        return sum(f.credits for f in self.fetches)
+
+
+# A "not found" template longer than this is an article that mentions 404.
+SOFT_404_MAX_CHARS = 800
+
+# An origin that says the page is gone.
+GONE_REASONS = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
+
+_SOFT_404 = re.compile(
+    r"""(?ix)
+      \b404\b
+    | \bnot\s+found\b
+    | \b(?:could\s*not|couldn['\u2019]t|can\s*not|can['\u2019]t)\s+(?:be\s+found|find)\b
+    | \b(?:does\s+not|doesn['\u2019]t|no\s+longer)\s+exists?\b
+    | \bno\s+longer\s+(?:available|online)\b
+    | \b(?:page|content|article|post|resource)\s+(?:is\s+)?(?:unavailable|not\s+available)\b
+    | \bhas\s+been\s+(?:removed|deleted|taken\s+down)\b
+    | \bpage\s+you\s+(?:are|were|['\u2019]re)\s+looking\s+for\b
+    | \bnothing\s+(?:was\s+)?found\b
+    """
 )
 
 
-def too_large_detail(limit: int) -> str:
+# -- blocked pages -----------------------------------------------------------
+#
+# The origin refused the crawler, or answered with a bot challenge or a captcha
+# interstitial instead of the page. Conservative on purpose: a marker counts only
+# on a short page (the interstitial *is* the page); a long article that mentions
+# "captcha" or "access denied" is an article.
+
+# The origin's own refusal (``original_status``): unauthorised, forbidden, rate-limited.
+BLOCKED_STATUSES = frozenset({401, 403, 429})
+# A challenge page is a title and a sentence or two; longer than this is content.
+BLOCKED_MAX_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a page is blocked, and whether a JavaScript-rendering browser gets past it."""
+
+    why: str
+    browser_passes: bool = False
+
+
+# Challenges that a real browser solves by running their script (Cloudflare's
+# "Just a moment...", "Checking your browser"): worth one JavaScript-token fetch.
+_BROWSER_CHALLENGES = (
+    ("a Cloudflare 'Just a moment...' challenge", r"\bjust\s+a\s+moment(?:\.\.\.|\u2026)"),
+    ("a 'Checking your browser' challenge", r"\bchecking\s+your\s+browser\b"),
+    (
+        "a Cloudflare 'Verifying you are human' challenge",
+        r"\bverifying\s+(?:that\s+)?you\s+are\s+(?:a\s+)?human\b",
+    ),
+    (
+        "a 'Checking if the site connection is secure' challenge",
+        r"\bchecking\s+if\s+the\s+site\s+connection\s+is\s+secure\b",
+    ),
+    ("a Cloudflare challenge (cf-chl)", r"(?<![a-z0-9])_*cf[-_]chl"),
+    (
+        "an 'Enable JavaScript and cookies to continue' challenge",
+        r"\benable\s+javascript\s+and\s+cookies\s+to\s+continue\b",
+    ),
+)
+# Walls a browser does not pass on its own: a block page, a captcha, a refusal.
+_WALLS = (
+    (
+        "a Cloudflare 'Attention Required!' block page",
+        r"\battention\s+required!?\s*\|\s*cloudflare\b",
+    ),
+    ("a 'Sorry, you have been blocked' page", r"\bsorry,?\s+you\s+have\s+been\s+blocked\b"),
+    (
+        "a captcha interstitial ('verify you are a human')",
+        r"\b(?:verify|confirm)\s+(?:that\s+)?you\s+are\s+(?:a\s+)?human\b",
+    ),
+    ("a captcha interstitial ('Are you a robot?')", r"\bare\s+you\s+a\s+robot\b"),
+    (
+        "a captcha interstitial ('complete the captcha')",
+        r"\b(?:complete|solve|enter|pass)\s+(?:the\s+|this\s+|a\s+)?"
+        r"(?:captcha|security\s+check)\b",
+    ),
+    ("a captcha interstitial ('Press & Hold')", r"\bpress\s*(?:&|&amp;|and)\s*hold\b"),
+    ("an 'Access denied' page", r"(?m)^[\s#*_>|-]*access\s+denied\b"),
+    (
+        "an 'Access denied' page",
+        r"\byou\s+don['\u2019]?t\s+have\s+permission\s+to\s+access\b",
+    ),
+    ("an Incapsula block page", r"\bincapsula\s+incident\b"),
+)
+_MARKERS = [
+    (why, re.compile(pattern, re.IGNORECASE), browser)
+    for group, browser in ((_BROWSER_CHALLENGES, True), (_WALLS, False))
+    for why, pattern in group
+]
+
+
+def blocked_page(text: str | None, original_status: int | None) -> Blocked | None:
+    """Whether the page is a refusal rather than the page: an origin 401/403/429,
+    or a short page that is a bot challenge or captcha interstitial (the markers
+    above). None: not blocked."""
+    marker = None
+    if text and 0 < non_whitespace_chars(text) < BLOCKED_MAX_CHARS:
+        marker = next(((why, b) for why, rx, b in _MARKERS if rx.search(text)), None)
+    if marker is not None:
+        why, browser = marker
+        if original_status in BLOCKED_STATUSES:
+            why = f"{why}, HTTP {original_status}"
+        return Blocked(why, browser_passes=browser)
+    if original_status in BLOCKED_STATUSES:
+        return Blocked(f"the site answered HTTP {original_status}")
+    return None
+
+
+def blocked_detail(blocked: Blocked) -> str:
     return (
-        f"The page is larger than citecheck_max_page_bytes ({limit} bytes); raise the limit "
-        "to judge it."
+        f"The site blocked the crawler ({blocked.why}): the page was not judged; "
+        "a person should check it."
+    )
+
+
+def non_whitespace_chars(text: str) -> int:
+    """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
+    return len("".join(text.split()))
+
+
+def is_pdf(url: str) -> bool:
+    """Whether ``url`` names a PDF document ."""
+    return urlsplit(url).path.lower().endswith(".pdf")
+
+
+def looks_like_soft_404(text: str) -> bool:
+    """A short page that reads like a "this page does not exist" template."""
+    chars = non_whitespace_chars(text)
+    return 0 < chars < SOFT_404_MAX_CHARS and _SOFT_404.search(text) is not None
+
+
+def _is_deep(path: str) -> bool:
+    return path not in ("", "/")
+
+
+def redirected_to_homepage(url: str, final_url: str | None) -> bool:
+    """A deep link whose final URL is the site's root."""
+    return (
+        final_url is not None
+        and _is_deep(urlsplit(url).path)
+        and not _is_deep(urlsplit(final_url).path)
+    )
+
+
+# -- the messages a user reads (the same from every fetcher) ---------------------------
+
+PDF_DETAIL = (
+    "PDF documents are not supported: only a page's text is judged, and no text is "
+    "extracted from a PDF."
+)
+
+
+def gone_detail(status: int | None) -> str:
+    return f"The page answered HTTP {status}."
+
+
+def homepage_detail(final_url: str | None) -> str:
+    return f"The deep link redirected to the homepage {final_url}."
+
+
+def soft_404_detail(text: str) -> str:
+    return (
+        "The page is a short 'page not found' template "
+        f"({non_whitespace_chars(text)} non-whitespace characters)."
+    )
+
+
+def too_large_detail(limit: int, terms: Terms = NEUTRAL) -> str:
+    return (
+        f"The page is larger than {terms.option('max_page_bytes')} ({limit} bytes); raise "
+        "the limit to judge it."
     )
 
 
@@ -47,8 +239,8 @@ def _settled(result: FetchResult, label: Label, reason: str, detail: str) -> Fet
 
 def blocked_rule(result: FetchResult) -> FetchResult | None:
     """A bot challenge, captcha interstitial or origin 401/403/429
-    (:func:`~pytest_citecheck.stages.fetch.blocked_page`) -> ``not_found``,
-    ``blocked``, marked for review; None when the page is not blocked."""
+    (:func:`blocked_page`) -> ``not_found``, ``blocked``, marked for review; None
+    when the page is not blocked."""
     blocked = blocked_page(result.text, result.original_status)
     if blocked is None:
         return None
@@ -56,26 +248,24 @@ def blocked_rule(result: FetchResult) -> FetchResult | None:
     return replace(settled, review=True)
 
 
-def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> FetchResult:
-    """``result`` with DESIGN §3 steps 4-7 and the size cap applied."""
+def apply_rules(
+    url: str, result: FetchResult, max_page_bytes: int | None, terms: Terms = NEUTRAL
+) -> FetchResult:
+    """``result`` with the page rules (this module's docstring) and the size cap applied."""
     if result.label is not None:
         return result
     status = result.original_status
     if status in GONE_REASONS:
-        return _settled(
-            result, Label.UNREACHABLE, GONE_REASONS[status], f"The page answered HTTP {status}."
-        )
+        return _settled(result, Label.UNREACHABLE, GONE_REASONS[status], gone_detail(status))
     if redirected_to_homepage(url, result.final_url):
         return _settled(
             result,
             Label.NOT_FOUND,
             Reason.REDIRECTED_TO_HOMEPAGE,
-            f"The deep link redirected to the homepage {result.final_url}.",
+            homepage_detail(result.final_url),
         )
     if is_pdf(url):
-        return _settled(
-            result, Label.NOT_FOUND, Reason.PDF_UNSUPPORTED, "PDF documents are not supported."
-        )
+        return _settled(result, Label.NOT_FOUND, Reason.PDF_UNSUPPORTED, PDF_DETAIL)
     blocked = blocked_rule(result)
     if blocked is not None:
         return blocked
@@ -89,13 +279,13 @@ def apply_rules(url: str, result: FetchResult, max_page_bytes: int | None) -> Fe
         and len(text.encode("utf-8")) > max_page_bytes
     ):
         return _settled(
-            result, Label.NOT_FOUND, Reason.PAGE_TOO_LARGE, too_large_detail(max_page_bytes)
+            result, Label.NOT_FOUND, Reason.PAGE_TOO_LARGE, too_large_detail(max_page_bytes, terms)
         )
     if looks_like_soft_404(text):
         return _settled(
             result,
             Label.NOT_FOUND,
             Reason.SOFT_404,
-            "The page is a short 'page not found' template.",
+            soft_404_detail(text),
         )
     return result

@@ -14,14 +14,14 @@ import pytest
 from pytest_citecheck.claims.models import Citation, Label, Reason
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.pipeline import Verifier
-from pytest_citecheck.stages.fetch import (
+from pytest_citecheck.stages.fetch import CrawlbaseFetcher
+from pytest_citecheck.stages.fetch_rules import (
     BLOCKED_MAX_CHARS,
-    CrawlbaseFetcher,
     FetchResult,
+    apply_rules,
     blocked_page,
     non_whitespace_chars,
 )
-from pytest_citecheck.stages.fetch_rules import apply_rules
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 
 URL = "https://example.com/news/2024/a-story"

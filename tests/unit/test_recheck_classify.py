@@ -7,7 +7,7 @@ import pytest
 from pytest_citecheck.claims.models import Label, Passage, Reason, Verdict
 from pytest_citecheck.engine.recheck import RecheckStatus, classify, live_cassette_path
 from pytest_citecheck.reports.html import word_diff
-from pytest_citecheck.stages.fetch import FetchResult
+from pytest_citecheck.stages.fetch_rules import FetchResult
 from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 URL = "https://example.com/news/bridge"
