@@ -46,8 +46,11 @@ class CitecheckSession:
         self.results: dict[str, ClaimResult] = {}
         self.report: Report | None = None
         self._engine: Engine | None = None
-        # Claims verified ahead of their items (record modes): nodeid -> result.
+        # Claims verified ahead of their items (record modes): nodeid -> result,
+        # until the item reports it. ``_submitted`` remembers every claim ever
+        # submitted, so a later item's call never verifies a reported claim again.
         self._ahead: dict[str, Future[ClaimResult]] = {}
+        self._submitted: set[str] = set()
 
     @property
     def replaying(self) -> bool:
@@ -172,7 +175,8 @@ class CitecheckSession:
         ``terminal`` (None: quiet); each item then reports its own result."""
         engine = self.engine()
         for item in items:
-            if item.nodeid not in self._ahead:
+            if item.nodeid not in self._submitted:
+                self._submitted.add(item.nodeid)
                 self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
         pending = {f for f in self._ahead.values() if not f.done()}
         if terminal is None or not pending:
@@ -201,6 +205,7 @@ class CitecheckSession:
         future = self._ahead.pop(item.nodeid, None)
         if future is not None:
             return future.result()
+        self._submitted.add(item.nodeid)
         return self.engine().verify(item.claim, item.cassette, item.nodeid)
 
     def problems(self, result: ClaimResult) -> list[str]:
