@@ -37,6 +37,7 @@ from pytest_citecheck.claims.schema import (
     unknown_key,
     validate_claim,
 )
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.errors import CitecheckError
 
 if TYPE_CHECKING:
@@ -144,32 +145,47 @@ class _Invalid(Exception):
     """Stops reading a file whose structure gives nothing more to check."""
 
 
-def load_claim_file(path: Path, roots: Sequence[Path] | None = None) -> ClaimFile:
+def load_claim_file(
+    path: Path,
+    roots: Sequence[Path] | None = None,
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
-    ``citecheck_document_roots``); ``None`` means no restriction.
+    ``citecheck_document_roots``); ``None`` means no restriction. A claim text
+    longer than ``max_claim_chars`` is a problem (0: no cap).
     """
-    return _Reader(path, roots).read()
+    return _Reader(path, roots, max_claim_chars).read()
 
 
 def load_valid_claims(
-    path: Path, roots: Sequence[Path] | None = None
+    path: Path,
+    roots: Sequence[Path] | None = None,
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
 ) -> tuple[ClaimFile, ClaimFileError | None]:
     """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
     :class:`ClaimFileError` listing every problem of the others (None if none).
 
     A bad record costs only itself; the batch still runs every good one.
     """
-    reader = _Reader(path, roots)
+    reader = _Reader(path, roots, max_claim_chars)
     result = reader.read_valid()
     return result, reader.error()
 
 
 class _Reader:
-    def __init__(self, path: Path, roots: Sequence[Path] | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        roots: Sequence[Path] | None,
+        max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    ) -> None:
         self.path = path
         self.roots = roots
+        self.max_claim_chars = max_claim_chars
         self.problems: list[Problem] = []
         # Line of each value, by location (key line for mapping values).
         self.lines: dict[Loc, int] = {}
@@ -253,7 +269,7 @@ class _Reader:
                 "write the claim as `- id: ...` with `claim:` and `citations:` indented under it",
             )
             return None
-        claim, problems = validate_claim(data)
+        claim, problems = validate_claim(data, max_claim_chars=self.max_claim_chars)
         for p in problems:
             self.add(self.line_of((*loc, *p.loc)), p.problem, p.fix)
         if claim is None:
@@ -571,8 +587,11 @@ class _Reader:
             )
             return None
         # Extra fields are ignored: batch outputs usually carry more (answer, model...).
+        # Every problem of the record is reported, not only the first.
+        broken = False
         for required in JSONL_KEYS:
             if required not in record:
+                broken = True
                 near = closest(required, [k for k in record if k not in JSONL_KEYS])
                 if near is not None:
                     self.add(
@@ -586,9 +605,9 @@ class _Reader:
                         f"record has no {required!r} field",
                         f"records look like {self._EXAMPLE}",
                     )
-                return None
-        urls = record["urls"]
+        urls = record.get("urls", [])
         if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            broken = True
             bad = (
                 urls
                 if not isinstance(urls, list)
@@ -600,9 +619,19 @@ class _Reader:
                 'write e.g. "urls": ["https://example.com/a", "https://example.com/b"] '
                 "(or [] if nothing was cited)",
             )
-            return None
+            urls = [u for u in urls if isinstance(u, str)] if isinstance(urls, list) else []
         self.lines[(line,)] = line
-        data = {"id": record["id"], "claim": record["claim"], "citations": urls}
+        data = {
+            **{key: record[key] for key in ("id", "claim") if key in record},
+            "citations": urls,
+        }
+        if broken:
+            # The fields that are there are still checked (a missing one was said above).
+            _, problems = validate_claim(data, max_claim_chars=self.max_claim_chars)
+            for p in problems:
+                if not (p.loc and p.loc[0] in ("id", "claim") and p.loc[0] not in record):
+                    self.add(line, p.problem, p.fix)
+            return None
         return self.claim(data, (line,), None)
 
 

@@ -22,6 +22,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
+from pytest_citecheck.core.text import TEXT_FIX, text_problem
+
 
 class Label(StrEnum):
     """What a citation (or a claim) turned out to be. DESIGN §3."""
@@ -97,9 +100,34 @@ def _invalid(problem: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError("citecheck", "{problem}", {"problem": problem, "fix": fix})
 
 
+# The validation context key that sets the claim length cap (``parse_claim``,
+# the loader); absent, DEFAULT_MAX_CLAIM_CHARS applies; 0 or None lifts it.
+MAX_CLAIM_CHARS = "max_claim_chars"
+MAX_CLAIM_CHARS_FIX = (
+    "cite the sentence the LLM wrote, split a long answer into several claims, or raise "
+    "the cap (pytest: --citecheck-max-claim-chars or the ini option citecheck_max_claim_chars; "
+    "citecheck batch: --max-claim-chars)"
+)
+
+
+def check_text(name: str, value: str) -> str:
+    """Refuse lone surrogates and control characters (but tab and newline) in ``value``."""
+    problem = text_problem(value)
+    if problem is not None:
+        raise _invalid(f"{name} is not usable text: {problem}", TEXT_FIX)
+    return value
+
+
+def max_claim_chars(context: Any) -> int | None:
+    if isinstance(context, dict) and MAX_CLAIM_CHARS in context:
+        cap = context[MAX_CLAIM_CHARS]
+        return int(cap) if cap else None
+    return DEFAULT_MAX_CLAIM_CHARS
+
+
 def check_judge(judge: str) -> str:
     """``provider:model``, as a claim file's ``judge:`` or an HTTP body's judge."""
-    judge = judge.strip()
+    judge = check_text("judge", judge.strip())
     if not JUDGE_PATTERN.fullmatch(judge):
         raise _invalid(
             f"judge {judge!r} is not of the form provider:model",
@@ -220,7 +248,7 @@ class Citation(BaseModel):
                 "is checked against the passages retrieval finds on the page",
                 f"remove {name!r} from this citation",
             )
-        value = value.strip()
+        value = check_text(repr(name), value.strip())
         if not value:
             raise _invalid(
                 f"{name!r} is empty",
@@ -295,13 +323,22 @@ class Claim(BaseModel):
 
     @field_validator("claim", mode="before")
     @classmethod
-    def _text(cls, value: Any) -> Any:
+    def _text(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None or (isinstance(value, str) and not value.strip()):
             raise _invalid(
                 "claim text is empty",
                 "write the sentence the LLM claimed, e.g. `claim: Water boils at 100 °C.`",
             )
-        return value.strip() if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value  # the type check says what is wrong
+        text = check_text("claim text", value.strip())
+        cap = max_claim_chars(info.context)
+        if cap is not None and len(text) > cap:
+            raise _invalid(
+                f"claim text is {len(text):,} characters long (at most {cap:,})",
+                MAX_CLAIM_CHARS_FIX,
+            )
+        return text
 
     @field_validator("citations", mode="before")
     @classmethod

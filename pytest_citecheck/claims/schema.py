@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from pytest_citecheck.claims.models import INTERNAL_FIELDS, Citation, Claim, kind
+from pytest_citecheck.claims.models import (
+    INTERNAL_FIELDS,
+    MAX_CLAIM_CHARS,
+    Citation,
+    Claim,
+    kind,
+)
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.errors import CitecheckError
 
 if TYPE_CHECKING:
@@ -87,10 +94,13 @@ class ClaimValidationError(CitecheckError, ValueError):
 # --- the schema API for everyone (fixture, batch CLI, service) ----------------------------
 
 
-def parse_claim(data: Mapping[str, Any]) -> Claim:
+def parse_claim(
+    data: Mapping[str, Any], *, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+) -> Claim:
     """Validate a claim given as a mapping (``id``, ``claim``, ``citations``, ``expect``).
 
-    Raises :class:`ClaimValidationError` listing every problem with its fix.
+    Raises :class:`ClaimValidationError` listing every problem with its fix. A claim
+    text longer than ``max_claim_chars`` is one (0: no cap).
     Document citations are checked as text only; resolving them against the
     file system is the caller's (see :func:`documents.resolve_document`).
     """
@@ -98,7 +108,7 @@ def parse_claim(data: Mapping[str, Any]) -> Claim:
         raise ClaimValidationError(
             [FieldProblem((), f"a claim must be a mapping, not {kind(data)}", _CLAIM_EXAMPLE)]
         )
-    claim, problems = validate_claim(dict(data))
+    claim, problems = validate_claim(dict(data), max_claim_chars=max_claim_chars)
     if claim is None:
         raise ClaimValidationError(problems)
     return claim
@@ -123,7 +133,9 @@ _CLAIM_EXAMPLE = (
 )
 
 
-def validate_claim(data: dict[str, Any]) -> tuple[Claim | None, list[FieldProblem]]:
+def validate_claim(
+    data: dict[str, Any], *, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+) -> tuple[Claim | None, list[FieldProblem]]:
     cleaned, problems = _strip_internal(data, "claim", ())
     citations = cleaned.get("citations")
     if isinstance(citations, list):
@@ -134,7 +146,7 @@ def validate_claim(data: dict[str, Any]) -> tuple[Claim | None, list[FieldProble
             problems += found
         cleaned["citations"] = items
     try:
-        claim = Claim.model_validate(cleaned)
+        claim = Claim.model_validate(cleaned, context={MAX_CLAIM_CHARS: max_claim_chars})
     except ValidationError as exc:
         errors = exc.errors()
         # Unknown keys first; a typo of a required key (`citatons:`) is reported as

@@ -20,3 +20,6 @@ DEFAULT_RANKER = "hybrid"
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
+# The longest claim text accepted (characters): a claim is one sentence or a few,
+# and its text goes into every judge prompt. 0 lifts the cap.
+DEFAULT_MAX_CLAIM_CHARS = 2000

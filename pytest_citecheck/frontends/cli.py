@@ -19,9 +19,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
-from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
+from pytest_citecheck.core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CLAIM_CHARS,
+    RECORD_MODES,
+)
 from pytest_citecheck.engine.gate import GateSettings, evaluate
-from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
+from pytest_citecheck.plugin.options import claim_chars, fraction, judge_spec, positive_int
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import Totals
@@ -180,6 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not fail on contradicted or fabricated citations.",
     )
     batch.add_argument(
+        "--max-claim-chars",
+        type=claim_chars,
+        default=DEFAULT_MAX_CLAIM_CHARS,
+        metavar="N",
+        help="longest claim text accepted; a longer record is reported with file:line "
+        f"(default {DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
+    )
+    batch.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
@@ -285,7 +298,9 @@ class BatchInput:
     problems: list[str] = field(default_factory=list)
 
 
-def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
+def read_batch(
+    paths: Sequence[Path], root: Path, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+) -> BatchInput:
     """Read every file with the plugin's loader. A bad record (or YAML claim) is a
     problem with its ``file:line`` and fix; every good one still runs. Documents
     must resolve inside ``root`` (DESIGN §8)."""
@@ -293,7 +308,7 @@ def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
 
     batch = BatchInput()
     for path in paths:
-        claim_file, error = load_valid_claims(path, roots=[root])
+        claim_file, error = load_valid_claims(path, roots=[root], max_claim_chars=max_claim_chars)
         if error is not None:
             # One entry per problem, each printed as the loader words it.
             batch.problems.extend(
@@ -326,7 +341,9 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if args.cassettes is not None and args.record is None:
         raise UsageError("--cassettes needs --record MODE (use --record none to replay)")
-    batch = read_batch(args.files, Path.cwd())
+    _check_outputs(args)
+    run_id, audit = _open_audit(args.audit)
+    batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
     for problem in batch.problems:
         print(problem, file=sys.stderr)
     keys = list(batch.claims)
@@ -342,7 +359,6 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.errors import ConfigurationError
 
-    run_id, audit = _open_audit(args.audit)
     # Without --record the batch is live: the engine then fetches and judges for real.
     engine = _engine(args, args.record or "all")
     with engine:
@@ -352,7 +368,8 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise UsageError(in_batch_terms(str(exc))) from None
         progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
         progress.step(0)
-        on_result = _recorder(audit, run_id, progress, keys)
+        audit_problems: list[str] = []
+        on_result = _recorder(audit, run_id, progress, keys, audit_problems)
         results = engine.verify_claims_sync(
             claims,
             cassette_for=cassette_for,
@@ -364,7 +381,18 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         key: _with_batch_record_hint(result, key, batch.files[key], args.cassettes)
         for key, result in zip(keys, results, strict=True)
     }
-    return _finish_batch(args, by_key, batch.problems, run_id, out)
+    return _finish_batch(args, by_key, batch.problems, run_id, out, audit_problems)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--out and --json checked before any work: a usage error, not a lost report."""
+    from pytest_citecheck.core.files import unwritable
+
+    for flag, path in (("--out", args.out), ("--json", args.json)):
+        if path is not None:
+            problem = unwritable(path)
+            if problem is not None:
+                raise UsageError(f"{flag} {path}: {problem}")
 
 
 def _with_batch_record_hint(
@@ -427,12 +455,22 @@ def in_batch_terms(message: str) -> str:
 
 
 def _recorder(
-    audit: AuditIndex | None, run_id: str, progress: _Progress, keys: Sequence[str]
+    audit: AuditIndex | None,
+    run_id: str,
+    progress: _Progress,
+    keys: Sequence[str],
+    problems: list[str],
 ) -> Callable[[int, ClaimResult], None]:
+    from pytest_citecheck.reports.audit import AuditError
+
     def on_result(index: int, result: ClaimResult) -> None:
         # Written as each claim finishes: an interrupted run keeps what it decided.
+        # A write that fails costs its rows, never the other claims or the reports.
         if audit is not None:
-            audit.record({keys[index]: result}, run_id, "batch")
+            try:
+                audit.record({keys[index]: result}, run_id, "batch")
+            except AuditError as exc:
+                problems.append(f"{keys[index]}: {exc}")
         progress.step()
 
     return on_result
@@ -444,6 +482,7 @@ def _finish_batch(
     problems: list[str],
     run_id: str,
     out: TextIO,
+    audit_problems: Sequence[str] = (),
 ) -> int:
     from pytest_citecheck.reports.report import Report
 
@@ -458,11 +497,15 @@ def _finish_batch(
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
         )
+    if audit_problems:
+        failures.append(
+            f"--audit: the rows of {len(audit_problems)} claim(s) could not be written "
+            f"({audit_problems[0]})"
+        )
     report.gate_failures = failures
-    if args.out is not None:
-        report.write_csv(args.out)
-    if args.json is not None:
-        report.write_json(args.json)
+    from pytest_citecheck.reports.report import Outputs, write_outputs
+
+    write_outputs(report, Outputs(json=args.json, csv=args.out))
     for line in report.lines():
         print(line.text, file=out)
     print(*precision_lines(report.totals), sep="\n", file=out)
@@ -472,7 +515,7 @@ def _finish_batch(
         print(f"citecheck gate FAILED: {failure}", file=out)
     if not failures:
         print("citecheck gate passed", file=out)
-    return EXIT_GATE_FAILED if failures else EXIT_OK
+    return EXIT_GATE_FAILED if failures or report.output_errors else EXIT_OK
 
 
 def precision_lines(totals: Totals) -> list[str]:

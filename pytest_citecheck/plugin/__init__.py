@@ -99,8 +99,12 @@ class ClaimFileCollector(pytest.File):
         from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
 
         try:
-            roots = _session(self.config).settings.document_roots
-            claim_file = load_claim_file(self.path, roots=roots)
+            settings = _session(self.config).settings
+            claim_file = load_claim_file(
+                self.path,
+                roots=settings.document_roots,
+                max_claim_chars=settings.max_claim_chars,
+            )
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
             # session, and every other claim file must still run.

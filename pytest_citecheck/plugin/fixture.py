@@ -76,7 +76,7 @@ class CitecheckFixture:
         from pytest_citecheck.claims.schema import ClaimValidationError, FieldProblem, parse_claim
         from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
 
-        parsed = parse_claim(data)
+        parsed = parse_claim(data, max_claim_chars=self._session.settings.max_claim_chars)
         citations = []
         problems = []
         for i, citation in enumerate(parsed.citations):

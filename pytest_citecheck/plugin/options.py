@@ -8,7 +8,6 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ import pytest
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
+    DEFAULT_MAX_CLAIM_CHARS,
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_RANKER,
     DEFAULT_REVIEW_BELOW,
@@ -79,6 +79,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def claim_chars(text: str) -> int:
+    """argparse ``type=``: a claim length cap in characters, 0 for none."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 lifts the cap)")
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """argparse ``type=``: a number of seconds > 0."""
     try:
@@ -119,6 +130,15 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
         f"{DEFAULT_MAX_PAGE_BYTES}).",
     )
     group.addoption(
+        "--citecheck-max-claim-chars",
+        dest="citecheck_max_claim_chars",
+        default=None,
+        type=claim_chars,
+        metavar="N",
+        help="longest claim text accepted; a longer one makes its claim file invalid "
+        f"(ini citecheck_max_claim_chars; default {DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
+    )
+    group.addoption(
         "--citecheck-cache-dir",
         dest="citecheck_cache_dir",
         default=None,
@@ -140,6 +160,12 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
     parser.addini(
         "citecheck_max_page_bytes",
         f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_max_claim_chars",
+        f"longest claim text accepted, in characters (default {DEFAULT_MAX_CLAIM_CHARS}; "
+        "0: no cap)",
         default=None,
     )
 
@@ -166,6 +192,7 @@ def _engine_settings(config: pytest.Config) -> dict[str, object]:
         "concurrency": pick("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY),
         "timeout": pick("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
         "max_page_bytes": pick("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        "max_claim_chars": pick("citecheck_max_claim_chars", claim_chars, DEFAULT_MAX_CLAIM_CHARS),
         # None: pytest's cache directory, resolved when recording needs it (session).
         "cache_dir": opt.citecheck_cache_dir,
     }
@@ -418,6 +445,7 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float = DEFAULT_TIMEOUT
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
     cache_dir: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
@@ -529,11 +557,26 @@ def settings_from_config(config: pytest.Config) -> Settings:
 def check_paths(settings: Settings) -> None:
     """Start-up checks of the files a run reads and writes: a usage error now
     instead of a lost summary at the end (issue 10, items 6 and 10)."""
-    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+    from pytest_citecheck.core.files import unwritable
+
+    outputs = (
+        ("--citecheck-report", settings.report),
+        ("--citecheck-csv", settings.csv),
+        ("--citecheck-md", settings.markdown),
+        ("--citecheck-html", settings.html),
+    )
+    for flag, path in outputs:
         if path is not None:
-            problem = _unwritable(path)
+            problem = unwritable(path)
             if problem is not None:
                 raise pytest.UsageError(f"{flag} {path}: {problem}")
+    if settings.audit is not None:
+        from pytest_citecheck.reports.audit import AuditError, AuditIndex
+
+        try:
+            AuditIndex(settings.audit).check()
+        except AuditError as exc:
+            raise pytest.UsageError(f"--citecheck-audit: {exc}") from None
     if settings.baseline is not None:
         from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
 
@@ -541,22 +584,6 @@ def check_paths(settings: Settings) -> None:
             load_baseline_precision(settings.baseline)
         except BaselineError as exc:
             raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
-
-
-def _unwritable(path: Path) -> str | None:
-    """Why ``path`` cannot be written as a file, or None."""
-    if path.is_dir():
-        return "is a folder; give a file name, e.g. report.json inside it"
-    if path.exists():
-        return None if os.access(path, os.W_OK) else "the file is not writable"
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is a file, so nothing can be written under it"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"the folder {parent} is not writable"
-    return None
 
 
 # -- quote matching (the guard, DESIGN §3.11) ---------------------------------------

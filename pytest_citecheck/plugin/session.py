@@ -143,7 +143,7 @@ class CitecheckSession:
         items = []
         for path in _claim_files(self.config, self.settings.patterns):
             try:
-                claims = load_claim_file(path).claims
+                claims = load_claim_file(path, max_claim_chars=self.settings.max_claim_chars).claims
             except (ClaimFileError, OSError, RecursionError):
                 continue  # reported as an invalid claim file by the worker
             items += [_Item(c, cassette_path(path, c.id)) for c in claims]
@@ -274,7 +274,7 @@ def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
     try:
         from pytest_citecheck.claims.loader import load_claim_file
 
-        claims = {c.id: c for c in load_claim_file(rootpath / path_part).claims}
+        claims = {c.id: c for c in load_claim_file(rootpath / path_part, max_claim_chars=0).claims}
         claim: Any = claims.get(claim_id)
     except Exception:
         claim = None

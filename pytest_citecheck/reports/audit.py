@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.core.files import unwritable
 from pytest_citecheck.core.secrets import scrub
 
 DEFAULT_AUDIT_PATH = Path("citecheck-audit.db")
@@ -125,19 +126,25 @@ def rows_for(
             time=time,
             source=source,
             claim_id=key,
-            claim=scrub(result.claim),
-            url=scrub(verdict.url),
+            claim=_text(result.claim),
+            url=_text(verdict.url),
             label=verdict.label.value,
             reason=verdict.reason or "",
             confidence=verdict.confidence,
-            evidence_quote=scrub(verdict.evidence_quote or ""),
-            final_url=scrub(verdict.final_url or ""),
+            evidence_quote=_text(verdict.evidence_quote or ""),
+            final_url=_text(verdict.final_url or ""),
             original_status=verdict.original_status,
             rid=safe_rid(verdict.rid),
         )
         for key, result in results.items()
         for verdict in result.verdicts
     ]
+
+
+def _text(value: str) -> str:
+    """Scrubbed, and storable: SQLite cannot encode a lone surrogate (a judge may
+    quote one), so it is stored as "?" instead of losing the row."""
+    return scrub(value).encode("utf-8", "replace").decode("utf-8")
 
 
 class AuditIndex:
@@ -154,19 +161,24 @@ class AuditIndex:
                 f"{self.path}` (or --citecheck-audit, or `citecheck serve --audit`)"
             )
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            problem = unwritable(self.path)
+            if problem is not None:
+                raise AuditError(f"cannot write the audit file {self.path}: {problem}")
         try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
             )
-        except sqlite3.Error as exc:
-            raise AuditError(f"cannot open the audit file {self.path}: {exc}") from None
+        except (sqlite3.Error, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AuditError(f"cannot open the audit file {self.path}: {reason}") from None
         with closing(connection):
             try:
                 if create:
                     self._prepare(connection)
                 yield connection
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.Error, OSError) as exc:
                 raise AuditError(f"audit file {self.path}: {exc}") from None
 
     def _prepare(self, connection: sqlite3.Connection) -> None:

@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.core.files import append_text, write_atomic
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.engine.aggregate import Totals, totals
 
 if TYPE_CHECKING:
@@ -237,8 +239,9 @@ class Report:
     # -- terminal ------------------------------------------------------------------
 
     def lines(self) -> list[Line]:
-        """The terminal summary, scrubbed."""
-        return [Line(scrub(line.text), line.markup) for line in self._lines()]
+        """The terminal summary, scrubbed, without control sequences (a page's or a
+        claim's ``ESC[2J`` is not the terminal's business)."""
+        return [Line(terminal_safe(scrub(line.text)), line.markup) for line in self._lines()]
 
     def _lines(self) -> list[Line]:
         t = self.totals
@@ -405,9 +408,11 @@ def _totals_json(t: Totals) -> dict[str, Any]:
 
 
 def _write(path: Path, text: str, *, append: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a" if append else "w", encoding="utf-8") as f:
-        f.write(scrub(text))
+    """Scrubbed; a report replaced whole (temporary file + rename), a step summary appended."""
+    if append:
+        append_text(path, scrub(text))
+    else:
+        write_atomic(path, scrub(text))
 
 
 @dataclass(frozen=True)
@@ -457,7 +462,7 @@ def write_outputs(report: Report, outputs: Outputs) -> None:
 
 
 def citation_table(result: ClaimResult) -> list[str]:
-    """The failure report of one claim: a row per citation (scrubbed)."""
+    """The failure report of one claim: a row per citation (scrubbed, printable)."""
     head = f"claim {result.id!r}: {result.claim}"
     expected = f" (expected {result.expect.value})" if result.expect else ""
     lines = [head, f"claim label: {result.label.value}{expected}", ""]
@@ -483,7 +488,7 @@ def citation_table(result: ClaimResult) -> list[str]:
     if details:
         lines.append("")
         lines.extend(f"[{i}] {v.url}: {v.detail}" for i, v in details)
-    return [scrub(line) for line in lines]
+    return [terminal_safe(scrub(line)) for line in lines]
 
 
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
