@@ -122,6 +122,8 @@ class ClaimFile:
     path: Path
     judge: str | None = None
     claims: list[Claim] = field(default_factory=list)
+    # The line of ``judge:`` (for a front end that finds its provider unknown).
+    judge_line: int | None = None
 
 
 class _Broken:
@@ -233,6 +235,7 @@ class _Reader:
                 result.claims = self._jsonl(text)
             else:
                 result.judge, result.claims = self._yaml(text)
+                result.judge_line = self.lines.get(("judge",))
         except _Invalid:
             pass
         return result

@@ -77,6 +77,23 @@ def scrub(text: str, extra: Iterable[str] = ()) -> str:
     return text
 
 
+# A home directory in a path: /home/alice, /Users/alice, C:\Users\alice (also with
+# the backslashes JSON doubles), /root. A local server's error reply names its
+# install path; the user's name and layout do not belong in a committed cassette.
+_HOME_PATH = re.compile(
+    r"(?<![\w.:/-])(?:/home/|/Users/|/root(?=/)|[A-Za-z]:(?:\\\\|\\)Users(?:\\\\|\\))[^/\\\s'\"<>]*"
+)
+LOCAL_PATH = "~"
+
+
+def scrub_local_paths(text: str) -> str:
+    """Replace home directories in file paths (and this user's home) with ``~``."""
+    home = os.path.expanduser("~")
+    if len(home) > 1 and home != "/":
+        text = re.sub(rf"(?<![\w.:/-]){re.escape(home)}(?![\w.-])", LOCAL_PATH, text)
+    return _HOME_PATH.sub(LOCAL_PATH, text)
+
+
 # What the fetcher sends as ``token`` when it has none (replay), and what the
 # recorder writes in place of a real token. Distinct per token kind so a
 # normal and a JavaScript crawl of the same URL stay distinct requests.

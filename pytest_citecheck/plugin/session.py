@@ -301,19 +301,33 @@ def _xdist_run_id(config: pytest.Config) -> str | None:
 
 def _claim_files(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
     """Claim files under the run's paths (``norecursedirs`` honoured)."""
+    return [p for p in _claim_paths(config, patterns) if p.is_file()]
+
+
+def broken_claim_links(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
+    """Claim file names under the run's paths that are links to nothing: pytest
+    does not collect them, so they would be skipped without a word."""
+    return [p for p in _claim_paths(config, patterns) if p.is_symlink() and not p.exists()]
+
+
+def _claim_paths(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
     from fnmatch import fnmatch
 
     skip = [str(p) for p in config.getini("norecursedirs")]
     found: list[Path] = []
     for arg in config.args or [str(config.rootpath)]:
         root = Path(config.invocation_params.dir, arg.split("::", 1)[0])
-        if root.is_file():
+        if root.is_file() or (root.is_symlink() and not root.exists()):
             found.append(root)
+            continue
+        if not root.is_dir():
             continue
         for path in root.rglob("*"):
             rel = path.relative_to(root).parts[:-1]
             if any(fnmatch(part, pattern) for part in rel for pattern in skip):
                 continue
-            if path.is_file() and any(fnmatch(path.name, p) for p in patterns):
+            if any(fnmatch(path.name, p) for p in patterns) and (
+                path.is_file() or path.is_symlink()
+            ):
                 found.append(path)
     return found
