@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,6 +124,30 @@ class ClaimFile:
     claims: list[Claim] = field(default_factory=list)
     # The line of ``judge:`` (for a front end that finds its provider unknown).
     judge_line: int | None = None
+
+
+def unknown_judge(
+    claim_file: ClaimFile, build: Callable[[str], object], override: str
+) -> ClaimFileError | None:
+    """The file's ``judge:`` as an invalid claim file when ``build`` (the front end's
+    judge factory) refuses it as unknown (``ValueError``); ``override`` names the
+    flag that would replace it. Other failures (a missing key) are not the file's."""
+    if claim_file.judge is None:
+        return None
+    try:
+        build(claim_file.judge)
+    except ValueError as exc:
+        problem, _, known = str(exc).rstrip(".").partition(": use ")
+        return ClaimFileError(
+            claim_file.path,
+            claim_file.judge_line,
+            problem,
+            (f"use {known}" if known else "name a provider citecheck knows")
+            + f", or override it with {override}",
+        )
+    except Exception:
+        return None
+    return None
 
 
 class _Broken:

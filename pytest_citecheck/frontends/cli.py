@@ -29,6 +29,7 @@ from pytest_citecheck.engine.gate import GateSettings, evaluate
 from pytest_citecheck.plugin.options import claim_chars, fraction, judge_spec, positive_int
 
 if TYPE_CHECKING:
+    from pytest_citecheck.claims.loader import ClaimFile
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.reports.audit import AuditIndex
@@ -296,6 +297,23 @@ class BatchInput:
     claims: dict[str, Claim] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # Each YAML file's `judge:` (the loader's ClaimFile), checked once the engine exists.
+    claim_files: list[ClaimFile] = field(default_factory=list)
+
+    def drop_unknown_judges(self, engine: Engine, judge_flag: str | None) -> None:
+        """A file whose ``judge:`` names a provider nobody builds is a bad file:
+        reported with its line, its claims not run (unless --judge overrides it)."""
+        from pytest_citecheck.claims.loader import unknown_judge
+
+        if judge_flag is not None:
+            return
+        for claim_file in self.claim_files:
+            error = unknown_judge(claim_file, engine.judge, "--judge")
+            if error is None:
+                continue
+            self.problems.append(str(error))
+            for key in [k for k, path in self.files.items() if path == claim_file.path]:
+                del self.claims[key], self.files[key]
 
 
 def read_batch(
@@ -314,6 +332,7 @@ def read_batch(
             batch.problems.extend(
                 str(ClaimFileError(path, p.line, p.problem, p.fix)) for p in error.problems
             )
+        batch.claim_files.append(claim_file)
         for claim in claim_file.claims:
             key = f"{path.name}::{claim.id}"
             batch.claims[key] = claim
@@ -344,6 +363,9 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     _check_outputs(args)
     run_id, audit = _open_audit(args.audit)
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
+    # Without --record the batch is live: the engine then fetches and judges for real.
+    engine = _engine(args, args.record or "all")
+    batch.drop_unknown_judges(engine, args.judge)
     for problem in batch.problems:
         print(problem, file=sys.stderr)
     keys = list(batch.claims)
@@ -359,8 +381,6 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.errors import ConfigurationError
 
-    # Without --record the batch is live: the engine then fetches and judges for real.
-    engine = _engine(args, args.record or "all")
     with engine:
         try:
             engine.preflight(claims, cassette_for=cassette_for)

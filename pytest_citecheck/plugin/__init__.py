@@ -125,25 +125,11 @@ def _unknown_judge(config: pytest.Config, claim_file: ClaimFile) -> Exception | 
     ``pytest_citecheck_make_judge`` hook) makes the file invalid at that line --
     unless --citecheck-judge or ini citecheck_judge overrides it anyway."""
     session = _session(config)
-    if claim_file.judge is None or session.settings.judge is not None:
+    if session.settings.judge is not None:
         return None
-    from pytest_citecheck.claims.loader import ClaimFileError
-    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.claims.loader import unknown_judge
 
-    try:
-        session.judge(claim_file.judge)
-    except ValueError as exc:
-        problem, _, known = str(exc).rstrip(".").partition(": use ")
-        return ClaimFileError(
-            claim_file.path,
-            claim_file.judge_line,
-            problem,
-            (f"use {known}" if known else "name a provider citecheck knows")
-            + ", or override it with --citecheck-judge",
-        )
-    except ConfigurationError:
-        return None  # a missing key or base URL: the start-up check says which
-    return None
+    return unknown_judge(claim_file, session.judge, "--citecheck-judge")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -205,3 +205,21 @@ def test_kill_9_during_the_report_write_leaves_the_old_or_the_new_complete_file(
     assert complete("first")
     write("third", None)
     assert complete("third")
+
+
+def test_an_unknown_judge_provider_in_a_yaml_file_is_a_bad_file_and_the_rest_runs(
+    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = write_records(tmp_path / "outputs.jsonl")
+    claims = tmp_path / "citecheck_other.yaml"
+    claims.write_text(
+        "judge: gemini:pro\nclaims:\n  - id: x\n    claim: Water boils.\n"
+        "    citations: [https://example.com/articles/boiling]\n",
+        encoding="utf-8",
+    )
+    code, out, err = batch(capsys, str(records), str(claims), "--allow-contradicted")
+    assert code == 1
+    assert f"{claims}:1: unknown judge provider 'gemini' in 'gemini:pro'" in err
+    assert "or override it with --judge" in err
+    assert "citation_precision=0.2222 (2/9)" in out
+    assert "configuration_error" not in out
