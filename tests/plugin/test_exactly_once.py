@@ -44,8 +44,9 @@ def refuse(call: JudgeCall) -> Scripted:
     return Fault("refusal")
 
 
+@pytest.mark.parametrize("workers", [None, "2"], ids=["no-xdist", "xdist-2"])
 def test_each_claim_is_attempted_once_in_a_recording_run(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str | None
 ) -> None:
     pytester.makeconftest(RANKER_CONFTEST)
     pytester.makefile(".yaml", citecheck_once=CLAIMS)
@@ -64,6 +65,7 @@ def test_each_claim_is_attempted_once_in_a_recording_run(
             "--citecheck-report=report.json",
             "-p",
             "no:cacheprovider",
+            *(["-n", workers] if workers else []),
         )
         crawls = {url: len(api.calls_for(url)) for url in [*PAGES, BROKEN]}
         judged = [c.claim for c in llm.calls]
@@ -80,7 +82,8 @@ def test_each_claim_is_attempted_once_in_a_recording_run(
             "Tap water boils at 100 degrees Celsius at sea level.",
         ]
     )
-    result.stdout.fnmatch_lines(["citecheck: 4/4 claims, 4 citations, *"])
+    if workers is None:  # xdist workers print no progress line
+        result.stdout.fnmatch_lines(["citecheck: 4/4 claims, 4 citations, *"])
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["totals"]["claims"] == 4
     assert report["totals"]["by_label"]["error"] == 4
