@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -245,11 +244,9 @@ def _system_of(body: dict[str, Any]) -> Any:
 
 
 def _claim_of(text: str) -> str | None:
-    match = _CLAIM.search(text)
-    return match.group(1) if match else None
+    from pytest_citecheck.stages.judges.prompt import claim_in
 
-
-_CLAIM = re.compile(r"<claim>\n(.*?)\n</claim>", re.S)
+    return claim_in(text)
 
 
 @dataclass
