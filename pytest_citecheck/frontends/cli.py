@@ -533,7 +533,9 @@ def _finish_batch(
         print(f"audit: run {run_id} in {args.audit}", file=out)
     for failure in failures:
         print(f"citecheck gate FAILED: {failure}", file=out)
-    if not failures:
+    if not failures and report.output_errors:
+        print(report.unwritten_line(), file=out)
+    elif not failures:
         print("citecheck gate passed", file=out)
     return EXIT_GATE_FAILED if failures or report.output_errors else EXIT_OK
 

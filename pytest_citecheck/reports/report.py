@@ -182,6 +182,12 @@ class Report:
     # Output files that could not be written: printed, never lost silently.
     output_errors: list[str] = field(default_factory=list)
 
+    def unwritten_line(self) -> str:
+        """The last line when the gate passed but a report file could not be written."""
+        n = len(self.output_errors)
+        files = "report file" if n == 1 else "report files"
+        return f"citecheck gate passed, but {n} {files} could not be written: the run fails"
+
     @property
     def totals(self) -> Totals:
         return totals(self.results.values())

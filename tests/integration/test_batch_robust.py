@@ -223,3 +223,39 @@ def test_an_unknown_judge_provider_in_a_yaml_file_is_a_bad_file_and_the_rest_run
     assert "or override it with --judge" in err
     assert "citation_precision=0.2222 (2/9)" in out
     assert "configuration_error" not in out
+
+
+def test_a_report_that_fails_at_the_end_keeps_the_others_and_does_not_say_passed(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_citecheck.reports import report as module
+
+    real = module.write_atomic
+
+    def disk_full(path: Path, text: str) -> None:
+        if path.suffix == ".csv":
+            raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(module, "write_atomic", disk_full)
+    records = write_records(tmp_path / "outputs.jsonl")
+    out_csv, out_json = tmp_path / "r.csv", tmp_path / "r.json"
+    code, out, _ = batch(
+        capsys,
+        str(records),
+        "--out",
+        str(out_csv),
+        "--json",
+        str(out_json),
+        "--allow-contradicted",
+    )
+    assert code == 1
+    assert f"could not write {out_csv}: No space left on device" in out
+    assert out.splitlines()[-1] == (
+        "citecheck gate passed, but 1 report file could not be written: the run fails"
+    )
+    assert not out_csv.exists()
+    assert json.loads(out_json.read_text(encoding="utf-8"))["totals"]["citations"] == 9
