@@ -1,4 +1,4 @@
-"""Claim files: read ``citecheck_*.yaml|yml`` (DESIGN §2) and ``*.jsonl`` (DESIGN §8).
+"""Claim files: read ``citecheck_*.yaml|yml`` and ``*.jsonl``.
 
 What a claim or a citation may be is decided by the pydantic models
 (:mod:`pytest_citecheck.claims.models`, with :mod:`pytest_citecheck.claims.schema` for the
@@ -39,6 +39,7 @@ from pytest_citecheck.claims.schema import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 if TYPE_CHECKING:
     import yaml
@@ -127,11 +128,11 @@ class ClaimFile:
 
 
 def unknown_judge(
-    claim_file: ClaimFile, build: Callable[[str], object], override: str
+    claim_file: ClaimFile, build: Callable[[str], object], terms: Terms = NEUTRAL
 ) -> ClaimFileError | None:
     """The file's ``judge:`` as an invalid claim file when ``build`` (the front end's
-    judge factory) refuses it as unknown (``ValueError``); ``override`` names the
-    flag that would replace it. Other failures (a missing key) are not the file's."""
+    judge factory) refuses it as unknown (``ValueError``); ``terms`` names the
+    option that would replace it. Other failures (a missing key) are not the file's."""
     if claim_file.judge is None:
         return None
     try:
@@ -143,7 +144,7 @@ def unknown_judge(
             claim_file.judge_line,
             problem,
             (f"use {known}" if known else "name a provider citecheck knows")
-            + f", or override it with {override}",
+            + f", or override it with {terms.option('judge')}",
         )
     except Exception:
         return None
@@ -174,30 +175,33 @@ class _Invalid(Exception):
 def load_claim_file(
     path: Path,
     roots: Sequence[Path] | None = None,
+    terms: Terms = NEUTRAL,
     *,
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
 ) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
-    ``citecheck_document_roots``); ``None`` means no restriction. A claim text
-    longer than ``max_claim_chars`` is a problem (0: no cap).
+    its document-roots option); ``None`` means no restriction. ``terms`` names
+    that option in the fix. A claim text longer than ``max_claim_chars`` is a
+    problem (0: no cap).
     """
-    return _Reader(path, roots, max_claim_chars).read()
+    return _Reader(path, roots, terms, max_claim_chars).read()
 
 
 def load_valid_claims(
     path: Path,
     roots: Sequence[Path] | None = None,
+    terms: Terms = NEUTRAL,
     *,
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
 ) -> tuple[ClaimFile, ClaimFileError | None]:
-    """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
+    """For a batch: the claims of ``path`` that are valid, and the
     :class:`ClaimFileError` listing every problem of the others (None if none).
 
     A bad record costs only itself; the batch still runs every good one.
     """
-    reader = _Reader(path, roots, max_claim_chars)
+    reader = _Reader(path, roots, terms, max_claim_chars)
     result = reader.read_valid()
     return result, reader.error()
 
@@ -207,10 +211,12 @@ class _Reader:
         self,
         path: Path,
         roots: Sequence[Path] | None,
+        terms: Terms,
         max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
     ) -> None:
         self.path = path
         self.roots = roots
+        self.terms = terms
         self.max_claim_chars = max_claim_chars
         self.problems: list[Problem] = []
         # Line of each value, by location (key line for mapping values).
@@ -252,7 +258,7 @@ class _Reader:
                 raise self.stop(
                     None,
                     f"unsupported claim file type {self.path.suffix or '(no extension)'!r}",
-                    "name claim files *.yaml or *.yml (DESIGN §2), or *.jsonl for batch records",
+                    "name claim files *.yaml or *.yml, or *.jsonl for batch records",
                 )
             text = self._text()
             if suffix == ".jsonl":
@@ -284,6 +290,9 @@ class _Reader:
 
     # -- one claim, from plain data --------------------------------------------------
 
+    def _validate(self, data: dict[str, Any]) -> tuple[Claim | None, list[FieldProblem]]:
+        return validate_claim(data, max_claim_chars=self.max_claim_chars, terms=self.terms)
+
     def claim(self, data: Any, loc: Loc, judge: str | None) -> Claim | None:
         """Validate one claim; problems go to the file's list with their lines."""
         start = self.lines.get(loc)
@@ -296,7 +305,9 @@ class _Reader:
                 "write the claim as `- id: ...` with `claim:` and `citations:` indented under it",
             )
             return None
-        claim, problems = validate_claim(data, max_claim_chars=self.max_claim_chars)
+        claim, problems = validate_claim(
+            data, max_claim_chars=self.max_claim_chars, terms=self.terms
+        )
         for p in problems:
             self.add(self.line_of((*loc, *p.loc)), p.problem, p.fix)
         if claim is None:
@@ -328,11 +339,13 @@ class _Reader:
         return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
 
     def _document(self, citation: Citation, loc: Loc) -> Citation:
-        from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
+        from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
 
         assert citation.document is not None
         try:
-            resolved = resolve_document(citation.document, self.path.resolve().parent, self.roots)
+            resolved = resolve_document(
+                citation.document, self.path.resolve().parent, self.roots, self.terms
+            )
         except DocumentPathError as exc:
             self.add(self.line_of(loc), exc.problem, exc.fix)
             return citation
@@ -348,7 +361,7 @@ class _Reader:
             raise self.stop(
                 None,
                 "the file is empty",
-                "add a `claims:` list (see the claim file format, DESIGN §2)",
+                "add a `claims:` list (see the claim file format in README.md)",
             )
         data = self._plain(root, (), 0)
         if isinstance(data, _Broken):
@@ -363,7 +376,7 @@ class _Reader:
             raise self.stop(
                 _line(root),
                 "the top level is not a mapping with a `claims:` list",
-                "start the file with `claims:` followed by a list of claims (DESIGN §2)",
+                "start the file with `claims:` followed by a list of claims",
             )
         for key in data:
             if key not in TOP_KEYS:
@@ -562,7 +575,7 @@ class _Reader:
                 )
             seen.setdefault(name, _line(key))
 
-    # -- JSONL (batch records, DESIGN §8) ---------------------------------------------
+    # -- JSONL (batch records) ---------------------------------------------------------
 
     _EXAMPLE = '{"id": "q1", "claim": "...", "urls": ["https://..."]}'
 
@@ -654,7 +667,9 @@ class _Reader:
         }
         if broken:
             # The fields that are there are still checked (a missing one was said above).
-            _, problems = validate_claim(data, max_claim_chars=self.max_claim_chars)
+            _, problems = validate_claim(
+                data, max_claim_chars=self.max_claim_chars, terms=self.terms
+            )
             for p in problems:
                 if not (p.loc and p.loc[0] in ("id", "claim") and p.loc[0] not in record):
                     self.add(line, p.problem, p.fix)

@@ -18,12 +18,14 @@ from pydantic import ValidationError
 from pytest_citecheck.claims.models import (
     INTERNAL_FIELDS,
     MAX_CLAIM_CHARS,
+    TERMS,
     Citation,
     Claim,
     kind,
 )
 from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
@@ -95,12 +97,15 @@ class ClaimValidationError(CitecheckError, ValueError):
 
 
 def parse_claim(
-    data: Mapping[str, Any], *, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+    data: Mapping[str, Any],
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    terms: Terms = NEUTRAL,
 ) -> Claim:
     """Validate a claim given as a mapping (``id``, ``claim``, ``citations``, ``expect``).
 
     Raises :class:`ClaimValidationError` listing every problem with its fix. A claim
-    text longer than ``max_claim_chars`` is one (0: no cap).
+    text longer than ``max_claim_chars`` is one (0: no cap; ``terms`` names the option).
     Document citations are checked as text only; resolving them against the
     file system is the caller's (see :func:`documents.resolve_document`).
     """
@@ -108,7 +113,7 @@ def parse_claim(
         raise ClaimValidationError(
             [FieldProblem((), f"a claim must be a mapping, not {kind(data)}", _CLAIM_EXAMPLE)]
         )
-    claim, problems = validate_claim(dict(data), max_claim_chars=max_claim_chars)
+    claim, problems = validate_claim(dict(data), max_claim_chars=max_claim_chars, terms=terms)
     if claim is None:
         raise ClaimValidationError(problems)
     return claim
@@ -134,7 +139,10 @@ _CLAIM_EXAMPLE = (
 
 
 def validate_claim(
-    data: dict[str, Any], *, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+    data: dict[str, Any],
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    terms: Terms = NEUTRAL,
 ) -> tuple[Claim | None, list[FieldProblem]]:
     cleaned, problems = _strip_internal(data, "claim", ())
     citations = cleaned.get("citations")
@@ -146,7 +154,8 @@ def validate_claim(
             problems += found
         cleaned["citations"] = items
     try:
-        claim = Claim.model_validate(cleaned, context={MAX_CLAIM_CHARS: max_claim_chars})
+        context = {MAX_CLAIM_CHARS: max_claim_chars, TERMS: terms}
+        claim = Claim.model_validate(cleaned, context=context)
     except ValidationError as exc:
         errors = exc.errors()
         # Unknown keys first; a typo of a required key (`citatons:`) is reported as
@@ -214,7 +223,7 @@ def _problem(err: ErrorDetails, loc: Loc) -> FieldProblem:
             f"write {name!r} as one text value, not a list or mapping "
             "(quote it if it contains ': ' or ' #')",
         )
-    return FieldProblem(loc, f"{name!r}: {err['msg']}", "see the claim file format (DESIGN §2)")
+    return FieldProblem(loc, f"{name!r}: {err['msg']}", "see the claim file format")
 
 
 def unknown_key(key: str, where: str, allowed: tuple[str, ...]) -> tuple[str, str]:

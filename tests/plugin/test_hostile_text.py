@@ -78,7 +78,11 @@ def test_the_claim_length_cap_is_an_ini_option_and_a_flag(pytester: pytest.Pytes
     result = pytester.runpytest("--citecheck", "--citecheck-record=all")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*citecheck_a.yaml:3: claim text is 21 characters long (at most 10)*"]
+        [
+            "*citecheck_a.yaml:3: claim text is 21 characters long (at most 10)",
+            "*fix: *(or raise --citecheck-max-claim-chars or the ini option "
+            "citecheck_max_claim_chars; 0 lifts the cap)",
+        ]
     )
     result = pytester.runpytest(
         "--citecheck", "--citecheck-record=all", "--citecheck-max-claim-chars=0"

@@ -111,7 +111,7 @@ def test_the_claim_length_cap_has_a_documented_default_and_can_be_lifted(tmp_pat
     assert error is not None
     assert error.problems[0].line == 2
     assert error.problems[0].problem == "claim text is 2,499 characters long (at most 2,000)"
-    assert "citecheck_max_claim_chars" in error.problems[0].fix
+    assert "raise the claim length cap; 0 lifts the cap" in error.problems[0].fix
     claim_file, error = load_valid_claims(path, max_claim_chars=3000)
     assert error is None and len(claim_file.claims) == 2
     claim_file, error = load_valid_claims(path, max_claim_chars=0)
