@@ -59,7 +59,7 @@ def retrieval_key(claim: str, passages: Sequence[str]) -> str:
 class MissingRetrieval(Exception):
     """Replay only, and the cassette has no retrieval for this page and claim."""
 
-    def __init__(self, key: str, claim: str | None = None) -> None:
+    def __init__(self, key: str = "", claim: str | None = None) -> None:
         super().__init__(key)
         self.key = key
         self.claim = claim

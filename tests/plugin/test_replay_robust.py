@@ -132,7 +132,7 @@ def test_an_unknown_provider_in_judge_is_an_invalid_claim_file_at_its_line(
             "*invalid claim file: *citecheck_b.yaml:2: unknown judge provider 'gemini' in "
             "'gemini:pro'",
             "  fix: use PROVIDER:MODEL with PROVIDER one of openai*, or override it with "
-            "--citecheck-judge",
+            "--citecheck-judge or the ini option citecheck_judge",
         ]
     )
     assert "configuration_error" not in result.stdout.str()
