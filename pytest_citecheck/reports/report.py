@@ -336,7 +336,7 @@ class Report:
         return data
 
     def write_json(self, path: Path) -> None:
-        _write(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
+        write_report(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
 
     def csv_rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -371,17 +371,17 @@ class Report:
         writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(self.csv_rows())
-        _write(path, scrub(buffer.getvalue()))
+        write_report(path, scrub(buffer.getvalue()))
 
     def write_markdown(self, path: Path, *, append: bool = False) -> None:
         from pytest_citecheck.reports.markdown import render_markdown
 
-        _write(path, render_markdown(self.scrubbed_json()), append=append)
+        write_report(path, render_markdown(self.scrubbed_json()), append=append)
 
     def write_html(self, path: Path) -> None:
         from pytest_citecheck.reports.html import render_html
 
-        _write(path, render_html(self.scrubbed_json()))
+        write_report(path, render_html(self.scrubbed_json()))
 
 
 def _totals_json(t: Totals) -> dict[str, Any]:
@@ -398,8 +398,9 @@ def _totals_json(t: Totals) -> dict[str, Any]:
     }
 
 
-def _write(path: Path, text: str, *, append: bool = False) -> None:
-    """Scrubbed; a report replaced whole (temporary file + rename), a step summary appended."""
+def write_report(path: Path, text: str, *, append: bool = False) -> None:
+    """Every report file is written here: scrubbed, replaced whole (a temporary
+    file and a rename), or appended (a CI step summary)."""
     if append:
         append_text(path, scrub(text))
     else:
