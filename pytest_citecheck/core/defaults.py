@@ -20,3 +20,7 @@ DEFAULT_RANKER = "hybrid"
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
+# Which cited URLs may be fetched (pytest_citecheck.stages.url_policy): ``off``
+# refuses none; ``public`` refuses internal addresses, local names and credentials.
+URL_POLICIES = ("off", "public")
+DEFAULT_URL_POLICY = "off"

@@ -20,7 +20,7 @@ import pytest
 import uvicorn
 
 from pytest_citecheck.engine.core import Engine, StageHooks
-from pytest_citecheck.frontends.service import ServiceConfig, create_app
+from pytest_citecheck.frontends.service import ServiceConfig, create_app, uvicorn_config
 from pytest_citecheck.reports.audit import AuditIndex
 from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages, judge_by_page
 from tests.doubles.crawlbase import CrawlbaseDouble
@@ -40,7 +40,7 @@ def serving(config: ServiceConfig, environ: dict[str, str]) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn_config(app, config, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
