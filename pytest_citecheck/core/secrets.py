@@ -22,6 +22,7 @@ SECRET_ENV_VARS = (
     "ANTHROPIC_API_KEY",
     "OLLAMA_API_KEY",
     "CITECHECK_JUDGE_API_KEY",
+    "CITECHECK_SERVICE_KEY",
 )
 # Header names VCR must drop from recorded requests and responses.
 SECRET_HEADERS = (
@@ -45,6 +46,8 @@ _PATTERNS = (
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
     re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
     re.compile(r"()\bsk-[A-Za-z0-9_-]{8,}"),
+    # user:password@ in a URL (https://user:pass@host/)
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/?#\s@'\"]+(?=@)"),
 )
 
 

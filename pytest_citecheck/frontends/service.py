@@ -45,7 +45,6 @@ the plugin.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import itertools
 import json
 import logging
@@ -72,6 +71,17 @@ from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, D
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS, scrub
 from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.frontends.service_defaults import (
+    DEFAULT_AUDIT_WAIT,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_MAX_URLS,
+    DEFAULT_QUEUE_WAIT,
+    DEFAULT_READ_TIMEOUT,
+    LOOPBACK_HOSTS,
+    MAX_JSON_DEPTH,
+    RETRY_AFTER_SECONDS,
+)
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 from pytest_citecheck.stages.url_policy import PUBLIC, check, hide_internal_urls
 
@@ -80,23 +90,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pytest_citecheck.service")
 
-DEFAULT_MAX_URLS = 20
-DEFAULT_MAX_BODY_BYTES = 65_536
-DEFAULT_MAX_CLAIM_CHARS = 2_000
-# Seconds a request waits for a verification slot before a 503 with Retry-After.
-DEFAULT_QUEUE_WAIT = 2.0
-RETRY_AFTER_SECONDS = 5
-# Seconds a client has to send its request headers, and again its body.
-DEFAULT_READ_TIMEOUT = 10.0
-# Seconds a request waits for an audit file another writer holds (before spending, and
-# when recording after it).
-DEFAULT_AUDIT_WAIT = 5.0
-# JSON nested deeper than this is refused before it is parsed (a request is two deep).
-MAX_JSON_DEPTH = 32
-SERVICE_KEY_ENV = "CITECHECK_SERVICE_KEY"
-MIN_KEY_CHARS = 16
-# The names a loopback service answers to by default (the Host header's, port aside).
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Variables /health reports as configured or not (names only).
 HEALTH_ENV_VARS = (*SECRET_ENV_VARS, "OLLAMA_HOST", "CITECHECK_JUDGE_BASE_URL")
 
@@ -244,44 +237,6 @@ class Rejected(Exception):
 
 class _Disconnected(Exception):
     """The client hung up before its body arrived: nothing to answer."""
-
-
-def binding_problem(host: str, api_key: str | None) -> str | None:
-    """Why the service must not listen on ``host`` as configured, or None.
-
-    Only loopback is served without a key: anything else (``0.0.0.0``, a LAN
-    address, a name) lets other machines spend the operator's credits."""
-    if api_key is not None or is_loopback(host):
-        return None
-    return (
-        f"--host {host} accepts connections from other machines, and every request spends "
-        f"your Crawlbase credits and judge tokens: set {SERVICE_KEY_ENV} (or --key-file PATH) "
-        f"to a secret of at least {MIN_KEY_CHARS} characters, which clients send as "
-        "`Authorization: Bearer <key>`; or keep the default --host 127.0.0.1 (behind a "
-        "reverse proxy, say)"
-    )
-
-
-def is_loopback(host: str) -> bool:
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def check_key(key: str, where: str) -> str:
-    """``key`` stripped, or ValueError naming ``where`` it came from when it is too weak."""
-    key = key.strip()
-    if len(key) < MIN_KEY_CHARS:
-        raise ValueError(
-            f"{where}: the service key has {len(key)} characters; use at least "
-            f'{MIN_KEY_CHARS}, e.g. the output of `python -c "import secrets; '
-            f'print(secrets.token_urlsafe(32))"`'
-        )
-    return key
 
 
 def _host_name(header: str) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_citecheck.core.defaults import URL_POLICIES
+from pytest_citecheck.core.secrets import scrub
 
 PUBLIC = "public"
 OFF = "off"
@@ -174,14 +175,12 @@ def without_credentials(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
-        return _USERINFO.sub(r"\1REDACTED@", url)
+        return scrub(url)
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc="REDACTED@" + parts.netloc.rpartition("@")[2]))
 
 
-# user:password@ after a scheme, in free text (messages quoting a URL).
-_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]*://)[^/?#\s@'\"]*@")
 _URL_IN_TEXT = re.compile(r"(?i)\bhttps?://[^\s'\"<>()\[\]{}]+|\bhttps?://\[[^\]\s]*\][^\s'\"<>]*")
 INTERNAL_MARK = "[internal address]"
 
