@@ -78,9 +78,10 @@ def public_refusal(url: str, extra_hosts: Iterable[str] = ()) -> str | None:
         why = address_refusal(address)
         return None if why is None else f"its host {host} is {why}"
     name = host.rstrip(".")
-    if name in {h.lower().rstrip(".") for h in extra_hosts}:
+    why = name_refusal(name)
+    if why is None and name in {h.lower().rstrip(".") for h in extra_hosts}:
         return f"its host {name} is this service itself"
-    return name_refusal(name)
+    return why
 
 
 def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | str | None:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -30,8 +31,9 @@ OPENAI_KEY = "sk-test-service-0123456789"
 
 
 @contextmanager
-def serving(config: ServiceConfig, environ: dict[str, str]) -> Iterator[str]:
-    """``create_app`` under a real uvicorn on a free 127.0.0.1 port; yields its base URL."""
+def serving(config: ServiceConfig, environ: dict[str, str], **options: Any) -> Iterator[str]:
+    """``create_app`` under a real uvicorn on a free 127.0.0.1 port; yields its base URL.
+    ``options`` go to uvicorn's configuration."""
     engine = Engine.from_settings(
         config.engine_settings(), hooks=StageHooks(make_ranker=FirstPassages), environ=environ
     )
@@ -40,7 +42,8 @@ def serving(config: ServiceConfig, environ: dict[str, str]) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn_config(app, config, log_level="warning", lifespan="on"))
+    options = {"log_level": "warning", "lifespan": "on", **options}
+    server = uvicorn.Server(uvicorn_config(app, config, **options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
