@@ -79,6 +79,7 @@ from pytest_citecheck.frontends.service_defaults import (
     DEFAULT_QUEUE_WAIT,
     DEFAULT_READ_TIMEOUT,
     LOOPBACK_HOSTS,
+    MAX_CONNECTIONS,
     MAX_JSON_DEPTH,
     RETRY_AFTER_SECONDS,
 )
@@ -687,7 +688,8 @@ def create_app(
         try:
             engine.preflight([claim])
         except ConfigurationError as exc:
-            return JSONResponse({"detail": unconfigured_detail(str(exc))}, status_code=503)
+            detail = public_detail(unconfigured_detail(str(exc)))
+            return JSONResponse({"detail": detail}, status_code=503)
         except ValueError as exc:  # a judge spec that names no known provider
             return JSONResponse(
                 {
@@ -772,4 +774,6 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
             self.transport.close()
 
     kwargs.setdefault("timeout_keep_alive", max(1, min(5, int(timeout))))
+    # Connections (idle ones included) beyond this get uvicorn's immediate 503.
+    kwargs.setdefault("limit_concurrency", MAX_CONNECTIONS)
     return uvicorn.Config(app, http=HeaderDeadline, **kwargs)

@@ -21,6 +21,8 @@ DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_AUDIT_WAIT = 5.0
 # JSON nested deeper than this is refused before it is parsed (a request is two deep).
 MAX_JSON_DEPTH = 32
+# Open connections uvicorn serves at once; more are answered 503 straight away.
+MAX_CONNECTIONS = 100
 SERVICE_KEY_ENV = "CITECHECK_SERVICE_KEY"
 MIN_KEY_CHARS = 16
 # The names a loopback service answers to by default (the Host header's, port aside).
