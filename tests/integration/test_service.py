@@ -230,7 +230,8 @@ def test_load_200_requests_16_in_flight_no_errors_no_lost_audit_rows(
 ) -> None:
     requests, in_flight = 200, 16
     audit = tmp_path / "audit.db"
-    config = ServiceConfig(audit=audit, concurrency=8)
+    # Twice as many in flight as slots: the rest wait their turn (no 503 at this load).
+    config = ServiceConfig(audit=audit, concurrency=8, queue_wait=60)
 
     async def load(url: str) -> list[httpx.Response]:
         limit = asyncio.Semaphore(in_flight)

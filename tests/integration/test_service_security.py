@@ -490,3 +490,22 @@ def test_serve_refuses_a_short_key(
     key_file.write_text("tiny\n")
     assert main(["serve", "--key-file", str(key_file), "--port", "0"]) == 2
     assert "--key-file" in capsys.readouterr().err
+
+
+def test_the_key_file_wins_and_the_host_list_includes_the_bound_address(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pytest_citecheck.frontends.cli import allowed_hosts, service_key
+
+    monkeypatch.setenv("CITECHECK_SERVICE_KEY", "from-the-environment-0123")
+    assert service_key(None) == "from-the-environment-0123"
+    key_file = tmp_path / "key"
+    key_file.write_text(f"  {KEY}\n", encoding="utf-8")
+    assert service_key(key_file) == KEY
+    assert allowed_hosts("0.0.0.0", ["Citecheck.Example.org"]) == (
+        "127.0.0.1",
+        "localhost",
+        "::1",
+        "citecheck.example.org",
+    )
+    assert "192.168.1.10" in allowed_hosts("192.168.1.10", [])
