@@ -129,6 +129,8 @@ class ServiceConfig:
             concurrency=self.concurrency,
             ranker=self.ranker,
             review_below=(DEFAULT_REVIEW_BELOW if self.review_below is None else self.review_below),
+            # Requests are refused before this; the engine applies it again, as batch does.
+            url_policy=self.url_policy,
         )
 
 
@@ -773,6 +775,19 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
                 )
             self.transport.close()
 
+    if "log_config" not in kwargs:
+        # The service's own lines (a client that hung up, an audit problem) beside uvicorn's.
+        import copy
+
+        from uvicorn.config import LOGGING_CONFIG
+
+        logging_config = copy.deepcopy(LOGGING_CONFIG)
+        logging_config["loggers"]["pytest_citecheck"] = {
+            "handlers": ["default"],
+            "level": "INFO",
+            "propagate": False,
+        }
+        kwargs["log_config"] = logging_config
     kwargs.setdefault("timeout_keep_alive", max(1, min(5, int(timeout))))
     # Connections (idle ones included) beyond this get uvicorn's immediate 503.
     kwargs.setdefault("limit_concurrency", MAX_CONNECTIONS)
