@@ -27,6 +27,7 @@ from pytest_citecheck.core.defaults import (
     URL_POLICIES,
 )
 from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int, positive_seconds
 
 if TYPE_CHECKING:
@@ -230,8 +231,6 @@ def build_parser() -> argparse.ArgumentParser:
         "2 no token or the token was refused.",
     )
     page.add_argument("rid", metavar="RID", help="the rid from `citecheck audit list`.")
-
-    from pytest_citecheck.frontends import service_defaults as sd
 
     serve = commands.add_parser(
         "serve",
@@ -670,10 +669,8 @@ def run_serve(args: argparse.Namespace) -> int:
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
             "pip install 'pytest-citecheck[service]'"
         ) from None
-    from pytest_citecheck.frontends.service_defaults import binding_problem
-
     key = service_key(args.key_file)
-    problem = binding_problem(args.host, key)
+    problem = sd.binding_problem(args.host, key)
     if problem is not None:
         raise UsageError(problem)
     _open_audit(args.audit)
@@ -710,31 +707,27 @@ def service_key(key_file: Path | None) -> str | None:
     when it cannot be read or is too short)."""
     import os
 
-    from pytest_citecheck.frontends.service_defaults import SERVICE_KEY_ENV, check_key
-
     if key_file is not None:
         try:
             text = key_file.read_text(encoding="utf-8")
         except (OSError, UnicodeError) as exc:
             raise UsageError(f"--key-file {key_file}: cannot be read ({exc})") from None
         where = f"--key-file {key_file}"
-    elif os.environ.get(SERVICE_KEY_ENV, "").strip():
-        text, where = os.environ[SERVICE_KEY_ENV], SERVICE_KEY_ENV
+    elif os.environ.get(sd.SERVICE_KEY_ENV, "").strip():
+        text, where = os.environ[sd.SERVICE_KEY_ENV], sd.SERVICE_KEY_ENV
     else:
         return None
     try:
-        return check_key(text, where)
+        return sd.check_key(text, where)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
 
 def allowed_hosts(host: str, extra: Sequence[str]) -> tuple[str, ...]:
     """The Host names served: loopback's, the address bound (unless a wildcard), ``extra``."""
-    from pytest_citecheck.frontends.service_defaults import LOOPBACK_HOSTS
-
     bound = [] if host in ("0.0.0.0", "::", "") else [host]
     names: list[str] = []
-    for name in (*LOOPBACK_HOSTS, *bound, *extra):
+    for name in (*sd.LOOPBACK_HOSTS, *bound, *extra):
         if name.lower().strip("[]") not in names:
             names.append(name.lower().strip("[]"))
     return tuple(names)
