@@ -312,7 +312,7 @@ def _require_json(request: Request) -> None:
     if kind != "application/json":
         raise Rejected(
             415,
-            f"the body must be application/json, not {kind or 'untyped'}: send "
+            f"the body must be application/json, not {kind[:80] or 'untyped'}: send "
             "`Content-Type: application/json`",
         )
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pytest_citecheck.core.defaults import URL_POLICIES
 from pytest_citecheck.core.secrets import scrub
@@ -71,6 +71,15 @@ def public_refusal(url: str, extra_hosts: Iterable[str] = ()) -> str | None:
         return "it carries credentials (user:password@); cite the page without them"
     if not host:
         return "it has no host"
+    # URL parsers percent-decode a host: %31%32%37.0.0.1 is 127.0.0.1.
+    host = unquote(host)
+    if not host.isascii():
+        # As a URL parser would: full-width digits and ideographic dots are ASCII after
+        # IDNA mapping, so "１２７。０。０。１" is 127.0.0.1, not a name.
+        try:
+            host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            return f"its host {host!r} is not a valid host name"
     address = literal_address(host)
     if isinstance(address, str):
         return address
@@ -154,16 +163,12 @@ def address_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> s
 
 
 def name_refusal(name: str) -> str | None:
-    """Why the host name ``name`` (lower case, no trailing dot) is not public, or None."""
+    """Why the host name ``name`` (ASCII, lower case, no trailing dot) is not public, or None."""
     if not name:
         return "it has no host"
     if name in LOCAL_NAMES or name.endswith(LOCAL_SUFFIXES):
         return f"its host {name} is a local name"
-    try:
-        ascii_name = name.encode("idna").decode("ascii")
-    except UnicodeError:
-        return f"its host {name!r} is not a valid host name"
-    labels = ascii_name.split(".")
+    labels = name.split(".")
     if not all(_HOST_LABEL.fullmatch(label) for label in labels):
         return f"its host {name!r} is not a valid host name"
     if len(labels) == 1:
