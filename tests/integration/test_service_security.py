@@ -71,7 +71,8 @@ ONE_URL = {
 
 
 def post(url: str, payload: object, **kwargs: object) -> httpx.Response:
-    return httpx.post(f"{url}/verify", json=payload, timeout=30, **kwargs)  # type: ignore[arg-type]
+    kwargs.setdefault("timeout", 30)
+    return httpx.post(f"{url}/verify", json=payload, **kwargs)  # type: ignore[arg-type]
 
 
 # -- the cross-site post, the foreign Host header, the key -----------------------------
@@ -230,6 +231,23 @@ def test_an_allowed_judge_may_be_named(world: World) -> None:
         reply = post(url, {**ONE_URL, "judge": "OpenAI:gpt-4o"})
     assert reply.status_code == 200, reply.text
     assert world.llm.calls[0].model == "gpt-4o"
+
+
+def test_a_reply_never_shows_the_address_of_an_internal_judge(world: World) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: the judge is unreachable
+    config = ServiceConfig(
+        judge_base_url=f"http://127.0.0.1:{port}/v1", allowed_judges=("openai-compatible:m",)
+    )
+    with serving(config, world.environ) as url:
+        reply = post(url, {**ONE_URL, "judge": "openai-compatible:m"}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    (verdict,) = reply.json()["verdicts"]
+    assert verdict["reason"] == "judge_unavailable"
+    assert "[internal address]" in verdict["detail"]
+    assert str(port) not in reply.text and "127.0.0.1" not in reply.text
 
 
 # -- the URL policy ------------------------------------------------------------------------
