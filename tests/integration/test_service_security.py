@@ -200,6 +200,15 @@ def test_bodies_claim_files_would_refuse_are_422(world: World, raw: bytes, words
     assert world.upstream == 0
 
 
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    from pytest_citecheck.frontends.service import claim_from_body
+
+    text = "Water boils " + "[{" * 100 + ' \\" ' + "}]" * 100
+    raw = json.dumps({"claim": text, "urls": [f"{SITE}/articles/boiling"]}).encode()
+    claim = claim_from_body(raw, "r1", ServiceConfig(max_claim_chars=1000))
+    assert claim.claim == text
+
+
 def test_a_claim_over_the_cap_is_422(world: World) -> None:
     config = ServiceConfig(max_claim_chars=100)
     with serving(config, world.environ) as url:
