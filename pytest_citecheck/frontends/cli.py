@@ -669,10 +669,18 @@ def run_serve(args: argparse.Namespace) -> int:
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
             "pip install 'pytest-citecheck[service]'"
         ) from None
+    from pytest_citecheck.stages.providers import PROVIDERS
+
     key = service_key(args.key_file)
     problem = sd.binding_problem(args.host, key)
     if problem is not None:
         raise UsageError(problem)
+    for judge in args.allow_judge:
+        if judge.partition(":")[0].lower() not in PROVIDERS:
+            raise UsageError(
+                f"--allow-judge {judge}: no provider {judge.partition(':')[0]!r} "
+                f"(one of {', '.join(PROVIDERS)})"
+            )
     _open_audit(args.audit)
     config = ServiceConfig(
         judge=args.judge,

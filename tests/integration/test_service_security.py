@@ -536,3 +536,10 @@ def test_the_key_file_wins_and_the_host_list_includes_the_bound_address(
         "citecheck.example.org",
     )
     assert "192.168.1.10" in allowed_hosts("192.168.1.10", [])
+
+
+def test_serve_refuses_an_allowed_judge_of_no_known_provider(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["serve", "--allow-judge", "acme:big-model", "--port", "0"]) == 2
+    assert "no provider 'acme'" in capsys.readouterr().err
