@@ -9,7 +9,7 @@
 - OpenAPI at ``/docs`` (and ``/openapi.json``).
 
 The service spends the operator's credits, so every request is checked before
-anything is spent (DESIGN §11), in this order:
+anything is spent, in this order:
 
 1. the ``Host`` header is one of ``allowed_hosts`` (400): a DNS-rebinding page
    cannot reach a loopback service under its own name;
