@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 
+from pytest_citecheck.core.providers import SERVICE_KEY_ENV as SERVICE_KEY_ENV
+
 DEFAULT_MAX_URLS = 20
 DEFAULT_MAX_BODY_BYTES = 65_536
 DEFAULT_MAX_CLAIM_CHARS = 2_000
@@ -23,7 +25,6 @@ DEFAULT_AUDIT_WAIT = 5.0
 MAX_JSON_DEPTH = 32
 # Open connections uvicorn serves at once; more are answered 503 straight away.
 MAX_CONNECTIONS = 100
-SERVICE_KEY_ENV = "CITECHECK_SERVICE_KEY"
 MIN_KEY_CHARS = 16
 # The names a loopback service answers to by default (the Host header's, port aside).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
