@@ -84,6 +84,8 @@ class Reason:
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
+    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
+    URL_REFUSED = "url_refused"
     INTERNAL = "internal_error"
 
 
