@@ -140,7 +140,7 @@ def _max_claim_chars_fix(context: Any) -> str:
 
 
 def check_text(name: str, value: str) -> str:
-    """Refuse lone surrogates and control characters (but tab and newline) in ``value``."""
+    """Refuse lone surrogates and control characters (but tab, newline, CR) in ``value``."""
     problem = text_problem(value)
     if problem is not None:
         raise _invalid(f"{name} is not usable text: {problem}", TEXT_FIX)
