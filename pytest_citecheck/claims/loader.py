@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from pytest_citecheck.claims.schema import (
     unknown_key,
     validate_claim,
 )
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.errors import CitecheckError
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 
@@ -123,6 +124,32 @@ class ClaimFile:
     path: Path
     judge: str | None = None
     claims: list[Claim] = field(default_factory=list)
+    # The line of ``judge:`` (for a front end that finds its provider unknown).
+    judge_line: int | None = None
+
+
+def unknown_judge(
+    claim_file: ClaimFile, build: Callable[[str], object], terms: Terms = NEUTRAL
+) -> ClaimFileError | None:
+    """The file's ``judge:`` as an invalid claim file when ``build`` (the front end's
+    judge factory) refuses it as unknown (``ValueError``); ``terms`` names the
+    option that would replace it. Other failures (a missing key) are not the file's."""
+    if claim_file.judge is None:
+        return None
+    try:
+        build(claim_file.judge)
+    except ValueError as exc:
+        problem, _, known = str(exc).rstrip(".").partition(": use ")
+        return ClaimFileError(
+            claim_file.path,
+            claim_file.judge_line,
+            problem,
+            (f"use {known}" if known else "name a provider citecheck knows")
+            + f", or override it with {terms.option('judge')}",
+        )
+    except Exception:
+        return None
+    return None
 
 
 class _Broken:
@@ -147,35 +174,51 @@ class _Invalid(Exception):
 
 
 def load_claim_file(
-    path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
+    path: Path,
+    roots: Sequence[Path] | None = None,
+    terms: Terms = NEUTRAL,
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
 ) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
     its document-roots option); ``None`` means no restriction. ``terms`` names
-    that option in the fix.
+    that option in the fix. A claim text longer than ``max_claim_chars`` is a
+    problem (0: no cap).
     """
-    return _Reader(path, roots, terms).read()
+    return _Reader(path, roots, terms, max_claim_chars).read()
 
 
 def load_valid_claims(
-    path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
+    path: Path,
+    roots: Sequence[Path] | None = None,
+    terms: Terms = NEUTRAL,
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
 ) -> tuple[ClaimFile, ClaimFileError | None]:
     """For a batch: the claims of ``path`` that are valid, and the
     :class:`ClaimFileError` listing every problem of the others (None if none).
 
     A bad record costs only itself; the batch still runs every good one.
     """
-    reader = _Reader(path, roots, terms)
+    reader = _Reader(path, roots, terms, max_claim_chars)
     result = reader.read_valid()
     return result, reader.error()
 
 
 class _Reader:
-    def __init__(self, path: Path, roots: Sequence[Path] | None, terms: Terms) -> None:
+    def __init__(
+        self,
+        path: Path,
+        roots: Sequence[Path] | None,
+        terms: Terms,
+        max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    ) -> None:
         self.path = path
         self.roots = roots
         self.terms = terms
+        self.max_claim_chars = max_claim_chars
         self.problems: list[Problem] = []
         # Line of each value, by location (key line for mapping values).
         self.lines: dict[Loc, int] = {}
@@ -223,6 +266,7 @@ class _Reader:
                 result.claims = self._jsonl(text)
             else:
                 result.judge, result.claims = self._yaml(text)
+                result.judge_line = self.lines.get(("judge",))
         except _Invalid:
             pass
         return result
@@ -247,6 +291,9 @@ class _Reader:
 
     # -- one claim, from plain data --------------------------------------------------
 
+    def _validate(self, data: dict[str, Any]) -> tuple[Claim | None, list[FieldProblem]]:
+        return validate_claim(data, max_claim_chars=self.max_claim_chars, terms=self.terms)
+
     def claim(self, data: Any, loc: Loc, judge: str | None) -> Claim | None:
         """Validate one claim; problems go to the file's list with their lines."""
         start = self.lines.get(loc)
@@ -259,7 +306,9 @@ class _Reader:
                 "write the claim as `- id: ...` with `claim:` and `citations:` indented under it",
             )
             return None
-        claim, problems = validate_claim(data)
+        claim, problems = validate_claim(
+            data, max_claim_chars=self.max_claim_chars, terms=self.terms
+        )
         for p in problems:
             self.add(self.line_of((*loc, *p.loc)), p.problem, p.fix)
         if claim is None:
@@ -717,8 +766,11 @@ class _Reader:
             )
             return None
         # Extra fields are ignored: batch outputs usually carry more (answer, model...).
+        # Every problem of the record is reported, not only the first.
+        broken = False
         for required in JSONL_KEYS:
             if required not in record:
+                broken = True
                 near = closest(required, [k for k in record if k not in JSONL_KEYS])
                 if near is not None:
                     self.add(
@@ -732,9 +784,9 @@ class _Reader:
                         f"record has no {required!r} field",
                         f"records look like {self._EXAMPLE}",
                     )
-                return None
-        urls = record["urls"]
+        urls = record.get("urls", [])
         if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            broken = True
             bad = (
                 urls
                 if not isinstance(urls, list)
@@ -746,9 +798,21 @@ class _Reader:
                 'write e.g. "urls": ["https://example.com/a", "https://example.com/b"] '
                 "(or [] if nothing was cited)",
             )
-            return None
+            urls = [u for u in urls if isinstance(u, str)] if isinstance(urls, list) else []
         self.lines[(line,)] = line
-        data = {"id": record["id"], "claim": record["claim"], "citations": urls}
+        data = {
+            **{key: record[key] for key in ("id", "claim") if key in record},
+            "citations": urls,
+        }
+        if broken:
+            # The fields that are there are still checked (a missing one was said above).
+            _, problems = validate_claim(
+                data, max_claim_chars=self.max_claim_chars, terms=self.terms
+            )
+            for p in problems:
+                if not (p.loc and p.loc[0] in ("id", "claim") and p.loc[0] not in record):
+                    self.add(line, p.problem, p.fix)
+            return None
         return self.claim(data, (line,), None)
 
 

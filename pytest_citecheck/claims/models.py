@@ -22,6 +22,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
+from pytest_citecheck.core.text import TEXT_FIX, text_problem
+
 
 class Label(StrEnum):
     """What a citation (or a claim) turned out to be (README.md, "Labels")."""
@@ -82,6 +85,8 @@ class Reason:
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
+    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
+    URL_REFUSED = "url_refused"
     INTERNAL = "internal_error"
 
 
@@ -118,9 +123,41 @@ def _invalid(problem: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError("citecheck", "{problem}", {"problem": problem, "fix": fix})
 
 
+# The validation context key that sets the claim length cap (``parse_claim``,
+# the loader); absent, DEFAULT_MAX_CLAIM_CHARS applies; 0 or None lifts it.
+MAX_CLAIM_CHARS = "max_claim_chars"
+# ... and the key of the front end's Terms, which name the option in the fix.
+TERMS = "terms"
+
+
+def _max_claim_chars_fix(context: Any) -> str:
+    terms = context.get(TERMS) if isinstance(context, dict) else None
+    options = getattr(terms, "options", None) or {}
+    option = options.get("max_claim_chars") or "the claim length cap"
+    return (
+        "cite the sentence the LLM wrote, or split a long answer into several claims "
+        f"(or raise {option}; 0 lifts the cap)"
+    )
+
+
+def check_text(name: str, value: str) -> str:
+    """Refuse lone surrogates and control characters (but tab, newline, CR) in ``value``."""
+    problem = text_problem(value)
+    if problem is not None:
+        raise _invalid(f"{name} is not usable text: {problem}", TEXT_FIX)
+    return value
+
+
+def max_claim_chars(context: Any) -> int | None:
+    if isinstance(context, dict) and MAX_CLAIM_CHARS in context:
+        cap = context[MAX_CLAIM_CHARS]
+        return int(cap) if cap else None
+    return DEFAULT_MAX_CLAIM_CHARS
+
+
 def check_judge(judge: str) -> str:
     """``provider:model``, as a claim file's ``judge:`` or an HTTP body's judge."""
-    judge = judge.strip()
+    judge = check_text("judge", judge.strip())
     if not JUDGE_PATTERN.fullmatch(judge):
         raise _invalid(
             f"judge {judge!r} is not of the form provider:model",
@@ -242,7 +279,7 @@ class Citation(BaseModel):
                 "through the passages retrieval finds on it",
                 "remove 'section' from this citation (a `quote` may stay)",
             )
-        value = value.strip()
+        value = check_text(repr(name), value.strip())
         if not value:
             raise _invalid(
                 f"{name!r} is empty",
@@ -349,13 +386,22 @@ class Claim(BaseModel):
 
     @field_validator("claim", mode="before")
     @classmethod
-    def _text(cls, value: Any) -> Any:
+    def _text(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None or (isinstance(value, str) and not value.strip()):
             raise _invalid(
                 "claim text is empty",
                 "write the sentence the LLM claimed, e.g. `claim: Water boils at 100 °C.`",
             )
-        return value.strip() if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value  # the type check says what is wrong
+        text = check_text("claim text", value.strip())
+        cap = max_claim_chars(info.context)
+        if cap is not None and len(text) > cap:
+            raise _invalid(
+                f"claim text is {len(text):,} characters long (at most {cap:,})",
+                _max_claim_chars_fix(info.context),
+            )
+        return text
 
     @field_validator("citations", mode="before")
     @classmethod

@@ -15,8 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from pytest_citecheck.claims.models import INTERNAL_FIELDS, Citation, Claim, kind
+from pytest_citecheck.claims.models import (
+    INTERNAL_FIELDS,
+    MAX_CLAIM_CHARS,
+    TERMS,
+    Citation,
+    Claim,
+    kind,
+)
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
@@ -89,10 +98,16 @@ class ClaimValidationError(CitecheckError, ValueError):
 # --- the schema API for everyone (fixture, batch CLI, service) ----------------------------
 
 
-def parse_claim(data: Mapping[str, Any]) -> Claim:
+def parse_claim(
+    data: Mapping[str, Any],
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    terms: Terms = NEUTRAL,
+) -> Claim:
     """Validate a claim given as a mapping (``id``, ``claim``, ``citations``, ``expect``).
 
-    Raises :class:`ClaimValidationError` listing every problem with its fix.
+    Raises :class:`ClaimValidationError` listing every problem with its fix. A claim
+    text longer than ``max_claim_chars`` is one (0: no cap; ``terms`` names the option).
     Document citations are checked as text only; resolving them against the
     file system is the caller's (see :func:`documents.resolve_document`).
     """
@@ -100,7 +115,7 @@ def parse_claim(data: Mapping[str, Any]) -> Claim:
         raise ClaimValidationError(
             [FieldProblem((), f"a claim must be a mapping, not {kind(data)}", _CLAIM_EXAMPLE)]
         )
-    claim, problems = validate_claim(dict(data))
+    claim, problems = validate_claim(dict(data), max_claim_chars=max_claim_chars, terms=terms)
     if claim is None:
         raise ClaimValidationError(problems)
     return claim
@@ -125,7 +140,12 @@ _CLAIM_EXAMPLE = (
 )
 
 
-def validate_claim(data: dict[str, Any]) -> tuple[Claim | None, list[FieldProblem]]:
+def validate_claim(
+    data: dict[str, Any],
+    *,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    terms: Terms = NEUTRAL,
+) -> tuple[Claim | None, list[FieldProblem]]:
     cleaned, problems = _strip_internal(data, "claim", ())
     citations = cleaned.get("citations")
     if isinstance(citations, list):
@@ -136,7 +156,8 @@ def validate_claim(data: dict[str, Any]) -> tuple[Claim | None, list[FieldProble
             problems += found
         cleaned["citations"] = items
     try:
-        claim = Claim.model_validate(cleaned)
+        context = {MAX_CLAIM_CHARS: max_claim_chars, TERMS: terms}
+        claim = Claim.model_validate(cleaned, context=context)
     except ValidationError as exc:
         errors = exc.errors()
         # Unknown keys first; a typo of a required key (`citatons:`) is reported as

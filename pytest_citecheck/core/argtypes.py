@@ -56,6 +56,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def claim_chars(text: str) -> int:
+    """argparse ``type=``: a claim length cap in characters, 0 for none."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 lifts the cap)")
+    return value
+
+
 def recheck_statuses(text: str) -> tuple[str, ...]:
     """argparse ``type=``: comma-separated recheck statuses, or ``none``."""
     given = tuple(part.strip() for part in text.split(",") if part.strip())

@@ -19,13 +19,29 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
-from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int, recheck_statuses
-from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
+from pytest_citecheck.core.argtypes import (
+    claim_chars,
+    fraction,
+    judge_spec,
+    positive_int,
+    positive_seconds,
+    recheck_statuses,
+)
+from pytest_citecheck.core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_URL_POLICY,
+    RECORD_MODES,
+    URL_POLICIES,
+)
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
+    from pytest_citecheck.claims.loader import ClaimFile
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.reports.audit import AuditIndex
@@ -280,6 +296,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not fail on contradicted or fabricated citations.",
     )
     batch.add_argument(
+        "--max-claim-chars",
+        type=claim_chars,
+        default=DEFAULT_MAX_CLAIM_CHARS,
+        metavar="N",
+        help="longest claim text accepted; a longer record is reported with file:line "
+        f"(default {DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
+    )
+    batch.add_argument(
+        "--url-policy",
+        choices=URL_POLICIES,
+        default=DEFAULT_URL_POLICY,
+        help="public: cited URLs on internal addresses or local names, or with credentials, "
+        f"are url_refused and not fetched (default {DEFAULT_URL_POLICY}).",
+    )
+    batch.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
@@ -367,25 +398,82 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve POST /verify and GET /health over HTTP (extra `service`).",
         description="Serve verification over HTTP with FastAPI and uvicorn: POST /verify "
         '{"claim", "urls", "judge"?}, GET /health, OpenAPI at /docs. Needs '
-        "pip install 'pytest-citecheck[service]'.",
+        "pip install 'pytest-citecheck[service]'. Every request is checked before "
+        "anything is spent: Host header, service key, JSON body, caps, judge allow-list, "
+        "URL policy.",
+        epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
+        "Clients send it as `Authorization: Bearer <key>`.",
     )
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST}).")
     serve.add_argument(
         "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})."
     )
     serve.add_argument(
+        "--key-file",
+        type=Path,
+        metavar="PATH",
+        help=f"read the service key from PATH (default: ${sd.SERVICE_KEY_ENV}); at least "
+        f"{sd.MIN_KEY_CHARS} characters. Required unless --host is loopback.",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; *.example.com "
+        f"for a domain, * for any). Default: {', '.join(sd.LOOPBACK_HOSTS)} and --host.",
+    )
+    serve.add_argument(
+        "--allow-judge",
+        action="append",
+        default=[],
+        type=judge_spec,
+        metavar="PROVIDER:MODEL",
+        help="a judge callers may name besides --judge (repeatable; default: only --judge).",
+    )
+    serve.add_argument(
+        "--url-policy",
+        choices=URL_POLICIES,
+        default="public",
+        help="public: refuse URLs on internal addresses or local names, or with credentials "
+        "(422, nothing fetched); off: refuse none (default public).",
+    )
+    serve.add_argument(
         "--max-urls",
         type=positive_int,
-        default=20,
+        default=sd.DEFAULT_MAX_URLS,
         metavar="N",
-        help="most URLs one request may cite (default 20).",
+        help=f"most URLs one request may cite (default {sd.DEFAULT_MAX_URLS}).",
+    )
+    serve.add_argument(
+        "--max-claim-chars",
+        type=positive_int,
+        default=sd.DEFAULT_MAX_CLAIM_CHARS,
+        metavar="N",
+        help=f"longest claim one request may make (default {sd.DEFAULT_MAX_CLAIM_CHARS}).",
     )
     serve.add_argument(
         "--max-body-bytes",
         type=positive_int,
-        default=65536,
+        default=sd.DEFAULT_MAX_BODY_BYTES,
         metavar="B",
-        help="largest request body accepted (default 65536).",
+        help=f"largest request body accepted (default {sd.DEFAULT_MAX_BODY_BYTES}).",
+    )
+    serve.add_argument(
+        "--queue-wait",
+        type=positive_seconds,
+        default=sd.DEFAULT_QUEUE_WAIT,
+        metavar="S",
+        help="answer 503 with Retry-After when no verification slot frees up within S "
+        f"seconds (default {sd.DEFAULT_QUEUE_WAIT:g}).",
+    )
+    serve.add_argument(
+        "--read-timeout",
+        type=positive_seconds,
+        default=sd.DEFAULT_READ_TIMEOUT,
+        metavar="S",
+        help="close connections whose request headers, or whose body, take longer than S "
+        f"seconds (default {sd.DEFAULT_READ_TIMEOUT:g}).",
     )
     _add_judge_options(serve)
     return parser
@@ -431,9 +519,28 @@ class BatchInput:
     claims: dict[str, Claim] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # Each YAML file's `judge:` (the loader's ClaimFile), checked once the engine exists.
+    claim_files: list[ClaimFile] = field(default_factory=list)
+
+    def drop_unknown_judges(self, engine: Engine, judge_flag: str | None) -> None:
+        """A file whose ``judge:`` names a provider nobody builds is a bad file:
+        reported with its line, its claims not run (unless --judge overrides it)."""
+        from pytest_citecheck.claims.loader import unknown_judge
+
+        if judge_flag is not None:
+            return
+        for claim_file in self.claim_files:
+            error = unknown_judge(claim_file, engine.judge, batch_terms())
+            if error is None:
+                continue
+            self.problems.append(str(error))
+            for key in [k for k, path in self.files.items() if path == claim_file.path]:
+                del self.claims[key], self.files[key]
 
 
-def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
+def read_batch(
+    paths: Sequence[Path], root: Path, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+) -> BatchInput:
     """Read every file with the plugin's loader. A bad record (or YAML claim) is a
     problem with its ``file:line`` and fix; every good one still runs. Documents
     must resolve inside ``root``."""
@@ -441,12 +548,15 @@ def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
 
     batch = BatchInput()
     for path in paths:
-        claim_file, error = load_valid_claims(path, roots=[root])
+        claim_file, error = load_valid_claims(
+            path, roots=[root], terms=batch_terms(), max_claim_chars=max_claim_chars
+        )
         if error is not None:
             # One entry per problem, each printed as the loader words it.
             batch.problems.extend(
                 str(ClaimFileError(path, p.line, p.problem, p.fix)) for p in error.problems
             )
+        batch.claim_files.append(claim_file)
         for claim in claim_file.claims:
             key = f"{path.name}::{claim.id}"
             batch.claims[key] = claim
@@ -466,6 +576,7 @@ def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
         concurrency=args.concurrency,
         ranker=args.ranker,
         review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
+        url_policy=args.url_policy,
         terms=terms,
     )
     return Engine.from_settings(settings)
@@ -475,7 +586,12 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if args.cassettes is not None and args.record is None:
         raise UsageError("--cassettes needs --record MODE (use --record none to replay)")
-    batch = read_batch(args.files, Path.cwd())
+    _check_outputs(args)
+    run_id, audit = _open_audit(args.audit)
+    batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
+    # Without --record the batch is live: the engine then fetches and judges for real.
+    engine = _engine(args, args.record or "all", batch_terms(batch.files, args.cassettes))
+    batch.drop_unknown_judges(engine, args.judge)
     for problem in batch.problems:
         print(problem, file=sys.stderr)
     keys = list(batch.claims)
@@ -491,9 +607,6 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.errors import ConfigurationError
 
-    run_id, audit = _open_audit(args.audit)
-    # Without --record the batch is live: the engine then fetches and judges for real.
-    engine = _engine(args, args.record or "all", batch_terms(batch.files, args.cassettes))
     with engine:
         try:
             engine.preflight(claims, cassette_for=cassette_for)
@@ -501,7 +614,8 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise UsageError(_problem_list(str(exc))) from None
         progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
         progress.step(0)
-        on_result = _recorder(audit, run_id, progress, keys)
+        audit_problems: list[str] = []
+        on_result = _recorder(audit, run_id, progress, keys, audit_problems)
         results = engine.verify_claims_sync(
             claims,
             cassette_for=cassette_for,
@@ -510,7 +624,18 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
-    return _finish_batch(args, by_key, batch.problems, run_id, out)
+    return _finish_batch(args, by_key, batch.problems, run_id, out, audit_problems)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--out and --json checked before any work: a usage error, not a lost report."""
+    from pytest_citecheck.core.files import unwritable
+
+    for flag, path in (("--out", args.out), ("--json", args.json)):
+        if path is not None:
+            problem = unwritable(path)
+            if problem is not None:
+                raise UsageError(f"{flag} {path}: {problem}")
 
 
 def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:
@@ -538,6 +663,8 @@ _BATCH_OPTIONS = {
     "ranker": "--ranker",
     "review_below": "--review-below",
     "concurrency": "--concurrency",
+    "max_claim_chars": "--max-claim-chars",
+    "url_policy": "--url-policy",
 }
 
 
@@ -568,12 +695,22 @@ def _problem_list(message: str) -> str:
 
 
 def _recorder(
-    audit: AuditIndex | None, run_id: str, progress: _Progress, keys: Sequence[str]
+    audit: AuditIndex | None,
+    run_id: str,
+    progress: _Progress,
+    keys: Sequence[str],
+    problems: list[str],
 ) -> Callable[[int, ClaimResult], None]:
+    from pytest_citecheck.reports.audit import AuditError
+
     def on_result(index: int, result: ClaimResult) -> None:
         # Written as each claim finishes: an interrupted run keeps what it decided.
+        # A write that fails costs its rows, never the other claims or the reports.
         if audit is not None:
-            audit.record({keys[index]: result}, run_id, "batch")
+            try:
+                audit.record({keys[index]: result}, run_id, "batch")
+            except AuditError as exc:
+                problems.append(f"{keys[index]}: {exc}")
         progress.step()
 
     return on_result
@@ -585,6 +722,7 @@ def _finish_batch(
     problems: list[str],
     run_id: str,
     out: TextIO,
+    audit_problems: Sequence[str] = (),
 ) -> int:
     from pytest_citecheck.reports.report import Report
 
@@ -601,11 +739,15 @@ def _finish_batch(
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
         )
+    if audit_problems:
+        failures.append(
+            f"--audit: the rows of {len(audit_problems)} claim(s) could not be written "
+            f"({audit_problems[0]})"
+        )
     report.gate_failures = failures
-    if args.out is not None:
-        report.write_csv(args.out)
-    if args.json is not None:
-        report.write_json(args.json)
+    from pytest_citecheck.reports.report import Outputs, write_outputs
+
+    write_outputs(report, Outputs(json=args.json, csv=args.out))
     for line in report.lines():
         print(line.text, file=out)
     print(*precision_lines(report.totals), sep="\n", file=out)
@@ -613,9 +755,11 @@ def _finish_batch(
         print(f"audit: run {run_id} in {args.audit}", file=out)
     for failure in failures:
         print(f"citecheck gate FAILED: {failure}", file=out)
-    if not failures:
+    if not failures and report.output_errors:
+        print(report.unwritten_line(), file=out)
+    elif not failures:
         print("citecheck gate passed", file=out)
-    return EXIT_GATE_FAILED if failures else EXIT_OK
+    return EXIT_GATE_FAILED if failures or report.output_errors else EXIT_OK
 
 
 def precision_lines(totals: Totals) -> list[str]:
@@ -894,12 +1038,24 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from pytest_citecheck.frontends.service import ServiceConfig, create_app
+        from pytest_citecheck.frontends.service import ServiceConfig, create_app, uvicorn_config
     except ImportError as exc:
         raise UsageError(
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
             "pip install 'pytest-citecheck[service]'"
         ) from None
+    from pytest_citecheck.core.providers import PROVIDERS
+
+    key = service_key(args.key_file)
+    problem = sd.binding_problem(args.host, key)
+    if problem is not None:
+        raise UsageError(problem)
+    for judge in args.allow_judge:
+        if judge.partition(":")[0].lower() not in PROVIDERS:
+            raise UsageError(
+                f"--allow-judge {judge}: no provider {judge.partition(':')[0]!r} "
+                f"(one of {', '.join(PROVIDERS)})"
+            )
     _open_audit(args.audit)
     config = ServiceConfig(
         judge=args.judge,
@@ -910,9 +1066,54 @@ def run_serve(args: argparse.Namespace) -> int:
         audit=args.audit,
         max_urls=args.max_urls,
         max_body_bytes=args.max_body_bytes,
+        max_claim_chars=args.max_claim_chars,
+        api_key=key,
+        allowed_hosts=allowed_hosts(args.host, args.allowed_host),
+        allowed_judges=tuple(args.allow_judge),
+        url_policy=args.url_policy,
+        queue_wait=args.queue_wait,
+        read_timeout=args.read_timeout,
     )
-    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="info")
+    access = "a key is required" if key else "no key (loopback only)"
+    print(
+        f"citecheck serve: {access}; Host {', '.join(config.allowed_hosts)}; "
+        f"URL policy {config.url_policy}",
+        file=sys.stderr,
+    )
+    app = create_app(config)
+    uvicorn.Server(uvicorn_config(app, config, host=args.host, port=args.port)).run()
     return EXIT_OK
+
+
+def service_key(key_file: Path | None) -> str | None:
+    """The service key: ``--key-file``, else the environment, else None (a usage error
+    when it cannot be read or is too short)."""
+    import os
+
+    if key_file is not None:
+        try:
+            text = key_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise UsageError(f"--key-file {key_file}: cannot be read ({exc})") from None
+        where = f"--key-file {key_file}"
+    elif os.environ.get(sd.SERVICE_KEY_ENV, "").strip():
+        text, where = os.environ[sd.SERVICE_KEY_ENV], sd.SERVICE_KEY_ENV
+    else:
+        return None
+    try:
+        return sd.check_key(text, where)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def allowed_hosts(host: str, extra: Sequence[str]) -> tuple[str, ...]:
+    """The Host names served: loopback's, the address bound (unless a wildcard), ``extra``."""
+    bound = [] if host in ("0.0.0.0", "::", "") else [host]
+    names: list[str] = []
+    for name in (*sd.LOOPBACK_HOSTS, *bound, *extra):
+        if name.lower().strip("[]") not in names:
+            names.append(name.lower().strip("[]"))
+    return tuple(names)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,7 @@ the loader (yaml), the recorder, the judges and the embedding model load when
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Generator, Iterator
 from fnmatch import fnmatch
@@ -26,6 +27,7 @@ from pytest_citecheck.plugin.report_hooks import REPORT_ATTR, ReportHooks, is_wo
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from pytest_citecheck.claims.loader import ClaimFile
     from pytest_citecheck.claims.models import Claim, ClaimResult
     from pytest_citecheck.plugin.fixture import CitecheckFixture
     from pytest_citecheck.plugin.session import CitecheckSession
@@ -105,15 +107,63 @@ class ClaimFileCollector(pytest.File):
         from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
         try:
-            roots = _session(self.config).settings.document_roots
-            claim_file = load_claim_file(self.path, roots=roots, terms=PLUGIN_TERMS)
+            settings = _session(self.config).settings
+            claim_file = load_claim_file(
+                self.path,
+                roots=settings.document_roots,
+                terms=PLUGIN_TERMS,
+                max_claim_chars=settings.max_claim_chars,
+            )
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
             # session, and every other claim file must still run.
             yield InvalidClaimFile.from_parent(self, name="invalid-claim-file", error=exc)
             return
+        error = _unknown_judge(self.config, claim_file)
+        if error is not None:
+            yield InvalidClaimFile.from_parent(self, name="invalid-claim-file", error=error)
+            return
         for claim in claim_file.claims:
             yield ClaimItem.from_parent(self, name=claim.id, claim=claim)
+
+
+def _unknown_judge(config: pytest.Config, claim_file: ClaimFile) -> Exception | None:
+    """A claim file's ``judge:`` naming a provider nobody builds (no built-in, no
+    ``pytest_citecheck_make_judge`` hook) makes the file invalid at that line --
+    unless --citecheck-judge or ini citecheck_judge overrides it anyway."""
+    session = _session(config)
+    if session.settings.judge is not None:
+        return None
+    from pytest_citecheck.claims.loader import unknown_judge
+    from pytest_citecheck.plugin.terms import PLUGIN_TERMS
+
+    return unknown_judge(claim_file, session.judge, PLUGIN_TERMS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """A claim file that is a link to a missing file is an invalid claim file
+    (pytest skips what it cannot open; a lost claim file must not pass silently).
+    First, so ``-k`` and the other selections still apply to it."""
+    settings = config.stash[SETTINGS_KEY]
+    if not settings.enabled:
+        return
+    from pytest_citecheck.claims.loader import ClaimFileError
+    from pytest_citecheck.plugin.session import broken_claim_links
+
+    for path in broken_claim_links(config, settings.patterns):
+        error = ClaimFileError(
+            path,
+            None,
+            f"the claim file is a link to {os.readlink(path)}, which does not exist",
+            "point the link at the claim file, or remove the link",
+        )
+        collector = ClaimFileCollector.from_parent(session, path=path)
+        items.append(
+            InvalidClaimFile.from_parent(collector, name="invalid-claim-file", error=error)
+        )
 
 
 class ClaimFailed(Exception):

@@ -128,7 +128,9 @@ class CitecheckFixture:
         from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
         from pytest_citecheck.claims.schema import ClaimValidationError, FieldProblem, parse_claim
 
-        parsed = parse_claim(data)
+        parsed = parse_claim(
+            data, max_claim_chars=self._session.settings.max_claim_chars, terms=PLUGIN_TERMS
+        )
         citations = []
         problems = []
         for i, citation in enumerate(parsed.citations):

@@ -8,7 +8,6 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.core.argtypes import (
+    claim_chars,
     fraction,
     judge_spec,
     positive_int,
@@ -25,13 +25,16 @@ from pytest_citecheck.core.argtypes import (
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
+    DEFAULT_MAX_CLAIM_CHARS,
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_RANKER,
     DEFAULT_RECHECK_FAIL_ON,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
+    DEFAULT_URL_POLICY,
     RANKERS,
     RECORD_MODES,
+    URL_POLICIES,
 )
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.stages.quote_policy import (
@@ -83,6 +86,15 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
         f"{DEFAULT_MAX_PAGE_BYTES}).",
     )
     group.addoption(
+        "--citecheck-max-claim-chars",
+        dest="citecheck_max_claim_chars",
+        default=None,
+        type=claim_chars,
+        metavar="N",
+        help="longest claim text accepted; a longer one makes its claim file invalid "
+        f"(ini citecheck_max_claim_chars; default {DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
+    )
+    group.addoption(
         "--citecheck-cache-dir",
         dest="citecheck_cache_dir",
         default=None,
@@ -104,6 +116,12 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
     parser.addini(
         "citecheck_max_page_bytes",
         f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        default=None,
+    )
+    parser.addini(
+        "citecheck_max_claim_chars",
+        f"longest claim text accepted, in characters (default {DEFAULT_MAX_CLAIM_CHARS}; "
+        "0: no cap)",
         default=None,
     )
 
@@ -130,6 +148,7 @@ def _engine_settings(config: pytest.Config) -> dict[str, object]:
         "concurrency": pick("citecheck_concurrency", positive_int, DEFAULT_CONCURRENCY),
         "timeout": pick("citecheck_timeout", positive_seconds, DEFAULT_TIMEOUT),
         "max_page_bytes": pick("citecheck_max_page_bytes", positive_int, DEFAULT_MAX_PAGE_BYTES),
+        "max_claim_chars": pick("citecheck_max_claim_chars", claim_chars, DEFAULT_MAX_CLAIM_CHARS),
         # None: pytest's cache directory, resolved when recording needs it (session).
         "cache_dir": opt.citecheck_cache_dir,
     }
@@ -370,6 +389,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
 
+    # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy).
+    group.addoption(
+        "--citecheck-url-policy",
+        dest="citecheck_url_policy",
+        default=None,
+        choices=URL_POLICIES,
+        help="public: refuse cited URLs on internal addresses or local names, or with "
+        "credentials, as url_refused without fetching them (ini citecheck_url_policy; "
+        f"default {DEFAULT_URL_POLICY}).",
+    )
+    parser.addini(
+        "citecheck_url_policy",
+        f"which cited URLs may be fetched: {' | '.join(URL_POLICIES)} "
+        f"(default {DEFAULT_URL_POLICY})",
+        default=None,
+    )
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -400,11 +436,13 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float = DEFAULT_TIMEOUT
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
     cache_dir: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
+    url_policy: str = DEFAULT_URL_POLICY
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
@@ -508,6 +546,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,
         ranker=_ranker(config),
+        url_policy=_url_policy(config),
         recheck=bool(opt.citecheck_recheck),
         recheck_fail_on=_recheck_fail_on(config),
         **_engine_settings(config),  # type: ignore[arg-type]
@@ -517,11 +556,26 @@ def settings_from_config(config: pytest.Config) -> Settings:
 def check_paths(settings: Settings) -> None:
     """Start-up checks of the files a run reads and writes: a usage error now
     instead of a lost summary at the end."""
-    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+    from pytest_citecheck.core.files import unwritable
+
+    outputs = (
+        ("--citecheck-report", settings.report),
+        ("--citecheck-csv", settings.csv),
+        ("--citecheck-md", settings.markdown),
+        ("--citecheck-html", settings.html),
+    )
+    for flag, path in outputs:
         if path is not None:
-            problem = _unwritable(path)
+            problem = unwritable(path)
             if problem is not None:
                 raise pytest.UsageError(f"{flag} {path}: {problem}")
+    if settings.audit is not None:
+        from pytest_citecheck.reports.audit import AuditError, AuditIndex
+
+        try:
+            AuditIndex(settings.audit).check()
+        except AuditError as exc:
+            raise pytest.UsageError(f"--citecheck-audit: {exc}") from None
     if settings.baseline is not None:
         from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
         from pytest_citecheck.plugin.terms import PLUGIN_TERMS
@@ -530,22 +584,6 @@ def check_paths(settings: Settings) -> None:
             load_baseline_precision(settings.baseline, PLUGIN_TERMS)
         except BaselineError as exc:
             raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
-
-
-def _unwritable(path: Path) -> str | None:
-    """Why ``path`` cannot be written as a file, or None."""
-    if path.is_dir():
-        return "is a folder; give a file name, e.g. report.json inside it"
-    if path.exists():
-        return None if os.access(path, os.W_OK) else "the file is not writable"
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is a file, so nothing can be written under it"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"the folder {parent} is not writable"
-    return None
 
 
 # -- citation rot: recheck against the live pages ------------------------------------
@@ -647,5 +685,19 @@ def _ranker(config: pytest.Config) -> str:
     if name not in RANKERS:
         raise pytest.UsageError(
             f"ini option citecheck_ranker: {name!r} is not one of {', '.join(RANKERS)}"
+        )
+    return name
+
+
+def _url_policy(config: pytest.Config) -> str:
+    name: str = config.option.citecheck_url_policy or str(
+        _getini(config, "citecheck_url_policy") or ""
+    )
+    name = name.strip().lower()
+    if not name:
+        return DEFAULT_URL_POLICY
+    if name not in URL_POLICIES:
+        raise pytest.UsageError(
+            f"ini option citecheck_url_policy: {name!r} is not one of {', '.join(URL_POLICIES)}"
         )
     return name

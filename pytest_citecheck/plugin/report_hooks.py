@@ -176,7 +176,10 @@ class ReportHooks:
             tr.write_line(line.text, **line.markup)
         for failure in report.gate_failures:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
-        if not report.gate_failures:
+        if not report.gate_failures and report.output_errors:
+            # The exit code is 1: the last line must not say all is well.
+            tr.write_line(report.unwritten_line(), red=True, bold=True)
+        elif not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
 
 

@@ -49,8 +49,11 @@ class CitecheckSession:
         self.results: dict[str, ClaimResult] = {}
         self.report: Report | None = None
         self._engine: Engine | None = None
-        # Claims verified ahead of their items (record modes): nodeid -> result.
+        # Claims verified ahead of their items (record modes): nodeid -> result,
+        # until the item reports it. ``_submitted`` remembers every claim ever
+        # submitted, so a later item's call never verifies a reported claim again.
         self._ahead: dict[str, Future[ClaimResult]] = {}
+        self._submitted: set[str] = set()
 
     @property
     def replaying(self) -> bool:
@@ -77,6 +80,7 @@ class CitecheckSession:
             cache_dir=self._cache_dir(),
             ranker=s.ranker,
             quote_policy=s.quote_policy,
+            url_policy=s.url_policy,
             run_id=_xdist_run_id(self.config),
             terms=PLUGIN_TERMS,
         )
@@ -151,7 +155,7 @@ class CitecheckSession:
         items = []
         for path in _claim_files(self.config, self.settings.patterns):
             try:
-                claims = load_claim_file(path).claims
+                claims = load_claim_file(path, max_claim_chars=self.settings.max_claim_chars).claims
             except (ClaimFileError, OSError, RecursionError):
                 continue  # reported as an invalid claim file by the worker
             items += [_Item(c, cassette_path(path, c.id)) for c in claims]
@@ -183,7 +187,8 @@ class CitecheckSession:
         ``terminal`` (None: quiet); each item then reports its own result."""
         engine = self.engine()
         for item in items:
-            if item.nodeid not in self._ahead:
+            if item.nodeid not in self._submitted:
+                self._submitted.add(item.nodeid)
                 self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
         pending = {f for f in self._ahead.values() if not f.done()}
         if terminal is None or not pending:
@@ -212,6 +217,7 @@ class CitecheckSession:
         future = self._ahead.pop(item.nodeid, None)
         if future is not None:
             return future.result()
+        self._submitted.add(item.nodeid)
         return self.engine().verify(item.claim, item.cassette, item.nodeid)
 
     def problems(self, result: ClaimResult) -> list[str]:
@@ -276,7 +282,7 @@ def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
     try:
         from pytest_citecheck.claims.loader import load_claim_file
 
-        claims = {c.id: c for c in load_claim_file(rootpath / path_part).claims}
+        claims = {c.id: c for c in load_claim_file(rootpath / path_part, max_claim_chars=0).claims}
         claim: Any = claims.get(claim_id)
     except Exception:
         claim = None
@@ -303,19 +309,33 @@ def _xdist_run_id(config: pytest.Config) -> str | None:
 
 def _claim_files(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
     """Claim files under the run's paths (``norecursedirs`` honoured)."""
+    return [p for p in _claim_paths(config, patterns) if p.is_file()]
+
+
+def broken_claim_links(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
+    """Claim file names under the run's paths that are links to nothing: pytest
+    does not collect them, so they would be skipped without a word."""
+    return [p for p in _claim_paths(config, patterns) if p.is_symlink() and not p.exists()]
+
+
+def _claim_paths(config: pytest.Config, patterns: Sequence[str]) -> list[Path]:
     from fnmatch import fnmatch
 
     skip = [str(p) for p in config.getini("norecursedirs")]
     found: list[Path] = []
     for arg in config.args or [str(config.rootpath)]:
         root = Path(config.invocation_params.dir, arg.split("::", 1)[0])
-        if root.is_file():
+        if root.is_file() or (root.is_symlink() and not root.exists()):
             found.append(root)
+            continue
+        if not root.is_dir():
             continue
         for path in root.rglob("*"):
             rel = path.relative_to(root).parts[:-1]
             if any(fnmatch(part, pattern) for part in rel for pattern in skip):
                 continue
-            if path.is_file() and any(fnmatch(path.name, p) for p in patterns):
+            if any(fnmatch(path.name, p) for p in patterns) and (
+                path.is_file() or path.is_symlink()
+            ):
                 found.append(path)
     return found

@@ -32,6 +32,9 @@ PLUGIN_TERMS = Terms(
         "timeout": "citecheck_timeout",
         "max_page_bytes": "citecheck_max_page_bytes",
         "document_roots": "the ini option citecheck_document_roots",
+        "max_claim_chars": "--citecheck-max-claim-chars or the ini option "
+        "citecheck_max_claim_chars",
+        "url_policy": "citecheck_url_policy",
     },
     assign=" = ",
     judge_origins={

@@ -14,6 +14,15 @@ does per process and citecheck needs per claim, concurrently and cheaply:
   port, path, query (the Crawling API ``token`` compared as its placeholder) and,
   for POST, the body compared as JSON. Each recorded interaction plays once, in
   recorded order (a retried 429-then-200 replays as recorded).
+- **Replay that does not depend on the environment** (:meth:`Cassette.replay`):
+  when nothing matches exactly, a retry of a request already played gets its
+  recorded reply again (a recorded 500 stays a 500, however often it is retried),
+  then a request matches the recorded one *regardless of the configured base
+  URL and judge settings*: scheme, host, port and path are not compared (the
+  method, the query and a POST's JSON body are), nor the body fields a judge setting shapes
+  (``response_format``, ``temperature``...; ``stages.judges.compat.SETTING_FIELDS``).
+  When still nothing matches, :func:`describe_difference` says what differs
+  from the nearest recorded request (host, model, response format, claim text...).
 - **Record modes** as VCR.py defines them: ``none`` and ``once`` with an
   existing file only replay; ``new_episodes`` replays what matches and records
   the rest; ``all`` records everything and keeps the loaded interactions that
@@ -118,6 +127,128 @@ def bodies_match(recorded: bytes, live: bytes) -> bool:
         return False
 
 
+def endpoint(key: MatchKey) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What a request asks, wherever the service lives (a base URL may carry any
+    path, ``https://gateway/openai/v1``): the method and the query (the Crawling
+    API's ``url``, token kind and options); a POST's body is compared apart."""
+    method, _scheme, _host, _port, _path, query = key
+    return method, query
+
+
+def _same_body(interaction: Interaction, body: bytes) -> bool:
+    return interaction.key[0] != "POST" or bodies_match(
+        _as_bytes(interaction.request.get("body")), body
+    )
+
+
+def _same_question(recorded: bytes, live: bytes) -> bool:
+    """POST bodies equal as JSON once the judge settings' fields are left out."""
+    from pytest_citecheck.stages.judges.compat import question_of
+
+    try:
+        return bool(question_of(json.loads(recorded)) == question_of(json.loads(live)))
+    except ValueError:
+        return recorded == live
+
+
+def describe_difference(recorded: Interaction, method: str, uri: str, body: bytes) -> str:
+    """How a request differs from a recorded one, in words (for a stale recording)."""
+    was = urlsplit(str(recorded.request.get("uri", "")))
+    now = urlsplit(uri)
+    out: list[str] = []
+    if (was.scheme, was.netloc) != (now.scheme, now.netloc):
+        out.append(f"host {was.scheme}://{was.hostname} (now {now.scheme}://{now.hostname})")
+    if was.path != now.path:
+        out.append(f"path {was.path} (now {now.path})")
+    old_query, new_query = dict(parse_qsl(was.query)), dict(parse_qsl(now.query))
+    for name in sorted(set(old_query) | set(new_query)):
+        if name != "token" and old_query.get(name) != new_query.get(name):
+            label = "the cited URL" if name == "url" else name
+            out.append(f"{label} {_short(old_query.get(name))} (now {_short(new_query.get(name))})")
+    if method.upper() == "POST":
+        out += _body_differences(_as_bytes(recorded.request.get("body")), body)
+    if not out:
+        return "it matches a recorded request whose reply was already replayed"
+    return "differs from the recorded request in: " + "; ".join(out)
+
+
+def _short(value: object, width: int = 60) -> str:
+    if value is None:
+        return "none"
+    text = str(value)
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def _body_differences(recorded: bytes, live: bytes) -> list[str]:
+    try:
+        old, new = json.loads(recorded), json.loads(live)
+    except ValueError:
+        return [] if recorded == live else ["the request body"]
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return [] if old == new else ["the request body"]
+    out: list[str] = []
+    if old.get("model") != new.get("model"):
+        out.append(f"model {_short(old.get('model'))} (now {_short(new.get('model'))})")
+    for name in ("response_format", "format"):
+        if old.get(name) != new.get(name):
+            out.append(
+                f"response format {_format_name(old.get(name))} (now {_format_name(new.get(name))})"
+            )
+    if old.get("temperature") != new.get("temperature"):
+        out.append(
+            f"temperature {_short(old.get('temperature'))} (now {_short(new.get('temperature'))})"
+        )
+    old_text, new_text = _message_text(old), _message_text(new)
+    old_claim, new_claim = _claim_of(old_text), _claim_of(new_text)
+    if old_claim != new_claim:
+        out.append(f"claim text {_short(old_claim)} (now {_short(new_claim)})")
+    elif _system_of(old) != _system_of(new):
+        out.append("the judge prompt (its system message)")
+    elif old_text != new_text:
+        out.append("the page passages shown to the judge")
+    known = {"model", "response_format", "format", "temperature", "messages", "system"}
+    others = sorted(k for k in set(old) | set(new) if k not in known and old.get(k) != new.get(k))
+    if others:
+        out.append("the request fields " + ", ".join(others))
+    return out
+
+
+def _format_name(value: Any) -> str:
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return str(value["type"])
+    if value is None:
+        return "none"
+    return "a JSON schema" if isinstance(value, dict) else _short(value)
+
+
+def _message_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    parts = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str) and message.get("role") != "system":
+            parts.append(content)
+    return "\n".join(parts)
+
+
+def _system_of(body: dict[str, Any]) -> Any:
+    messages = body.get("messages")
+    system = [
+        m.get("content")
+        for m in (messages if isinstance(messages, list) else [])
+        if isinstance(m, dict) and m.get("role") == "system"
+    ]
+    return body.get("system"), system
+
+
+def _claim_of(text: str) -> str | None:
+    from pytest_citecheck.stages.judges.prompt import claim_in
+
+    return claim_in(text)
+
+
 @dataclass
 class Interaction:
     """One recorded request and its response, in VCR.py's dict layout."""
@@ -152,6 +283,28 @@ def _check(condition: bool, why: str, path: Path) -> None:
         raise CorruptCassette(path, why)
 
 
+def _check_header_values(headers: Any, where: str, path: Path) -> None:
+    """Header values are text (a list of them, as VCR.py writes): a nested list or
+    a mapping would reach httpx as garbage."""
+    if not isinstance(headers, dict):
+        return
+    for name, values in headers.items():
+        for value in values if isinstance(values, list) else [values]:
+            _check(
+                isinstance(value, str | int | float) and not isinstance(value, bool),
+                f"{where} header {str(name)[:40]!r} holds {_kind(value)}, not text",
+                path,
+            )
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "nothing" if value is None else f"a {type(value).__name__}"
+
+
 def _read_interaction(raw: Any, n: int, path: Path, placeholder: Callable[[str], str]) -> Any:
     where = f"interaction {n + 1}"
     _check(isinstance(raw, dict), f"{where} is not a mapping", path)
@@ -161,6 +314,7 @@ def _read_interaction(raw: Any, n: int, path: Path, placeholder: Callable[[str],
     method, uri = request.get("method"), request.get("uri")
     _check(isinstance(method, str) and isinstance(uri, str), f"{where}: no method or uri", path)
     _check(isinstance(request.get("headers", {}), dict), f"{where}: request headers", path)
+    _check_header_values(request.get("headers", {}), f"{where}: request", path)
     _check(
         isinstance(request.get("body"), str | bytes | None), f"{where}: request body is odd", path
     )
@@ -175,6 +329,7 @@ def _read_interaction(raw: Any, n: int, path: Path, placeholder: Callable[[str],
         f"{where}: response headers are not lists",
         path,
     )
+    _check_header_values(headers, f"{where}: response", path)
     _check(
         isinstance(body, dict) and isinstance(body.get("string"), str | bytes | None),
         f"{where}: the response has no body string",
@@ -244,6 +399,55 @@ class Cassette:
             interaction.played = True
             return interaction
         return None
+
+    def replay(self, key: MatchKey, body: bytes) -> Interaction | None:
+        """Replay only: :meth:`play`, else a repeat of the last played reply to this
+        same request, else the first unplayed one that matches regardless of the
+        base URL and the judge settings (see the module doc)."""
+        exact = self.play(key, body)
+        if exact is not None:
+            return exact
+        for interaction in reversed(self.interactions):
+            if interaction.played and interaction.key == key and _same_body(interaction, body):
+                return interaction
+        for interaction in self.interactions:
+            if interaction.played or endpoint(interaction.key) != endpoint(key):
+                continue
+            if key[0] == "POST" and not _same_question(
+                _as_bytes(interaction.request.get("body")), body
+            ):
+                continue
+            interaction.played = True
+            return interaction
+        return None
+
+    def recorded_claims(self) -> list[str]:
+        """The claim texts the recorded judge requests asked about, in order."""
+        found: list[str] = []
+        for interaction in self.interactions:
+            if interaction.key[0] != "POST":
+                continue
+            try:
+                data = json.loads(_as_bytes(interaction.request.get("body")))
+            except ValueError:
+                continue
+            claim = _claim_of(_message_text(data)) if isinstance(data, dict) else None
+            if claim is not None and claim not in found:
+                found.append(claim)
+        return found
+
+    def nearest(self, key: MatchKey, body: bytes) -> Interaction | None:
+        """The recorded request most like this one (same method and endpoint first)."""
+        candidates = [i for i in self.interactions if i.key[0] == key[0]]
+        if not candidates:
+            return None
+
+        def score(interaction: Interaction) -> tuple[int, int, int]:
+            same_path = interaction.key[4].rsplit("/", 1)[-1] == key[4].rsplit("/", 1)[-1]
+            same_url = dict(interaction.key[5]).get("url") == dict(key[5]).get("url")
+            return (int(same_url), int(same_path), int(not interaction.played))
+
+        return max(candidates, key=score)
 
     def append(self, request: dict[str, Any], response: dict[str, Any], key: MatchKey) -> None:
         self.interactions.append(Interaction(request, response, key, played=True))

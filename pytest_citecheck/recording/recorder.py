@@ -59,6 +59,11 @@ def retrieval_key(claim: str, passages: Sequence[str]) -> str:
 class MissingRetrieval(Exception):
     """Replay only, and the cassette has no retrieval for this page and claim."""
 
+    def __init__(self, key: str = "", claim: str | None = None) -> None:
+        super().__init__(key)
+        self.key = key
+        self.claim = claim
+
 
 class CorruptRecording(Exception):
     """The cassette cannot be read (``why``, one line, no traceback)."""
@@ -186,9 +191,12 @@ class Recording:
             reason = Reason.NO_RECORDING
         elif isinstance(exc, MissingRetrieval):
             what = f"the recording in {where} has no retrieval for this page and claim"
+            what += self._retrieval_difference(exc.claim)
             reason = Reason.STALE_RECORDING
         else:
             what = f"the recording in {where} has no reply for {exc.method} " + scrub(exc.uri)
+            if exc.difference:
+                what += f" (it {exc.difference})"
             reason = Reason.STALE_RECORDING
         recorded = self.recorded_prompt_version()
         current = self.prompt_version
@@ -196,6 +204,20 @@ class Recording:
             what += f" (recorded with judge prompt {recorded}, current is {current})"
         mode = "once" if not self.cassette.existed else "rewrite"
         return reason, f"{what}{self.terms.record_hint(self.nodeid, mode)}"
+
+    def _retrieval_difference(self, claim: str | None) -> str:
+        """Which of the two changed: the claim text (the recorded judge requests
+        hold the one recorded) or, the claim being the same, the page."""
+        recorded = self.cassette.recorded_claims()
+        if claim is None or not recorded:
+            return ""
+        if claim.strip() in recorded:
+            return " (the page text differs from the recorded one)"
+        return f" (claim text {_quoted(recorded[0])} was recorded, now {_quoted(claim.strip())})"
+
+
+def _quoted(text: str, width: int = 60) -> str:
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 class _RecordedRanker:
@@ -211,10 +233,10 @@ class _RecordedRanker:
         stored = retrieval.get(key) if isinstance(retrieval, dict) else None
         if recording.write_protected:
             if stored is None:
-                raise MissingRetrieval(key)
-            return _ranked(stored, k)
+                raise MissingRetrieval(key, claim)
+            return _ranked(stored, k, len(passages), key)
         if stored is not None and RecordMode(recording.mode).plays_back:
-            return _ranked(stored, k)
+            return _ranked(stored, k, len(passages), key)
         live = self._live()
         ranked = live.rank(claim, passages, k)
         meta.setdefault("retrieval", {})[key] = [[i, round(s, 4)] for i, s in ranked]
@@ -278,11 +300,18 @@ def _check_metadata(meta: Any) -> None:
             raise CorruptRecording(f"its retrieval metadata for {str(key)[:20]!r} is garbled")
 
 
-def _ranked(stored: Any, k: int) -> list[tuple[int, float]]:
+def _ranked(stored: Any, k: int, passages: int, key: str) -> list[tuple[int, float]]:
     try:
-        return [(int(i), float(s)) for i, s in stored][:k]
+        ranked = [(int(i), float(s)) for i, s in stored][:k]
     except (TypeError, ValueError):
         raise CorruptRecording("its retrieval metadata is garbled") from None
+    for index, _ in ranked:
+        if not 0 <= index < passages:
+            raise CorruptRecording(
+                f"its retrieval metadata for {key!r} names passage {index}, "
+                f"but the page has {passages} (0 to {passages - 1})"
+            )
+    return ranked
 
 
 @contextmanager

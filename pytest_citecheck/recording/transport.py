@@ -36,10 +36,16 @@ import httpx
 from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.retry import DEADLINE_EXTENSION
-from pytest_citecheck.core.secrets import SECRET_HEADERS, redact_values, scrub
+from pytest_citecheck.core.secrets import (
+    SECRET_HEADERS,
+    redact_values,
+    scrub,
+    scrub_local_paths,
+)
 from pytest_citecheck.recording.cassette import (
     TOO_LARGE_HEADER,
     Cassette,
+    describe_difference,
     filtered_uri,
     match_key,
     request_dict,
@@ -50,12 +56,14 @@ _READ_CHUNK = 64 * 1024
 
 
 class UnmatchedRequest(Exception):
-    """Replay only, and the cassette has no (more) reply for this request."""
+    """Replay only, and the cassette has no (more) reply for this request;
+    ``difference`` says how it differs from the nearest recorded one."""
 
-    def __init__(self, method: str, uri: str) -> None:
+    def __init__(self, method: str, uri: str, difference: str | None = None) -> None:
         super().__init__(f"no recorded reply for {method} {uri}")
         self.method = method
         self.uri = uri
+        self.difference = difference
 
 
 @dataclass
@@ -156,7 +164,8 @@ def _redact_body(body: bytes, secrets: Iterable[str]) -> bytes:
 
 def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
     """No secret in any header or body; bodies lose only exact secret values
-    (a page that merely looks like a credential is evidence)."""
+    (a page that merely looks like a credential is evidence), and an error
+    reply loses the home directories in its file paths."""
     extra = list(secrets)
     headers = {
         name: [scrub(v, extra) for v in values]
@@ -164,6 +173,15 @@ def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
         if name.lower() not in _SECRET_HEADERS
     }
     body = _redact_body(reply.body, extra)
+    if reply.status >= 400 and body:
+        # An error reply may name the server's install path (a home directory).
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            cleaned = scrub_local_paths(text)
+            body = body if cleaned == text else cleaned.encode("utf-8")
     is_json = any("json" in v.lower() for v in headers.get("content-type", []))
     if is_json and body:
         # Nor a local server's model path in a JSON judge reply; pages are never touched.
@@ -204,7 +222,11 @@ class ClaimHTTP:
         key = match_key(request.method, uri, self.placeholder)
         if self.plays_back:
             with self._lock:
-                interaction = self.cassette.play(key, body)
+                if self.write_protected:
+                    # Replay: the same reply wherever the services would live now.
+                    interaction = self.cassette.replay(key, body)
+                else:
+                    interaction = self.cassette.play(key, body)
             if interaction is not None:
                 if interaction.header(TOO_LARGE_HEADER) is not None:
                     raise ResponseTooLarge(scrub(uri, self.secrets), self._limit(interaction))
@@ -216,7 +238,15 @@ class ClaimHTTP:
                 )
                 return reply.to_response(request)
         if self.write_protected:
-            raise UnmatchedRequest(request.method, self._stored_uri(uri))
+            stored_uri = self._stored_uri(uri)
+            with self._lock:
+                nearest = self.cassette.nearest(key, body)
+            difference = (
+                None
+                if nearest is None
+                else scrub(describe_difference(nearest, request.method, stored_uri, body))
+            )
+            raise UnmatchedRequest(request.method, stored_uri, difference)
         reply = redact_reply(read_live(live, request, self.max_bytes), self.secrets)
         stored = reply
         if reply.too_large:

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.core.files import unwritable
 from pytest_citecheck.core.secrets import scrub
 
 DEFAULT_AUDIT_PATH = Path("citecheck-audit.db")
@@ -125,13 +126,13 @@ def rows_for(
             time=time,
             source=source,
             claim_id=key,
-            claim=scrub(result.claim),
-            url=scrub(verdict.url),
+            claim=_text(result.claim),
+            url=_text(verdict.url),
             label=verdict.label.value,
             reason=verdict.reason or "",
             confidence=verdict.confidence,
-            evidence_quote=scrub(verdict.evidence_quote or ""),
-            final_url=scrub(verdict.final_url or ""),
+            evidence_quote=_text(verdict.evidence_quote or ""),
+            final_url=_text(verdict.final_url or ""),
             original_status=verdict.original_status,
             rid=safe_rid(verdict.rid),
         )
@@ -140,11 +141,18 @@ def rows_for(
     ]
 
 
+def _text(value: str) -> str:
+    """Scrubbed, and storable: SQLite cannot encode a lone surrogate (a judge may
+    quote one), so it is stored as "?" instead of losing the row."""
+    return scrub(value).encode("utf-8", "replace").decode("utf-8")
+
+
 class AuditIndex:
     """An audit file. Cheap to create: every call opens its own connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
         self.path = path
+        self.busy_timeout = busy_timeout
 
     @contextmanager
     def _connect(self, create: bool) -> Iterator[sqlite3.Connection]:
@@ -154,19 +162,22 @@ class AuditIndex:
                 f"{self.path}` (or --citecheck-audit, or `citecheck serve --audit`)"
             )
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            problem = unwritable(self.path)
+            if problem is not None:
+                raise AuditError(f"cannot write the audit file {self.path}: {problem}")
         try:
-            connection = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
-            )
-        except sqlite3.Error as exc:
-            raise AuditError(f"cannot open the audit file {self.path}: {exc}") from None
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AuditError(f"cannot open the audit file {self.path}: {reason}") from None
         with closing(connection):
             try:
                 if create:
                     self._prepare(connection)
                 yield connection
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.Error, OSError) as exc:
                 raise AuditError(f"audit file {self.path}: {exc}") from None
 
     def _prepare(self, connection: sqlite3.Connection) -> None:
@@ -193,11 +204,15 @@ class AuditIndex:
             raise
         connection.execute("COMMIT")
 
-    def check(self) -> None:
+    def check(self, write: bool = False) -> None:
         """Create the file if needed and check it can be written (raises :class:`AuditError`),
-        so a bad ``--audit`` path is a usage error before any work is done."""
-        with self._connect(create=True):
-            pass
+        so a bad ``--audit`` path is a usage error before any work is done. ``write``:
+        also take the write lock (waiting at most ``busy_timeout``), so a file another
+        writer holds is known before anything is spent."""
+        with self._connect(create=True) as connection:
+            if write:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("ROLLBACK")
 
     def append(self, rows: Iterable[AuditRow]) -> int:
         """Append ``rows`` in one transaction; returns how many were written."""

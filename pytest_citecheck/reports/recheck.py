@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck, RecheckStatus
-from pytest_citecheck.reports.report import Line
+from pytest_citecheck.reports.report import Line, write_report
 
 RECHECK_FORMAT = 1
 STATUS_ORDER = list(RecheckStatus)
@@ -167,21 +167,15 @@ class RecheckReport:
         return scrubbed
 
     def write_json(self, path: Path) -> None:
-        _write(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
+        write_report(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
 
     def write_markdown(self, path: Path, *, append: bool = False) -> None:
-        _write(path, render_markdown(self.to_json()), append=append)
+        write_report(path, render_markdown(self.to_json()), append=append)
 
     def write_html(self, path: Path) -> None:
         from pytest_citecheck.reports.html import render_recheck_html
 
-        _write(path, render_recheck_html(self.to_json()))
-
-
-def _write(path: Path, text: str, *, append: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a" if append else "w", encoding="utf-8") as f:
-        f.write(scrub(text))
+        write_report(path, render_recheck_html(self.to_json()))
 
 
 def _cell(text: object, width: int = 160) -> str:

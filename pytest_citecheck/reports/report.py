@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, ClaimResult, Label, Verdict
+from pytest_citecheck.core.files import append_text, write_atomic
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.engine.aggregate import (
     AnswerFigures,
     AnswerTotals,
@@ -174,6 +176,12 @@ class Report:
     # Output files that could not be written: printed, never lost silently.
     output_errors: list[str] = field(default_factory=list)
 
+    def unwritten_line(self) -> str:
+        """The last line when the gate passed but a report file could not be written."""
+        n = len(self.output_errors)
+        files = "report file" if n == 1 else "report files"
+        return f"citecheck gate passed, but {n} {files} could not be written: the run fails"
+
     @property
     def totals(self) -> Totals:
         return totals(self.results.values())
@@ -246,8 +254,9 @@ class Report:
     # -- terminal ------------------------------------------------------------------
 
     def lines(self) -> list[Line]:
-        """The terminal summary, scrubbed."""
-        return [Line(scrub(line.text), line.markup) for line in self._lines()]
+        """The terminal summary, scrubbed, without control sequences (a page's or a
+        claim's ``ESC[2J`` is not the terminal's business)."""
+        return [Line(terminal_safe(scrub(line.text)), line.markup) for line in self._lines()]
 
     def _lines(self) -> list[Line]:
         t = self.totals
@@ -382,7 +391,7 @@ class Report:
         return data
 
     def write_json(self, path: Path) -> None:
-        _write(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
+        write_report(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
 
     def csv_columns(self) -> list[str]:
         return CSV_COLUMNS + (ANSWER_CSV_COLUMNS if self.answers() else [])
@@ -429,17 +438,17 @@ class Report:
         writer = csv.DictWriter(buffer, fieldnames=self.csv_columns())
         writer.writeheader()
         writer.writerows(self.csv_rows())
-        _write(path, scrub(buffer.getvalue()))
+        write_report(path, scrub(buffer.getvalue()))
 
     def write_markdown(self, path: Path, *, append: bool = False) -> None:
         from pytest_citecheck.reports.markdown import render_markdown
 
-        _write(path, render_markdown(self.scrubbed_json()), append=append)
+        write_report(path, render_markdown(self.scrubbed_json()), append=append)
 
     def write_html(self, path: Path) -> None:
         from pytest_citecheck.reports.html import render_html
 
-        _write(path, render_html(self.scrubbed_json()))
+        write_report(path, render_html(self.scrubbed_json()))
 
 
 def _csv_fraction(value: float | None) -> str:
@@ -478,10 +487,13 @@ def _totals_json(t: Totals) -> dict[str, Any]:
     }
 
 
-def _write(path: Path, text: str, *, append: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a" if append else "w", encoding="utf-8") as f:
-        f.write(scrub(text))
+def write_report(path: Path, text: str, *, append: bool = False) -> None:
+    """Every report file is written here: scrubbed, replaced whole (a temporary
+    file and a rename), or appended (a CI step summary)."""
+    if append:
+        append_text(path, scrub(text))
+    else:
+        write_atomic(path, scrub(text))
 
 
 @dataclass(frozen=True)
@@ -519,7 +531,7 @@ def write_outputs(report: Report, outputs: Outputs) -> None:
 
 
 def citation_table(result: ClaimResult) -> list[str]:
-    """The failure report of one claim: a row per citation (scrubbed)."""
+    """The failure report of one claim: a row per citation (scrubbed, printable)."""
     head = f"claim {result.id!r}: {result.claim}"
     expected = f" (expected {result.expect.value})" if result.expect else ""
     lines = [head, f"claim label: {result.label.value}{expected}", ""]
@@ -545,7 +557,7 @@ def citation_table(result: ClaimResult) -> list[str]:
     if details:
         lines.append("")
         lines.extend(f"[{i}] {v.url}: {v.detail}" for i, v in details)
-    return [scrub(line) for line in lines]
+    return [terminal_safe(scrub(line)) for line in lines]
 
 
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:

@@ -62,8 +62,11 @@ RUN_AND_REPORT_IMPORTS = (
 )
 
 
-def run(cwd: Path, suite: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    cwd: Path, suite: str, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
+    env.update(extra_env or {})
     env["COLUMNS"] = "80"  # the width of the separator line README's excerpt shows
     command = [
         sys.executable,
@@ -149,6 +152,34 @@ def test_xdist_prints_the_same_totals(
     parallel = run(copies, "example_suite", "-n", "2")
     assert parallel.returncode == 0, parallel.stdout + parallel.stderr
     assert summary(parallel.stdout) == summary(serial.stdout)
+
+
+# Where the live services would be on another machine (a proxy, a gateway, a local
+# server): addresses nothing listens on, so a replay that used them would fail.
+ELSEWHERE = {
+    "OPENAI_BASE_URL": "http://127.0.0.1:9/proxy/openai/v1",
+    "CITECHECK_CRAWLBASE_URL": "http://127.0.0.1:9/crawlbase/",
+    "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/anthropic",
+    "OLLAMA_HOST": "http://127.0.0.1:9",
+    "CITECHECK_JUDGE_BASE_URL": "http://127.0.0.1:9/v1",
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(), ("-o", "citecheck_judge_response_format=json_object")],
+    ids=["base-urls", "base-urls-and-response-format"],
+)
+def test_replay_does_not_depend_on_where_the_live_services_are(
+    copies: Path,
+    passed_run: tuple[subprocess.CompletedProcess[str], Path],
+    args: tuple[str, ...],
+) -> None:
+    serial, _ = passed_run
+    moved = run(copies, "example_suite", *args, extra_env=ELSEWHERE)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "stale_recording" not in moved.stdout
+    assert summary(moved.stdout) == summary(serial.stdout)
 
 
 def test_failing_sibling_exits_1_and_says_why(copies: Path) -> None:

@@ -592,6 +592,7 @@ def test_a_report_that_cannot_be_written_at_the_end_keeps_the_summary(
         [
             "1 claims, 1 citations: citation precision 1.0000 (1/1)*",
             "could not write report.json*",
+            "citecheck gate passed, but 1 report file could not be written: the run fails",
         ]
     )
     assert "Traceback" not in result.stdout.str()

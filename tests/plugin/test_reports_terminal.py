@@ -169,22 +169,21 @@ def test_json_and_markdown_carry_the_diff(
     assert "Label changes against the baseline (2)" in html
 
 
-def test_a_report_that_cannot_be_written_is_said_and_fails_the_run(
+def test_a_report_path_that_cannot_be_written_is_a_usage_error_before_any_claim_runs(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
     pytester.makefile(".txt", blocker="a file, not a directory")
-    result = pytester.runpytest(
-        "--citecheck", "--citecheck-record=all", "--citecheck-md=blocker.txt/summary.md"
-    )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(
-        [
-            "1 claims, 1 citations: citation precision 1.0000*",
-            "could not write blocker.txt/summary.md: *",
-        ]
-    )
+    for flag in ("--citecheck-md", "--citecheck-html"):
+        result = pytester.runpytest(
+            "--citecheck", "--citecheck-record=all", f"{flag}=blocker.txt/summary.out"
+        )
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(
+            [f"*{flag} blocker.txt/summary.out: blocker.txt is a file, so nothing can be written*"]
+        )
+        assert "citation precision" not in result.stdout.str()
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])

@@ -120,3 +120,23 @@ def recordable_reply(body: str) -> str:
     for encode in (json.dumps, lambda v: json.dumps(v, ensure_ascii=False)):
         body = body.replace(encode(model)[1:-1], encode(name)[1:-1])
     return body
+
+
+# Request fields that only a judge setting (citecheck_judge_response_format,
+# citecheck_judge_temperature) or a compatibility fallback shapes: the same
+# question asked in another form. Replay compares requests without them.
+SETTING_FIELDS = frozenset({"response_format", "temperature", "format", "think", "options"})
+
+
+def question_of(body: Any) -> Any:
+    """A judge request body without :data:`SETTING_FIELDS` (nor a tool's ``strict``)."""
+    if not isinstance(body, dict):
+        return body
+    out = {k: v for k, v in body.items() if k not in SETTING_FIELDS}
+    tools = out.get("tools")
+    if isinstance(tools, list):
+        out["tools"] = [
+            {k: v for k, v in t.items() if k != "strict"} if isinstance(t, dict) else t
+            for t in tools
+        ]
+    return out

@@ -93,6 +93,16 @@ def user_message(claim: str, passages: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
+_CLAIM_RE = re.compile(r"<claim>\n(.*?)\n</claim>", re.S)
+
+
+def claim_in(text: str) -> str | None:
+    """The claim a :func:`user_message` holds (None: ``text`` is not one), so a
+    stale recording can say whose claim it was recorded for."""
+    match = _CLAIM_RE.search(text)
+    return match.group(1) if match else None
+
+
 def build_messages(claim: str, passages: Sequence[str]) -> list[dict[str, str]]:
     """The chat messages for one judge call: a system message and a user message.
 

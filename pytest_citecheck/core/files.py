@@ -1,0 +1,68 @@
+"""Output files: checked before a run starts, replaced whole when written.
+
+A report is written to a temporary file beside it and renamed over the old one
+(``os.replace``, atomic on POSIX and Windows), so a run killed at any moment
+leaves either the previous complete report or the new complete one -- never a
+truncated or empty file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file, or None (nothing is created)."""
+    if path.is_dir():
+        return "is a folder; give a file name inside it"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "the file is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so nothing can be written under it"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
+
+    A character UTF-8 cannot encode (a lone surrogate from a judge's reply) is
+    written as a backslash escape rather than failing the whole file. The new
+    file gets the old one's permissions (or the umask's, for a new file).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(name, _mode_for(path))
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` to ``path`` (a file another program owns, e.g. a CI step summary)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", errors="backslashreplace") as f:
+        f.write(text)
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

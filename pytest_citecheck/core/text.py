@@ -1,0 +1,61 @@
+"""Text that users give and text that reaches a terminal.
+
+Two rules, kept here so every reader and every printer shares them:
+
+- :func:`text_problem` -- what input text may not hold: a lone surrogate (an
+  unpaired ``\\ud800`` escape in JSON or a YAML double-quoted string, which no
+  file, database or terminal can encode) or a control character other than tab,
+  newline and carriage return (an escaped ``\\x1b[2J`` would clear the terminal that
+  prints it; a carriage return is how Windows and PDF text end lines, so quotes copied
+  from a source may hold one).
+- :func:`terminal_safe` -- text from pages, judges and claims made printable:
+  escape sequences (``ESC[31m``, ``ESC]...BEL``) and other control characters
+  are removed, lone surrogates shown as U+FFFD.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+ALLOWED_CONTROLS = frozenset("\t\n")
+INPUT_CONTROLS = frozenset("\t\n\r")
+
+# ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC and one more byte.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _is_control(ch: str, allowed: frozenset[str] = ALLOWED_CONTROLS) -> bool:
+    return unicodedata.category(ch) == "Cc" and ch not in allowed
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` is not acceptable input, or None (names the first bad character)."""
+    for i, ch in enumerate(text):
+        if "\ud800" <= ch <= "\udfff":
+            return (
+                f"it holds a lone surrogate U+{ord(ch):04X} at character {i + 1} "
+                f"(an unpaired \\u{ord(ch):04x} escape; no file or terminal can store it)"
+            )
+        if _is_control(ch, INPUT_CONTROLS):
+            return f"it holds the control character U+{ord(ch):04X} at character {i + 1}"
+    return None
+
+
+TEXT_FIX = (
+    "remove the character: write the text itself (an emoji as the character or a "
+    "surrogate pair like \\ud83d\\ude00, not half of one); only tab, newline and "
+    "carriage return may be escaped"
+)
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without escape sequences or control characters (tab and newline kept)."""
+    if text.isprintable():
+        return text
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = _SURROGATE.sub("\ufffd", text)
+    return "".join(ch for ch in text if not _is_control(ch))
