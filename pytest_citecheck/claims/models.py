@@ -64,6 +64,8 @@ class Reason:
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
+    # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
+    BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL = "internal_error"
 
 

@@ -71,12 +71,15 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.prices import Prices
+from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     import httpx
 
     from pytest_citecheck.core.retry import RetryPolicy
+    from pytest_citecheck.engine.estimate import Plan
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.recording.transport import StageTransport
@@ -114,6 +117,10 @@ class EngineSettings:
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # The user's prices and the run's budget (pytest_citecheck.engine.budget).
+    prices: Prices = field(default_factory=Prices)
+    max_cost: float | None = None
+    max_credits: float | None = None
 
     @property
     def replaying(self) -> bool:
@@ -229,6 +236,7 @@ class Engine:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.progress = Progress()
         self.run_id = settings.run_id or uuid.uuid4().hex
+        self.budget = Budget(settings.prices, settings.max_cost, settings.max_credits)
         self._lock = threading.RLock()
         self._rank_lock = threading.Lock()
         self._transport: StageTransport | None = None
@@ -388,8 +396,32 @@ class Engine:
                 f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token "
                 "(or replay the committed recordings with --citecheck-record=none)"
             )
+        if self.settings.max_cost is not None:
+            missing = self.settings.prices.missing(
+                1.0 if crawls else 0.0, [s for s, records in needs.items() if records]
+            )
+            if missing:
+                problems.append(
+                    f"--citecheck-max-cost needs {' and '.join(missing)} to count the "
+                    "spend in money"
+                )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+    def plan(
+        self,
+        claims: Iterable[Claim],
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+    ) -> Plan:
+        """The dry run: what recording ``claims`` would do, without any request."""
+        from pytest_citecheck.engine.estimate import plan
+
+        return plan(
+            claims,
+            self.settings.record_mode,
+            lambda c: self.will_record(cassette_for(c) if cassette_for else None),
+            self.settings.judge_for,
+        )
 
     def _origin(self, spec: str) -> str:
         s = self.settings
@@ -556,6 +588,28 @@ class Engine:
             return self._pool
 
     def _verify(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
+        if not self.budget.limited or not claim.citations or not self.will_record(cassette):
+            return self._verify_unbudgeted(claim, cassette, nodeid)
+        from pytest_citecheck.engine.estimate import estimate_claim, spend
+        from pytest_citecheck.recording.recorder import record_command
+
+        reservation = self.budget.reserve(estimate_claim(claim, self.settings.judge_for(claim)))
+        if isinstance(reservation, str):
+            return error_result(
+                claim,
+                Reason.BUDGET_EXHAUSTED,
+                f"{reservation}; record it with: {record_command(nodeid, 'once')}",
+            )
+        cost = credits = 0.0
+        try:
+            result = self._verify_unbudgeted(claim, cassette, nodeid)
+            credits, _, money = spend([result], self.settings.prices)
+            cost = money or 0.0
+            return result
+        finally:
+            self.budget.settle(reservation, cost, credits)
+
+    def _verify_unbudgeted(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
         from pytest_citecheck.recording.recorder import CorruptRecording, corrupt_detail
 
         try:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.claims.models import ClaimResult, Label, Reason
 from pytest_citecheck.engine.aggregate import Totals
 
 if TYPE_CHECKING:
@@ -190,3 +190,16 @@ def evaluate(
                 f"{settings.max_drop:.4f})"
             )
     return failures
+
+
+def budget_failures(results: Iterable[ClaimResult]) -> list[str]:
+    """The run stopped at its budget: how many claims were not recorded and how to."""
+    stopped = [r for r in results if any(v.reason == Reason.BUDGET_EXHAUSTED for v in r.verdicts)]
+    if not stopped:
+        return []
+    return [
+        f"{_plural(len(stopped), 'claim')} not recorded: the recording budget "
+        "(--citecheck-max-cost / --citecheck-max-credits) ran out (reason budget_exhausted); "
+        "raise the budget or record the rest with --citecheck-record=once (each claim's "
+        "error names its command)"
+    ]

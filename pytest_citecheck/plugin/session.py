@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.engine.gate import GateSettings, evaluate, load_baseline_precision
+from pytest_citecheck.engine.gate import (
+    GateSettings,
+    budget_failures,
+    evaluate,
+    load_baseline_precision,
+)
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.reports.report import Report
 
@@ -78,6 +83,9 @@ class CitecheckSession:
                     ranker=s.ranker,
                     quote_policy=s.quote_policy,
                     run_id=_xdist_run_id(config),
+                    prices=s.prices,
+                    max_cost=s.max_cost,
+                    max_credits=s.max_credits,
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
@@ -146,6 +154,14 @@ class CitecheckSession:
             items += [_Item(c, cassette_path(path, c.id)) for c in claims]
         if items:
             self.preflight(items)
+
+    def dry_run_lines(self, items: Sequence[Any]) -> list[str]:
+        """What recording ``items``' claims would do (``--citecheck-dry-run``); no request."""
+        claims = {id(i.claim): i for i in items}
+        plan = self.engine().plan(
+            [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+        )
+        return plan.lines(self.settings.prices)
 
     # -- verification ------------------------------------------------------------------
 
@@ -243,13 +259,17 @@ class CitecheckSession:
             except BaselineError as exc:
                 failures.append(str(exc))
         report = Report(
-            results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
+            results=self.results,
+            baseline_precision=baseline,
+            run=s.quote_policy.metadata(),
+            prices=s.prices,
         )
         failures += evaluate(
             report.totals,
             GateSettings.from_settings(s),
             baseline,
         )
+        failures += budget_failures(self.results.values())
         if s.audit is not None:
             from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 

@@ -18,6 +18,7 @@ import re
 from importlib.resources import files
 from typing import Any
 
+from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 
 LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
@@ -144,6 +145,8 @@ def render_html(data: dict[str, Any]) -> str:
     page = env.get_template("report.html.j2").render(
         gate=data["gate"],
         totals=data["totals"],
+        spend=data.get("spend"),
+        money=money,
         baseline_precision=data.get("baseline_precision"),
         run=data.get("run"),
         files=data.get("files") or {},

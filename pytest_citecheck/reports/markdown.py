@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pytest_citecheck.core.prices import spend_text
+
 LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
 # What could start markup in a GFM table cell (``_`` inside words cannot).
 _MD_SPECIAL = re.compile(r"([\\`*|\[\]~])")
@@ -59,7 +61,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     if t["credits"] or t["input_tokens"] or t["output_tokens"]:
         out += [
             f"Crawling API credits {t['credits']:g}, judge tokens {t['input_tokens']} in / "
-            f"{t['output_tokens']} out",
+            f"{t['output_tokens']} out{spend_text(data.get('spend'))}",
             "",
         ]
     files = data.get("files") or {}
