@@ -398,7 +398,8 @@ class Engine:
             )
         if self.settings.max_cost is not None:
             missing = self.settings.prices.missing(
-                1.0 if crawls else 0.0, [s for s, records in needs.items() if records]
+                1.0 if crawls else 0.0,
+                [self.judge_name(s) for s, records in needs.items() if records],
             )
             if missing:
                 problems.append(
@@ -420,8 +421,16 @@ class Engine:
             claims,
             self.settings.record_mode,
             lambda c: self.will_record(cassette_for(c) if cassette_for else None),
-            self.settings.judge_for,
+            lambda c: self.judge_name(self.settings.judge_for(c)),
         )
+
+    def judge_name(self, spec: str) -> str:
+        """How reports (and prices) name the judge ``spec``: the judge's own name
+        (a custom judge's may differ from the spec), else the spec."""
+        try:
+            return str(getattr(self.judge(spec), "name", spec))
+        except (ValueError, ConfigurationError):
+            return spec
 
     def _origin(self, spec: str) -> str:
         s = self.settings
@@ -593,7 +602,8 @@ class Engine:
         from pytest_citecheck.engine.estimate import estimate_claim, spend
         from pytest_citecheck.recording.recorder import record_command
 
-        reservation = self.budget.reserve(estimate_claim(claim, self.settings.judge_for(claim)))
+        judge = self.judge_name(self.settings.judge_for(claim))
+        reservation = self.budget.reserve(estimate_claim(claim, judge))
         if isinstance(reservation, str):
             return error_result(
                 claim,

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, TextIO
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
-from pytest_citecheck.engine.gate import GateSettings, evaluate
-from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
+from pytest_citecheck.engine.gate import GateSettings, budget_failures, evaluate
+from pytest_citecheck.plugin.options import amount, fraction, judge_prices, judge_spec, positive_int
 
 if TYPE_CHECKING:
+    from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.reports.audit import AuditIndex
@@ -180,6 +181,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not fail on contradicted or fabricated citations.",
     )
     batch.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what the run would record (claims, crawls, judge calls, tokens, credits, "
+        "cost) and stop before any request; needs no token or key.",
+    )
+    batch.add_argument(
+        "--price-credit",
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (reports then show the cost).",
+    )
+    batch.add_argument(
+        "--prices",
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
+        "(several separated by spaces, in one argument).",
+    )
+    batch.add_argument(
+        "--max-cost",
+        type=amount,
+        metavar="AMOUNT",
+        help="no claim starts that could take the spend past AMOUNT (needs the prices).",
+    )
+    batch.add_argument(
+        "--max-credits",
+        type=amount,
+        metavar="N",
+        help="no claim starts that could take the Crawling API credits past N.",
+    )
+    batch.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
@@ -306,6 +338,14 @@ def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
     return batch
 
 
+def _prices(args: argparse.Namespace) -> Prices:
+    from pytest_citecheck.core.prices import Prices
+
+    return Prices(
+        credit=getattr(args, "price_credit", None), judges=getattr(args, "prices", None) or {}
+    )
+
+
 def _engine(args: argparse.Namespace, record_mode: str) -> Engine:
     from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW
     from pytest_citecheck.engine.core import Engine, EngineSettings
@@ -318,6 +358,9 @@ def _engine(args: argparse.Namespace, record_mode: str) -> Engine:
         concurrency=args.concurrency,
         ranker=args.ranker,
         review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
+        prices=_prices(args),
+        max_cost=getattr(args, "max_cost", None),
+        max_credits=getattr(args, "max_credits", None),
     )
     return Engine.from_settings(settings)
 
@@ -342,6 +385,12 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.errors import ConfigurationError
 
+    if args.dry_run:
+        # Without --record the batch is live: every claim would be fetched and judged.
+        with _engine(args, args.record or "all") as engine:
+            plan = engine.plan(claims, cassette_for=cassette_for)
+        print(*(in_batch_terms(line) for line in plan.lines(_prices(args))), sep="\n", file=out)
+        return EXIT_GATE_FAILED if batch.problems else EXIT_OK
     run_id, audit = _open_audit(args.audit)
     # Without --record the batch is live: the engine then fetches and judges for real.
     engine = _engine(args, args.record or "all")
@@ -411,6 +460,11 @@ _PLUGIN_HINTS = (
     ("--citecheck-judge or the ini option citecheck_judge", "--judge"),
     ("--citecheck-judge", "--judge"),
     ("--citecheck-record=none", "--record none"),
+    ("--citecheck-record=once", "--record once"),
+    ("--citecheck-max-cost", "--max-cost"),
+    ("--citecheck-max-credits", "--max-credits"),
+    ("citecheck_price_credit", "--price-credit"),
+    ("citecheck_prices", "--prices"),
     # The gate's sentences name the ini options.
     ("citecheck_allow_contradicted", "--allow-contradicted"),
     ("citecheck_min_reachable_precision", "--min-reachable-precision"),
@@ -447,13 +501,16 @@ def _finish_batch(
 ) -> int:
     from pytest_citecheck.reports.report import Report
 
-    report = Report(results=results)
+    report = Report(results=results, prices=_prices(args))
     gate = GateSettings(
         min_precision=args.min_precision,
         min_reachable_precision=args.min_reachable_precision,
         allow_contradicted=args.allow_contradicted,
     )
-    failures = [in_batch_terms(failure) for failure in evaluate(report.totals, gate)]
+    failures = [
+        in_batch_terms(failure)
+        for failure in [*evaluate(report.totals, gate), *budget_failures(results.values())]
+    ]
     if problems:
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
