@@ -98,4 +98,4 @@ def test_a_spent_budget_fails_the_gate_and_names_the_command(pytester: pytest.Py
     result.stdout.fnmatch_lines(
         ["*citecheck gate FAILED: 2 claims not recorded: the recording budget*"]
     )
-    result.stdout.fnmatch_lines(["FETCHED 0"])
+    result.stdout.fnmatch_lines(["*FETCHED 0"])
