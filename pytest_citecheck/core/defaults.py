@@ -17,6 +17,6 @@ RANKERS = ("hybrid", "minilm", "bm25")
 DEFAULT_RANKER = "hybrid"
 # Issue 8: claims verified at once, one request's overall deadline (retries
 # included) in seconds, and the largest page (bytes of markdown) that is judged.
-DEFAULT_CONCURRENCY = 4
+DEFAULT_CONCURRENCY = 20
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000

@@ -71,6 +71,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.limits import CRAWLING_API_CAP, AdaptiveLimit, cap_for
 from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
@@ -117,6 +118,10 @@ class EngineSettings:
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # Requests in flight per service (pytest_citecheck.core.limits): the Crawling API's
+    # documented 20 per token; None for a judge: its provider's default cap.
+    crawl_concurrency: int = CRAWLING_API_CAP
+    judge_concurrency: int | None = None
     # The user's prices and the run's budget (pytest_citecheck.engine.budget).
     prices: Prices = field(default_factory=Prices)
     max_cost: float | None = None
@@ -148,6 +153,8 @@ class Progress:
     citations: int = 0
     credits: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    # The engine's per-service limits: the line shows requests in flight and back-off.
+    limits: Mapping[str, AdaptiveLimit] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, claims: int) -> None:
@@ -172,6 +179,13 @@ class Progress:
         if 0 < self.done < self.total:
             left = elapsed / self.done * (self.total - self.done)
             text += f", ~{left:.0f} s left"
+        busy = [
+            limit.status()
+            for limit in list(self.limits.values())
+            if limit.in_flight or limit.overloads
+        ]
+        if busy:
+            text += "; " + ", ".join(busy)
         return text
 
 
@@ -237,6 +251,9 @@ class Engine:
         self.progress = Progress()
         self.run_id = settings.run_id or uuid.uuid4().hex
         self.budget = Budget(settings.prices, settings.max_cost, settings.max_credits)
+        # One adaptive limit per service recorded from ("crawlbase", each judge provider).
+        self.limits: dict[str, AdaptiveLimit] = {}
+        self.progress.limits = self.limits
         self._lock = threading.RLock()
         self._rank_lock = threading.Lock()
         self._transport: StageTransport | None = None
@@ -266,11 +283,27 @@ class Engine:
 
     # -- the stages, built once -------------------------------------------------
 
-    def retry_policy(self) -> RetryPolicy:
+    def retry_policy(self, service: str | None = None) -> RetryPolicy:
+        """The retry policy of ``service``'s requests; recording, they also go
+        through its :class:`~pytest_citecheck.core.limits.AdaptiveLimit`."""
         from pytest_citecheck.core.retry import RetryPolicy
 
-        sleep = _no_sleep if self.settings.replaying else time.sleep
-        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout)
+        if self.settings.replaying:
+            return RetryPolicy(sleep=_no_sleep, deadline=self.settings.timeout)
+        limiter = self.limit(service) if service is not None else None
+        return RetryPolicy(sleep=time.sleep, deadline=self.settings.timeout, limiter=limiter)
+
+    def limit(self, service: str) -> AdaptiveLimit:
+        """The adaptive limit of ``service`` (built once)."""
+        with self._lock:
+            limit = self.limits.get(service)
+            if limit is None:
+                if service == "crawlbase":
+                    cap = self.settings.crawl_concurrency
+                else:
+                    cap = self.settings.judge_concurrency or cap_for(service)
+                limit = self.limits[service] = AdaptiveLimit(service, cap)
+            return limit
 
     def http_client(self) -> httpx.Client:
         """The client every built-in stage sends through (per-claim cassettes)."""
@@ -297,7 +330,7 @@ class Engine:
                     self._fetcher = CrawlbaseFetcher.from_env(
                         self.environ,
                         require_tokens=False,
-                        retry=self.retry_policy(),
+                        retry=self.retry_policy("crawlbase"),
                         client=self.http_client(),
                     )
             return self._fetcher
@@ -328,7 +361,7 @@ class Engine:
             environ=self.environ,
             base_url=self.settings.judge_base_url if compatible else None,
             require_key=require_key,
-            retry=self.retry_policy(),
+            retry=self.retry_policy(spec.strip().partition(":")[0].lower()),
             client=self.http_client(),
             temperature=self.settings.judge_temperature,
             response_format=self.settings.judge_response_format,
