@@ -179,14 +179,16 @@ class Progress:
         if 0 < self.done < self.total:
             left = elapsed / self.done * (self.total - self.done)
             text += f", ~{left:.0f} s left"
+        return text + self.services()
+
+    def services(self) -> str:
+        """``; crawlbase 18/20 in flight, openai 3/16 in flight`` (empty when idle)."""
         busy = [
             limit.status()
             for limit in list(self.limits.values())
             if limit.in_flight or limit.overloads
         ]
-        if busy:
-            text += "; " + ", ".join(busy)
-        return text
+        return "; " + ", ".join(busy) if busy else ""
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:

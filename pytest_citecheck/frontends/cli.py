@@ -399,7 +399,11 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             engine.preflight(claims, cassette_for=cassette_for)
         except (ConfigurationError, ValueError) as exc:
             raise UsageError(in_batch_terms(str(exc))) from None
-        progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
+        progress = _Progress(
+            len(claims),
+            enabled=not args.no_progress and sys.stderr.isatty(),
+            services=engine.progress.services,
+        )
         progress.step(0)
         on_result = _recorder(audit, run_id, progress, keys)
         results = engine.verify_claims_sync(
@@ -551,17 +555,20 @@ class _Progress:
 
     WIDTH = 30
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, services: Callable[[], str] = lambda: "") -> None:
         self.total = total
         self.done = 0
         self.enabled = enabled and total > 0
+        self.services = services
 
     def step(self, by: int = 1) -> None:
         self.done += by
         if self.enabled:
             filled = self.WIDTH * self.done // self.total
             bar = "#" * filled + "-" * (self.WIDTH - filled)
-            sys.stderr.write(f"\rcitecheck [{bar}] {self.done}/{self.total} claims")
+            sys.stderr.write(
+                f"\rcitecheck [{bar}] {self.done}/{self.total} claims{self.services()}\x1b[K"
+            )
             sys.stderr.flush()
 
     def close(self) -> None:
