@@ -511,7 +511,7 @@ class AnyVector(StubModel):
 
     def encode(self, sentences: list[str], **kwargs: Any) -> Any:
         self.calls.append(list(sentences))
-        rows = np.array([[1.0, 0.1] if "ice" in s else [0.1, 1.0] for s in sentences])
+        rows = np.array([[1.0, 0.1] if "ice" in s.lower() else [0.1, 1.0] for s in sentences])
         return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
