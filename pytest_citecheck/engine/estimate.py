@@ -163,9 +163,14 @@ class Plan:
         """The dry run's report; the last line is machine-readable."""
         prices = prices or Prices()
         out = [f"citecheck dry run (record mode {self.record_mode}): nothing was sent"]
+        replayed = (
+            f"{self.recorded} replayed (mode none records nothing: choose a record mode "
+            "with --citecheck-record)"
+            if self.record_mode == "none"
+            else f"{self.recorded} already recorded (replayed, free)"
+        )
         out.append(
-            f"  claims: {self.to_record} to record, {self.recorded} already recorded "
-            f"(replayed, free)"
+            f"  claims: {self.to_record} to record, {replayed}"
             + (f", {self.no_citations} without citations" if self.no_citations else "")
         )
         out.append(

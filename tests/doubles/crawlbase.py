@@ -295,10 +295,12 @@ class CrawlbaseDouble(LoopbackServer):
         return [c for c in self.api_calls if c.url == url]
 
     def reset(self) -> None:
-        """Forget the calls and the transient counters (pages stay registered)."""
+        """Forget the calls and the transient and rate-limit counters (pages stay
+        registered)."""
         with self._state.lock:
             self._state.calls.clear()
             self._state.served.clear()
+            self._state.rejected = self._state.peak_in_flight = 0
 
     # -- the server ------------------------------------------------------------
 

@@ -99,3 +99,16 @@ def test_a_spent_budget_fails_the_gate_and_names_the_command(pytester: pytest.Py
         ["*citecheck gate FAILED: 2 claims not recorded: the recording budget*"]
     )
     result.stdout.fnmatch_lines(["*FETCHED 0"])
+
+
+def test_the_dry_run_in_replay_mode_records_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    result = pytester.runpytest("--citecheck", "--citecheck-dry-run")
+    result.stdout.fnmatch_lines(
+        [
+            "  claims: 0 to record, 1 replayed (mode none records nothing: choose a record mode "
+            "with --citecheck-record)",
+            "dry run: claims=0 crawls=0 judge_calls=0 credits=0",
+        ]
+    )
