@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 
-# Documented: https://crawlbase.com/docs/rate-limits (20 concurrent requests per token).
+# The Crawling API's rate-limit page documents 20 concurrent requests per token.
 CRAWLING_API_CAP = 20
 DEFAULT_CAPS = {
     "crawlbase": CRAWLING_API_CAP,

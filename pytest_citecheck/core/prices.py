@@ -17,7 +17,7 @@ Pure: no imports beyond the standard library, so the option parser can use it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,15 +61,21 @@ class Prices:
             return None
         return self.judges.get(_key(spec))
 
-    def missing(self, credits: float, judges: Iterable[str]) -> list[str]:
+    def missing(
+        self,
+        credits: float,
+        judges: Iterable[str],
+        name: Callable[[str], str] = lambda option: option,
+    ) -> list[str]:
         """What a money figure for this spend would lack: the credit price when
-        credits are spent, and each judge that has no price."""
+        credits are spent, and each judge that has no price. ``name`` spells the
+        options ``price_credit`` and ``prices`` (a front end's ``Terms.option``)."""
         out = []
         if credits and self.credit is None:
-            out.append("the price of a Crawling API credit (citecheck_price_credit)")
+            out.append(f"the price of a Crawling API credit ({name('price_credit')})")
         for spec in sorted(set(judges)):
             if self.judge(spec) is None:
-                out.append(f"the token prices of {spec} (citecheck_prices)")
+                out.append(f"the token prices of {spec} ({name('prices')})")
         return out
 
     def cost(self, credits: float, tokens: Mapping[str, tuple[int, int]]) -> float | None:

@@ -1,4 +1,4 @@
-"""The verification engine: many claims, bounded concurrency, no pytest (DESIGN §7, §9).
+"""The verification engine: many claims, bounded concurrency, no pytest.
 
 The plugin, the batch CLI and the ``/verify`` service are thin front ends over
 this module. It is the one place that builds the stages -- fetcher, judges,
@@ -73,6 +73,9 @@ from pytest_citecheck.core.defaults import (
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, AdaptiveLimit, cap_for
 from pytest_citecheck.core.prices import Prices
+from pytest_citecheck.core.providers import TOKEN_ENV
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
@@ -88,8 +91,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 
-# One request, every retry and wait included (issue 8 item 7).
-CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
+# The token that recording URL citations needs (preflight checks it).
+CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ class EngineSettings:
     # The persistent embedding cache (None: no cache); the ranker (ini citecheck_ranker).
     cache_dir: Path | None = None
     ranker: str | None = None
-    # How the guard matches a judge's quote (DESIGN §3.11; issue 13).
+    # How the guard matches a judge's quote.
     quote_policy: QuotePolicy = EXACT
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
@@ -126,10 +129,12 @@ class EngineSettings:
     prices: Prices = field(default_factory=Prices)
     max_cost: float | None = None
     max_credits: float | None = None
+    # How messages name options and the record command: the front end's own words.
+    terms: Terms = NEUTRAL
 
     @property
     def replaying(self) -> bool:
-        return self.record_mode == "none"
+        return RecordMode(self.record_mode).replay_only
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
@@ -146,7 +151,7 @@ class StageHooks:
 
 @dataclass
 class Progress:
-    """How far a run is: shown while recording (issue 8 item 5)."""
+    """How far a run is: shown while recording."""
 
     total: int = 0
     done: int = 0
@@ -290,10 +295,13 @@ class Engine:
         through its :class:`~pytest_citecheck.core.limits.AdaptiveLimit`."""
         from pytest_citecheck.core.retry import RetryPolicy
 
+        terms = self.settings.terms
         if self.settings.replaying:
-            return RetryPolicy(sleep=_no_sleep, deadline=self.settings.timeout)
+            return RetryPolicy(sleep=_no_sleep, deadline=self.settings.timeout, terms=terms)
         limiter = self.limit(service) if service is not None else None
-        return RetryPolicy(sleep=time.sleep, deadline=self.settings.timeout, limiter=limiter)
+        return RetryPolicy(
+            sleep=time.sleep, deadline=self.settings.timeout, terms=terms, limiter=limiter
+        )
 
     def limit(self, service: str) -> AdaptiveLimit:
         """The adaptive limit of ``service`` (built once)."""
@@ -334,6 +342,7 @@ class Engine:
                         require_tokens=False,
                         retry=self.retry_policy("crawlbase"),
                         client=self.http_client(),
+                        terms=self.settings.terms,
                     )
             return self._fetcher
 
@@ -367,6 +376,7 @@ class Engine:
             client=self.http_client(),
             temperature=self.settings.judge_temperature,
             response_format=self.settings.judge_response_format,
+            terms=self.settings.terms,
         )
 
     def live_ranker(self) -> Ranker:
@@ -379,7 +389,7 @@ class Engine:
 
     def _default_ranker(self) -> Ranker:
         # The model loader's own "Loading weights" bar must not reach the terminal
-        # (issue 8 item 5): huggingface_hub and transformers read this on import.
+        #: huggingface_hub and transformers read this on import.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         loaded = sys.modules.get("transformers.utils.logging")
         if loaded is not None:
@@ -396,10 +406,10 @@ class Engine:
         """Whether verifying with this cassette may go to the network (what
         :meth:`preflight` checks keys for). Mode ``none`` never records; without a
         cassette any other mode verifies live."""
-        mode = self.settings.record_mode
-        if mode == "none":
-            return False
-        return cassette is None or not (mode == "once" and cassette.exists())
+        mode = RecordMode(self.settings.record_mode)
+        if cassette is None:
+            return mode.live_without_cassette
+        return mode.may_record(cassette.exists())
 
     def preflight(
         self,
@@ -428,17 +438,19 @@ class Engine:
         if crawls and not self.environ.get(CRAWLBASE_TOKEN_ENV) and not self.custom_fetcher:
             problems.append(
                 f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
-                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token "
-                "(or replay the committed recordings with --citecheck-record=none)"
+                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+                f"{self.settings.terms.replay_hint()}"
             )
         if self.settings.max_cost is not None:
+            terms = self.settings.terms
             missing = self.settings.prices.missing(
                 1.0 if crawls else 0.0,
                 [self.judge_name(s) for s, records in needs.items() if records],
+                terms.option,
             )
             if missing:
                 problems.append(
-                    f"--citecheck-max-cost needs {' and '.join(missing)} to count the "
+                    f"{terms.option('max_cost')} needs {' and '.join(missing)} to count the "
                     "spend in money"
                 )
         if problems:
@@ -469,18 +481,14 @@ class Engine:
 
     def _origin(self, spec: str) -> str:
         s = self.settings
+        terms = s.terms
         if s.judge is not None and spec == s.judge:
-            if s.judge_origin == "ini":
-                return f" (judge {spec} comes from the ini option citecheck_judge)"
-            if s.judge_origin == "flag":
-                return f" (judge {spec} comes from --citecheck-judge)"
-            return ""
+            if s.judge_origin is None:
+                return ""
+            return f" (judge {spec} comes from {terms.judge_origin(s.judge_origin)})"
         if spec == DEFAULT_JUDGE:
-            return (
-                f" ({spec} is the default judge; choose another with --citecheck-judge "
-                "or the ini option citecheck_judge)"
-            )
-        return f" (judge {spec} comes from a claim file's judge:)"
+            return f" ({spec} is the default judge; choose another with {terms.option('judge')})"
+        return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
         from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
@@ -587,6 +595,7 @@ class Engine:
                 secrets=self._secrets(),
                 max_bytes=self.settings.max_page_bytes,
                 quote_policy=self.settings.quote_policy.metadata(),
+                terms=self.settings.terms,
             ) as recording,
         ):
             yield recording
@@ -635,7 +644,6 @@ class Engine:
         if not self.budget.limited or not claim.citations or not self.will_record(cassette):
             return self._verify_unbudgeted(claim, cassette, nodeid)
         from pytest_citecheck.engine.estimate import estimate_claim, spend
-        from pytest_citecheck.recording.recorder import record_command
 
         judge = self.judge_name(self.settings.judge_for(claim))
         reservation = self.budget.reserve(estimate_claim(claim, judge))
@@ -643,7 +651,7 @@ class Engine:
             return error_result(
                 claim,
                 Reason.BUDGET_EXHAUSTED,
-                f"{reservation}; record it with: {record_command(nodeid, 'once')}",
+                reservation + self.settings.terms.record_hint(nodeid, "once"),
             )
         cost = credits = 0.0
         try:
@@ -668,7 +676,9 @@ class Engine:
                 return self.verify_in(recording, claim)
         except CorruptRecording as exc:
             return error_result(
-                claim, Reason.CORRUPT_RECORDING, corrupt_detail(cassette, nodeid, exc.why)
+                claim,
+                Reason.CORRUPT_RECORDING,
+                corrupt_detail(cassette, nodeid, exc.why, self.settings.terms),
             )
         except OSError as exc:
             where = f"{cassette.parent.name}/{cassette.name}"
@@ -689,11 +699,10 @@ class Engine:
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=self.settings.max_page_bytes,
             quote_policy=self.settings.quote_policy,
+            terms=self.settings.terms,
         )
 
     def _tokens(self) -> dict[str, str | None]:
-        from pytest_citecheck.stages.fetch import TOKEN_ENV
-
         return {kind: self.environ.get(env) for kind, env in TOKEN_ENV.items()}
 
     def _secrets(self) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.prices import Prices, money
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.passages import MAX_WORDS
 
 # Steps 1-3 of the fetch rules at most: readability, without it, both with JavaScript.
@@ -88,7 +89,7 @@ class ClaimEstimate:
 
 def estimate_claim(claim: Claim, judge: str) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge``."""
-    from pytest_citecheck.stages.fetch import is_pdf
+    from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
     for citation in dict.fromkeys(claim.citations):
@@ -159,13 +160,14 @@ class Plan:
     def total_judge_calls(self) -> int:
         return sum(self.judge_calls.values())
 
-    def lines(self, prices: Prices | None = None) -> list[str]:
-        """The dry run's report; the last line is machine-readable."""
+    def lines(self, prices: Prices | None = None, terms: Terms = NEUTRAL) -> list[str]:
+        """The dry run's report, options named in ``terms``; the last line is
+        machine-readable."""
         prices = prices or Prices()
         out = [f"citecheck dry run (record mode {self.record_mode}): nothing was sent"]
         replayed = (
             f"{self.recorded} replayed (mode none records nothing: choose a record mode "
-            "with --citecheck-record)"
+            f"with {terms.option('record_mode')})"
             if self.record_mode == "none"
             else f"{self.recorded} already recorded (replayed, free)"
         )
@@ -188,12 +190,15 @@ class Plan:
             low = prices.cost(self.credits, self.tokens)
             high = prices.cost(self.worst_credits, self.tokens)
             if low is None or high is None:
-                missing = prices.missing(self.worst_credits, self.tokens)
+                missing = prices.missing(self.worst_credits, self.tokens, terms.option)
                 out.append(f"  cost: unknown, set {' and '.join(missing)}")
             else:
                 out.append(f"  cost: {money(low)} (at most {money(high)})")
         else:
-            out.append("  cost: set citecheck_price_credit and citecheck_prices to see it in money")
+            out.append(
+                f"  cost: set {terms.option('price_credit')} and {terms.option('prices')} to "
+                "see it in money"
+            )
         out.append(
             f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
             f"judge_calls={self.total_judge_calls} credits={self.worst_credits:g}"

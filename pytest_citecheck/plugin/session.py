@@ -4,7 +4,7 @@ Hooks in ``plugin`` stay thin and call into this. The stages are built by the
 pytest-free :class:`~pytest_citecheck.engine.core.Engine` (one place for the plugin,
 the batch CLI and the service); this object maps pytest's options and hooks
 onto it, decides when claims are verified -- in a record mode, concurrently
-ahead of the items that report them (issue 8) -- collects results (from this
+ahead of the items that report them -- collects results (from this
 process or from xdist workers' reports) and evaluates the gate on the
 controller.
 """
@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.engine.gate import (
-    GateSettings,
-    budget_failures,
-    evaluate,
-    load_baseline_precision,
-)
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.engine.gate import budget_failures, evaluate, load_baseline_precision
+from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Report
 
 if TYPE_CHECKING:
@@ -56,7 +54,7 @@ class CitecheckSession:
 
     @property
     def replaying(self) -> bool:
-        return self.settings.record_mode == "none"
+        return RecordMode(self.settings.record_mode).replay_only
 
     # -- the engine, built once ---------------------------------------------------
 
@@ -86,6 +84,7 @@ class CitecheckSession:
                     prices=s.prices,
                     max_cost=s.max_cost,
                     max_credits=s.max_credits,
+                    terms=PLUGIN_TERMS,
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
@@ -123,7 +122,7 @@ class CitecheckSession:
     # -- start-up checks -------------------------------------------------------------
 
     def preflight(self, items: Sequence[Any]) -> None:
-        """Every key and token the selected claims need, checked once (issue 10 item 9);
+        """Every key and token the selected claims need, checked once;
         raises ``pytest.UsageError`` naming the variables."""
         from pytest_citecheck.core.errors import ConfigurationError
 
@@ -161,7 +160,7 @@ class CitecheckSession:
         plan = self.engine().plan(
             [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
         )
-        return plan.lines(self.settings.prices)
+        return plan.lines(self.settings.prices, PLUGIN_TERMS)
 
     # -- verification ------------------------------------------------------------------
 
@@ -177,7 +176,7 @@ class CitecheckSession:
                     self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
                 )
             except CorruptRecording as exc:
-                pytest.fail(corrupt_detail(cassette, nodeid, exc.why), pytrace=False)
+                pytest.fail(corrupt_detail(cassette, nodeid, exc.why, PLUGIN_TERMS), pytrace=False)
             yield recording
 
     def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:
@@ -223,7 +222,7 @@ class CitecheckSession:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
         from pytest_citecheck.engine.gate import claim_problems
 
-        return claim_problems(result, GateSettings.from_settings(self.settings))
+        return claim_problems(result, gate_settings(self.settings))
 
     # -- results from reports (this process or xdist workers) -------------------
 
@@ -255,7 +254,7 @@ class CitecheckSession:
             from pytest_citecheck.engine.gate import BaselineError
 
             try:
-                baseline = load_baseline_precision(s.baseline)
+                baseline = load_baseline_precision(s.baseline, PLUGIN_TERMS)
             except BaselineError as exc:
                 failures.append(str(exc))
         report = Report(
@@ -266,10 +265,10 @@ class CitecheckSession:
         )
         failures += evaluate(
             report.totals,
-            GateSettings.from_settings(s),
+            gate_settings(s),
             baseline,
         )
-        failures += budget_failures(self.results.values())
+        failures += budget_failures(self.results.values(), PLUGIN_TERMS)
         if s.audit is not None:
             from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 

@@ -1,4 +1,4 @@
-"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY`` (DESIGN §6).
+"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY``.
 
 Rendered from the scrubbed JSON report (:meth:`Report.scrubbed_json`), so it
 says exactly what the JSON file says. Cell text is escaped: a claim or a quote
@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pytest_citecheck.claims.models import LABEL_ORDER
 from pytest_citecheck.core.prices import spend_text
 
-LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
+LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
 _MD_SPECIAL = re.compile(r"([\\`*|\[\]~])")
 
