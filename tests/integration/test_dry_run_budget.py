@@ -15,6 +15,7 @@ from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
 from pytest_citecheck.engine.estimate import estimate_claim
 from pytest_citecheck.engine.gate import budget_failures
 from pytest_citecheck.frontends.cli import main
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
@@ -77,8 +78,9 @@ CLAIMS = [
 
 
 def engine_for(env: dict[str, str], mode: str, **settings: object) -> Engine:
+    # Messages in the plugin's words (its flags and ini options).
     return Engine.from_settings(
-        EngineSettings(record_mode=mode, **settings),  # type: ignore[arg-type]
+        EngineSettings(record_mode=mode, terms=PLUGIN_TERMS, **settings),  # type: ignore[arg-type]
         StageHooks(make_ranker=WordOverlap),
         environ=env,
     )
