@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from pytest_citecheck.core.defaults import RECHECK_STATUSES
+
 if TYPE_CHECKING:
     from pytest_citecheck.core.prices import TokenPrice
-
-from pytest_citecheck.core.defaults import RECHECK_STATUSES
 
 
 def fraction(text: str) -> float:
