@@ -86,6 +86,8 @@ class Reason:
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
     # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
     URL_REFUSED = "url_refused"
+    # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
+    BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL = "internal_error"
 
 

@@ -72,15 +72,19 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.limits import CRAWLING_API_CAP, AdaptiveLimit, cap_for
+from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
+from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     import httpx
 
     from pytest_citecheck.core.retry import RetryPolicy
+    from pytest_citecheck.engine.estimate import Plan
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.recording.transport import StageTransport
@@ -121,6 +125,14 @@ class EngineSettings:
     # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy); a refused
     # one is a ``url_refused`` verdict and no request.
     url_policy: str = DEFAULT_URL_POLICY
+    # Requests in flight per service (pytest_citecheck.core.limits): the Crawling API's
+    # documented 20 per token; None for a judge: its provider's default cap.
+    crawl_concurrency: int = CRAWLING_API_CAP
+    judge_concurrency: int | None = None
+    # The user's prices and the run's budget (pytest_citecheck.engine.budget).
+    prices: Prices = field(default_factory=Prices)
+    max_cost: float | None = None
+    max_credits: float | None = None
     # How messages name options and the record command: the front end's own words.
     terms: Terms = NEUTRAL
 
@@ -150,6 +162,8 @@ class Progress:
     citations: int = 0
     credits: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    # The engine's per-service limits: the line shows requests in flight and back-off.
+    limits: Mapping[str, AdaptiveLimit] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, claims: int) -> None:
@@ -174,7 +188,16 @@ class Progress:
         if 0 < self.done < self.total:
             left = elapsed / self.done * (self.total - self.done)
             text += f", ~{left:.0f} s left"
-        return text
+        return text + self.services()
+
+    def services(self) -> str:
+        """``; crawlbase 18/20 in flight, openai 3/16 in flight`` (empty when idle)."""
+        busy = [
+            limit.status()
+            for limit in list(self.limits.values())
+            if limit.in_flight or limit.overloads
+        ]
+        return "; " + ", ".join(busy) if busy else ""
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
@@ -238,6 +261,10 @@ class Engine:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.progress = Progress()
         self.run_id = settings.run_id or uuid.uuid4().hex
+        self.budget = Budget(settings.prices, settings.max_cost, settings.max_credits)
+        # One adaptive limit per service recorded from ("crawlbase", each judge provider).
+        self.limits: dict[str, AdaptiveLimit] = {}
+        self.progress.limits = self.limits
         self._lock = threading.RLock()
         self._rank_lock = threading.Lock()
         self._transport: StageTransport | None = None
@@ -267,11 +294,30 @@ class Engine:
 
     # -- the stages, built once -------------------------------------------------
 
-    def retry_policy(self) -> RetryPolicy:
+    def retry_policy(self, service: str | None = None) -> RetryPolicy:
+        """The retry policy of ``service``'s requests; recording, they also go
+        through its :class:`~pytest_citecheck.core.limits.AdaptiveLimit`."""
         from pytest_citecheck.core.retry import RetryPolicy
 
-        sleep = _no_sleep if self.settings.replaying else time.sleep
-        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout, terms=self.settings.terms)
+        terms = self.settings.terms
+        if self.settings.replaying:
+            return RetryPolicy(sleep=_no_sleep, deadline=self.settings.timeout, terms=terms)
+        limiter = self.limit(service) if service is not None else None
+        return RetryPolicy(
+            sleep=time.sleep, deadline=self.settings.timeout, terms=terms, limiter=limiter
+        )
+
+    def limit(self, service: str) -> AdaptiveLimit:
+        """The adaptive limit of ``service`` (built once)."""
+        with self._lock:
+            limit = self.limits.get(service)
+            if limit is None:
+                if service == "crawlbase":
+                    cap = self.settings.crawl_concurrency
+                else:
+                    cap = self.settings.judge_concurrency or cap_for(service)
+                limit = self.limits[service] = AdaptiveLimit(service, cap)
+            return limit
 
     def http_client(self) -> httpx.Client:
         """The client every built-in stage sends through (per-claim cassettes)."""
@@ -298,7 +344,7 @@ class Engine:
                     self._fetcher = CrawlbaseFetcher.from_env(
                         self.environ,
                         require_tokens=False,
-                        retry=self.retry_policy(),
+                        retry=self.retry_policy("crawlbase"),
                         client=self.http_client(),
                         terms=self.settings.terms,
                     )
@@ -330,7 +376,7 @@ class Engine:
             environ=self.environ,
             base_url=self.settings.judge_base_url if compatible else None,
             require_key=require_key,
-            retry=self.retry_policy(),
+            retry=self.retry_policy(spec.strip().partition(":")[0].lower()),
             client=self.http_client(),
             temperature=self.settings.judge_temperature,
             response_format=self.settings.judge_response_format,
@@ -399,8 +445,43 @@ class Engine:
                 f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
                 f"{self.settings.terms.replay_hint()}"
             )
+        if self.settings.max_cost is not None:
+            terms = self.settings.terms
+            missing = self.settings.prices.missing(
+                1.0 if crawls else 0.0,
+                [self.judge_name(s) for s, records in needs.items() if records],
+                terms.option,
+            )
+            if missing:
+                problems.append(
+                    f"{terms.option('max_cost')} needs {' and '.join(missing)} to count the "
+                    "spend in money"
+                )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+    def plan(
+        self,
+        claims: Iterable[Claim],
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+    ) -> Plan:
+        """The dry run: what recording ``claims`` would do, without any request."""
+        from pytest_citecheck.engine.estimate import plan
+
+        return plan(
+            claims,
+            self.settings.record_mode,
+            lambda c: self.will_record(cassette_for(c) if cassette_for else None),
+            lambda c: self.judge_name(self.settings.judge_for(c)),
+        )
+
+    def judge_name(self, spec: str) -> str:
+        """How reports (and prices) name the judge ``spec``: the judge's own name
+        (a custom judge's may differ from the spec), else the spec."""
+        try:
+            return str(getattr(self.judge(spec), "name", spec))
+        except (ValueError, ConfigurationError):
+            return spec
 
     def _origin(self, spec: str) -> str:
         s = self.settings
@@ -564,6 +645,28 @@ class Engine:
             return self._pool
 
     def _verify(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
+        if not self.budget.limited or not claim.citations or not self.will_record(cassette):
+            return self._verify_unbudgeted(claim, cassette, nodeid)
+        from pytest_citecheck.engine.estimate import estimate_claim, spend
+
+        judge = self.judge_name(self.settings.judge_for(claim))
+        reservation = self.budget.reserve(estimate_claim(claim, judge))
+        if isinstance(reservation, str):
+            return error_result(
+                claim,
+                Reason.BUDGET_EXHAUSTED,
+                reservation + self.settings.terms.record_hint(nodeid, "once"),
+            )
+        cost = credits = 0.0
+        try:
+            result = self._verify_unbudgeted(claim, cassette, nodeid)
+            credits, _, money = spend([result], self.settings.prices)
+            cost = money or 0.0
+            return result
+        finally:
+            self.budget.settle(reservation, cost, credits)
+
+    def _verify_unbudgeted(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
         from pytest_citecheck.recording.recorder import CorruptRecording, corrupt_detail
 
         try:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import Totals
 
@@ -198,3 +198,16 @@ def evaluate(
                 f"{settings.max_drop:.4f})"
             )
     return failures
+
+
+def budget_failures(results: Iterable[ClaimResult], terms: Terms = NEUTRAL) -> list[str]:
+    """The run stopped at its budget: how many claims were not recorded and how to."""
+    stopped = [r for r in results if any(v.reason == Reason.BUDGET_EXHAUSTED for v in r.verdicts)]
+    if not stopped:
+        return []
+    return [
+        f"{_plural(len(stopped), 'claim')} not recorded: the recording budget "
+        f"({terms.option('max_cost')} / {terms.option('max_credits')}) ran out (reason "
+        "budget_exhausted); raise it, or record the rest later: each claim's error names "
+        "the command"
+    ]

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.argtypes import (
+    amount,
     claim_chars,
     fraction,
+    judge_prices,
     judge_spec,
     positive_int,
     positive_seconds,
@@ -36,12 +38,13 @@ from pytest_citecheck.core.defaults import (
     URL_POLICIES,
 )
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
-from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.engine.gate import GateSettings, budget_failures, evaluate
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
+    from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.reports.audit import AuditIndex
@@ -304,6 +307,37 @@ def build_parser() -> argparse.ArgumentParser:
         f"are url_refused and not fetched (default {DEFAULT_URL_POLICY}).",
     )
     batch.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what the run would record (claims, crawls, judge calls, tokens, credits, "
+        "cost) and stop before any request; needs no token or key.",
+    )
+    batch.add_argument(
+        "--price-credit",
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (reports then show the cost).",
+    )
+    batch.add_argument(
+        "--prices",
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
+        "(several separated by spaces, in one argument).",
+    )
+    batch.add_argument(
+        "--max-cost",
+        type=amount,
+        metavar="AMOUNT",
+        help="no claim starts that could take the spend past AMOUNT (needs the prices).",
+    )
+    batch.add_argument(
+        "--max-credits",
+        type=amount,
+        metavar="N",
+        help="no claim starts that could take the Crawling API credits past N.",
+    )
+    batch.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
@@ -557,6 +591,14 @@ def read_batch(
     return batch
 
 
+def _prices(args: argparse.Namespace) -> Prices:
+    from pytest_citecheck.core.prices import Prices
+
+    return Prices(
+        credit=getattr(args, "price_credit", None), judges=getattr(args, "prices", None) or {}
+    )
+
+
 def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
     from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW
     from pytest_citecheck.engine.core import Engine, EngineSettings
@@ -570,6 +612,9 @@ def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
         ranker=args.ranker,
         review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
         url_policy=args.url_policy,
+        prices=_prices(args),
+        max_cost=getattr(args, "max_cost", None),
+        max_credits=getattr(args, "max_credits", None),
         terms=terms,
     )
     return Engine.from_settings(settings)
@@ -600,12 +645,23 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.errors import ConfigurationError
 
+    if args.dry_run:
+        # Without --record the batch is live: every claim would be fetched and judged.
+        with engine:
+            plan = engine.plan(claims, cassette_for=cassette_for)
+        terms = batch_terms(batch.files, args.cassettes)
+        print(*plan.lines(_prices(args), terms), sep="\n", file=out)
+        return EXIT_GATE_FAILED if batch.problems else EXIT_OK
     with engine:
         try:
             engine.preflight(claims, cassette_for=cassette_for)
         except (ConfigurationError, ValueError) as exc:
             raise UsageError(_problem_list(str(exc))) from None
-        progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
+        progress = _Progress(
+            len(claims),
+            enabled=not args.no_progress and sys.stderr.isatty(),
+            services=engine.progress.services,
+        )
         progress.step(0)
         audit_problems: list[str] = []
         on_result = _recorder(audit, run_id, progress, keys, audit_problems)
@@ -657,6 +713,11 @@ _BATCH_OPTIONS = {
     "concurrency": "--concurrency",
     "max_claim_chars": "--max-claim-chars",
     "url_policy": "--url-policy",
+    "record_mode": "--record",
+    "max_cost": "--max-cost",
+    "max_credits": "--max-credits",
+    "price_credit": "--price-credit",
+    "prices": "--prices",
 }
 
 
@@ -718,14 +779,14 @@ def _finish_batch(
 ) -> int:
     from pytest_citecheck.reports.report import Report
 
-    report = Report(results=results)
+    report = Report(results=results, prices=_prices(args))
     gate = GateSettings(
         min_precision=args.min_precision,
         min_reachable_precision=args.min_reachable_precision,
         allow_contradicted=args.allow_contradicted,
         terms=batch_terms(),
     )
-    failures = evaluate(report.totals, gate)
+    failures = evaluate(report.totals, gate) + budget_failures(results.values(), gate.terms)
     if problems:
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
@@ -772,17 +833,20 @@ class _Progress:
 
     WIDTH = 30
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, services: Callable[[], str] = lambda: "") -> None:
         self.total = total
         self.done = 0
         self.enabled = enabled and total > 0
+        self.services = services
 
     def step(self, by: int = 1) -> None:
         self.done += by
         if self.enabled:
             filled = self.WIDTH * self.done // self.total
             bar = "#" * filled + "-" * (self.WIDTH - filled)
-            sys.stderr.write(f"\rcitecheck [{bar}] {self.done}/{self.total} claims")
+            sys.stderr.write(
+                f"\rcitecheck [{bar}] {self.done}/{self.total} claims{self.services()}\x1b[K"
+            )
             sys.stderr.flush()
 
     def close(self) -> None:

@@ -332,6 +332,12 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        if settings.dry_run and _is_xdist_controller(session.config):
+            raise pytest.UsageError(
+                "--citecheck-dry-run lists the whole run in one process: drop -n/--numprocesses"
+            )
+        if settings.dry_run:
+            return  # no request is made: no key or token is needed
         if not RecordMode(settings.record_mode).replay_only and _is_xdist_controller(
             session.config
         ):
@@ -346,8 +352,24 @@ class SessionHooks:
         if not settings.enabled or config.option.collectonly or is_worker(config):
             return
         items = _claim_items(session.items)
-        if items:
+        if items and not settings.dry_run:
             _session(config).preflight(items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """``--citecheck-dry-run``: print what recording would do; run nothing."""
+        settings = self.config.stash[SETTINGS_KEY]
+        if not settings.enabled or not settings.dry_run or is_worker(self.config):
+            return None
+        lines = _session(self.config).dry_run_lines(_claim_items(session.items))
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.ensure_newline()
+            for line in lines:
+                terminal.write_line(line)
+        else:
+            print("\n".join(lines))
+        return True
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

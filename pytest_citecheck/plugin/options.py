@@ -8,15 +8,17 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_citecheck.core.argtypes import (
+    amount,
     claim_chars,
     fraction,
+    judge_prices,
     judge_spec,
     positive_int,
     positive_seconds,
@@ -36,6 +38,7 @@ from pytest_citecheck.core.defaults import (
     RECORD_MODES,
     URL_POLICIES,
 )
+from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.stages.quote_policy import (
     DEFAULT_QUOTE_SIMILARITY,
@@ -151,6 +154,92 @@ def _engine_settings(config: pytest.Config) -> dict[str, object]:
         "max_claim_chars": pick("citecheck_max_claim_chars", claim_chars, DEFAULT_MAX_CLAIM_CHARS),
         # None: pytest's cache directory, resolved when recording needs it (session).
         "cache_dir": opt.citecheck_cache_dir,
+    }
+
+
+# -- the dry run, prices and the budget ---------------------------------------------------
+
+
+def _add_cost_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--citecheck-dry-run",
+        dest="citecheck_dry_run",
+        action="store_true",
+        default=False,
+        help="list what recording would do under --citecheck-record (claims, crawls, judge "
+        "calls, tokens, credits, cost) and stop before any request; needs no token or key.",
+    )
+    group.addoption(
+        "--citecheck-price-credit",
+        dest="citecheck_price_credit",
+        default=None,
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (ini citecheck_price_credit; default: not set, "
+        "reports show credits only).",
+    )
+    group.addoption(
+        "--citecheck-prices",
+        dest="citecheck_prices",
+        default=None,
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. "
+        "openai:gpt-4o-mini=0.15/0.60, several separated by spaces (ini citecheck_prices).",
+    )
+    group.addoption(
+        "--citecheck-max-cost",
+        dest="citecheck_max_cost",
+        default=None,
+        type=amount,
+        metavar="AMOUNT",
+        help="no claim starts recording that could take the spend past AMOUNT (at the "
+        "prices set; ini citecheck_max_cost).",
+    )
+    group.addoption(
+        "--citecheck-max-credits",
+        dest="citecheck_max_credits",
+        default=None,
+        type=amount,
+        metavar="N",
+        help="no claim starts recording that could take the Crawling API credits past N "
+        "(ini citecheck_max_credits).",
+    )
+    parser.addini("citecheck_price_credit", "price of one Crawling API credit", default=None)
+    parser.addini(
+        "citecheck_prices",
+        "judge prices per million tokens: PROVIDER:MODEL=IN/OUT, several separated by "
+        "spaces or lines",
+        default=None,
+    )
+    parser.addini("citecheck_max_cost", "recording budget in money (at your prices)", default=None)
+    parser.addini("citecheck_max_credits", "recording budget in Crawling API credits", default=None)
+
+
+def _cost_settings(config: pytest.Config) -> dict[str, object]:
+    """Prices and budget, resolved (flag > ini); bad ini values name the option."""
+    from pytest_citecheck.core.prices import Prices
+
+    def pick(name: str, parse: Any) -> Any:
+        flag = getattr(config.option, name)
+        if flag is not None:
+            return flag
+        raw = _getini(config, name)
+        if raw in (None, ""):
+            return None
+        try:
+            return parse(str(raw).strip())
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    return {
+        "dry_run": bool(config.option.citecheck_dry_run),
+        "prices": Prices(
+            credit=pick("citecheck_price_credit", amount),
+            judges=pick("citecheck_prices", judge_prices) or {},
+        ),
+        "max_cost": pick("citecheck_max_cost", amount),
+        "max_credits": pick("citecheck_max_credits", amount),
     }
 
 
@@ -290,6 +379,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a self-contained HTML report (no network, opens from file://).",
     )
     _add_engine_options(parser, group)
+    _add_cost_options(parser, group)
 
     _add_quote_match_options(group, parser)
     _add_recheck_options(group, parser)
@@ -426,6 +516,10 @@ class Settings:
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
     url_policy: str = DEFAULT_URL_POLICY
+    dry_run: bool = False
+    prices: Prices = field(default_factory=Prices)
+    max_cost: float | None = None
+    max_credits: float | None = None
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
@@ -532,6 +626,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         recheck=bool(opt.citecheck_recheck),
         recheck_fail_on=_recheck_fail_on(config),
         **_engine_settings(config),  # type: ignore[arg-type]
+        **_cost_settings(config),  # type: ignore[arg-type]
     )
 
 

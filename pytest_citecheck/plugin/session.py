@@ -22,7 +22,7 @@ import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.core.record_mode import RecordMode
-from pytest_citecheck.engine.gate import evaluate, load_baseline_precision
+from pytest_citecheck.engine.gate import budget_failures, evaluate, load_baseline_precision
 from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
@@ -82,6 +82,9 @@ class CitecheckSession:
             quote_policy=s.quote_policy,
             url_policy=s.url_policy,
             run_id=_xdist_run_id(self.config),
+            prices=s.prices,
+            max_cost=s.max_cost,
+            max_credits=s.max_credits,
             terms=PLUGIN_TERMS,
         )
 
@@ -161,6 +164,14 @@ class CitecheckSession:
             items += [_Item(c, cassette_path(path, c.id)) for c in claims]
         if items:
             self.preflight(items)
+
+    def dry_run_lines(self, items: Sequence[Any]) -> list[str]:
+        """What recording ``items``' claims would do (``--citecheck-dry-run``); no request."""
+        claims = {id(i.claim): i for i in items}
+        plan = self.engine().plan(
+            [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+        )
+        return plan.lines(self.settings.prices, PLUGIN_TERMS)
 
     # -- verification ------------------------------------------------------------------
 
@@ -260,13 +271,17 @@ class CitecheckSession:
             except BaselineError as exc:
                 failures.append(str(exc))
         report = Report(
-            results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
+            results=self.results,
+            baseline_precision=baseline,
+            run=s.quote_policy.metadata(),
+            prices=s.prices,
         )
         failures += evaluate(
             report.totals,
             gate_settings(s),
             baseline,
         )
+        failures += budget_failures(self.results.values(), PLUGIN_TERMS)
         if s.audit is not None:
             from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 

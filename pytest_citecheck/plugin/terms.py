@@ -34,6 +34,11 @@ PLUGIN_TERMS = Terms(
         "max_claim_chars": "--citecheck-max-claim-chars or the ini option "
         "citecheck_max_claim_chars",
         "url_policy": "citecheck_url_policy",
+        "record_mode": "--citecheck-record",
+        "max_cost": "--citecheck-max-cost",
+        "max_credits": "--citecheck-max-credits",
+        "price_credit": "citecheck_price_credit",
+        "prices": "citecheck_prices",
     },
     assign=" = ",
     judge_origins={

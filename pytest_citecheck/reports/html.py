@@ -19,6 +19,7 @@ from importlib.resources import files
 from typing import Any
 
 from pytest_citecheck.claims.models import LABEL_ORDER
+from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -145,6 +146,8 @@ def render_html(data: dict[str, Any]) -> str:
     page = env.get_template("report.html.j2").render(
         gate=data["gate"],
         totals=data["totals"],
+        spend=data.get("spend"),
+        money=money,
         baseline_precision=data.get("baseline_precision"),
         run=data.get("run"),
         files=data.get("files") or {},

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from pytest_citecheck.claims.models import LABEL_ORDER
+from pytest_citecheck.core.prices import spend_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
@@ -61,7 +62,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     if t["credits"] or t["input_tokens"] or t["output_tokens"]:
         out += [
             f"Crawling API credits {t['credits']:g}, judge tokens {t['input_tokens']} in / "
-            f"{t['output_tokens']} out",
+            f"{t['output_tokens']} out{spend_text(data.get('spend'))}",
             "",
         ]
     files = data.get("files") or {}

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, ClaimResult, Label, Verdict
 from pytest_citecheck.core.files import append_text, write_atomic
+from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.engine.aggregate import Totals, totals
@@ -166,6 +167,32 @@ class Report:
     items: dict[str, ItemInfo] = field(default_factory=dict)
     # Output files that could not be written: printed, never lost silently.
     output_errors: list[str] = field(default_factory=list)
+    # The user's prices: reports show the spend in money when any is set.
+    prices: Prices | None = None
+
+    def spend(self) -> dict[str, Any] | None:
+        """Credits and judge tokens in money (None: no price is set)."""
+        if self.prices is None or not self.prices.any:
+            return None
+        from pytest_citecheck.engine.estimate import spend
+
+        credits, tokens, total = spend(self.results.values(), self.prices)
+        credit = self.prices.credit
+        judges = {}
+        for spec, (i, o) in sorted(tokens.items()):
+            price = self.prices.judge(spec)
+            judges[spec] = {
+                "input_tokens": i,
+                "output_tokens": o,
+                "cost": None if price is None else price.cost(i, o),
+            }
+        return {
+            "credits": credits,
+            "credit_cost": None if credit is None else credits * credit,
+            "judges": judges,
+            "cost": total,
+            "missing": self.prices.missing(credits, [s for s, (i, o) in tokens.items() if i or o]),
+        }
 
     def unwritten_line(self) -> str:
         """The last line when the gate passed but a report file could not be written."""
@@ -256,7 +283,7 @@ class Report:
             out.append(
                 Line(
                     f"crawling API credits {t.credits:g}, judge tokens {t.input_tokens} in / "
-                    f"{t.output_tokens} out"
+                    f"{t.output_tokens} out" + spend_text(self.spend())
                 )
             )
         files = self.files()
@@ -318,6 +345,7 @@ class Report:
                 name: {**_totals_json(ft), "failed": self.failed_in(name)}
                 for name, ft in self.files().items()
             },
+            **({"spend": spent} if (spent := self.spend()) is not None else {}),
             "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
             "baseline_precision": self.baseline_precision,
             "label_changes": [
