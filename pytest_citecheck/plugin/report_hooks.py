@@ -104,7 +104,9 @@ class ReportHooks:
         if report.when == "call" and payload is not None:
             from pytest_citecheck.reports.report import ItemInfo
 
-            self.items[report.nodeid] = ItemInfo(report.outcome, report.location[1])
+            self.items[report.nodeid] = ItemInfo(
+                report.outcome, report.location[1], report.location[0]
+            )
             # Kept as one short string: the session drops the payload from the report,
             # and pytest's short summary asks for the status again at the end.
             self.labels[report.nodeid] = _labels(payload)
@@ -177,6 +179,19 @@ class ReportHooks:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
         if not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+        self._annotate(tr, report)
+
+    def _annotate(self, tr: pytest.TerminalReporter, report: Report) -> None:
+        """Inside GitHub Actions: workflow commands that annotate the claim lines."""
+        import os
+
+        from pytest_citecheck.reports import github
+
+        if not github.enabled(os.environ):
+            return
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
+        for annotation in github.annotate(report, self.config.rootpath, workspace):
+            tr.write_line(annotation.command())
 
 
 def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:

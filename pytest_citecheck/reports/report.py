@@ -129,6 +129,7 @@ class ItemInfo:
 
     outcome: str  # "passed" / "failed" / "skipped"
     line: int | None = None  # 0-based, as in ``TestReport.location``
+    path: str | None = None  # relative to the rootdir, as in ``TestReport.location``
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class Report:
     def totals(self) -> Totals:
         return totals(self.results.values())
 
-    def _item(self, nodeid: str) -> ItemInfo | None:
+    def item(self, nodeid: str) -> ItemInfo | None:
         # Fixture results of one test are keyed "nodeid[i]".
         return self.items.get(nodeid) or self.items.get(nodeid.rsplit("[", 1)[0])
 
@@ -192,14 +193,14 @@ class Report:
         """Claims in file order: by file, then by where the claim starts in it."""
 
         def key(entry: tuple[str, ClaimResult]) -> tuple[str, float, str]:
-            info = self._item(entry[0])
+            info = self.item(entry[0])
             line = info.line if info is not None and info.line is not None else float("inf")
             return file_of(entry[0]), line, entry[0]
 
         return sorted(self.results.items(), key=key)
 
     def passed(self, nodeid: str) -> bool | None:
-        info = self._item(nodeid)
+        info = self.item(nodeid)
         return None if info is None else info.outcome == "passed"
 
     def files(self) -> dict[str, Totals]:
@@ -458,7 +459,7 @@ def write_outputs(report: Report, outputs: Outputs) -> None:
 
 def citation_table(result: ClaimResult) -> list[str]:
     """The failure report of one claim: a row per citation (scrubbed)."""
-    head = f"claim {result.id!r}: {result.claim}"
+    head = _hang(f"claim {result.id!r}: {result.claim}")
     expected = f" (expected {result.expect.value})" if result.expect else ""
     lines = [head, f"claim label: {result.label.value}{expected}", ""]
     rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
@@ -482,8 +483,14 @@ def citation_table(result: ClaimResult) -> list[str]:
     details = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.detail]
     if details:
         lines.append("")
-        lines.extend(f"[{i}] {v.url}: {v.detail}" for i, v in details)
+        lines.extend(_hang(f"[{i}] {v.url}: {v.detail}") for i, v in details)
     return [scrub(line) for line in lines]
+
+
+def _hang(text: str) -> str:
+    """Continuation lines indented: no line of claim or page text starts a line of
+    output (where CI would read ``::error::...`` as a workflow command)."""
+    return "\n    ".join(text.splitlines())
 
 
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
