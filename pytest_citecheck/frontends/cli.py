@@ -1,11 +1,13 @@
-"""The ``citecheck`` console script (DESIGN §8): ``batch``, ``audit list|page``, ``serve``.
+"""The ``citecheck`` console script (DESIGN §8): ``batch``, ``validate``, ``audit list|page``,
+``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
 files with the plugin's loader, and reports with the plugin's report and gate.
 
 Exit codes: 0 the run passed, 1 the gate failed (or a record could not be
-read, or a stored page could not be found), 2 a usage or configuration error.
+read, a claim file is invalid, or a stored page could not be found), 2 a usage
+or configuration error.
 """
 
 from __future__ import annotations
@@ -186,6 +188,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_judge_options(batch)
 
+    validate = commands.add_parser(
+        "validate",
+        help="check claim files against the schema (offline; no pytest run, no key).",
+        description="Check each FILE (citecheck_*.yaml|yml claim files, or JSONL records "
+        '{"id", "claim", "urls"}) against the claim schema, as pytest --citecheck does '
+        "when it collects them, and print every problem with file:line and the fix. "
+        "Nothing is fetched or judged. For pre-commit: see .pre-commit-hooks.yaml.",
+        epilog="Exit codes: 0 every file is valid, 1 a file has a problem, 2 usage error.",
+    )
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE", help="claim file(s).")
+    validate.add_argument(
+        "--document-root",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="a folder `document:` citations may read (repeatable; default: the current "
+        "folder, like the rootdir of pytest run from there; citecheck_document_roots).",
+    )
+
     audit = commands.add_parser(
         "audit",
         help="read the audit index, or re-read a stored page.",
@@ -259,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "batch":
             return run_batch(args)
+        if args.command == "validate":
+            return run_validate(args)
         if args.command == "audit" and args.audit_command == "list":
             return run_audit_list(args)
         if args.command == "audit" and args.audit_command == "page":
@@ -273,6 +297,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+# -- validate -----------------------------------------------------------------------------
+
+
+def run_validate(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Every problem of every file, worded as collection words it; exit 1 if any."""
+    from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+
+    out = out or sys.stdout
+    roots = [Path.cwd(), *args.document_root]
+    bad = problems = claims = 0
+    for path in args.files:
+        try:
+            claims += len(load_claim_file(path, roots=roots).claims)
+        except ClaimFileError as exc:
+            bad += 1
+            problems += len(exc.problems)
+            print(exc, file=out)
+    files = len(args.files)
+    if problems:
+        print(
+            f"citecheck validate: {_plural(problems, 'problem')} in {bad} of "
+            f"{_plural(files, 'file')}",
+            file=out,
+        )
+        return EXIT_GATE_FAILED
+    print(
+        f"citecheck validate: {_plural(files, 'file')}, {_plural(claims, 'claim')}, no problems",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 # -- batch --------------------------------------------------------------------------------
 
 
@@ -283,6 +343,8 @@ class BatchInput:
     claims: dict[str, Claim] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # The records (file, line) those problems are in: a record can have several.
+    bad_records: set[tuple[Path, int | None]] = field(default_factory=set)
 
 
 def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
@@ -299,6 +361,7 @@ def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
             batch.problems.extend(
                 str(ClaimFileError(path, p.line, p.problem, p.fix)) for p in error.problems
             )
+            batch.bad_records.update((path, p.line) for p in error.problems)
         for claim in claim_file.claims:
             key = f"{path.name}::{claim.id}"
             batch.claims[key] = claim
@@ -364,7 +427,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         key: _with_batch_record_hint(result, key, batch.files[key], args.cassettes)
         for key, result in zip(keys, results, strict=True)
     }
-    return _finish_batch(args, by_key, batch.problems, run_id, out)
+    return _finish_batch(args, by_key, batch, run_id, out)
 
 
 def _with_batch_record_hint(
@@ -441,7 +504,7 @@ def _recorder(
 def _finish_batch(
     args: argparse.Namespace,
     results: dict[str, ClaimResult],
-    problems: list[str],
+    batch: BatchInput,
     run_id: str,
     out: TextIO,
 ) -> int:
@@ -454,9 +517,12 @@ def _finish_batch(
         allow_contradicted=args.allow_contradicted,
     )
     failures = [in_batch_terms(failure) for failure in evaluate(report.totals, gate)]
-    if problems:
+    if batch.problems:
+        records, problems = len(batch.bad_records), len(batch.problems)
+        counted = "" if problems == records else f"{problems} problems, "
         failures.append(
-            f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
+            f"{records} {'record' if records == 1 else 'records'} could not be read "
+            f"({counted}shown above with file:line and the fix)"
         )
     report.gate_failures = failures
     if args.out is not None:
