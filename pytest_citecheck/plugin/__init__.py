@@ -235,6 +235,8 @@ class SessionHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        # The test running now: an assertion about a result shows that test's results.
+        self._running: pytest.Item | None = None
 
     @property
     def session(self) -> CitecheckSession | None:
@@ -243,6 +245,34 @@ class SessionHooks:
         from pytest_citecheck.plugin.session import SESSION_KEY
 
         return self.config.stash.get(SESSION_KEY, None)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        self._running = item
+        try:
+            return (yield)
+        finally:
+            self._running = None
+
+    def pytest_assertrepr_compare(
+        self, config: pytest.Config, op: str, left: object, right: object
+    ) -> list[str] | None:
+        """``assert result.label == "supported"`` failing shows the claim's citations:
+        label, reason, quote, detail, and the command that records the test again."""
+        item = self._running
+        if item is None or self.session is None or op not in ("==", "!="):
+            return None
+        from pytest_citecheck.claims.models import Label
+        from pytest_citecheck.plugin.session import RESULTS_KEY
+
+        if not any(isinstance(side, Label) for side in (left, right)):
+            return None
+        results = item.stash.get(RESULTS_KEY, None)
+        if not results:
+            return None
+        from pytest_citecheck.reports.report import explain_label
+
+        return explain_label(results, left, op, right, item.nodeid)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:

@@ -127,6 +127,19 @@ class CitecheckSession:
         except ConfigurationError as exc:
             raise pytest.UsageError(f"citecheck cannot record:\n{exc}") from None
 
+    def preflight_claim(self, claim: Claim, cassette: Path) -> None:
+        """The check of :meth:`preflight` for one claim of the ``citecheck`` fixture
+        (known only when its test runs): a missing key stops the session with the
+        same usage error, before any request is made."""
+        from pytest_citecheck.core.errors import ConfigurationError
+
+        if self.replaying:
+            return
+        try:
+            self.engine().preflight([claim], cassette_for=lambda _: cassette)
+        except ConfigurationError as exc:
+            pytest.exit(f"citecheck cannot record:\n{exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+
     def preflight_files(self) -> None:
         """The xdist controller collects nothing, so it reads the claim files under
         the run's paths itself; workers then skip the check."""

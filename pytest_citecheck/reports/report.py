@@ -487,6 +487,38 @@ def citation_table(result: ClaimResult) -> list[str]:
     return [scrub(line) for line in lines]
 
 
+def explain_label(
+    results: Sequence[ClaimResult], left: object, op: str, right: object, nodeid: str
+) -> list[str]:
+    """A failed comparison of a claim label, explained by the test's claim results
+    (those whose label is compared; all of them if none is): each citation's label,
+    reason and quote, then the details (once each) and the command that records the
+    test again. Compact: pytest shows 8 lines of it unless ``-vv``."""
+    compared = [r for r in results if r.label in (left, right)]
+    lines = [f"{str(left)!r} {op} {str(right)!r}"]
+    details: list[str] = []
+    for result in compared or results:
+        expected = f", expected {result.expect.value}" if result.expect else ""
+        lines.append(
+            f"claim {result.id!r} is {result.label.value}{expected}: {_short(result.claim, 60)}"
+        )
+        for i, v in enumerate(result.verdicts, 1):
+            reason = f" [{v.reason}]" if v.reason else ""
+            conf = "" if v.confidence is None else f" ({v.confidence:.2f})"
+            quote = f': "{_short(v.evidence_quote, 80)}"' if v.evidence_quote else ""
+            lines.append(f"  {i}. {v.label.value}{reason}{conf} {v.url}{quote}")
+            if v.detail and v.detail not in details:
+                details.append(v.detail)
+    lines.extend(_short(d, 400) for d in details)
+    from pytest_citecheck.recording.recorder import record_command
+
+    if not any("record it with:" in d or "record it again with:" in d for d in details):
+        lines.append(
+            "if the sources changed, record the test again: " + record_command(nodeid, "rewrite")
+        )
+    return [scrub(line) for line in lines]
+
+
 def _hang(text: str) -> str:
     """Continuation lines indented: no line of claim or page text starts a line of
     output (where CI would read ``::error::...`` as a workflow command)."""

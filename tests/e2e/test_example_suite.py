@@ -187,6 +187,21 @@ def test_failing_sibling_in_github_actions_annotates_the_failing_claims_lines(
     assert not [line for line in plain.stdout.splitlines() if line.startswith("::")]
 
 
+def test_record_once_on_the_recorded_suite_needs_no_key_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Nothing needs recording (a fabricated document quote is decided without a judge
+    or a cassette), so no key is demanded."""
+    shutil.copytree(SUITE, tmp_path / SUITE.name)
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / SUITE.name).rglob("*")}
+    result = run(tmp_path, "example_suite", "--citecheck-record=once")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "OPENAI_API_KEY" not in result.stdout + result.stderr
+    assert re.search(r"^=+ 23 passed in ", result.stdout, re.M), result.stdout
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / SUITE.name).rglob("*")}
+    assert after == before
+
+
 def test_cassettes_hold_no_loopback_address_and_no_secret() -> None:
     cassettes = sorted((SUITE / "cassettes").rglob("*.yaml")) + sorted(
         (FAILING / "cassettes").rglob("*.yaml")
