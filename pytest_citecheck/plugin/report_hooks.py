@@ -179,6 +179,9 @@ class ReportHooks:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
         if not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+        for what, path in report.written:
+            # As pytest-html does: where to click.
+            tr.write_line(f"citecheck {what}: {path.resolve().as_uri()}")
         self._annotate(tr, report)
 
     def _annotate(self, tr: pytest.TerminalReporter, report: Report) -> None:

@@ -180,6 +180,8 @@ class Report:
     items: dict[str, ItemInfo] = field(default_factory=dict)
     # Output files that could not be written: printed, never lost silently.
     output_errors: list[str] = field(default_factory=list)
+    # The files written, as (what, where): each is named in the terminal summary.
+    written: list[tuple[str, Path]] = field(default_factory=list)
 
     @property
     def totals(self) -> Totals:
@@ -438,20 +440,26 @@ class Outputs:
 def write_outputs(report: Report, outputs: Outputs) -> None:
     """Write every requested file; a file that cannot be written is recorded in
     ``report.output_errors`` (and printed) instead of losing the summary."""
-    jobs: list[tuple[Path | None, Callable[[Path], None]]] = [
-        (outputs.json, report.write_json),
-        (outputs.csv, report.write_csv),
-        (outputs.markdown, report.write_markdown),
-        (outputs.html, report.write_html),
-        (outputs.step_summary, lambda p: report.write_markdown(p, append=True)),
+    jobs: list[tuple[str, Path | None, Callable[[Path], None]]] = [
+        ("JSON report", outputs.json, report.write_json),
+        ("CSV report", outputs.csv, report.write_csv),
+        ("markdown summary", outputs.markdown, report.write_markdown),
+        ("HTML report", outputs.html, report.write_html),
+        (
+            "markdown summary appended to $GITHUB_STEP_SUMMARY",
+            outputs.step_summary,
+            lambda p: report.write_markdown(p, append=True),
+        ),
     ]
-    for path, write in jobs:
+    for what, path, write in jobs:
         if path is None:
             continue
         try:
             write(path)
         except OSError as exc:
             report.output_errors.append(scrub(f"{path}: {exc.strerror or exc}"))
+        else:
+            report.written.append((what, path))
 
 
 # -- per item --------------------------------------------------------------------

@@ -201,3 +201,32 @@ def test_labels_and_outcomes_with_xdist(pytester: pytest.Pytester, workers: str)
         ("boils-50", False),
         ("cats-bark", True),
     ]
+
+
+def test_each_report_file_written_is_named_with_its_location(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    out = pytester.path / "out"
+    result = pytester.runpytest(
+        "--citecheck",
+        "--citecheck-record=all",
+        f"--citecheck-report={out / 'r.json'}",
+        f"--citecheck-csv={out / 'r.csv'}",
+        f"--citecheck-md={out / 'r.md'}",
+        f"--citecheck-html={out / 'r.html'}",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "citecheck gate passed",
+            f"citecheck JSON report: {(out / 'r.json').as_uri()}",
+            f"citecheck CSV report: {(out / 'r.csv').as_uri()}",
+            f"citecheck markdown summary: {(out / 'r.md').as_uri()}",
+            f"citecheck HTML report: {(out / 'r.html').as_uri()}",
+        ]
+    )
+    for name in ("r.json", "r.csv", "r.md", "r.html"):
+        assert (out / name).is_file()
+    # Nothing written, nothing named.
+    plain = pytester.runpytest("--citecheck")
+    plain.stdout.no_fnmatch_line("citecheck * report: file://*")
