@@ -71,12 +71,11 @@ class ReportHooks:
         if is_worker(config) or not settings.enabled or settings.baseline is not None:
             return
         if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
-            config.issue_config_time_warning(
-                pytest.PytestConfigWarning(
-                    "citecheck_max_drop is set but no --citecheck-baseline is given: "
-                    "there is nothing to compare with, so it has no effect"
-                ),
-                stacklevel=2,
+            _config_warning(
+                config,
+                "citecheck_max_drop is set but no --citecheck-baseline is given: "
+                "there is nothing to compare with, so it has no effect",
+                *_where_set(config, "--citecheck-max-drop", "citecheck_max_drop"),
             )
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
@@ -195,6 +194,57 @@ class ReportHooks:
         workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
         for annotation in github.annotate(report, self.config.rootpath, workspace):
             tr.write_line(annotation.command())
+
+
+def _where_set(config: pytest.Config, flag: str, ini: str) -> tuple[str, int]:
+    """Where an option was set, as a warning's location: the flag, else the ini line."""
+    if getattr(config.option, flag.lstrip("-").replace("-", "_"), None) is not None:
+        return f"command line option {flag}", 0
+    path = config.inipath
+    if path is None:
+        return f"ini option {ini}", 0
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return str(path), 0
+    number = next((i for i, line in enumerate(lines, 1) if line.lstrip().startswith(ini)), 0)
+    return str(path), number
+
+
+def _config_warning(config: pytest.Config, message: str, filename: str, lineno: int) -> None:
+    """A ``PytestConfigWarning`` located where the user set the option, not at this
+    plugin's source line (``Config.issue_config_time_warning`` takes the caller's
+    frame). Warning filters (``-W``, ``filterwarnings``) apply as there."""
+    import warnings
+
+    if config.pluginmanager.is_blocked("warnings"):
+        return
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always", pytest.PytestConfigWarning)
+        try:
+            from _pytest.config import apply_warning_filters
+        except ImportError:  # pragma: no cover -- a pytest without it: no filters
+            pass
+        else:
+            apply_warning_filters(
+                config.getini("filterwarnings"), config.known_args_namespace.pythonwarnings or []
+            )
+        warnings.warn_explicit(
+            pytest.PytestConfigWarning(message),
+            pytest.PytestConfigWarning,
+            filename,
+            lineno,
+            module="pytest_citecheck",
+        )
+    if records:
+        config.hook.pytest_warning_recorded.call_historic(
+            kwargs={
+                "warning_message": records[0],
+                "when": "config",
+                "nodeid": "",
+                "location": (filename, lineno, ""),
+            }
+        )
 
 
 def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:

@@ -42,6 +42,28 @@ def test_max_drop_without_a_baseline_warns(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*PytestConfigWarning: citecheck_max_drop is set but no --citecheck-baseline is given*"]
     )
+    # Located where the user set it, not at the plugin's own source line.
+    assert "command line option --citecheck-max-drop:0: PytestConfigWarning" in result.stdout.str()
+    result.stdout.no_fnmatch_line("*report_hooks.py*")
+    result.stdout.no_fnmatch_line("*issue_config_time_warning*")
+
+
+def test_max_drop_in_ini_without_a_baseline_warns_at_the_ini_line(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    pytester.makeini("[pytest]\ncitecheck_min_precision = 0.5\ncitecheck_max_drop = 0.1\n")
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*tox.ini:3: PytestConfigWarning: citecheck_max_drop is set but no "
+            "--citecheck-baseline is given*",
+            "    citecheck_max_drop = 0.1",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*report_hooks.py*")
 
 
 def test_claim_files_without_the_flag_get_a_one_line_hint(pytester: pytest.Pytester) -> None:
