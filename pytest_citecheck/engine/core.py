@@ -159,7 +159,8 @@ class Progress:
     def line(self) -> str:
         elapsed = self.elapsed()
         text = (
-            f"citecheck: {self.done}/{self.total} claims, {self.citations} citations, "
+            f"citecheck: {self.done}/{self.total} claims, {self.citations} "
+            f"citation{'' if self.citations == 1 else 's'}, "
             f"{self.credits:g} credits, {elapsed:.1f} s"
         )
         if 0 < self.done < self.total:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,6 +91,30 @@ def load_baseline_precision(path: Path) -> float:
             f"0 and 1; {_WRITE_BASELINE}"
         )
     return float(value)
+
+
+def baseline_precision_over(path: Path, nodeids: Iterable[str]) -> float | None:
+    """The baseline's citation precision over the claims ``nodeids`` only, from the
+    per-claim verdicts a ``--citecheck-report`` holds: a partial run (``-k``, ``--lf``)
+    is compared with the baseline's figures over the same claims, not its whole run.
+    None when the baseline holds none of them (or no verdicts for them)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None  # load_baseline_precision reports an unusable baseline
+    claims = data.get("claims") if isinstance(data, dict) else None
+    wanted = set(nodeids)
+    labels = [
+        verdict.get("label")
+        for claim in (claims if isinstance(claims, list) else [])
+        if isinstance(claim, dict) and claim.get("nodeid") in wanted
+        for verdict in claim.get("verdicts") or []
+        if isinstance(verdict, dict)
+    ]
+    if not labels:
+        return None
+    supported = sum(1 for label in labels if label == Label.SUPPORTED.value)
+    return supported / len(labels)
 
 
 # -- the failure policy: what fails a claim and the session (DESIGN §3, §6) ------------------

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.plugin.session import CitecheckSession
 
 GATE_NODEID = "citecheck::gate"
+# The key of an xdist worker's ``workeroutput`` that carries its deselected claim items.
+DESELECTED_KEY = "citecheck_deselected"
 GATE_CATEGORY = "citecheck gate failed"
 CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
 
@@ -237,6 +239,18 @@ class SessionHooks:
         self.config = config
         # The test running now: an assertion about a result shows that test's results.
         self._running: pytest.Item | None = None
+        # Claim items deselected (-k, -m, --lf): the gate then judges a part of the claims.
+        self.deselected = 0
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += sum(isinstance(item, ClaimItem) for item in items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """xdist: each worker collects (and deselects) every item; their count is kept once."""
+        count = getattr(node, "workeroutput", {}).get(DESELECTED_KEY)
+        if isinstance(count, int):
+            self.deselected = max(self.deselected, count)
 
     @property
     def session(self) -> CitecheckSession | None:
@@ -305,6 +319,8 @@ class SessionHooks:
         usage error naming the variables, instead of a failure per claim."""
         config = session.config
         settings = config.stash[SETTINGS_KEY]
+        if is_worker(config):
+            config.workeroutput[DESELECTED_KEY] = self.deselected  # type: ignore[attr-defined]
         if not settings.enabled or config.option.collectonly or is_worker(config):
             return
         items = _claim_items(session.items)
@@ -337,7 +353,7 @@ class SessionHooks:
         citecheck.close()
         if is_worker(session.config):
             return
-        report = citecheck.finish()
+        report = citecheck.finish(self.deselected)
         if report is not None and report.gate_failures:
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -242,21 +242,32 @@ class CitecheckSession:
 
     # -- the gate ------------------------------------------------------------------
 
-    def finish(self) -> Report | None:
+    def finish(self, deselected: int = 0) -> Report | None:
+        """The report and the gate; ``deselected`` claim items (``-k``, ``--lf``) make
+        it a partial run, compared with the baseline over the same claims."""
         if not self.results:
             return None
         s = self.settings
         baseline = None
+        same_claims = False
         failures: list[str] = []
         if s.baseline is not None:
-            from pytest_citecheck.engine.gate import BaselineError
+            from pytest_citecheck.engine.gate import BaselineError, baseline_precision_over
 
             try:
                 baseline = load_baseline_precision(s.baseline)
             except BaselineError as exc:
                 failures.append(str(exc))
+            else:
+                over = baseline_precision_over(s.baseline, self.results) if deselected else None
+                if over is not None:
+                    baseline, same_claims = over, True
         report = Report(
-            results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
+            results=self.results,
+            baseline_precision=baseline,
+            run=s.quote_policy.metadata(),
+            deselected=deselected,
+            baseline_over_same_claims=same_claims,
         )
         failures += evaluate(
             report.totals,

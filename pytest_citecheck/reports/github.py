@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pytest_citecheck.claims.models import Label, Verdict
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.reports.report import Report, file_of
+from pytest_citecheck.reports.report import Report, file_of, plural
 
 ENV = "GITHUB_ACTIONS"
 _BAD = (Label.CONTRADICTED, Label.FABRICATED, Label.ERROR)
@@ -111,8 +111,9 @@ def annotate(report: Report, rootpath: Path, workspace: Path) -> list[Annotation
                 )
             )
     t = report.totals
-    figures = f"{t.claims} claims, {t.citations} citations, citation precision " + (
-        "n/a" if t.citation_precision is None else f"{t.citation_precision:.4f}"
+    figures = (
+        f"{plural(t.claims, 'claim')}, {plural(t.citations, 'citation')}, citation precision "
+        + ("n/a" if t.citation_precision is None else f"{t.citation_precision:.4f}")
     )
     if report.gate_failures:
         text = "\n".join(f"citecheck gate FAILED: {f}" for f in report.gate_failures)

@@ -81,8 +81,12 @@ def _short(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _count(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 claim``, ``2 claims``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_count = plural
 
 
 def file_of(nodeid: str) -> str:
@@ -182,6 +186,10 @@ class Report:
     output_errors: list[str] = field(default_factory=list)
     # The files written, as (what, where): each is named in the terminal summary.
     written: list[tuple[str, Path]] = field(default_factory=list)
+    # Claim items left out of this run (-k, -m, --lf): the gate judged a part.
+    deselected: int = 0
+    # The baseline figure is the baseline's over this run's claims (a partial run).
+    baseline_over_same_claims: bool = False
 
     @property
     def totals(self) -> Totals:
@@ -247,18 +255,28 @@ class Report:
         t = self.totals
         out = [
             Line(
-                f"{t.claims} claims, {t.citations} citations: citation precision "
-                f"{_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
+                f"{_count(t.claims, 'claim')}, {_count(t.citations, 'citation')}: citation "
+                f"precision {_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
                 f"precision {_fmt(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
         ]
+        if self.deselected:
+            out.append(
+                Line(
+                    f"gate over {t.claims} of {t.claims + self.deselected} claims "
+                    f"({self.deselected} deselected)",
+                    {"yellow": True},
+                )
+            )
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
+            scope = f" (the baseline over the same {_count(t.claims, 'claim')})"
             out.append(
                 Line(
                     f"baseline precision {self.baseline_precision:.4f} -> "
                     f"{t.citation_precision:.4f} ({delta:+.4f})"
+                    + (scope if self.baseline_over_same_claims else "")
                 )
             )
         if t.credits or t.input_tokens or t.output_tokens:
@@ -328,6 +346,11 @@ class Report:
                 for name, ft in self.files().items()
             },
             "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
+            "selection": {
+                "claims": t.claims,
+                "deselected": self.deselected,
+                "baseline_over_same_claims": self.baseline_over_same_claims,
+            },
             "baseline_precision": self.baseline_precision,
             "label_changes": [
                 {"nodeid": c.nodeid, "before": c.before, "after": c.after}

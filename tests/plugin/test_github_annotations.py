@@ -54,7 +54,7 @@ def test_a_passing_run_gets_a_notice_and_no_error(
     result.assert_outcomes(passed=1)
     assert commands(result.stdout.str()) == [
         "::notice title=citecheck gate passed::citecheck gate passed: "
-        "1 claims, 1 citations, citation precision 1.0000"
+        "1 claim, 1 citation, citation precision 1.0000"
     ]
 
 

@@ -590,7 +590,7 @@ def test_a_report_that_cannot_be_written_at_the_end_keeps_the_summary(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "1 claims, 1 citations: citation precision 1.0000 (1/1)*",
+            "1 claim, 1 citation: citation precision 1.0000 (1/1)*",
             "could not write report.json*",
         ]
     )

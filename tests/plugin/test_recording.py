@@ -326,7 +326,7 @@ def test_new_episodes_adds_a_new_citation_and_keeps_the_old_ones(
     urls = stop(api, llm)
     replayed = replay(suite, urls, monkeypatch, "-k", "boiling-again")
     replayed.assert_outcomes(passed=1, deselected=2)
-    replayed.stdout.fnmatch_lines(["1 claims, 2 citations: citation precision 1.0000 (2/2)*"])
+    replayed.stdout.fnmatch_lines(["1 claim, 2 citations: citation precision 1.0000 (2/2)*"])
 
 
 OAUTH_PAGE = (

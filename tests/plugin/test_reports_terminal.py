@@ -203,7 +203,7 @@ def test_a_report_that_cannot_be_written_is_said_and_fails_the_run(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "1 claims, 1 citations: citation precision 1.0000*",
+            "1 claim, 1 citation: citation precision 1.0000*",
             "could not write blocker.txt/summary.md: *",
         ]
     )
