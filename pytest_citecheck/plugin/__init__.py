@@ -364,7 +364,8 @@ class SessionHooks:
         self, report: pytest.TestReport
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.nodeid == GATE_NODEID and report.failed:
-            return GATE_CATEGORY, "G", ("GATE FAILED", {"red": True, "bold": True})
+            # No progress letter: it would trail the last line's "[100%]".
+            return GATE_CATEGORY, "", ("GATE FAILED", {"red": True, "bold": True})
         return None
 
 
@@ -420,8 +421,11 @@ class _Progress:
         return self._capture.global_and_fixture_disabled()
 
     def start(self) -> None:
-        with self._free():
-            self._terminal.ensure_newline()
+        """On a terminal the progress overwrites the item's line (``file.yaml ``), which
+        :meth:`done` writes again below it; in a log it starts a line of its own."""
+        if not self.isatty:
+            with self._free():
+                self._terminal.ensure_newline()
 
     def rewrite(self, line: str, erase: bool = False) -> None:
         with self._free():
@@ -436,9 +440,12 @@ class _Progress:
             self._terminal.write_line(line)
 
     def done(self) -> None:
-        """Start the item's progress line again (``file.yaml ...``) after ours."""
-        if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
-            with self._free():
+        """Start the item's line again (``file.yaml ``, or its node id with ``-v``) below
+        ours: the terminal reporter then writes it, beginning with a line break."""
+        with self._free():
+            if hasattr(self._terminal, "currentfspath"):
+                self._terminal.currentfspath = None
+            if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
                 self._terminal.write_fspath_result(self._nodeid, "")
 
 

@@ -48,6 +48,8 @@ class CitecheckSession:
         self._engine: Engine | None = None
         # Claims verified ahead of their items (record modes): nodeid -> result.
         self._ahead: dict[str, Future[ClaimResult]] = {}
+        # Every nodeid ever submitted: a claim is verified (and counted) once.
+        self._submitted: set[str] = set()
 
     @property
     def replaying(self) -> bool:
@@ -185,28 +187,28 @@ class CitecheckSession:
         ``terminal`` (None: quiet); each item then reports its own result."""
         engine = self.engine()
         for item in items:
-            if item.nodeid not in self._ahead:
+            if item.nodeid not in self._submitted:
+                self._submitted.add(item.nodeid)
                 self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
         pending = {f for f in self._ahead.values() if not f.done()}
         if terminal is None or not pending:
             return
-        terminal.start()
         tty = bool(getattr(terminal, "isatty", False))
+        terminal.start()
         last = 0.0
         while pending:
             _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
             line = engine.progress.line()
             if tty:
                 terminal.rewrite(line, erase=True)
-            elif engine.progress.elapsed() - last >= _LOG_EVERY:
+            elif pending and engine.progress.elapsed() - last >= _LOG_EVERY:
                 last = engine.progress.elapsed()
                 terminal.write_line(line)
-        line = engine.progress.line()
+        # The last figures stay on their line; the item's line starts below it.
         if tty:
-            terminal.rewrite(line, erase=True)
-            terminal.write("\n")
+            terminal.rewrite(engine.progress.line(), erase=True)
         else:
-            terminal.write_line(line)
+            terminal.write(engine.progress.line())
         terminal.done()
 
     def result_for(self, item: Any) -> ClaimResult:
