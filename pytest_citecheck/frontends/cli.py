@@ -77,13 +77,12 @@ def label_name(text: str) -> str:
 # -- the parser ---------------------------------------------------------------------------
 
 
-def _add_judge_options(parser: argparse.ArgumentParser) -> None:
+def _add_judge_options(parser: argparse.ArgumentParser, default_judge: str) -> None:
     parser.add_argument(
         "--judge",
         type=judge_spec,
         metavar="PROVIDER:MODEL",
-        help=f"judge model, as --citecheck-judge (default: a YAML file's judge:, else "
-        f"{DEFAULT_JUDGE}).",
+        help=f"judge model, as --citecheck-judge (default: {default_judge}).",
     )
     parser.add_argument(
         "--judge-base-url",
@@ -116,6 +115,12 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _judge_variables() -> str:
+    from pytest_citecheck.stages.providers import provider_variables
+
+    return ", ".join(provider_variables())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="citecheck",
@@ -123,8 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
         "`pytest --citecheck` gates a test suite; these commands verify a batch of "
         "outputs, read the audit index, and serve verification over HTTP.",
         epilog="Exit codes: 0 passed, 1 the gate failed, 2 usage or configuration error. "
-        "Tokens and keys come from the environment: CRAWLBASE_TOKEN, CRAWLBASE_JS_TOKEN, "
-        "OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST.",
+        "Tokens and keys come from the environment: CRAWLBASE_TOKEN (and CRAWLBASE_JS_TOKEN "
+        f"for JavaScript pages) for recording or live runs; the judge's, by provider: "
+        f"{_judge_variables()}; CITECHECK_AUDIT: the audit file of `audit list` (default "
+        "citecheck-audit.db).",
     )
     parser.add_argument("-V", "--version", action="version", version=f"citecheck {__version__}")
     parser.set_defaults(help_parser=parser)
@@ -186,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
     )
-    _add_judge_options(batch)
+    _add_judge_options(batch, f"a YAML file's judge:, else {DEFAULT_JUDGE}")
 
     validate = commands.add_parser(
         "validate",
@@ -265,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="B",
         help="largest request body accepted (default 65536).",
     )
-    _add_judge_options(serve)
+    _add_judge_options(serve, f"a request's judge, else {DEFAULT_JUDGE}")
     return parser
 
 

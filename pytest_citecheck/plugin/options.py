@@ -130,16 +130,19 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
     parser.addini(
         "citecheck_concurrency",
         f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        type="int",
         default=None,
     )
     parser.addini(
         "citecheck_timeout",
         f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        type="float",
         default=None,
     )
     parser.addini(
         "citecheck_max_page_bytes",
         f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        type="int",
         default=None,
     )
 
@@ -589,6 +592,7 @@ def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -
     parser.addini(
         "citecheck_quote_similarity",
         f"similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY})",
+        type="float",
         default=None,
     )
 

@@ -538,3 +538,26 @@ def test_a_missing_recording_names_the_batch_command_that_records_it(
     assert code == 1
     assert f"record it with: citecheck batch {records} --record once --cassettes tapes" in out
     assert "pytest --citecheck" not in out
+
+
+def test_help_names_every_variable_and_serve_speaks_of_requests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    for name in (
+        "CRAWLBASE_TOKEN",
+        "CRAWLBASE_JS_TOKEN",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OLLAMA_HOST",
+        "CITECHECK_JUDGE_BASE_URL",
+        "CITECHECK_JUDGE_API_KEY",
+        "CITECHECK_AUDIT",
+    ):
+        assert name in flat, name
+    code, out, _ = run(capsys, "serve", "--help")
+    flat = " ".join(out.split())
+    assert "YAML" not in flat
+    assert "(default: a request's judge, else openai:gpt-4o-mini)" in flat

@@ -114,3 +114,19 @@ def test_a_failed_gate_adds_no_letter_after_the_last_progress_mark(
     (last,) = [line for line in result.stdout.lines if line.startswith("citecheck_a.yaml ..")]
     assert last.endswith("[100%]"), last
     result.stdout.fnmatch_lines(["*2 passed, 1 citecheck gate failed in *"])
+
+
+def test_help_types_the_numeric_ini_options(pytester: pytest.Pytester) -> None:
+    out = pytester.runpytest("--help").stdout.str()
+    for name, kind in (
+        ("citecheck_concurrency", "int"),
+        ("citecheck_timeout", "float"),
+        ("citecheck_max_page_bytes", "int"),
+        ("citecheck_quote_similarity", "float"),
+        ("citecheck_min_precision", "float"),
+    ):
+        assert f"  {name} ({kind}):" in out, name
+    pytester.makeini("[pytest]\ncitecheck_concurrency = 2.5\n")
+    result = pytester.runpytest("--citecheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option citecheck_concurrency*"])
