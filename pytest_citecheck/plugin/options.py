@@ -309,6 +309,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH.html",
         help="write a self-contained HTML report (no network, opens from file://).",
     )
+    group.addoption(
+        "--citecheck-sarif",
+        dest="citecheck_sarif",
+        default=None,
+        type=Path,
+        metavar="PATH.sarif",
+        help="write the failing and review claims as SARIF 2.1.0, for GitHub code "
+        "scanning (github/codeql-action/upload-sarif); default: none.",
+    )
     _add_engine_options(parser, group)
 
     _add_quote_match_options(group, parser)
@@ -424,6 +433,7 @@ class Settings:
     cache_dir: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
+    sarif: Path | None = None
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
 
@@ -521,6 +531,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         markdown=opt.citecheck_md,
         html=opt.citecheck_html,
+        sarif=opt.citecheck_sarif,
         quote_policy=_quote_policy(config),
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,
@@ -532,7 +543,11 @@ def settings_from_config(config: pytest.Config) -> Settings:
 def check_paths(settings: Settings) -> None:
     """Start-up checks of the files a run reads and writes: a usage error now
     instead of a lost summary at the end (issue 10, items 6 and 10)."""
-    for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
+    for flag, path in (
+        ("--citecheck-report", settings.report),
+        ("--citecheck-csv", settings.csv),
+        ("--citecheck-sarif", settings.sarif),
+    ):
         if path is not None:
             problem = _unwritable(path)
             if problem is not None:

@@ -155,6 +155,24 @@ class ReportHooks:
         if settings.baseline is not None:
             report.baseline_labels = load_baseline_labels(settings.baseline)
         write_outputs(report, Outputs.from_settings(settings))
+        if settings.sarif is not None:
+            self._write_sarif(report, settings.sarif)
+
+    def _write_sarif(self, report: Report, path: Path) -> None:
+        import os
+
+        from pytest_citecheck import __version__
+        from pytest_citecheck.reports import github
+
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
+        log = github.sarif(github.annotate(report, self.config.rootpath, workspace), __version__)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(log, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            report.output_errors.append(f"{path}: {exc.strerror or exc}")
+        else:
+            report.written.append(("SARIF log", path))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter

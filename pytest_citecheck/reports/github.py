@@ -7,6 +7,9 @@ review item (and per contradiction a passing run allowed), and the gate result
 as a ``::notice``; a claim that is what its ``expect`` says gets none. GitHub shows them on the
 claim's line in the pull request's diff.
 
+:func:`sarif` turns the same annotations into a SARIF 2.1.0 log for GitHub code
+scanning (``--citecheck-sarif``).
+
 Every text is escaped by the workflow-command rules (``%``, CR and LF in the
 message; also ``:`` and ``,`` in properties), so a claim, a quote or a page that
 contains ``::`` or a newline cannot start a command of its own.
@@ -142,3 +145,63 @@ def _relative(path: Path, workspace: Path) -> str:
         return path.resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:
         return path.resolve().as_posix()
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
+
+
+def sarif(annotations: list[Annotation], version: str) -> dict[str, object]:
+    """A SARIF 2.1.0 log of the annotations that have a place in a claim file (the
+    gate's notice has none); one rule per title (``citecheck: contradicted``...)."""
+    located = [(a, a.file) for a in annotations if a.file is not None]
+    rules = sorted({_rule_id(a.title) for a, _ in located})
+    results = []
+    for a, file in located:
+        region = {"startLine": a.line} if a.line is not None else {}
+        results.append(
+            {
+                "ruleId": _rule_id(a.title),
+                "level": _SARIF_LEVEL[a.level],
+                "message": {"text": scrub(a.message)},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(file)},
+                            **({"region": region} if region else {}),
+                        }
+                    }
+                ],
+            }
+        )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "citecheck",
+                        "version": version,
+                        "informationUri": "https://pypi.org/project/pytest-citecheck/",
+                        "rules": [
+                            {"id": rule, "shortDescription": {"text": rule.replace("/", ": ")}}
+                            for rule in rules
+                        ],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def _uri(file: str) -> str:
+    """A path relative to the checkout stays as is; one outside it becomes a file URI."""
+    return Path(file).as_uri() if Path(file).is_absolute() else file
+
+
+def _rule_id(title: str) -> str:
+    """``citecheck: contradicted (allowed)`` -> ``citecheck/contradicted``."""
+    name = title.removeprefix("citecheck: ").split(" (", 1)[0].strip().replace(" ", "-")
+    return f"citecheck/{name}"

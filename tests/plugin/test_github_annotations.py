@@ -114,3 +114,48 @@ def test_a_claim_or_page_with_colons_and_newlines_cannot_inject_a_command(
     )
     assert "Evil claim.%0A::error::claim-injected%0A" in error
     assert "page-injected %250A ::stop-commands::t" in error
+
+
+def test_sarif_log_places_each_failing_and_review_claim_on_its_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, CONTRADICTED, REVIEW))
+    path = pytester.path / "out" / "citecheck.sarif"
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", f"--citecheck-sarif={path}"
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([f"citecheck SARIF log: {path.as_uri()}"])
+    assert commands(result.stdout.str()) == []  # SARIF does not need GitHub Actions
+    log = json.loads(path.read_text(encoding="utf-8"))
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    assert run["tool"]["driver"]["name"] == "citecheck"
+    rules = {rule["id"] for rule in run["tool"]["driver"]["rules"]}
+    placed = [
+        (
+            r["ruleId"],
+            r["level"],
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
+        for r in run["results"]
+    ]
+    assert placed == [
+        ("citecheck/contradicted", "error", "citecheck_a.yaml", 6),
+        ("citecheck/review", "warning", "citecheck_a.yaml", 10),
+    ]
+    assert rules == {"citecheck/contradicted", "citecheck/review"}
+    assert run["results"][0]["message"]["text"].startswith("boils-50: Water boils at 50 C.\n")
+
+
+def test_an_unwritable_sarif_path_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "taken").mkdir()
+    result = pytester.runpytest("--citecheck", "--citecheck-sarif=taken")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--citecheck-sarif taken: is a folder*"])
