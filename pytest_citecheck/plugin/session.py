@@ -140,7 +140,13 @@ class CitecheckSession:
         try:
             self.engine().preflight([claim], cassette_for=lambda _: cassette)
         except ConfigurationError as exc:
-            pytest.exit(f"citecheck cannot record:\n{exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+            message = f"citecheck cannot record:\n{exc}"
+        else:
+            return
+        if hasattr(self.config, "workerinput"):
+            # An xdist worker cannot end the session: the test fails with the message.
+            pytest.fail(message, pytrace=False)
+        pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
 
     def preflight_files(self) -> None:
         """The xdist controller collects nothing, so it reads the claim files under

@@ -62,11 +62,13 @@ def test_answer_cites_its_sources(citecheck):
 KEYS = ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY", "CITECHECK_JUDGE_API_KEY")
 
 
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "n2"])
 def test_recording_without_tokens_is_the_usage_error_and_tries_no_network(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]
 ) -> None:
     """README's fixture example, recorded with no token set: the start-up check's
-    message, not four tries per service ending in crawl_failed / judge_unavailable."""
+    message, not four tries per service ending in crawl_failed / judge_unavailable.
+    (An xdist worker cannot stop the session: there the test fails with it.)"""
     from tests.doubles.crawlbase import CrawlbaseDouble
     from tests.doubles.llm import LLMDouble
 
@@ -78,9 +80,13 @@ def test_recording_without_tokens_is_the_usage_error_and_tries_no_network(
     with CrawlbaseDouble() as api, LLMDouble() as llm:
         monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
         monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
-        result = pytester.runpytest("--citecheck-record=once")
+        result = pytester.runpytest("--citecheck-record=once", *xdist)
         assert api.calls == [] and llm.calls == []
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    if xdist:
+        result.assert_outcomes(failed=1)
+    else:
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     out = result.stdout.str() + result.stderr.str()
     assert "citecheck cannot record:" in out
     assert "CRAWLBASE_TOKEN is not set" in out
