@@ -1,4 +1,4 @@
-"""The verification engine: many claims, bounded concurrency, no pytest (DESIGN §7, §9).
+"""The verification engine: many claims, bounded concurrency, no pytest.
 
 The plugin, the batch CLI and the ``/verify`` service are thin front ends over
 this module. It is the one place that builds the stages -- fetcher, judges,
@@ -71,6 +71,9 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
@@ -84,8 +87,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 
-# One request, every retry and wait included (issue 8 item 7).
-CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
+# The token that recording URL citations needs (preflight checks it).
+CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
 
 
 @dataclass(frozen=True)
@@ -109,15 +112,17 @@ class EngineSettings:
     # The persistent embedding cache (None: no cache); the ranker (ini citecheck_ranker).
     cache_dir: Path | None = None
     ranker: str | None = None
-    # How the guard matches a judge's quote (DESIGN §3.11; issue 13).
+    # How the guard matches a judge's quote.
     quote_policy: QuotePolicy = EXACT
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # How messages name options and the record command: the front end's own words.
+    terms: Terms = NEUTRAL
 
     @property
     def replaying(self) -> bool:
-        return self.record_mode == "none"
+        return RecordMode(self.record_mode).replay_only
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
@@ -134,7 +139,7 @@ class StageHooks:
 
 @dataclass
 class Progress:
-    """How far a run is: shown while recording (issue 8 item 5)."""
+    """How far a run is: shown while recording."""
 
     total: int = 0
     done: int = 0
@@ -263,7 +268,7 @@ class Engine:
         from pytest_citecheck.core.retry import RetryPolicy
 
         sleep = _no_sleep if self.settings.replaying else time.sleep
-        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout)
+        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout, terms=self.settings.terms)
 
     def http_client(self) -> httpx.Client:
         """The client every built-in stage sends through (per-claim cassettes)."""
@@ -292,6 +297,7 @@ class Engine:
                         require_tokens=False,
                         retry=self.retry_policy(),
                         client=self.http_client(),
+                        terms=self.settings.terms,
                     )
             return self._fetcher
 
@@ -325,6 +331,7 @@ class Engine:
             client=self.http_client(),
             temperature=self.settings.judge_temperature,
             response_format=self.settings.judge_response_format,
+            terms=self.settings.terms,
         )
 
     def live_ranker(self) -> Ranker:
@@ -337,7 +344,7 @@ class Engine:
 
     def _default_ranker(self) -> Ranker:
         # The model loader's own "Loading weights" bar must not reach the terminal
-        # (issue 8 item 5): huggingface_hub and transformers read this on import.
+        #: huggingface_hub and transformers read this on import.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         loaded = sys.modules.get("transformers.utils.logging")
         if loaded is not None:
@@ -354,10 +361,10 @@ class Engine:
         """Whether verifying with this cassette may go to the network (what
         :meth:`preflight` checks keys for). Mode ``none`` never records; without a
         cassette any other mode verifies live."""
-        mode = self.settings.record_mode
-        if mode == "none":
-            return False
-        return cassette is None or not (mode == "once" and cassette.exists())
+        mode = RecordMode(self.settings.record_mode)
+        if cassette is None:
+            return mode.live_without_cassette
+        return mode.may_record(cassette.exists())
 
     def preflight(
         self,
@@ -389,26 +396,22 @@ class Engine:
         if crawls and not self.environ.get(CRAWLBASE_TOKEN_ENV) and not self.custom_fetcher:
             problems.append(
                 f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
-                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token "
-                "(or replay the committed recordings with --citecheck-record=none)"
+                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+                f"{self.settings.terms.replay_hint()}"
             )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
 
     def _origin(self, spec: str) -> str:
         s = self.settings
+        terms = s.terms
         if s.judge is not None and spec == s.judge:
-            if s.judge_origin == "ini":
-                return f" (judge {spec} comes from the ini option citecheck_judge)"
-            if s.judge_origin == "flag":
-                return f" (judge {spec} comes from --citecheck-judge)"
-            return ""
+            if s.judge_origin is None:
+                return ""
+            return f" (judge {spec} comes from {terms.judge_origin(s.judge_origin)})"
         if spec == DEFAULT_JUDGE:
-            return (
-                f" ({spec} is the default judge; choose another with --citecheck-judge "
-                "or the ini option citecheck_judge)"
-            )
-        return f" (judge {spec} comes from a claim file's judge:)"
+            return f" ({spec} is the default judge; choose another with {terms.option('judge')})"
+        return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
         from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
@@ -515,6 +518,7 @@ class Engine:
                 secrets=self._secrets(),
                 max_bytes=self.settings.max_page_bytes,
                 quote_policy=self.settings.quote_policy.metadata(),
+                terms=self.settings.terms,
             ) as recording,
         ):
             yield recording
@@ -573,7 +577,9 @@ class Engine:
                 return self.verify_in(recording, claim)
         except CorruptRecording as exc:
             return error_result(
-                claim, Reason.CORRUPT_RECORDING, corrupt_detail(cassette, nodeid, exc.why)
+                claim,
+                Reason.CORRUPT_RECORDING,
+                corrupt_detail(cassette, nodeid, exc.why, self.settings.terms),
             )
         except OSError as exc:
             from pytest_citecheck.recording.recorder import shown_path
@@ -596,11 +602,10 @@ class Engine:
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=self.settings.max_page_bytes,
             quote_policy=self.settings.quote_policy,
+            terms=self.settings.terms,
         )
 
     def _tokens(self) -> dict[str, str | None]:
-        from pytest_citecheck.stages.fetch import TOKEN_ENV
-
         return {kind: self.environ.get(env) for kind, env in TOKEN_ENV.items()}
 
     def _secrets(self) -> list[str]:

@@ -4,7 +4,7 @@ Hooks in ``plugin`` stay thin and call into this. The stages are built by the
 pytest-free :class:`~pytest_citecheck.engine.core.Engine` (one place for the plugin,
 the batch CLI and the service); this object maps pytest's options and hooks
 onto it, decides when claims are verified -- in a record mode, concurrently
-ahead of the items that report them (issue 8) -- collects results (from this
+ahead of the items that report them -- collects results (from this
 process or from xdist workers' reports) and evaluates the gate on the
 controller.
 """
@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.engine.gate import GateSettings, evaluate, load_baseline_precision
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.engine.gate import evaluate
+from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Report
 
 if TYPE_CHECKING:
@@ -53,7 +56,7 @@ class CitecheckSession:
 
     @property
     def replaying(self) -> bool:
-        return self.settings.record_mode == "none"
+        return RecordMode(self.settings.record_mode).replay_only
 
     # -- the engine, built once ---------------------------------------------------
 
@@ -80,6 +83,7 @@ class CitecheckSession:
                     ranker=s.ranker,
                     quote_policy=s.quote_policy,
                     run_id=_xdist_run_id(config),
+                    terms=PLUGIN_TERMS,
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
@@ -117,7 +121,7 @@ class CitecheckSession:
     # -- start-up checks -------------------------------------------------------------
 
     def preflight(self, items: Sequence[Any]) -> None:
-        """Every key and token the selected claims need, checked once (issue 10 item 9);
+        """Every key and token the selected claims need, checked once;
         raises ``pytest.UsageError`` naming the variables."""
         from pytest_citecheck.core.errors import ConfigurationError
 
@@ -182,7 +186,7 @@ class CitecheckSession:
                     self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
                 )
             except CorruptRecording as exc:
-                pytest.fail(corrupt_detail(cassette, nodeid, exc.why), pytrace=False)
+                pytest.fail(corrupt_detail(cassette, nodeid, exc.why, PLUGIN_TERMS), pytrace=False)
             yield recording
 
     def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:
@@ -228,7 +232,7 @@ class CitecheckSession:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
         from pytest_citecheck.engine.gate import claim_problems
 
-        return claim_problems(result, GateSettings.from_settings(self.settings))
+        return claim_problems(result, gate_settings(self.settings))
 
     # -- results from reports (this process or xdist workers) -------------------
 
@@ -260,14 +264,15 @@ class CitecheckSession:
         same_claims = False
         failures: list[str] = []
         if s.baseline is not None:
-            from pytest_citecheck.engine.gate import BaselineError, baseline_precision_over
+            from pytest_citecheck.engine.gate import BaselineError, read_baseline
 
             try:
-                baseline = load_baseline_precision(s.baseline)
+                saved = read_baseline(s.baseline, PLUGIN_TERMS)
             except BaselineError as exc:
                 failures.append(str(exc))
             else:
-                over = baseline_precision_over(s.baseline, self.results) if deselected else None
+                baseline = saved.precision
+                over = saved.precision_over(self.results) if deselected else None
                 if over is not None:
                     baseline, same_claims = over, True
         report = Report(
@@ -279,7 +284,7 @@ class CitecheckSession:
         )
         failures += evaluate(
             report.totals,
-            GateSettings.from_settings(s),
+            gate_settings(s),
             baseline,
         )
         if s.audit is not None:

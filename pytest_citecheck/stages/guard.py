@@ -1,6 +1,6 @@
 """The guard: a verdict is believed only if its quote is really in what the judge read.
 
-DESIGN §3.11. The judge interprets; it is never the source of truth. A
+The judge interprets; it is never the source of truth. A
 ``supported`` or ``contradicted`` verdict stands only when its quote is a real
 span (:func:`too_short`) of the passages the judge was shown: in ``exact`` mode
 (the default) a substring after both sides are normalised the same way
@@ -74,7 +74,7 @@ def normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
-# The trivial-quote minimum (issue 10 item 5): a quote is evidence only when it
+# The trivial-quote minimum: a quote is evidence only when it
 # is a real span. "the", "Water", "." or "boils at" can be found in almost any
 # page; "Cats are mammals." is the shortest kind of sentence that says something.
 MIN_QUOTE_WORDS = 3
@@ -141,7 +141,7 @@ class Guarded:
 
 
 def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT) -> Guarded:
-    """Accept ``reply`` only if its quote is a real span of ``shown`` (DESIGN §3.11).
+    """Accept ``reply`` only if its quote is a real span of ``shown``.
 
     ``shown`` are the passages the judge read, each with ``index`` = its
     position in the page's passage list. A quote may run across passages only
