@@ -159,6 +159,10 @@ def site_pages() -> dict[str, Page]:
         "https://techcrunch.com/2015/10/15/opengov-series-b-andreessen-horowitz/": Page(
             markdown=page("techcrunch-410.md"), original_status=410
         ),
+        # A bot challenge, to the JavaScript token too: blocked, never judged.
+        "https://www.bearwatch.example/2018/05/charlie-russell-kamchatka-bears/": Page(
+            markdown=page("bearwatch-cloudflare-challenge.md"), original_status=403
+        ),
     }
 
 
@@ -283,6 +287,7 @@ project's license.
 | `kerrang-homepage.md` | the homepage a retired deep link redirects to |
 | `townandcountry-soft-404.md` | a "page not found" template answered with HTTP 200 (a soft 404) |
 | `techcrunch-410.md` | the body of an HTTP 410 (gone) answer |
+| `bearwatch-cloudflare-challenge.md` | a bot challenge ("Just a moment...") answered with 403 |
 """
 
 

@@ -57,6 +57,9 @@ class Reason:
     HTTP_410 = "http_410"
     REDIRECTED_TO_HOMEPAGE = "redirected_to_homepage"
     SOFT_404 = "soft_404"
+    # A bot challenge, captcha interstitial or an origin 401/403/429: not evidence
+    # either way, and a person should look (the verdict carries the review flag).
+    BLOCKED = "blocked"
     PDF_UNSUPPORTED = "pdf_unsupported"
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
@@ -165,8 +168,9 @@ def suggest_id(claim_id: str) -> str:
 class Citation(BaseModel):
     """One source an LLM gave for a claim: a web URL or a local document.
 
-    A bare string is a URL. Exactly one of ``url``/``document``; ``quote`` and
-    ``section`` only with ``document`` (a web page is read by retrieval).
+    A bare string is a URL. Exactly one of ``url``/``document``. ``quote`` is the text
+    the LLM (or its provider: Anthropic's ``cited_text``) says it read in the source,
+    on either kind; ``section`` only with ``document`` (a web page has no sections).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -227,15 +231,15 @@ class Citation(BaseModel):
 
     @field_validator("quote", "section")
     @classmethod
-    def _document_only(cls, value: str | None, info: ValidationInfo) -> str | None:
+    def _quote_or_section(cls, value: str | None, info: ValidationInfo) -> str | None:
         name = info.field_name
         if value is None:  # null means "no quote" (generators write it)
             return None
-        if info.data.get("url") is not None:
+        if name == "section" and info.data.get("url") is not None:
             raise _invalid(
-                f"{name!r} is only read for `document` citations; a URL citation "
-                "is checked against the passages retrieval finds on the page",
-                f"remove {name!r} from this citation",
+                "'section' is only read for `document` citations; a web page is read "
+                "through the passages retrieval finds on it",
+                "remove 'section' from this citation (a `quote` may stay)",
             )
         value = value.strip()
         if not value:
