@@ -198,7 +198,7 @@ def test_record_once_on_the_recorded_suite_needs_no_key_and_writes_nothing(
     result = run(tmp_path, "example_suite", "--citecheck-record=once")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "OPENAI_API_KEY" not in result.stdout + result.stderr
-    assert re.search(r"^=+ 23 passed in ", result.stdout, re.M), result.stdout
+    assert re.search(r"^=+ \d+ passed in ", result.stdout, re.M), result.stdout
     after = {p: p.stat().st_mtime_ns for p in (tmp_path / SUITE.name).rglob("*")}
     assert after == before
 

@@ -23,7 +23,7 @@ claims:
     claim: Two.
     citations:
       - url: ftp://example.com/x
-        quote: hidden behind the bad URL
+        section: hidden behind the bad URL
   - id: b
     claimz: Three.
     citations: []
@@ -81,9 +81,10 @@ def test_validate_passes_the_example_suites_files(
     files = sorted(
         str(p.relative_to(tmp_path)) for p in tmp_path.glob("example_suite*/citecheck_*")
     )
-    assert len(files) == 5
+    assert len(files) >= 5
     code, out = validate(capsys, *files)
-    assert (code, out) == (0, "citecheck validate: 5 files, 27 claims, no problems\n")
+    assert code == 0, out
+    assert re.fullmatch(rf"citecheck validate: {len(files)} files, \d+ claims, no problems\n", out)
 
 
 def test_validate_a_broken_copy_of_the_failing_suite_matches_collection(

@@ -754,7 +754,7 @@ claims:
     claim: Two.
     citations:
       - url: ftp://example.com/x
-        quote: hidden behind the bad URL
+        section: hidden behind the bad URL
   - id: b
     claimz: Three.
     citations: []
@@ -762,7 +762,7 @@ claims:
 
 
 def test_every_problem_of_a_file_is_listed_in_one_round(write: Write) -> None:
-    """A duplicate id after an invalid claim, a quote on a URL that is itself bad, and a
+    """A duplicate id after an invalid claim, a section on a URL that is itself bad, and a
     missing document of an invalid claim are all reported with the rest, in file order."""
     err = load_error(write(FIVE_PROBLEMS))
     assert [(p.line, p.problem.split(":")[0].split(";")[0]) for p in err.problems] == [
@@ -770,7 +770,7 @@ def test_every_problem_of_a_file_is_listed_in_one_round(write: Write) -> None:
         (5, "document 'missing.txt' not found"),
         (6, "duplicate claim id 'a' (first used on line 2)"),
         (9, "'ftp"),
-        (10, "'quote' is only read for `document` citations"),
+        (10, "'section' is only read for `document` citations"),
         (12, "unknown key 'claimz' in a claim"),
     ]
 
