@@ -182,7 +182,8 @@ class Progress:
     def line(self) -> str:
         elapsed = self.elapsed()
         text = (
-            f"citecheck: {self.done}/{self.total} claims, {self.citations} citations, "
+            f"citecheck: {self.done}/{self.total} claims, {self.citations} "
+            f"citation{'' if self.citations == 1 else 's'}, "
             f"{self.credits:g} credits, {elapsed:.1f} s"
         )
         if 0 < self.done < self.total:
@@ -425,6 +426,8 @@ class Engine:
         Raises :class:`ConfigurationError` listing each problem: the variable to
         set (never its value) and, when the judge came from ini, the option.
         """
+        from pytest_citecheck.engine.pipeline import asks_judge
+
         problems: list[str] = []
         needs: dict[str, bool] = {}  # judge spec -> will record
         crawls = False
@@ -433,7 +436,8 @@ class Engine:
                 continue
             records = self.will_record(cassette_for(claim) if cassette_for else None)
             spec = self.settings.judge_for(claim)
-            needs[spec] = needs.get(spec, False) or records
+            judged = records and any(asks_judge(c) for c in claim.citations)
+            needs[spec] = needs.get(spec, False) or judged
             crawls = crawls or (records and any(c.url for c in claim.citations))
         for spec, records in needs.items():
             problem = self._judge_problem(spec, records)
@@ -685,7 +689,9 @@ class Engine:
                 corrupt_detail(cassette, nodeid, exc.why, self.settings.terms),
             )
         except OSError as exc:
-            where = f"{cassette.parent.name}/{cassette.name}"
+            from pytest_citecheck.recording.recorder import shown_path
+
+            where = shown_path(cassette)
             return error_result(
                 claim,
                 Reason.CONFIGURATION,

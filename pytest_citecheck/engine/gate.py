@@ -12,7 +12,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
@@ -42,6 +42,17 @@ class Baseline:
     precision: float
     # Claim labels by node id (records without both fields are skipped).
     labels: dict[str, str]
+    # Each claim's citation labels by node id: the baseline's figures over any claims.
+    verdicts: dict[str, list[str]] = field(default_factory=dict)
+
+    def precision_over(self, nodeids: Iterable[str]) -> float | None:
+        """The baseline's citation precision over the claims ``nodeids`` only: a partial
+        run (``-k``, ``--lf``) is compared with the baseline over the same claims, not
+        its whole run. None when the baseline has no verdicts for any of them."""
+        labels = [label for nodeid in set(nodeids) for label in self.verdicts.get(nodeid, [])]
+        if not labels:
+            return None
+        return sum(1 for label in labels if label == Label.SUPPORTED.value) / len(labels)
 
 
 def load_baseline_precision(path: Path, terms: Terms = NEUTRAL) -> float:
@@ -97,7 +108,14 @@ def read_baseline(path: Path, terms: Terms = NEUTRAL) -> Baseline:
         for c in (claims if isinstance(claims, list) else [])
         if isinstance(c, dict) and "nodeid" in c and "label" in c
     }
-    return Baseline(float(value), labels)
+    verdicts = {
+        str(c["nodeid"]): [
+            str(v.get("label")) for v in c.get("verdicts") or [] if isinstance(v, dict)
+        ]
+        for c in (claims if isinstance(claims, list) else [])
+        if isinstance(c, dict) and "nodeid" in c and isinstance(c.get("verdicts"), list)
+    }
+    return Baseline(float(value), labels, verdicts)
 
 
 # -- the failure policy: what fails a claim and the session ------------------

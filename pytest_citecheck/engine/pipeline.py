@@ -44,6 +44,22 @@ MAX_QUOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 1000
 
 
+def asks_judge(citation: Citation) -> bool:
+    """Whether verifying ``citation`` may ask the judge. A document's quote that is
+    not in the document is fabricated without one (:meth:`Verifier._verify_document`);
+    so is a document that cannot be read (an error). Start-up checks use this to
+    demand no judge key for claims that never reach the judge."""
+    if citation.document_path is None or citation.quote is None:
+        return True
+    from pytest_citecheck.stages.documents import Document
+
+    try:
+        document = Document.load(citation.document_path)
+    except ConfigurationError:
+        return False
+    return document.find_quote(citation.quote, near=citation.section) is not None
+
+
 def cap(text: str | None, limit: int) -> str | None:
     """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
     if text is None or len(text) <= limit:

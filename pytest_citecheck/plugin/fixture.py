@@ -63,6 +63,9 @@ class CitecheckFixture:
                 **({"expect": expect} if expect is not None else {}),
             }
         )
+        # Its claims are known only now: the start-up key check runs here, before
+        # the first request (a missing key stops the session, as for claim files).
+        self._session.preflight_claim(claim_obj, self.cassette)
         if self._recording is None:
             self._recording = self._stack.enter_context(
                 self._session.recording(self.cassette, self._item.nodeid, self._judge)

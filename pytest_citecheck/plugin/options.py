@@ -109,16 +109,19 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
     parser.addini(
         "citecheck_concurrency",
         f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        type="int",
         default=None,
     )
     parser.addini(
         "citecheck_timeout",
         f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        type="float",
         default=None,
     )
     parser.addini(
         "citecheck_max_page_bytes",
         f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        type="int",
         default=None,
     )
     parser.addini(
@@ -378,6 +381,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH.html",
         help="write a self-contained HTML report (no network, opens from file://).",
     )
+    group.addoption(
+        "--citecheck-sarif",
+        dest="citecheck_sarif",
+        default=None,
+        type=Path,
+        metavar="PATH.sarif",
+        help="write the failing and review claims as SARIF 2.1.0, for GitHub code "
+        "scanning (github/codeql-action/upload-sarif); default: none.",
+    )
     _add_engine_options(parser, group)
     _add_cost_options(parser, group)
 
@@ -513,6 +525,7 @@ class Settings:
     cache_dir: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
+    sarif: Path | None = None
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
     url_policy: str = DEFAULT_URL_POLICY
@@ -618,6 +631,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         markdown=opt.citecheck_md,
         html=opt.citecheck_html,
+        sarif=opt.citecheck_sarif,
         quote_policy=_quote_policy(config),
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,
@@ -640,6 +654,7 @@ def check_paths(settings: Settings) -> None:
         ("--citecheck-csv", settings.csv),
         ("--citecheck-md", settings.markdown),
         ("--citecheck-html", settings.html),
+        ("--citecheck-sarif", settings.sarif),
     )
     for flag, path in outputs:
         if path is not None:
@@ -735,6 +750,7 @@ def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -
     parser.addini(
         "citecheck_quote_similarity",
         f"similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY})",
+        type="float",
         default=None,
     )
 

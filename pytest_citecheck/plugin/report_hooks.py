@@ -71,12 +71,11 @@ class ReportHooks:
         if is_worker(config) or not settings.enabled or settings.baseline is not None:
             return
         if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
-            config.issue_config_time_warning(
-                pytest.PytestConfigWarning(
-                    "citecheck_max_drop is set but no --citecheck-baseline is given: "
-                    "there is nothing to compare with, so it has no effect"
-                ),
-                stacklevel=2,
+            _config_warning(
+                config,
+                "citecheck_max_drop is set but no --citecheck-baseline is given: "
+                "there is nothing to compare with, so it has no effect",
+                *_where_set(config, "--citecheck-max-drop", "citecheck_max_drop"),
             )
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
@@ -104,7 +103,9 @@ class ReportHooks:
         if report.when == "call" and payload is not None:
             from pytest_citecheck.reports.report import ItemInfo
 
-            self.items[report.nodeid] = ItemInfo(report.outcome, report.location[1])
+            self.items[report.nodeid] = ItemInfo(
+                report.outcome, report.location[1], report.location[0]
+            )
             # Kept as one short string: the session drops the payload from the report,
             # and pytest's short summary asks for the status again at the end.
             self.labels[report.nodeid] = _labels(payload)
@@ -155,6 +156,24 @@ class ReportHooks:
         if settings.baseline is not None:
             report.baseline_labels = load_baseline_labels(settings.baseline)
         write_outputs(report, outputs(settings))
+        if settings.sarif is not None:
+            self._write_sarif(report, settings.sarif)
+
+    def _write_sarif(self, report: Report, path: Path) -> None:
+        import os
+
+        from pytest_citecheck import __version__
+        from pytest_citecheck.reports import github
+
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
+        log = github.sarif(github.annotate(report, self.config.rootpath, workspace), __version__)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(log, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            report.output_errors.append(f"{path}: {exc.strerror or exc}")
+        else:
+            report.written.append(("SARIF log", path))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter
@@ -181,6 +200,73 @@ class ReportHooks:
             tr.write_line(report.unwritten_line(), red=True, bold=True)
         elif not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+        for what, path in report.written:
+            # As pytest-html does: where to click.
+            tr.write_line(f"citecheck {what}: {path.resolve().as_uri()}")
+        self._annotate(tr, report)
+
+    def _annotate(self, tr: pytest.TerminalReporter, report: Report) -> None:
+        """Inside GitHub Actions: workflow commands that annotate the claim lines."""
+        import os
+
+        from pytest_citecheck.reports import github
+
+        if not github.enabled(os.environ):
+            return
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
+        for annotation in github.annotate(report, self.config.rootpath, workspace):
+            tr.write_line(annotation.command())
+
+
+def _where_set(config: pytest.Config, flag: str, ini: str) -> tuple[str, int]:
+    """Where an option was set, as a warning's location: the flag, else the ini line."""
+    if getattr(config.option, flag.lstrip("-").replace("-", "_"), None) is not None:
+        return f"command line option {flag}", 0
+    path = config.inipath
+    if path is None:
+        return f"ini option {ini}", 0
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return str(path), 0
+    number = next((i for i, line in enumerate(lines, 1) if line.lstrip().startswith(ini)), 0)
+    return str(path), number
+
+
+def _config_warning(config: pytest.Config, message: str, filename: str, lineno: int) -> None:
+    """A ``PytestConfigWarning`` located where the user set the option, not at this
+    plugin's source line (``Config.issue_config_time_warning`` takes the caller's
+    frame). Warning filters (``-W``, ``filterwarnings``) apply as there."""
+    import warnings
+
+    if config.pluginmanager.is_blocked("warnings"):
+        return
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always", pytest.PytestConfigWarning)
+        try:
+            from _pytest.config import apply_warning_filters
+        except ImportError:  # pragma: no cover -- a pytest without it: no filters
+            pass
+        else:
+            apply_warning_filters(
+                config.getini("filterwarnings"), config.known_args_namespace.pythonwarnings or []
+            )
+        warnings.warn_explicit(
+            pytest.PytestConfigWarning(message),
+            pytest.PytestConfigWarning,
+            filename,
+            lineno,
+            module="pytest_citecheck",
+        )
+    if records:
+        config.hook.pytest_warning_recorded.call_historic(
+            kwargs={
+                "warning_message": records[0],
+                "when": "config",
+                "nodeid": "",
+                "location": (filename, lineno, ""),
+            }
+        )
 
 
 def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:

@@ -31,6 +31,10 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def render_markdown(data: dict[str, Any]) -> str:
     t = data["totals"]
     gate = data["gate"]
@@ -41,7 +45,8 @@ def render_markdown(data: dict[str, Any]) -> str:
     if gate["failures"]:
         out.append("")
     out += [
-        f"**{t['claims']} claims, {t['citations']} citations**: citation precision "
+        f"**{_count(t['claims'], 'claim')}, {_count(t['citations'], 'citation')}**: "
+        "citation precision "
         f"**{_fmt(t['citation_precision'])}** ({supported}/{t['citations']}), reachable "
         f"precision {_fmt(t['reachable_precision'])}",
         "",

@@ -73,8 +73,12 @@ def _short(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _count(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 claim``, ``2 claims``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_count = plural
 
 
 def file_of(nodeid: str) -> str:
@@ -121,6 +125,7 @@ class ItemInfo:
 
     outcome: str  # "passed" / "failed" / "skipped"
     line: int | None = None  # 0-based, as in ``TestReport.location``
+    path: str | None = None  # relative to the rootdir, as in ``TestReport.location``
 
 
 @dataclass(frozen=True)
@@ -200,11 +205,18 @@ class Report:
         files = "report file" if n == 1 else "report files"
         return f"citecheck gate passed, but {n} {files} could not be written: the run fails"
 
+    # The files written, as (what, where): each is named in the terminal summary.
+    written: list[tuple[str, Path]] = field(default_factory=list)
+    # Claim items left out of this run (-k, -m, --lf): the gate judged a part.
+    deselected: int = 0
+    # The baseline figure is the baseline's over this run's claims (a partial run).
+    baseline_over_same_claims: bool = False
+
     @property
     def totals(self) -> Totals:
         return totals(self.results.values())
 
-    def _item(self, nodeid: str) -> ItemInfo | None:
+    def item(self, nodeid: str) -> ItemInfo | None:
         # Fixture results of one test are keyed "nodeid[i]".
         return self.items.get(nodeid) or self.items.get(nodeid.rsplit("[", 1)[0])
 
@@ -212,14 +224,14 @@ class Report:
         """Claims in file order: by file, then by where the claim starts in it."""
 
         def key(entry: tuple[str, ClaimResult]) -> tuple[str, float, str]:
-            info = self._item(entry[0])
+            info = self.item(entry[0])
             line = info.line if info is not None and info.line is not None else float("inf")
             return file_of(entry[0]), line, entry[0]
 
         return sorted(self.results.items(), key=key)
 
     def passed(self, nodeid: str) -> bool | None:
-        info = self._item(nodeid)
+        info = self.item(nodeid)
         return None if info is None else info.outcome == "passed"
 
     def files(self) -> dict[str, Totals]:
@@ -265,18 +277,28 @@ class Report:
         t = self.totals
         out = [
             Line(
-                f"{t.claims} claims, {t.citations} citations: citation precision "
-                f"{_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
+                f"{_count(t.claims, 'claim')}, {_count(t.citations, 'citation')}: citation "
+                f"precision {_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
                 f"precision {_fmt(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
         ]
+        if self.deselected:
+            out.append(
+                Line(
+                    f"gate over {t.claims} of {t.claims + self.deselected} claims "
+                    f"({self.deselected} deselected)",
+                    {"yellow": True},
+                )
+            )
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
+            scope = f" (the baseline over the same {_count(t.claims, 'claim')})"
             out.append(
                 Line(
                     f"baseline precision {self.baseline_precision:.4f} -> "
                     f"{t.citation_precision:.4f} ({delta:+.4f})"
+                    + (scope if self.baseline_over_same_claims else "")
                 )
             )
         if t.credits or t.input_tokens or t.output_tokens:
@@ -347,6 +369,11 @@ class Report:
             },
             **({"spend": spent} if (spent := self.spend()) is not None else {}),
             "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
+            "selection": {
+                "claims": t.claims,
+                "deselected": self.deselected,
+                "baseline_over_same_claims": self.baseline_over_same_claims,
+            },
             "baseline_precision": self.baseline_precision,
             "label_changes": [
                 {"nodeid": c.nodeid, "before": c.before, "after": c.after}
@@ -450,20 +477,26 @@ class Outputs:
 def write_outputs(report: Report, outputs: Outputs) -> None:
     """Write every requested file; a file that cannot be written is recorded in
     ``report.output_errors`` (and printed) instead of losing the summary."""
-    jobs: list[tuple[Path | None, Callable[[Path], None]]] = [
-        (outputs.json, report.write_json),
-        (outputs.csv, report.write_csv),
-        (outputs.markdown, report.write_markdown),
-        (outputs.html, report.write_html),
-        (outputs.step_summary, lambda p: report.write_markdown(p, append=True)),
+    jobs: list[tuple[str, Path | None, Callable[[Path], None]]] = [
+        ("JSON report", outputs.json, report.write_json),
+        ("CSV report", outputs.csv, report.write_csv),
+        ("markdown summary", outputs.markdown, report.write_markdown),
+        ("HTML report", outputs.html, report.write_html),
+        (
+            "markdown summary appended to $GITHUB_STEP_SUMMARY",
+            outputs.step_summary,
+            lambda p: report.write_markdown(p, append=True),
+        ),
     ]
-    for path, write in jobs:
+    for what, path, write in jobs:
         if path is None:
             continue
         try:
             write(path)
         except OSError as exc:
             report.output_errors.append(scrub(f"{path}: {exc.strerror or exc}"))
+        else:
+            report.written.append((what, path))
 
 
 # -- per item --------------------------------------------------------------------
@@ -471,7 +504,7 @@ def write_outputs(report: Report, outputs: Outputs) -> None:
 
 def citation_table(result: ClaimResult) -> list[str]:
     """The failure report of one claim: a row per citation (scrubbed, printable)."""
-    head = f"claim {result.id!r}: {result.claim}"
+    head = _hang(f"claim {result.id!r}: {result.claim}")
     expected = f" (expected {result.expect.value})" if result.expect else ""
     lines = [head, f"claim label: {result.label.value}{expected}", ""]
     rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
@@ -495,8 +528,43 @@ def citation_table(result: ClaimResult) -> list[str]:
     details = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.detail]
     if details:
         lines.append("")
-        lines.extend(f"[{i}] {v.url}: {v.detail}" for i, v in details)
+        lines.extend(_hang(f"[{i}] {v.url}: {v.detail}") for i, v in details)
     return [terminal_safe(scrub(line)) for line in lines]
+
+
+def explain_label(
+    results: Sequence[ClaimResult], left: object, op: str, right: object, rerecord: str | None
+) -> list[str]:
+    """A failed comparison of a claim label, explained by the test's claim results
+    (those whose label is compared; all of them if none is): each citation's label,
+    reason and quote, then the details (once each) and ``rerecord``, the command that
+    records the test again. Compact: pytest shows 8 lines of it unless ``-vv``."""
+    compared = [r for r in results if r.label in (left, right)]
+    lines = [f"{str(left)!r} {op} {str(right)!r}"]
+    details: list[str] = []
+    for result in compared or results:
+        expected = f", expected {result.expect.value}" if result.expect else ""
+        lines.append(
+            f"claim {result.id!r} is {result.label.value}{expected}: {_short(result.claim, 60)}"
+        )
+        for i, v in enumerate(result.verdicts, 1):
+            reason = f" [{v.reason}]" if v.reason else ""
+            conf = "" if v.confidence is None else f" ({v.confidence:.2f})"
+            quote = f': "{_short(v.evidence_quote, 80)}"' if v.evidence_quote else ""
+            lines.append(f"  {i}. {v.label.value}{reason}{conf} {v.url}{quote}")
+            if v.detail and v.detail not in details:
+                details.append(v.detail)
+    lines.extend(_short(d, 400) for d in details)
+    recorded = any("record it with:" in d or "record it again with:" in d for d in details)
+    if rerecord is not None and not recorded:
+        lines.append(f"if the sources changed, record the test again: {rerecord}")
+    return [scrub(line) for line in lines]
+
+
+def _hang(text: str) -> str:
+    """Continuation lines indented: no line of claim or page text starts a line of
+    output (where CI would read ``::error::...`` as a workflow command)."""
+    return "\n    ".join(text.splitlines())
 
 
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
