@@ -65,6 +65,10 @@ class Reason:
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
     INTERNAL = "internal_error"
+    # The guard overruled the judge: the passages try to instruct a grader, or the
+    # quote (read in its passage) is not about the claim.
+    SUSPECTED_INJECTION = "suspected_injection"
+    QUOTE_NOT_ABOUT_CLAIM = "quote_not_about_claim"
 
 
 # -- the claim schema (DESIGN §2, §8) ------------------------------------------------------
@@ -427,6 +431,10 @@ class Verdict(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
     judge: str | None = None
     usage: Usage | None = None
+    # Set when the guard overruled the judge (suspected_injection,
+    # quote_not_about_claim): what the judge itself answered (its quote: judge_quote).
+    judge_label: Label | None = None
+    judge_confidence: float | None = None
 
 
 class ClaimResult(BaseModel):

@@ -201,7 +201,7 @@ class Verifier:
                 Reason.JUDGE_REPLY_TOO_LARGE,
                 f"the judge's reply is larger than {exc.limit} bytes",
             ) from None
-        guarded = guard(reply, shown, self.quote_policy)
+        guarded = guard(reply, shown, self.quote_policy, claim)
         fields = guarded.verdict_fields()
         for name in ("evidence_quote", "judge_quote", "detail"):
             fields[name] = cap(fields[name], MAX_QUOTE_CHARS)

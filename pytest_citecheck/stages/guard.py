@@ -8,6 +8,18 @@ span (:func:`too_short`) of the passages the judge was shown: in ``exact`` mode
 aligns with a span (:mod:`pytest_citecheck.stages.fuzzy`), the span then being what
 the verdict reports. Document citations reuse :func:`normalise` to look
 quotes up in a whole document.
+
+Given the claim, the guard also refuses what a quote on the page cannot prove
+(both checks deterministic, so a replay decides as the recording did):
+
+- passages that hold instruction-like text aimed at a grader
+  (:mod:`pytest_citecheck.stages.injection`) make the citation ``not_found``,
+  reason ``suspected_injection``, for review, whatever the judge said;
+- a ``supported``/``contradicted`` quote that, read in its passage, is not about
+  the claim (:mod:`pytest_citecheck.stages.relevance`) is ``not_found``, reason
+  ``quote_not_about_claim``, for review.
+
+The judge's own label, quote and confidence are then kept beside the verdict.
 """
 
 from __future__ import annotations
@@ -126,10 +138,15 @@ class Guarded:
     similarity: float | None = None
     # Why a near miss was refused (fuzzy mode), for humans.
     detail: str | None = None
+    # A human must look at it whatever the confidence (injection, off-topic quote).
+    review: bool = False
+    # What the judge answered, kept when the guard overruled it for injection or relevance.
+    judge_label: Label | None = None
+    judge_confidence: float | None = None
 
     def verdict_fields(self) -> dict[str, Any]:
         """The :class:`~pytest_citecheck.claims.models.Verdict` fields the guard decides."""
-        return {
+        fields: dict[str, Any] = {
             "label": self.label,
             "evidence_quote": self.quote,
             "confidence": self.confidence,
@@ -138,10 +155,24 @@ class Guarded:
             "quote_similarity": self.similarity,
             "detail": self.detail,
         }
+        if self.review:
+            fields["review"] = True
+        if self.judge_label is not None:
+            fields["judge_label"] = self.judge_label
+            fields["judge_confidence"] = self.judge_confidence
+        return fields
 
 
-def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT) -> Guarded:
+def guard(
+    reply: JudgeReply,
+    shown: Sequence[Passage],
+    policy: QuotePolicy = EXACT,
+    claim: str | None = None,
+) -> Guarded:
     """Accept ``reply`` only if its quote is a real span of ``shown`` (DESIGN §3.11).
+
+    With ``claim``, first the injection check and, after the quote checks, the
+    relevance check of the module doc (:func:`guard_claim`).
 
     ``shown`` are the passages the judge read, each with ``index`` = its
     position in the page's passage list. A quote may run across passages only
@@ -160,6 +191,66 @@ def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXA
       evidence quote, the judge's text and the similarity are kept beside it;
     - otherwise the label and quote stand, confidence clamped to [0, 1].
     """
+    if claim is None:
+        return _guard_quote(reply, shown, policy)
+    return guard_claim(claim, reply, shown, policy)
+
+
+def guard_claim(
+    claim: str, reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT
+) -> Guarded:
+    """:func:`guard` with the claim: injection, then the quote, then relevance."""
+    from pytest_citecheck.stages.injection import find_injection
+    from pytest_citecheck.stages.relevance import about_claim
+
+    judge_label, judge_confidence = Label(reply.label), _clamp(reply.confidence)
+    injection = find_injection([p.text for p in shown])
+    if injection is not None:
+        return Guarded(
+            Label.NOT_FOUND,
+            None,
+            0.0,
+            Reason.SUSPECTED_INJECTION,
+            judge_quote=reply.quote,
+            detail=injection.describe(),
+            review=True,
+            judge_label=judge_label,
+            judge_confidence=judge_confidence,
+        )
+    guarded = _guard_quote(reply, shown, policy)
+    if guarded.label not in (Label.SUPPORTED, Label.CONTRADICTED) or guarded.quote is None:
+        return guarded
+    passage = _holding_passage(guarded.quote, shown)
+    if about_claim(claim, guarded.quote, passage):
+        return guarded
+    return Guarded(
+        Label.NOT_FOUND,
+        guarded.quote,
+        0.0,
+        Reason.QUOTE_NOT_ABOUT_CLAIM,
+        judge_quote=guarded.judge_quote,
+        similarity=guarded.similarity,
+        detail="the quote is on the page, but neither it nor the passage that holds it "
+        "speaks of the claim",
+        review=True,
+        judge_label=judge_label,
+        judge_confidence=judge_confidence,
+    )
+
+
+def _holding_passage(quote: str, shown: Sequence[Passage]) -> str:
+    """The passage that holds ``quote``; for a quote across passages, their run."""
+    needle = normalise(quote)
+    for passage in shown:
+        if needle in normalise(passage.text):
+            return passage.text
+    for run in _runs(shown):
+        if needle in run:
+            return run
+    return " ".join(p.text for p in shown)  # a fuzzy span: every passage it may be in
+
+
+def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy) -> Guarded:
     label = Label(reply.label)
     confidence = _clamp(reply.confidence)
     quote = reply.quote if reply.quote is not None and normalise(reply.quote) else None
