@@ -86,6 +86,8 @@ if TYPE_CHECKING:
 
 # One request, every retry and wait included (issue 8 item 7).
 CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
+# The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
+SAMPLE_TEMPERATURE = 1.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,11 @@ class EngineSettings:
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # A judge panel (engine/panel.py): overrides every claim's own ``judges``/``judge``.
+    judges: tuple[str, ...] | None = None
+    # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
+    judge_samples: int = 1
+    panel_rule: str = "majority"
 
     @property
     def replaying(self) -> bool:
@@ -121,6 +128,25 @@ class EngineSettings:
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
+
+    def panel_for(self, claim: Claim) -> tuple[str, ...]:
+        """The claim's panel members' specs, one per reply asked (a spec sampled N
+        times appears N times); empty when the claim has one judge, as without a panel.
+
+        ``judges`` (flag/ini) wins over ``judge`` (flag/ini), which wins over the claim
+        file's ``judges:``, then its ``judge:``."""
+        if self.judges:
+            specs: tuple[str, ...] = self.judges
+        elif self.judge is None and claim.judges:
+            specs = claim.judges
+        else:
+            specs = (self.judge_for(claim),)
+        members = tuple(spec for spec in specs for _ in range(max(1, self.judge_samples)))
+        return members if len(members) > 1 else ()
+
+    def specs_for(self, claim: Claim) -> tuple[str, ...]:
+        """Every judge spec the claim will ask (its panel's, else its judge)."""
+        return tuple(dict.fromkeys(self.panel_for(claim))) or (self.judge_for(claim),)
 
 
 @dataclass(frozen=True)
@@ -309,7 +335,9 @@ class Engine:
                 self._judges[spec] = judge
             return judge
 
-    def _builtin_judge(self, spec: str, require_key: bool = False) -> Judge:
+    def _builtin_judge(
+        self, spec: str, require_key: bool = False, temperature: Any = None
+    ) -> Judge:
         from pytest_citecheck.stages.judges import make_judge
 
         # The ini base URL is for the openai-compatible provider; the hosted
@@ -322,7 +350,7 @@ class Engine:
             require_key=require_key,
             retry=self.retry_policy(),
             client=self.http_client(),
-            temperature=self.settings.judge_temperature,
+            temperature=self.settings.judge_temperature if temperature is None else temperature,
             response_format=self.settings.judge_response_format,
         )
 
@@ -375,8 +403,8 @@ class Engine:
             if not claim.citations:
                 continue
             records = self.will_record(cassette_for(claim) if cassette_for else None)
-            spec = self.settings.judge_for(claim)
-            needs[spec] = needs.get(spec, False) or records
+            for spec in self.settings.specs_for(claim):
+                needs[spec] = needs.get(spec, False) or records
             crawls = crawls or (records and any(c.url for c in claim.citations))
         for spec, records in needs.items():
             problem = self._judge_problem(spec, records)
@@ -521,9 +549,10 @@ class Engine:
         """Verify ``claim`` inside an open :meth:`recording`."""
         try:
             judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
         except (ValueError, ConfigurationError) as exc:
             return error_result(claim, Reason.CONFIGURATION, str(exc))
-        result = self._verifier(judge, recording).verify_claim(claim)
+        result = self._verifier(judge, recording, panel).verify_claim(claim)
         if _failed(result):
             recording.ok = False
         return result
@@ -560,10 +589,11 @@ class Engine:
 
         try:
             judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
         except (ValueError, ConfigurationError) as exc:
             return error_result(claim, Reason.CONFIGURATION, str(exc))
         if cassette is None:
-            return self._verifier(judge, None).verify_claim(claim)
+            return self._verifier(judge, None, panel).verify_claim(claim)
         try:
             with self.recording(cassette, nodeid, self.settings.judge_for(claim)) as recording:
                 return self.verify_in(recording, claim)
@@ -579,7 +609,32 @@ class Engine:
                 f"could not save the recording {where}: {exc.strerror or exc}",
             )
 
-    def _verifier(self, judge: Judge, recording: Recording | None) -> Verifier:
+    def panel(self, claim: Claim) -> list[Judge]:
+        """The claim's panel members (built once per spec), in order; empty: no panel.
+
+        A spec asked for several samples is sampled: when ``citecheck_judge_temperature``
+        is ``auto``, its built-in judge is sent temperature 1 instead of 0 (Anthropic is
+        sent none; its default is 1), so the replies can differ."""
+        members = self.settings.panel_for(claim)
+        sampled = self.settings.judge_samples > 1
+        return [self.sample_judge(spec) if sampled else self.judge(spec) for spec in members]
+
+    def sample_judge(self, spec: str) -> Judge:
+        """The judge ``spec`` names, for sampling (see :meth:`panel`)."""
+        judge = self.judge(spec)
+        if self.settings.judge_temperature != "auto" or not self._is_builtin_judge(spec):
+            return judge
+        key = f"{spec}\x00sample"
+        with self._lock:
+            sampler = self._judges.get(key)
+            if sampler is None:
+                sampler = self._builtin_judge(spec, temperature=SAMPLE_TEMPERATURE)
+                self._judges[key] = sampler
+            return sampler
+
+    def _verifier(
+        self, judge: Judge, recording: Recording | None, panel: Sequence[Judge] = ()
+    ) -> Verifier:
         from pytest_citecheck.engine.pipeline import Verifier
 
         return Verifier(
@@ -590,6 +645,8 @@ class Engine:
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=self.settings.max_page_bytes,
             quote_policy=self.settings.quote_policy,
+            panel=[recording.judge(m) if recording else m for m in panel],
+            panel_rule=self.settings.panel_rule,
         )
 
     def _tokens(self) -> dict[str, str | None]:
@@ -604,7 +661,12 @@ class Engine:
 
 
 def _failed(result: ClaimResult) -> bool:
-    return any(v.label is Label.ERROR for v in result.verdicts)
+    """An error verdict, or a panel member that failed: then nothing is saved (a
+    failed exchange may not be in the cassette, so a replay could not decide alike)."""
+    return any(
+        v.label is Label.ERROR or any(m.label is Label.ERROR for m in v.panel or ())
+        for v in result.verdicts
+    )
 
 
 def _is_builtin(fetcher: object) -> bool:
