@@ -175,6 +175,8 @@ class _Reader:
         self.lines: dict[Loc, int] = {}
         # Case-folded id -> (id as written, line): duplicates and case-only clashes.
         self._ids: dict[str, tuple[str, int]] = {}
+        # The file-level judge panel (``judges:``), given to every claim of the file.
+        self._file_judges: tuple[str, ...] | None = None
 
     def add(self, line: int | None, problem: str, fix: str) -> None:
         self.problems.append(Problem(line, problem, fix))
@@ -282,7 +284,10 @@ class _Reader:
             if citation.document is not None:
                 citation = self._document(citation, (*loc, "citations", i, "document"))
             citations.append(citation)
-        return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
+        update: dict[str, Any] = {"citations": citations, "judge": judge, "line": start}
+        if self._file_judges is not None:
+            update["judges"] = self._file_judges
+        return claim.model_copy(update=update)
 
     def _document(self, citation: Citation, loc: Loc) -> Citation:
         from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
@@ -330,6 +335,9 @@ class _Reader:
             judge = None
         if judge is not None:
             judge = self._judge(judge)
+        judges = data.get("judges")
+        if judges is not None and not isinstance(judges, _Broken):
+            self._file_judges = self._judges(judges)
         if "claims" not in data:
             raise self.stop(
                 _line(root),
@@ -353,6 +361,27 @@ class _Reader:
             )
         out = [self.claim(item, ("claims", i), judge) for i, item in enumerate(claims)]
         return judge, [c for c in out if c is not None]
+
+    def _judges(self, judges: Any) -> tuple[str, ...] | None:
+        """A file-level judge panel: a list of ``provider:model`` specs."""
+        line = self.lines[("judges",)]
+        fix = "write `judges: [openai:gpt-4o-mini, anthropic:claude-haiku-4-5]`"
+        if not isinstance(judges, list) or not judges:
+            what = "an empty list" if judges == [] else kind(judges)
+            self.add(line, f"'judges' must be a list of provider:model specs, not {what}", fix)
+            return None
+        specs = []
+        for item in judges:
+            if not isinstance(item, str):
+                self.add(line, f"each of 'judges' must be text, not {kind(item)}", fix)
+                return None
+            try:
+                specs.append(check_judge(item))
+            except ValueError as exc:  # PydanticCustomError
+                ctx = getattr(exc, "context", None) or {}
+                self.add(line, str(ctx.get("problem", exc)), str(ctx.get("fix", fix)))
+                return None
+        return tuple(specs)
 
     def _judge(self, judge: Any) -> str | None:
         line = self.lines[("judge",)]

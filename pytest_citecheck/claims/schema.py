@@ -25,7 +25,7 @@ __all__ = ["ClaimValidationError", "FieldProblem", "parse_citation", "parse_clai
 
 Loc = tuple[str | int, ...]
 
-TOP_KEYS = ("judge", "claims")
+TOP_KEYS = ("judge", "claims", "judges")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")
 CITATION_KEYS = ("url", "document", "quote", "section")
 
@@ -40,6 +40,8 @@ _MISPLACED: dict[str, dict[str, str]] = {
     "claim": {
         **{key: _BELONGS_IN_CITATION for key in CITATION_KEYS},
         "judge": "is a file-level setting: move it to the top of the file, "
+        "next to `claims:` (the CLI and ini override it)",
+        "judges": "is a file-level setting: move it to the top of the file, "
         "next to `claims:` (the CLI and ini override it)",
     },
     "citation": {

@@ -30,6 +30,8 @@ class GateSettings:
     allow_contradicted: bool = False
     strict_review: bool = False
     max_drop: float = 0.0
+    # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
+    min_agreement: float | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GateSettings:
@@ -39,6 +41,7 @@ class GateSettings:
             allow_contradicted=settings.allow_contradicted,
             strict_review=settings.strict_review,
             max_drop=settings.max_drop,
+            min_agreement=settings.min_agreement,
         )
 
 
@@ -178,6 +181,13 @@ def evaluate(
                 f"citecheck_min_reachable_precision {settings.min_reachable_precision:.4f} "
                 f"(short by {settings.min_reachable_precision - reachable:.4f})"
             )
+    agreement = totals.agreement
+    floor_agreement = settings.min_agreement
+    if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
+        failures.append(
+            f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
+            f"citations unanimous) is below citecheck_min_agreement {floor_agreement:.4f}"
+        )
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
     failures += _review_problem(totals.review, settings)

@@ -78,6 +78,9 @@ class CitecheckSession:
                     ranker=s.ranker,
                     quote_policy=s.quote_policy,
                     run_id=_xdist_run_id(config),
+                    judges=s.judges,
+                    judge_samples=s.judge_samples,
+                    panel_rule=s.panel_rule,
                 ),
                 StageHooks(
                     make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
