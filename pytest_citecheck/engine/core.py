@@ -421,6 +421,8 @@ class Engine:
 
     def _origin(self, spec: str) -> str:
         s = self.settings
+        if s.judges and spec in s.judges:
+            return f" (judge {spec} is a member of the judge panel, citecheck_judges)"
         if s.judge is not None and spec == s.judge:
             if s.judge_origin == "ini":
                 return f" (judge {spec} comes from the ini option citecheck_judge)"
@@ -435,7 +437,8 @@ class Engine:
         return f" (judge {spec} comes from a claim file's judge:)"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
-        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
+        from_flag = bool(self.settings.judges) and spec in (self.settings.judges or ())
+        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE and not from_flag
         try:
             self.judge(spec)
             if records and self._is_builtin_judge(spec):

@@ -266,6 +266,13 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        for member in settings.judges or ():
+            from pytest_citecheck.core.errors import ConfigurationError
+
+            try:
+                citecheck.judge(member)
+            except (ValueError, ConfigurationError) as exc:
+                raise pytest.UsageError(f"judge panel member {member}: {exc}") from None
         if settings.record_mode != "none" and _is_xdist_controller(session.config):
             # Workers cannot stop the session cleanly: check keys before they start.
             _session(self.config).preflight_files()

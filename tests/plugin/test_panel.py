@@ -80,6 +80,7 @@ def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
         f"--citecheck-report={files[0]}",
         f"--citecheck-csv={files[1]}",
         f"--citecheck-html={files[2]}",
+        "--citecheck-md=r.md",
     )
     replayed.assert_outcomes(passed=2)
     replayed.stdout.fnmatch_lines(
@@ -121,6 +122,8 @@ def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
     assert rows[1]["member_3_judge"] == "openai:judge-c"
     assert rows[1]["member_3_label"] == "not_found"
     assert rows[1]["member_1_quote"] == QUOTES["salt"]
+    markdown = (suite.path / "r.md").read_text()
+    assert "Judge panel: 2 citations, 1 unanimous (agreement 0.5000)" in markdown
     html = (suite.path / "r.html").read_text()
     assert html.count('class="panel"') == 2
     assert "openai:judge-c" in html
@@ -189,3 +192,9 @@ def test_a_bad_panel_option_or_file_key_says_what_to_write(
     bad.stdout.fnmatch_lines(
         ["*citecheck_water.yaml:1*'judges' must be a list of provider:model specs*"]
     )
+
+
+def test_an_unknown_provider_in_the_panel_is_a_usage_error(suite: pytest.Pytester) -> None:
+    result = suite.runpytest("--citecheck", "--citecheck-judges=openai:a,nosuch:model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*judge panel member nosuch:model: unknown judge provider*"])
