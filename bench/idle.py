@@ -3,7 +3,7 @@
 Writes 500 plain test files, then runs ``pytest --co`` on them in fresh
 processes, alternating: with the plugin loaded (no ``--citecheck``) and with
 ``-p no:citecheck`` (the baseline, measured in the same run). Prints median wall
-time, peak RSS and the ratio to the baseline. Issue 10 (item 15): target <= 1.03x.
+time, peak RSS and the ratio to the baseline. Target: <= 1.03x.
 
     python bench/idle.py [--files 500] [--repeat 9]
 """

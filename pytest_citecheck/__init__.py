@@ -1,7 +1,7 @@
 """pytest-citecheck: a link that loads is not evidence.
 
 Importing this package is cheap: nothing here imports torch,
-sentence-transformers, vcr or yaml.
+sentence-transformers or yaml.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def site_pages() -> dict[str, Page]:
     """Every URL the example claims cite, and how the Crawling API answers for it."""
     boiling = page("example-water-boiling-point.md")
     return {
-        # The design article's case (DESIGN §2): a page, and an old report that is gone.
+        # The design article's case: a page, and an old report that is gone.
         "https://example.com/articles/water-boiling-point": Page(markdown=boiling),
         "https://example.com/old-report": Page(
             markdown=page("example-old-report-404.md"), original_status=404
@@ -135,7 +135,7 @@ def site_pages() -> dict[str, Page]:
         "one-month-before-election-6537373": Page(
             markdown=page("wice-dev01275-citypages-lisa-bender.md")
         ),
-        # Readability keeps only the headline: fetched again without it (DESIGN §3 step 2).
+        # Readability keeps only the headline: fetched again without it.
         "https://variety.com/2018/tv/news/better-call-saul-fear-the-walking-dead-mcmafia-"
         "renewed-amc-1202888788/": Page(
             markdown=headline_only(page("wice-dev01564-variety-better-call-saul.md")),

@@ -1,4 +1,4 @@
-"""Claim files: read ``citecheck_*.yaml|yml`` (DESIGN §2) and ``*.jsonl`` (DESIGN §8).
+"""Claim files: read ``citecheck_*.yaml|yml`` and ``*.jsonl``.
 
 What a claim or a citation may be is decided by the pydantic models
 (:mod:`pytest_citecheck.claims.models`, with :mod:`pytest_citecheck.claims.schema` for the
@@ -38,6 +38,7 @@ from pytest_citecheck.claims.schema import (
     validate_claim,
 )
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 if TYPE_CHECKING:
     import yaml
@@ -144,32 +145,36 @@ class _Invalid(Exception):
     """Stops reading a file whose structure gives nothing more to check."""
 
 
-def load_claim_file(path: Path, roots: Sequence[Path] | None = None) -> ClaimFile:
+def load_claim_file(
+    path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
+) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
-    ``citecheck_document_roots``); ``None`` means no restriction.
+    its document-roots option); ``None`` means no restriction. ``terms`` names
+    that option in the fix.
     """
-    return _Reader(path, roots).read()
+    return _Reader(path, roots, terms).read()
 
 
 def load_valid_claims(
-    path: Path, roots: Sequence[Path] | None = None
+    path: Path, roots: Sequence[Path] | None = None, terms: Terms = NEUTRAL
 ) -> tuple[ClaimFile, ClaimFileError | None]:
-    """For a batch (DESIGN §8): the claims of ``path`` that are valid, and the
+    """For a batch: the claims of ``path`` that are valid, and the
     :class:`ClaimFileError` listing every problem of the others (None if none).
 
     A bad record costs only itself; the batch still runs every good one.
     """
-    reader = _Reader(path, roots)
+    reader = _Reader(path, roots, terms)
     result = reader.read_valid()
     return result, reader.error()
 
 
 class _Reader:
-    def __init__(self, path: Path, roots: Sequence[Path] | None) -> None:
+    def __init__(self, path: Path, roots: Sequence[Path] | None, terms: Terms) -> None:
         self.path = path
         self.roots = roots
+        self.terms = terms
         self.problems: list[Problem] = []
         # Line of each value, by location (key line for mapping values).
         self.lines: dict[Loc, int] = {}
@@ -212,7 +217,7 @@ class _Reader:
                 raise self.stop(
                     None,
                     f"unsupported claim file type {self.path.suffix or '(no extension)'!r}",
-                    "name claim files *.yaml or *.yml (DESIGN §2), or *.jsonl for batch records",
+                    "name claim files *.yaml or *.yml, or *.jsonl for batch records",
                 )
             text = self._text()
             if suffix == ".jsonl":
@@ -290,11 +295,13 @@ class _Reader:
         return claim.model_copy(update=update)
 
     def _document(self, citation: Citation, loc: Loc) -> Citation:
-        from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
+        from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
 
         assert citation.document is not None
         try:
-            resolved = resolve_document(citation.document, self.path.resolve().parent, self.roots)
+            resolved = resolve_document(
+                citation.document, self.path.resolve().parent, self.roots, self.terms
+            )
         except DocumentPathError as exc:
             self.add(self.line_of(loc), exc.problem, exc.fix)
             return citation
@@ -310,7 +317,7 @@ class _Reader:
             raise self.stop(
                 None,
                 "the file is empty",
-                "add a `claims:` list (see the claim file format, DESIGN §2)",
+                "add a `claims:` list (see the claim file format in README.md)",
             )
         data = self._plain(root, (), 0)
         if isinstance(data, _Broken):
@@ -325,7 +332,7 @@ class _Reader:
             raise self.stop(
                 _line(root),
                 "the top level is not a mapping with a `claims:` list",
-                "start the file with `claims:` followed by a list of claims (DESIGN §2)",
+                "start the file with `claims:` followed by a list of claims",
             )
         for key in data:
             if key not in TOP_KEYS:
@@ -548,7 +555,7 @@ class _Reader:
                 )
             seen.setdefault(name, _line(key))
 
-    # -- JSONL (batch records, DESIGN §8) ---------------------------------------------
+    # -- JSONL (batch records) ---------------------------------------------------------
 
     _EXAMPLE = '{"id": "q1", "claim": "...", "urls": ["https://..."]}'
 

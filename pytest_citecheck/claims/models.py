@@ -24,7 +24,7 @@ from pydantic_core import PydanticCustomError
 
 
 class Label(StrEnum):
-    """What a citation (or a claim) turned out to be. DESIGN §3."""
+    """What a citation (or a claim) turned out to be (README.md, "Labels")."""
 
     SUPPORTED = "supported"
     CONTRADICTED = "contradicted"
@@ -34,6 +34,20 @@ class Label(StrEnum):
     # The run itself failed (judge down, unparseable reply, no recording).
     # Never counted as supported; always fails the session.
     ERROR = "error"
+
+
+# The one order every report lists labels in (terminal, JSON totals, markdown, HTML).
+LABEL_ORDER = (
+    Label.SUPPORTED,
+    Label.CONTRADICTED,
+    Label.FABRICATED,
+    Label.NOT_FOUND,
+    Label.UNREACHABLE,
+    Label.ERROR,
+)
+# The source is against the claim, or the quote was made up: a claim with one is
+# contradicted, and the gate fails it unless contradicted citations are allowed.
+BAD_LABELS = frozenset({Label.CONTRADICTED, Label.FABRICATED})
 
 
 class Reason:
@@ -60,7 +74,7 @@ class Reason:
     NO_RECORDING = "no_recording"
     STALE_RECORDING = "stale_recording"
     WORKER_CRASHED = "worker_crashed"
-    # Issue 8/10 (engine): a cassette that cannot be read; a page or judge reply over the cap.
+    # The engine's own: a cassette that cannot be read; a page or judge reply over the cap.
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
@@ -75,7 +89,7 @@ class Reason:
     PANEL_SPLIT = "panel_supported_and_contradicted"
 
 
-# -- the claim schema (DESIGN §2, §8) ------------------------------------------------------
+# -- the claim schema ------------------------------------------------------
 #
 # One schema for claim files, the ``citecheck`` fixture, the batch CLI and the
 # service: what a claim or a citation may be is decided here, by the validators.
@@ -84,8 +98,11 @@ class Reason:
 # ``ValidationError`` into per-field messages for everyone else).
 
 # What a claim as a whole can be expected to be: a fabricated citation makes its
-# claim contradicted (DESIGN §3), and `error` is what a broken run gets.
-EXPECTABLE_LABELS = ("supported", "contradicted", "not_found", "unreachable")
+# claim contradicted, and `error` is what a broken run gets.
+# What a claim's ``expect:`` may name (a claim label; never fabricated or error).
+EXPECTABLE_LABELS = tuple(
+    label.value for label in LABEL_ORDER if label not in (Label.FABRICATED, Label.ERROR)
+)
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ID_MAX_LENGTH = 100
 JUDGE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:\S+")
@@ -433,7 +450,7 @@ class PanelVote(BaseModel):
 
 
 class Verdict(BaseModel):
-    """The outcome for one citation. Field names follow DESIGN §8's ``/verify``."""
+    """The outcome for one citation (field names as in the service's ``/verify`` reply)."""
 
     url: str  # the citation target: URL or document path as written
     label: Label

@@ -204,7 +204,7 @@ def _problem(err: ErrorDetails, loc: Loc) -> FieldProblem:
             f"write {name!r} as one text value, not a list or mapping "
             "(quote it if it contains ': ' or ' #')",
         )
-    return FieldProblem(loc, f"{name!r}: {err['msg']}", "see the claim file format (DESIGN §2)")
+    return FieldProblem(loc, f"{name!r}: {err['msg']}", "see the claim file format")
 
 
 def unknown_key(key: str, where: str, allowed: tuple[str, ...]) -> tuple[str, str]:

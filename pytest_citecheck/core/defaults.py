@@ -1,4 +1,4 @@
-"""The defaults every front end shares (DESIGN §3–§6), in one place.
+"""The defaults every front end shares, in one place.
 
 Plain constants with no imports, so the pytest entry module, the engine, the
 batch CLI and the service read the same numbers without loading each other.
@@ -6,16 +6,16 @@ batch CLI and the service read the same numbers without loading each other.
 
 from __future__ import annotations
 
-# DESIGN §4: the judge when neither flag, ini nor the claim file names one.
+# The judge when neither flag, ini nor the claim file names one.
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
-# DESIGN §3: a verdict below this confidence is marked for review.
+# A verdict below this confidence is marked for review.
 DEFAULT_REVIEW_BELOW = 0.8
-# DESIGN §5: VCR.py's record modes plus ``rewrite`` (delete, then record).
+# VCR.py's record modes plus ``rewrite`` (delete, then record).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
-# DESIGN §3 step 9: the passage rankers; the default fuses BM25 and MiniLM.
+# The passage rankers; the default fuses BM25 and MiniLM.
 RANKERS = ("hybrid", "minilm", "bm25")
 DEFAULT_RANKER = "hybrid"
-# Issue 8: claims verified at once, one request's overall deadline (retries
+# Claims verified at once, one request's overall deadline (retries
 # included) in seconds, and the largest page (bytes of markdown) that is judged.
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 120.0

@@ -9,7 +9,7 @@ One loop, sync and async, for every HTTP call citecheck makes:
   that means the account is out of quota);
 - when every try failed at the transport level, :class:`GaveUp` carries the last
   error for the caller to classify;
-- ``deadline`` bounds one request, retries and waits included (issue 8 item 7):
+- ``deadline`` bounds one request, retries and waits included:
   each try gets only the time that is left as its timeout, the transport
   (:mod:`pytest_citecheck.recording.transport`) stops reading a body when it runs out, and
   no retry is started that could not finish in time.
@@ -21,14 +21,15 @@ runs identically, the wall clock is not spent.
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 import httpx
+
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 529, 599})
 
@@ -66,6 +67,8 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
     # Seconds one request may take, every try and wait included (None: no limit).
     deadline: float | None = None
+    # How a message names the deadline's option (the front end's words).
+    terms: Terms = field(default=NEUTRAL, compare=False)
 
     def delay(self, attempt: int, headers: Mapping[str, str]) -> float | None:
         """Seconds to wait before try ``attempt + 1`` (0-based), or None to give up."""
@@ -81,7 +84,6 @@ log = logging.getLogger("pytest_citecheck")
 
 # Given a response with a transient status: True when it must not be retried.
 IsFinal = Callable[[httpx.Response], bool]
-AsyncSleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -132,18 +134,19 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
 
 
 # Where a try's deadline (a ``_Deadline``) travels to the transport.
-DEADLINE_EXTENSION = "citecheck_deadline"
+DEADLINE_EXTENSION = "citecheck.deadline"
 
 
 class DeadlineExceeded(httpx.TimeoutException):
-    """The request's overall deadline (``citecheck_timeout``) ran out."""
+    """The request's overall deadline (``RetryPolicy.deadline``) ran out."""
 
 
 class _Deadline:
     """The time left for one request under ``policy.deadline``."""
 
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, seconds: float | None, name: str = "the timeout") -> None:
         self.seconds = seconds
+        self.name = name
         self.end = None if seconds is None else time.monotonic() + seconds
 
     def left(self) -> float | None:
@@ -185,7 +188,7 @@ class _Deadline:
 
     def exceeded(self, request: httpx.Request) -> httpx.TimeoutException:
         return DeadlineExceeded(
-            f"no complete answer within the {self.seconds:g} s deadline (citecheck_timeout)",
+            f"no complete answer within the {self.seconds:g} s deadline ({self.name})",
             request=request,
         )
 
@@ -202,7 +205,7 @@ def send(
     :class:`GaveUp` when the last try failed at the transport level or the
     deadline ran out before any answer.
     """
-    deadline = _Deadline(policy.deadline)
+    deadline = _Deadline(policy.deadline, policy.terms.option("timeout"))
     attempt = 0
     while True:
         deadline.arm(request, attempt)
@@ -220,49 +223,4 @@ def send(
             _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
             response.close()
         policy.sleep(wait)
-        attempt += 1
-
-
-def async_sleep_for(policy: RetryPolicy) -> AsyncSleep:
-    """The async counterpart of ``policy.sleep``.
-
-    The default (``time.sleep``) becomes ``asyncio.sleep``; an injected sleep
-    (tests, replay) is called as is, so a no-op stays a no-op.
-    """
-    if policy.sleep is time.sleep:
-        return asyncio.sleep
-    sync_sleep = policy.sleep
-
-    async def sleep(seconds: float) -> None:
-        sync_sleep(seconds)
-
-    return sleep
-
-
-async def asend(
-    client: httpx.AsyncClient,
-    request: httpx.Request,
-    policy: RetryPolicy,
-    is_final: IsFinal = _never_final,
-) -> Sent:
-    """The async twin of :func:`send` (same decisions, same delays)."""
-    sleep = async_sleep_for(policy)
-    deadline = _Deadline(policy.deadline)
-    attempt = 0
-    while True:
-        deadline.arm(request, attempt)
-        try:
-            response = await client.send(request)
-        except (httpx.TransportError, OSError) as exc:
-            wait = policy.delay(attempt, {})
-            if wait is None or not deadline.allows(wait):
-                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
-            _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
-        else:
-            wait = _wait_after_response(policy, attempt, response, is_final)
-            if wait is None or not deadline.allows(wait):
-                return Sent(response, attempt + 1)
-            _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
-            await response.aclose()
-        await sleep(wait)
         attempt += 1

@@ -1,7 +1,8 @@
 """Keeping secrets out of everything citecheck writes or prints.
 
-Cassettes are filtered by VCR (see ``recording``); this module scrubs free
-text -- error messages, VCR's own "no match" error (which prints the live
+Cassettes drop secret headers and values when they are written
+(:mod:`pytest_citecheck.recording.cassette`); this module scrubs free text --
+error messages, a "no recording for this request" error (which names the live
 request), report fields -- before it leaves the process.
 """
 
@@ -14,16 +15,12 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-# Environment variables whose values are secrets (DESIGN §4).
-SECRET_ENV_VARS = (
-    "CRAWLBASE_TOKEN",
-    "CRAWLBASE_JS_TOKEN",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OLLAMA_API_KEY",
-    "CITECHECK_JUDGE_API_KEY",
-)
-# Header names VCR must drop from recorded requests and responses.
+from pytest_citecheck.core.providers import PROVIDER_ENV, TOKEN_ENV
+
+# Environment variables whose values are secrets: the Crawlbase tokens and every
+# judge provider's key (tests/unit/test_secrets.py checks the tables agree).
+SECRET_ENV_VARS = (*TOKEN_ENV.values(), *(env.key_env for env in PROVIDER_ENV.values()))
+# Header names a cassette drops from recorded requests and responses.
 SECRET_HEADERS = (
     "authorization",
     "x-api-key",
@@ -83,7 +80,7 @@ def scrub(text: str, extra: Iterable[str] = ()) -> str:
 TOKEN_PLACEHOLDERS = {"normal": "REDACTED-NORMAL", "javascript": "REDACTED-JS"}
 
 
-# -- log records (issue 10, item 2) -----------------------------------------------------
+# -- log records -----------------------------------------------------
 
 # Loggers of the HTTP citecheck makes: httpx logs every request URL (with the
 # Crawling API token) at INFO, httpcore and VCR.py log headers and bodies at

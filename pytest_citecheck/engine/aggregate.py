@@ -1,6 +1,6 @@
 """Fixed rules that turn citation labels into claim labels and session figures.
 
-No model is involved here: DESIGN §3 (claim-level label) and §6 (precision).
+No model is involved here: the claim-level label and the precision figures.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -21,7 +21,7 @@ def claim_label(labels: Sequence[Label]) -> Label:
     support was established anyway: a failed run must never read as
     ``not_found`` (or ``unreachable``) by omission.
     """
-    if any(label in (Label.CONTRADICTED, Label.FABRICATED) for label in labels):
+    if any(label in BAD_LABELS for label in labels):
         return Label.CONTRADICTED
     if Label.SUPPORTED in labels:
         return Label.SUPPORTED

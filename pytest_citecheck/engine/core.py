@@ -1,4 +1,4 @@
-"""The verification engine: many claims, bounded concurrency, no pytest (DESIGN §7, §9).
+"""The verification engine: many claims, bounded concurrency, no pytest.
 
 The plugin, the batch CLI and the ``/verify`` service are thin front ends over
 this module. It is the one place that builds the stages -- fetcher, judges,
@@ -71,6 +71,9 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
@@ -84,8 +87,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 
-# One request, every retry and wait included (issue 8 item 7).
-CRAWLBASE_TOKEN_ENV = "CRAWLBASE_TOKEN"
+# The token that recording URL citations needs (preflight checks it).
+CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
 SAMPLE_TEMPERATURE = 1.0
 
@@ -111,11 +114,13 @@ class EngineSettings:
     # The persistent embedding cache (None: no cache); the ranker (ini citecheck_ranker).
     cache_dir: Path | None = None
     ranker: str | None = None
-    # How the guard matches a judge's quote (DESIGN §3.11; issue 13).
+    # How the guard matches a judge's quote.
     quote_policy: QuotePolicy = EXACT
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # How messages name options and the record command: the front end's own words.
+    terms: Terms = NEUTRAL
     # A judge panel (engine/panel.py): overrides every claim's own ``judges``/``judge``.
     judges: tuple[str, ...] | None = None
     # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
@@ -124,7 +129,7 @@ class EngineSettings:
 
     @property
     def replaying(self) -> bool:
-        return self.record_mode == "none"
+        return RecordMode(self.record_mode).replay_only
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
@@ -160,7 +165,7 @@ class StageHooks:
 
 @dataclass
 class Progress:
-    """How far a run is: shown while recording (issue 8 item 5)."""
+    """How far a run is: shown while recording."""
 
     total: int = 0
     done: int = 0
@@ -288,7 +293,7 @@ class Engine:
         from pytest_citecheck.core.retry import RetryPolicy
 
         sleep = _no_sleep if self.settings.replaying else time.sleep
-        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout)
+        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout, terms=self.settings.terms)
 
     def http_client(self) -> httpx.Client:
         """The client every built-in stage sends through (per-claim cassettes)."""
@@ -317,6 +322,7 @@ class Engine:
                         require_tokens=False,
                         retry=self.retry_policy(),
                         client=self.http_client(),
+                        terms=self.settings.terms,
                     )
             return self._fetcher
 
@@ -352,6 +358,7 @@ class Engine:
             client=self.http_client(),
             temperature=self.settings.judge_temperature if temperature is None else temperature,
             response_format=self.settings.judge_response_format,
+            terms=self.settings.terms,
         )
 
     def live_ranker(self) -> Ranker:
@@ -364,7 +371,7 @@ class Engine:
 
     def _default_ranker(self) -> Ranker:
         # The model loader's own "Loading weights" bar must not reach the terminal
-        # (issue 8 item 5): huggingface_hub and transformers read this on import.
+        #: huggingface_hub and transformers read this on import.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         loaded = sys.modules.get("transformers.utils.logging")
         if loaded is not None:
@@ -381,10 +388,10 @@ class Engine:
         """Whether verifying with this cassette may go to the network (what
         :meth:`preflight` checks keys for). Mode ``none`` never records; without a
         cassette any other mode verifies live."""
-        mode = self.settings.record_mode
-        if mode == "none":
-            return False
-        return cassette is None or not (mode == "once" and cassette.exists())
+        mode = RecordMode(self.settings.record_mode)
+        if cassette is None:
+            return mode.live_without_cassette
+        return mode.may_record(cassette.exists())
 
     def preflight(
         self,
@@ -413,28 +420,24 @@ class Engine:
         if crawls and not self.environ.get(CRAWLBASE_TOKEN_ENV) and not self.custom_fetcher:
             problems.append(
                 f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
-                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token "
-                "(or replay the committed recordings with --citecheck-record=none)"
+                f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+                f"{self.settings.terms.replay_hint()}"
             )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
 
     def _origin(self, spec: str) -> str:
         s = self.settings
+        terms = s.terms
         if s.judges and spec in s.judges:
-            return f" (judge {spec} is a member of the judge panel, citecheck_judges)"
+            return f" (judge {spec} is a member of the judge panel, {terms.option('judges')})"
         if s.judge is not None and spec == s.judge:
-            if s.judge_origin == "ini":
-                return f" (judge {spec} comes from the ini option citecheck_judge)"
-            if s.judge_origin == "flag":
-                return f" (judge {spec} comes from --citecheck-judge)"
-            return ""
+            if s.judge_origin is None:
+                return ""
+            return f" (judge {spec} comes from {terms.judge_origin(s.judge_origin)})"
         if spec == DEFAULT_JUDGE:
-            return (
-                f" ({spec} is the default judge; choose another with --citecheck-judge "
-                "or the ini option citecheck_judge)"
-            )
-        return f" (judge {spec} comes from a claim file's judge:)"
+            return f" ({spec} is the default judge; choose another with {terms.option('judge')})"
+        return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
         from_flag = bool(self.settings.judges) and spec in (self.settings.judges or ())
@@ -542,6 +545,7 @@ class Engine:
                 secrets=self._secrets(),
                 max_bytes=self.settings.max_page_bytes,
                 quote_policy=self.settings.quote_policy.metadata(),
+                terms=self.settings.terms,
             ) as recording,
         ):
             yield recording
@@ -602,7 +606,9 @@ class Engine:
                 return self.verify_in(recording, claim)
         except CorruptRecording as exc:
             return error_result(
-                claim, Reason.CORRUPT_RECORDING, corrupt_detail(cassette, nodeid, exc.why)
+                claim,
+                Reason.CORRUPT_RECORDING,
+                corrupt_detail(cassette, nodeid, exc.why, self.settings.terms),
             )
         except OSError as exc:
             where = f"{cassette.parent.name}/{cassette.name}"
@@ -648,13 +654,12 @@ class Engine:
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=self.settings.max_page_bytes,
             quote_policy=self.settings.quote_policy,
+            terms=self.settings.terms,
             panel=[recording.judge(m) if recording else m for m in panel],
             panel_rule=self.settings.panel_rule,
         )
 
     def _tokens(self) -> dict[str, str | None]:
-        from pytest_citecheck.stages.fetch import TOKEN_ENV
-
         return {kind: self.environ.get(env) for kind, env in TOKEN_ENV.items()}
 
     def _secrets(self) -> list[str]:

@@ -1,4 +1,4 @@
-"""The failure policy (DESIGN §3, §6): what fails a claim, which bars a run must clear.
+"""The failure policy: what fails a claim, which bars a run must clear.
 
 One place: :func:`claim_problems` (a claim's test item) and :func:`evaluate`
 (the session) apply the same rules in the same words. Pure: takes results or
@@ -14,13 +14,10 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import Totals
-
-if TYPE_CHECKING:
-    from pytest_citecheck.plugin.options import Settings
 
 
 @dataclass(frozen=True)
@@ -30,80 +27,89 @@ class GateSettings:
     allow_contradicted: bool = False
     strict_review: bool = False
     max_drop: float = 0.0
+    # How the failures name the bars (the front end's words).
+    terms: Terms = NEUTRAL
     # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
     min_agreement: float | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> GateSettings:
-        return cls(
-            min_precision=settings.min_precision,
-            min_reachable_precision=settings.min_reachable_precision,
-            allow_contradicted=settings.allow_contradicted,
-            strict_review=settings.strict_review,
-            max_drop=settings.max_drop,
-            min_agreement=settings.min_agreement,
-        )
 
 
 class BaselineError(Exception):
     """The baseline report cannot be used; the message says why and how to fix it."""
 
 
-_WRITE_BASELINE = "write one with --citecheck-report from a run you trust"
+@dataclass(frozen=True)
+class Baseline:
+    """What a run compares with: a saved JSON report's precision and claim labels."""
+
+    precision: float
+    # Claim labels by node id (records without both fields are skipped).
+    labels: dict[str, str]
 
 
-def load_baseline_precision(path: Path) -> float:
-    """Citation precision stored in a ``--citecheck-report`` JSON file, validated.
+def load_baseline_precision(path: Path, terms: Terms = NEUTRAL) -> float:
+    """Citation precision stored in a JSON report (:func:`read_baseline`)."""
+    return read_baseline(path, terms).precision
+
+
+def read_baseline(path: Path, terms: Terms = NEUTRAL) -> Baseline:
+    """The one parser of a baseline report, validated.
 
     Checked at start-up (a bad baseline is a usage error, not a traceback after
     the run): a number in [0, 1]; NaN, null, text, lists and folders are refused.
     """
+    write_baseline = f"write one with {terms.option('report')} from a run you trust"
     if path.is_dir():
-        raise BaselineError(f"baseline {path} is a folder, not a JSON report; {_WRITE_BASELINE}")
+        raise BaselineError(f"baseline {path} is a folder, not a JSON report; {write_baseline}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BaselineError(f"baseline {path} does not exist; {_WRITE_BASELINE}") from None
+        raise BaselineError(f"baseline {path} does not exist; {write_baseline}") from None
     except OSError as exc:
         raise BaselineError(f"baseline {path} cannot be read: {exc.strerror or exc}") from None
     except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, absurd nesting
         raise BaselineError(
             f"baseline {path} is not a citecheck JSON report ({type(exc).__name__}); "
-            f"{_WRITE_BASELINE}"
+            f"{write_baseline}"
         ) from None
     totals = data.get("totals") if isinstance(data, dict) else None
     if not isinstance(totals, dict) or "citation_precision" not in totals:
         raise BaselineError(
             f"baseline {path} is not a citecheck JSON report (no totals.citation_precision); "
-            f"{_WRITE_BASELINE}"
+            f"{write_baseline}"
         )
     value = totals["citation_precision"]
     if value is None:
         raise BaselineError(
             f"baseline {path} has no citation precision (null: that run verified no "
-            f"citations), so there is nothing to compare with; {_WRITE_BASELINE}"
+            f"citations), so there is nothing to compare with; {write_baseline}"
         )
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise BaselineError(
             f"baseline {path}: totals.citation_precision is {json.dumps(value)[:40]}, not a "
-            f"number; {_WRITE_BASELINE}"
+            f"number; {write_baseline}"
         )
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         raise BaselineError(
             f"baseline {path}: totals.citation_precision is {value}, not a number between "
-            f"0 and 1; {_WRITE_BASELINE}"
+            f"0 and 1; {write_baseline}"
         )
-    return float(value)
+    claims = data.get("claims", [])
+    labels = {
+        str(c["nodeid"]): str(c["label"])
+        for c in (claims if isinstance(claims, list) else [])
+        if isinstance(c, dict) and "nodeid" in c and "label" in c
+    }
+    return Baseline(float(value), labels)
 
 
-# -- the failure policy: what fails a claim and the session (DESIGN §3, §6) ------------------
+# -- the failure policy: what fails a claim and the session ------------------
 
 
 def _failing_labels(settings: GateSettings) -> tuple[Label, ...]:
     """Labels that fail a claim and the session; ``error`` always (never verified)."""
     if settings.allow_contradicted:
         return (Label.ERROR,)
-    return (Label.ERROR, Label.CONTRADICTED, Label.FABRICATED)
+    return (Label.ERROR, *sorted(BAD_LABELS))
 
 
 def claim_problems(result: ClaimResult, settings: GateSettings) -> list[str]:
@@ -132,7 +138,7 @@ def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: st
     if judged_by_label and (contradicted or fabricated):
         out.append(
             f"{_plural(contradicted, 'citation')} contradicted and {fabricated} "
-            "fabricated (allow with citecheck_allow_contradicted)"
+            f"fabricated (allow with {settings.terms.option('allow_contradicted')})"
         )
     errors = counts.get(Label.ERROR, 0)
     if errors:
@@ -147,7 +153,7 @@ def _review_problem(review: int, settings: GateSettings) -> list[str]:
     if settings.strict_review and review:
         return [
             f"{_plural(review, 'verdict')} below the confidence gate need review "
-            "(--citecheck-strict-review)"
+            f"({settings.terms.option('strict_review')})"
         ]
     return []
 
@@ -161,11 +167,12 @@ def evaluate(
 ) -> list[str]:
     """Return one sentence per missed bar; empty when the run passes."""
     failures: list[str] = []
+    name = settings.terms.option
     precision = totals.citation_precision
     floor = settings.min_precision
     if floor is not None and precision is not None and precision < floor:
         failures.append(
-            f"citation precision {precision:.4f} is below citecheck_min_precision "
+            f"citation precision {precision:.4f} is below {name('min_precision')} "
             f"{floor:.4f} (short by {floor - precision:.4f})"
         )
     reachable = totals.reachable_precision
@@ -173,12 +180,12 @@ def evaluate(
         if reachable is None:
             failures.append(
                 "reachable precision is undefined (every citation is unreachable) and "
-                f"citecheck_min_reachable_precision is {settings.min_reachable_precision:.4f}"
+                f"{name('min_reachable_precision')} is {settings.min_reachable_precision:.4f}"
             )
         elif reachable < settings.min_reachable_precision:
             failures.append(
                 f"reachable precision {reachable:.4f} is below "
-                f"citecheck_min_reachable_precision {settings.min_reachable_precision:.4f} "
+                f"{name('min_reachable_precision')} {settings.min_reachable_precision:.4f} "
                 f"(short by {settings.min_reachable_precision - reachable:.4f})"
             )
     agreement = totals.agreement
@@ -186,7 +193,7 @@ def evaluate(
     if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
         failures.append(
             f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
-            f"citations unanimous) is below citecheck_min_agreement {floor_agreement:.4f}"
+            f"citations unanimous) is below {name('min_agreement')} {floor_agreement:.4f}"
         )
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
@@ -196,7 +203,7 @@ def evaluate(
         if drop > settings.max_drop + 1e-12:
             failures.append(
                 f"citation precision fell by {drop:.4f}, from the baseline "
-                f"{baseline_precision:.4f} to {precision:.4f} (citecheck_max_drop "
+                f"{baseline_precision:.4f} to {precision:.4f} ({name('max_drop')} "
                 f"{settings.max_drop:.4f})"
             )
     return failures

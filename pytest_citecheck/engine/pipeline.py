@@ -1,10 +1,10 @@
-"""Verifying one claim's citations: the stages of DESIGN §3 wired together.
+"""Verifying one claim's citations: the stages wired together (docs/architecture.md).
 
 Usable without pytest; :mod:`pytest_citecheck.engine.core` builds a :class:`Verifier`
 per claim from the stages it built once. Any fetcher's result goes through
-:func:`pytest_citecheck.stages.fetch_rules.apply_rules` (§3 steps 4-7, the page-size
+:func:`pytest_citecheck.stages.fetch_rules.apply_rules` (the page rules, the page-size
 cap). What a judge says is capped before it reaches a verdict, so a 5 MB
-"quote" never reaches a report (issue 8 item 7).
+"quote" never reaches a report.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_MAX_PAGE_BYTES, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch import Fetcher
 from pytest_citecheck.stages.fetch_rules import apply_rules, too_large_detail
@@ -53,9 +54,8 @@ def cap(text: str | None, limit: int) -> str | None:
     return text[: limit - 1] + "…"
 
 
-# Maps an exception the pipeline did not expect to a reason; the plugin adds a
-# classifier that recognises VCR's "no recording" error without the pipeline
-# importing vcr.
+# Maps an exception the pipeline did not expect to a reason; a recording adds a
+# classifier that recognises "no recording for this request" (Recording.classify_error).
 ErrorClassifier = Callable[[BaseException], "tuple[str, str] | None"]
 
 
@@ -71,6 +71,8 @@ class Verifier:
     classify_error: ErrorClassifier | None = None
     quote_policy: QuotePolicy = EXACT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
+    # How messages name options (the front end's words).
+    terms: Terms = NEUTRAL
     # A judge panel (engine/panel.py): every member judges each citation, in this
     # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
     panel: Sequence[Judge] = field(default_factory=tuple)
@@ -130,9 +132,9 @@ class Verifier:
                 url=url,
                 label=Label.NOT_FOUND,
                 reason=Reason.PAGE_TOO_LARGE,
-                detail=too_large_detail(exc.limit),
+                detail=too_large_detail(exc.limit, self.terms),
             )
-        fetched = apply_rules(url, fetched, self.max_page_bytes)
+        fetched = apply_rules(url, fetched, self.max_page_bytes, self.terms)
         base = Verdict(
             url=url,
             label=Label.ERROR,

@@ -1,4 +1,4 @@
-"""The ``citecheck`` console script (DESIGN §8): ``batch``, ``audit list|page``, ``serve``.
+"""The ``citecheck`` console script: ``batch``, ``audit list|page``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.gate import GateSettings, evaluate
-from pytest_citecheck.plugin.options import fraction, judge_spec, positive_int
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import Totals
@@ -288,7 +289,7 @@ class BatchInput:
 def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
     """Read every file with the plugin's loader. A bad record (or YAML claim) is a
     problem with its ``file:line`` and fix; every good one still runs. Documents
-    must resolve inside ``root`` (DESIGN §8)."""
+    must resolve inside ``root``."""
     from pytest_citecheck.claims.loader import ClaimFileError, load_valid_claims
 
     batch = BatchInput()
@@ -306,18 +307,19 @@ def read_batch(paths: Sequence[Path], root: Path) -> BatchInput:
     return batch
 
 
-def _engine(args: argparse.Namespace, record_mode: str) -> Engine:
+def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
     from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW
     from pytest_citecheck.engine.core import Engine, EngineSettings
 
     settings = EngineSettings(
         record_mode=record_mode,
         judge=args.judge,
-        judge_origin="flag" if args.judge else None,
+        judge_origin=JUDGE_FROM_FLAG if args.judge else None,
         judge_base_url=args.judge_base_url,
         concurrency=args.concurrency,
         ranker=args.ranker,
         review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
+        terms=terms,
     )
     return Engine.from_settings(settings)
 
@@ -344,12 +346,12 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     run_id, audit = _open_audit(args.audit)
     # Without --record the batch is live: the engine then fetches and judges for real.
-    engine = _engine(args, args.record or "all")
+    engine = _engine(args, args.record or "all", batch_terms(batch.files, args.cassettes))
     with engine:
         try:
             engine.preflight(claims, cassette_for=cassette_for)
         except (ConfigurationError, ValueError) as exc:
-            raise UsageError(in_batch_terms(str(exc))) from None
+            raise UsageError(_problem_list(str(exc))) from None
         progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
         progress.step(0)
         on_result = _recorder(audit, run_id, progress, keys)
@@ -360,36 +362,8 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             on_result=on_result,
         )
         progress.close()
-    by_key = {
-        key: _with_batch_record_hint(result, key, batch.files[key], args.cassettes)
-        for key, result in zip(keys, results, strict=True)
-    }
+    by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch.problems, run_id, out)
-
-
-def _with_batch_record_hint(
-    result: ClaimResult, key: str, path: Path, cassettes: Path | None
-) -> ClaimResult:
-    """A missing or stale recording names the command that records it; the engine
-    words it for pytest, so the batch says its own."""
-    import shlex
-
-    from pytest_citecheck.recording.recorder import record_command
-
-    def hint(mode: str) -> str:
-        where = f" --cassettes {shlex.quote(str(cassettes))}" if cassettes is not None else ""
-        return f"citecheck batch {shlex.quote(str(path))} --record {mode}{where}"
-
-    verdicts = []
-    for verdict in result.verdicts:
-        detail = verdict.detail
-        for mode in ("once", "rewrite"):
-            if detail is not None:
-                detail = detail.replace(record_command(key, mode), hint(mode))
-        verdicts.append(
-            verdict if detail == verdict.detail else verdict.model_copy(update={"detail": detail})
-        )
-    return result.model_copy(update={"verdicts": verdicts})
 
 
 def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:
@@ -406,23 +380,42 @@ def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:
     return new_run_id(), audit
 
 
-# The engine words its hints for the plugin; the batch has its own flags.
-_PLUGIN_HINTS = (
-    ("--citecheck-judge or the ini option citecheck_judge", "--judge"),
-    ("--citecheck-judge", "--judge"),
-    ("--citecheck-record=none", "--record none"),
-    # The gate's sentences name the ini options.
-    ("citecheck_allow_contradicted", "--allow-contradicted"),
-    ("citecheck_min_reachable_precision", "--min-reachable-precision"),
-    ("citecheck_min_precision", "--min-precision"),
-)
+# The batch's names for the options the engine's messages mention.
+_BATCH_OPTIONS = {
+    "judge": "--judge",
+    "judge_base_url": "--judge-base-url",
+    "min_precision": "--min-precision",
+    "min_reachable_precision": "--min-reachable-precision",
+    "allow_contradicted": "--allow-contradicted",
+    "ranker": "--ranker",
+    "review_below": "--review-below",
+    "concurrency": "--concurrency",
+}
 
 
-def in_batch_terms(message: str) -> str:
-    """An engine message with the plugin's flags named as the batch's."""
-    for plugin, batch in _PLUGIN_HINTS:
-        message = message.replace(plugin, batch)
-    # A list of problems starts on its own line.
+def batch_terms(files: Mapping[str, Path] | None = None, cassettes: Path | None = None) -> Terms:
+    """How the batch names its flags; ``files`` maps a claim's key to its file, for
+    the command that records it (``citecheck batch FILE --record MODE``)."""
+    import shlex
+
+    known = dict(files or {})
+
+    def record(key: str, mode: str) -> str:
+        where = f" --cassettes {shlex.quote(str(cassettes))}" if cassettes is not None else ""
+        target = known.get(key)
+        what = shlex.quote(str(target)) if target is not None else "FILE"
+        return f"citecheck batch {what} --record {mode}{where}"
+
+    return Terms(
+        options=_BATCH_OPTIONS,
+        judge_origins={JUDGE_FROM_FLAG: "--judge", JUDGE_FROM_CLAIM: "a claim file's judge:"},
+        record=record,
+        replay="--record none",
+    )
+
+
+def _problem_list(message: str) -> str:
+    """A list of problems starts on its own line, under a heading."""
     return "not configured:\n" + message if message.startswith("  - ") else message
 
 
@@ -452,8 +445,9 @@ def _finish_batch(
         min_precision=args.min_precision,
         min_reachable_precision=args.min_reachable_precision,
         allow_contradicted=args.allow_contradicted,
+        terms=batch_terms(),
     )
-    failures = [in_batch_terms(failure) for failure in evaluate(report.totals, gate)]
+    failures = evaluate(report.totals, gate)
     if problems:
         failures.append(
             f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
@@ -476,7 +470,7 @@ def _finish_batch(
 
 
 def precision_lines(totals: Totals) -> list[str]:
-    """The two lines DESIGN §8 promises, e.g. ``citation_precision=0.2222 (2/9)``."""
+    """The two summary lines the batch prints, e.g. ``citation_precision=0.2222 (2/9)``."""
 
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.4f}"

@@ -1,4 +1,4 @@
-"""``citecheck serve``: verification over HTTP (DESIGN §8), a thin front end over the engine.
+"""``citecheck serve``: verification over HTTP, a thin front end over the engine.
 
 - ``GET /health`` -- 200 with the version and which tokens and keys are
   configured, by variable name only (never a value);
@@ -42,6 +42,7 @@ from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, ch
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS, scrub
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.core import Engine, EngineSettings
 from pytest_citecheck.reports.audit import AuditIndex, new_run_id
 
@@ -73,6 +74,7 @@ class ServiceConfig:
             concurrency=self.concurrency,
             ranker=self.ranker,
             review_below=(DEFAULT_REVIEW_BELOW if self.review_below is None else self.review_below),
+            terms=SERVICE_TERMS,
         )
 
 
@@ -114,7 +116,7 @@ class CitationVerdict(BaseModel):
 
 
 class VerifyResponse(BaseModel):
-    """The claim label (DESIGN §3's fixed rule) and one verdict per URL, in request order."""
+    """The claim label and one verdict per URL, in request order."""
 
     id: str = Field(description="The request id (the claim id in the audit index).")
     claim: str
@@ -230,18 +232,25 @@ def to_response(request_id: str, result: ClaimResult) -> VerifyResponse:
     )
 
 
-# The engine words its hints for the plugin; a service caller can do neither.
-_PLUGIN_HINTS = (
-    (" (or replay the committed recordings with --citecheck-record=none)", ""),
-    (" (replaying recordings needs none)", ""),
-    ("--citecheck-judge or the ini option citecheck_judge", "the request's judge"),
+# How the service's replies name what a caller can change: the request's judge,
+# the flags ``citecheck serve`` was started with. It records and replays nothing.
+SERVICE_TERMS = Terms(
+    options={
+        "judge": "the request's judge",
+        "judge_base_url": "the server's --judge-base-url",
+        "ranker": "the server's --ranker",
+        "review_below": "the server's --review-below",
+        "concurrency": "the server's --concurrency",
+    },
+    judge_origins={
+        JUDGE_FROM_FLAG: "the server's --judge",
+        JUDGE_FROM_CLAIM: "the request's judge",
+    },
 )
 
 
 def unconfigured_detail(message: str) -> str:
-    """A 503 detail: one line per missing variable joined with "; ", no plugin flags."""
-    for plugin, here in _PLUGIN_HINTS:
-        message = message.replace(plugin, here)
+    """A 503 detail: one line per missing variable joined with "; "."""
     lines = [line.strip().removeprefix("- ") for line in message.splitlines() if line.strip()]
     return scrub("; ".join(lines))
 

@@ -1,8 +1,8 @@
 """The pytest entry point: thin hooks over :class:`.session.CitecheckSession`.
 
-Merely installed, the plugin costs next to nothing (issue 10, item 15): this
+Merely installed, the plugin costs next to nothing (``bench/idle.py``): this
 module imports only pytest and the option definitions. pydantic, the session,
-the loader (yaml), VCR, the judges and the embedding model load when
+the loader (yaml), the recorder, the judges and the embedding model load when
 ``--citecheck`` is given or the ``citecheck`` fixture is first used;
 ``bench/idle.py`` measures it.
 """
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.plugin.options import SETTINGS_KEY, check_paths, settings_from_config
 from pytest_citecheck.plugin.options import pytest_addoption as pytest_addoption
 from pytest_citecheck.plugin.report_hooks import REPORT_ATTR, ReportHooks, is_worker
@@ -97,10 +98,11 @@ class ClaimFileCollector(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+        from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
         try:
             roots = _session(self.config).settings.document_roots
-            claim_file = load_claim_file(self.path, roots=roots)
+            claim_file = load_claim_file(self.path, roots=roots, terms=PLUGIN_TERMS)
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
             # session, and every other claim file must still run.
@@ -273,7 +275,9 @@ class SessionHooks:
                 citecheck.judge(member)
             except (ValueError, ConfigurationError) as exc:
                 raise pytest.UsageError(f"judge panel member {member}: {exc}") from None
-        if settings.record_mode != "none" and _is_xdist_controller(session.config):
+        if not RecordMode(settings.record_mode).replay_only and _is_xdist_controller(
+            session.config
+        ):
             # Workers cannot stop the session cleanly: check keys before they start.
             _session(self.config).preflight_files()
 
@@ -307,7 +311,7 @@ class SessionHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Before JUnit XML is written and the terminal's last line: a failed gate
-        becomes a failing ``citecheck::gate`` test case (issue 10, item 13)."""
+        becomes a failing ``citecheck::gate`` test case."""
         citecheck = self.session
         if citecheck is None:
             return
@@ -330,7 +334,7 @@ class SessionHooks:
 
 
 def _forget_quiet_phase(config: pytest.Config, report: pytest.TestReport) -> None:
-    """Keep a claim's failure report compact (issue 10, item 11).
+    """Keep a claim's failure report compact.
 
     The terminal keeps every passed setup/teardown report and, for each failure,
     scans all of them for teardown output: quadratic, minutes for 10,000 failing

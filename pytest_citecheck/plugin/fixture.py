@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
 if TYPE_CHECKING:
     from pytest_citecheck.recording.recorder import Recording
@@ -71,10 +72,10 @@ class CitecheckFixture:
         return result
 
     def _claim(self, data: dict[str, object]) -> Claim:
-        """The claim, validated by the same schema as claim files (DESIGN §2): a bad
+        """The claim, validated by the same schema as claim files: a bad
         citation fails the test with the fix instead of being checked wrongly."""
+        from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
         from pytest_citecheck.claims.schema import ClaimValidationError, FieldProblem, parse_claim
-        from pytest_citecheck.stages.documents import DocumentPathError, resolve_document
 
         parsed = parse_claim(data)
         citations = []
@@ -82,7 +83,9 @@ class CitecheckFixture:
         for i, citation in enumerate(parsed.citations):
             if citation.document is not None:
                 try:
-                    path = resolve_document(citation.document, self._base, self._roots)
+                    path = resolve_document(
+                        citation.document, self._base, self._roots, PLUGIN_TERMS
+                    )
                 except DocumentPathError as exc:
                     problems.append(
                         FieldProblem(("citations", i, "document"), exc.problem, exc.fix)

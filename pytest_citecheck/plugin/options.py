@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int, positive_seconds
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
@@ -25,7 +26,7 @@ from pytest_citecheck.core.defaults import (
     RANKERS,
     RECORD_MODES,
 )
-from pytest_citecheck.stages.providers import providers_help
+from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.stages.quote_policy import (
     DEFAULT_QUOTE_SIMILARITY,
     EXACT,
@@ -40,54 +41,10 @@ DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
 DEFAULT_MAX_DROP = 0.0
 
 
-def fraction(text: str) -> float:
-    """argparse ``type=``: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
-    return value
-
-
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
-def judge_spec(text: str) -> str:
-    """argparse ``type=``: ``provider:model``."""
-    provider, sep, model = text.partition(":")
-    if not sep or not provider or not model:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not PROVIDER:MODEL (e.g. openai:gpt-4o-mini, "
-            "anthropic:claude-sonnet-4-6, ollama:llama3.1, openai-compatible:my-model)"
-        )
-    return text
-
-
-# -- the engine's options (issue 8): concurrency, deadline, size cap, cache ------------
-
-
-def positive_int(text: str) -> int:
-    """argparse ``type=``: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    """argparse ``type=``: a number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
+# -- the engine's options: concurrency, deadline, size cap, cache ------------------------
 
 
 def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
@@ -375,7 +332,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
 
-    # Retrieval (DESIGN §3 step 9): which ranker picks the passages when recording.
+    # Retrieval: which ranker picks the passages when recording.
     group.addoption(
         "--citecheck-ranker",
         dest="citecheck_ranker",
@@ -535,7 +492,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
 def check_paths(settings: Settings) -> None:
     """Start-up checks of the files a run reads and writes: a usage error now
-    instead of a lost summary at the end (issue 10, items 6 and 10)."""
+    instead of a lost summary at the end."""
     for flag, path in (("--citecheck-report", settings.report), ("--citecheck-csv", settings.csv)):
         if path is not None:
             problem = _unwritable(path)
@@ -543,9 +500,10 @@ def check_paths(settings: Settings) -> None:
                 raise pytest.UsageError(f"{flag} {path}: {problem}")
     if settings.baseline is not None:
         from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
+        from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
         try:
-            load_baseline_precision(settings.baseline)
+            load_baseline_precision(settings.baseline, PLUGIN_TERMS)
         except BaselineError as exc:
             raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
 
@@ -566,7 +524,7 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
-# -- quote matching (the guard, DESIGN §3.11) ---------------------------------------
+# -- quote matching (the guard, stages/guard.py) -----------------------------------
 
 
 def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:

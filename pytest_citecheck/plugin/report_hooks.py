@@ -2,9 +2,9 @@
 
 Registered next to the session hooks (``plugin.pytest_configure``). Everything
 here reads the :class:`~pytest_citecheck.plugin.session.CitecheckSession` and its
-:class:`~pytest_citecheck.reports.report.Report`; nothing here decides pass or fail
-(DESIGN §6: the gate does), except that a report file that cannot be written
-fails the run instead of vanishing.
+:class:`~pytest_citecheck.reports.report.Report`; nothing here decides pass or
+fail, except that a report file that cannot be written fails the run instead
+of vanishing.
 """
 
 from __future__ import annotations
@@ -159,7 +159,8 @@ class ReportHooks:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _complete(self, report: Report) -> None:
-        from pytest_citecheck.reports.report import Outputs, load_baseline_labels, write_outputs
+        from pytest_citecheck.plugin.adapters import outputs
+        from pytest_citecheck.reports.report import load_baseline_labels, write_outputs
 
         settings = self.settings
         report.items = self.items
@@ -169,7 +170,7 @@ class ReportHooks:
         }
         if settings.baseline is not None:
             report.baseline_labels = load_baseline_labels(settings.baseline)
-        write_outputs(report, Outputs.from_settings(settings))
+        write_outputs(report, outputs(settings))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter
@@ -196,8 +197,8 @@ class ReportHooks:
 
 
 def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
+    from pytest_citecheck.core.providers import PROVIDERS
     from pytest_citecheck.reports.report import RunInfo
-    from pytest_citecheck.stages.providers import PROVIDERS
 
     judges = sorted(
         {

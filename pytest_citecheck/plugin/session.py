@@ -4,7 +4,7 @@ Hooks in ``plugin`` stay thin and call into this. The stages are built by the
 pytest-free :class:`~pytest_citecheck.engine.core.Engine` (one place for the plugin,
 the batch CLI and the service); this object maps pytest's options and hooks
 onto it, decides when claims are verified -- in a record mode, concurrently
-ahead of the items that report them (issue 8) -- collects results (from this
+ahead of the items that report them -- collects results (from this
 process or from xdist workers' reports) and evaluates the gate on the
 controller.
 """
@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.engine.gate import GateSettings, evaluate, load_baseline_precision
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.engine.gate import evaluate, load_baseline_precision
+from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Report
 
 if TYPE_CHECKING:
@@ -51,7 +54,7 @@ class CitecheckSession:
 
     @property
     def replaying(self) -> bool:
-        return self.settings.record_mode == "none"
+        return RecordMode(self.settings.record_mode).replay_only
 
     # -- the engine, built once ---------------------------------------------------
 
@@ -78,6 +81,7 @@ class CitecheckSession:
                     ranker=s.ranker,
                     quote_policy=s.quote_policy,
                     run_id=_xdist_run_id(config),
+                    terms=PLUGIN_TERMS,
                     judges=s.judges,
                     judge_samples=s.judge_samples,
                     panel_rule=s.panel_rule,
@@ -118,7 +122,7 @@ class CitecheckSession:
     # -- start-up checks -------------------------------------------------------------
 
     def preflight(self, items: Sequence[Any]) -> None:
-        """Every key and token the selected claims need, checked once (issue 10 item 9);
+        """Every key and token the selected claims need, checked once;
         raises ``pytest.UsageError`` naming the variables."""
         from pytest_citecheck.core.errors import ConfigurationError
 
@@ -164,7 +168,7 @@ class CitecheckSession:
                     self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
                 )
             except CorruptRecording as exc:
-                pytest.fail(corrupt_detail(cassette, nodeid, exc.why), pytrace=False)
+                pytest.fail(corrupt_detail(cassette, nodeid, exc.why, PLUGIN_TERMS), pytrace=False)
             yield recording
 
     def verify(self, claim: Claim, recording: Recording, judge: Judge) -> ClaimResult:
@@ -210,7 +214,7 @@ class CitecheckSession:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
         from pytest_citecheck.engine.gate import claim_problems
 
-        return claim_problems(result, GateSettings.from_settings(self.settings))
+        return claim_problems(result, gate_settings(self.settings))
 
     # -- results from reports (this process or xdist workers) -------------------
 
@@ -242,7 +246,7 @@ class CitecheckSession:
             from pytest_citecheck.engine.gate import BaselineError
 
             try:
-                baseline = load_baseline_precision(s.baseline)
+                baseline = load_baseline_precision(s.baseline, PLUGIN_TERMS)
             except BaselineError as exc:
                 failures.append(str(exc))
         report = Report(
@@ -250,7 +254,7 @@ class CitecheckSession:
         )
         failures += evaluate(
             report.totals,
-            GateSettings.from_settings(s),
+            gate_settings(s),
             baseline,
         )
         if s.audit is not None:

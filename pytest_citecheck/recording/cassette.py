@@ -1,6 +1,6 @@
 """One claim's cassette: a plain VCR.py file, read and written without VCR.py's patching.
 
-DESIGN §5. The file is exactly what VCR.py (``vcr.use_cassette`` with its YAML
+The file is exactly what VCR.py (``vcr.use_cassette`` with its YAML
 serializer) reads and writes -- ``interactions`` of ``request`` (method, uri,
 body, headers as lists) and ``response`` (status, headers as lists, body
 string), ``version: 1`` and an optional ``metadata`` mapping -- so any VCR.py
@@ -139,13 +139,6 @@ class Interaction:
     @property
     def body(self) -> bytes:
         return _as_bytes(self.response["body"].get("string"))
-
-    def header_items(self) -> list[tuple[str, str]]:
-        return [
-            (str(name), str(value))
-            for name, values in self.response["headers"].items()
-            for value in values
-        ]
 
     def header(self, name: str) -> str | None:
         for key, values in self.response["headers"].items():

@@ -1,4 +1,4 @@
-"""A claim is recorded at most once per run, whichever process gets to it (DESIGN §5, §6).
+"""A claim is recorded at most once per run, whichever process gets to it.
 
 Recording bills Crawling API credits and judge tokens. Under pytest-xdist two
 processes can reach the same claim: a worker records the claims queued for it
@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pytest_citecheck.core.record_mode import RecordMode
+
 
 @dataclass
 class RecordingTurn:
@@ -70,7 +72,7 @@ def recording_turn(cassette: Path, mode: str, run_id: str) -> Iterator[Recording
     run (``run_id``) already saved it. Call :meth:`RecordingTurn.saved` after
     saving. Mode ``none``, or no way to lock, yields ``mode`` at once.
     """
-    lock = None if mode == "none" else _acquire(cassette)
+    lock = None if RecordMode(mode).replay_only else _acquire(cassette)
     if lock is None:
         yield RecordingTurn(mode, run_id)
         return

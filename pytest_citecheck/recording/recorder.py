@@ -1,4 +1,4 @@
-"""Record and replay: one cassette per claim (DESIGN §5).
+"""Record and replay: one cassette per claim.
 
 A cassette holds every HTTP exchange of one claim (Crawling API and judge)
 plus, in its metadata, what is not HTTP but must replay exactly: which passages
@@ -12,7 +12,7 @@ writes them and :mod:`pytest_citecheck.recording.transport` serves one claim's H
 its cassette, so claims record concurrently without VCR.py's process-global
 patching. A recording is saved only when the claim verified without an
 ``error``: a failed recording leaves no file and no folder, and ``once``
-records it again next time (issue 8 item 6).
+records it again next time.
 
 This module stays light (it is imported with the options); yaml and httpx load
 when a cassette is opened.
@@ -21,7 +21,6 @@ when a cassette is opened.
 from __future__ import annotations
 
 import hashlib
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,9 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import JudgeReply, Reason
-from pytest_citecheck.core.defaults import RECORD_MODES
 from pytest_citecheck.core.errors import StageFailed
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.retrieval import Ranker, describe
 
 if TYPE_CHECKING:
@@ -46,11 +46,6 @@ METADATA_FORMAT = 1
 def cassette_path(claim_file: Path, claim_id: str) -> Path:
     """``cassettes/<file stem>/<claim id>.yaml`` beside the claim file."""
     return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"
-
-
-def record_command(nodeid: str, mode: str = "once") -> str:
-    """The command that (re-)records one claim or test."""
-    return f"pytest --citecheck --citecheck-record={mode} {shlex.quote(nodeid)}"
 
 
 def retrieval_key(claim: str, passages: Sequence[str]) -> str:
@@ -77,12 +72,10 @@ def _where(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def corrupt_detail(path: Path, nodeid: str, why: str) -> str:
+def corrupt_detail(path: Path, nodeid: str, why: str, terms: Terms = NEUTRAL) -> str:
     """What a user reads for a corrupt cassette: which file, why, and the fix."""
-    return (
-        f"the recording {_where(path)} is corrupt: {why}; record it again with: "
-        f"{record_command(nodeid, 'rewrite')}"
-    )
+    fix = terms.record_hint(nodeid, "rewrite", lead="record it again with")
+    return f"the recording {_where(path)} is corrupt: {why}{fix}"
 
 
 @dataclass
@@ -99,10 +92,12 @@ class Recording:
     ok: bool = True
     # The guard's quote policy (QuotePolicy.metadata()); None: not checked.
     quote_policy: Mapping[str, Any] | None = None
+    # How "record it with: ..." names the command (the front end's words).
+    terms: Terms = NEUTRAL
 
     @property
     def replaying(self) -> bool:
-        return self.mode == "none"
+        return RecordMode(self.mode).replay_only
 
     @property
     def write_protected(self) -> bool:
@@ -124,7 +119,7 @@ class Recording:
         value = self.metadata().get("judge_prompt_version")
         return str(value) if value is not None else None
 
-    # -- the guard's quote policy (DESIGN §3.11) ---------------------------------
+    # -- the guard's quote policy ---------------------------------
     # Recorded with the claim like the prompt version: a judge reply recorded
     # under one quote-match mode or threshold is stale under another.
 
@@ -143,8 +138,8 @@ class Recording:
         raise StageFailed(
             Reason.STALE_RECORDING,
             f"the recording in {_where(self.path)} was made with {_describe_policy(recorded)}, "
-            f"the current setting is {_describe_policy(current)}; record it with: "
-            f"{record_command(self.nodeid, 'rewrite')}",
+            f"the current setting is {_describe_policy(current)}"
+            f"{self.terms.record_hint(self.nodeid, 'rewrite')}",
         )
 
     def judge(self, judge: Judge) -> Judge:
@@ -168,7 +163,7 @@ class Recording:
             for key in _QUOTE_POLICY_KEYS:
                 meta.pop(key, None)
             meta.update(self.quote_policy)
-        if self.mode == "all":
+        if RecordMode(self.mode).drops_rerecorded:
             cassette.drop_rerecorded()
         cassette.save()
         return True
@@ -180,7 +175,9 @@ class Recording:
         from pytest_citecheck.recording.transport import UnmatchedRequest
 
         if isinstance(exc, CorruptRecording):
-            return Reason.CORRUPT_RECORDING, corrupt_detail(self.path, self.nodeid, exc.why)
+            return Reason.CORRUPT_RECORDING, corrupt_detail(
+                self.path, self.nodeid, exc.why, self.terms
+            )
         if not isinstance(exc, UnmatchedRequest | MissingRetrieval):
             return None
         where = _where(self.path)
@@ -198,7 +195,7 @@ class Recording:
         if recorded and current and recorded != current:
             what += f" (recorded with judge prompt {recorded}, current is {current})"
         mode = "once" if not self.cassette.existed else "rewrite"
-        return reason, f"{what}; record it with: {record_command(self.nodeid, mode)}"
+        return reason, f"{what}{self.terms.record_hint(self.nodeid, mode)}"
 
 
 class _RecordedRanker:
@@ -216,7 +213,7 @@ class _RecordedRanker:
             if stored is None:
                 raise MissingRetrieval(key)
             return _ranked(stored, k)
-        if stored is not None and recording.mode in ("once", "new_episodes"):
+        if stored is not None and RecordMode(recording.mode).plays_back:
             return _ranked(stored, k)
         live = self._live()
         ranked = live.rank(claim, passages, k)
@@ -257,11 +254,6 @@ class _QuotePolicyCheckedJudge:
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         self._recording.check_quote_policy()
         return self._judge.judge(claim, passages)
-
-    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
-        self._recording.check_quote_policy()
-        reply: JudgeReply = await self._judge.ajudge(claim, passages)  # type: ignore[attr-defined]
-        return reply
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._judge, name)
@@ -304,6 +296,7 @@ def open_recording(
     secrets: Sequence[str] = (),
     max_bytes: int | None = None,
     quote_policy: Mapping[str, Any] | None = None,
+    terms: Terms = NEUTRAL,
 ) -> Iterator[Recording]:
     """Open the claim's cassette and make it serve this thread's HTTP.
 
@@ -314,10 +307,9 @@ def open_recording(
     from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, token_placeholder
     from pytest_citecheck.recording.transport import ClaimHTTP, claim_http
 
-    if mode not in RECORD_MODES:
-        raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}")
+    record_mode = RecordMode(mode)  # ValueError for an unknown mode
     placeholder = token_placeholder(tokens)
-    if mode == "rewrite":
+    if record_mode.starts_empty:
         cassette = Cassette(path)
     else:
         try:
@@ -328,7 +320,7 @@ def open_recording(
     values = tuple(v for v in (*tokens.values(), *secrets) if v and len(v) >= 4)
     http = ClaimHTTP(cassette, mode, placeholder, values, max_bytes)
     recording = Recording(
-        path, mode, nodeid, cassette, http, prompt_version, quote_policy=quote_policy
+        path, mode, nodeid, cassette, http, prompt_version, quote_policy=quote_policy, terms=terms
     )
     with claim_http(http):
         yield recording

@@ -1,6 +1,6 @@
 """Per-claim record and replay for every stage's HTTP, without VCR.py's global patching.
 
-DESIGN §5, §7. The engine builds the fetcher's and the judges' httpx clients
+The engine builds the fetcher's and the judges' httpx clients
 on one :class:`StageTransport`. While a claim is verified, :func:`claim_http`
 makes that claim's cassette (:class:`ClaimHTTP`) the current one for the
 thread running it (a :mod:`contextvars` variable), so claims verified in
@@ -18,8 +18,7 @@ Every live response is read here, so two limits hold for all of them:
 
 What reaches the pipeline while recording is exactly what the cassette
 stores -- secret values redacted in headers and bodies, the ``token`` query
-replaced by its placeholder -- so a replay is byte-for-byte the recording run
-(issue 10 item 4).
+replaced by its placeholder -- so a replay is byte-for-byte the recording run.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from typing import Any
 import httpx
 
 from pytest_citecheck.core.errors import ResponseTooLarge
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.retry import DEADLINE_EXTENSION
 from pytest_citecheck.core.secrets import SECRET_HEADERS, redact_values, scrub
 from pytest_citecheck.recording.cassette import (
@@ -181,7 +181,7 @@ def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
 
 @dataclass
 class ClaimHTTP:
-    """One claim's cassette, answering its HTTP requests (DESIGN §5 record modes)."""
+    """One claim's cassette, answering its HTTP requests."""
 
     cassette: Cassette
     mode: str
@@ -192,11 +192,11 @@ class ClaimHTTP:
 
     @property
     def write_protected(self) -> bool:
-        return self.mode == "none" or (self.mode == "once" and self.cassette.existed)
+        return RecordMode(self.mode).protects(self.cassette.existed)
 
     @property
     def plays_back(self) -> bool:
-        return self.mode in ("none", "once", "new_episodes")
+        return RecordMode(self.mode).plays_back
 
     def handle(self, request: httpx.Request, live: httpx.BaseTransport) -> httpx.Response:
         body = request.read()
@@ -244,7 +244,7 @@ class ClaimHTTP:
             return self.max_bytes or 0
 
 
-_current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck_claim_http", default=None)
+_current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck.claim_http", default=None)
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""The audit index (DESIGN §8): one SQLite row per verified citation.
+"""The audit index: one SQLite row per verified citation.
 
 Every decision gets a row -- run id, time, claim, url, label, reason,
 confidence, evidence quote, final url, original status and the ``rid`` of the

@@ -1,4 +1,4 @@
-"""The HTML report: ``--citecheck-html=PATH`` (DESIGN §6).
+"""The HTML report: ``--citecheck-html=PATH``.
 
 One self-contained file rendered from the Jinja2 template shipped as package
 data (``templates/report.html.j2``, with ``report.css`` and ``report.js``
@@ -18,9 +18,10 @@ import re
 from importlib.resources import files
 from typing import Any
 
+from pytest_citecheck.claims.models import LABEL_ORDER
 from pytest_citecheck.core.secrets import scrub
 
-LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
+LABELS = tuple(label.value for label in LABEL_ORDER)
 _TEMPLATES = files("pytest_citecheck.reports") / "templates"
 
 

@@ -1,4 +1,4 @@
-"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY`` (DESIGN §6).
+"""The markdown summary: ``--citecheck-md`` and ``$GITHUB_STEP_SUMMARY``.
 
 Rendered from the scrubbed JSON report (:meth:`Report.scrubbed_json`), so it
 says exactly what the JSON file says. Cell text is escaped: a claim or a quote
@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-LABELS = ("supported", "contradicted", "fabricated", "not_found", "unreachable", "error")
+from pytest_citecheck.claims.models import LABEL_ORDER
+
+LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
 _MD_SPECIAL = re.compile(r"([\\`*|\[\]~])")
 

@@ -1,4 +1,4 @@
-"""Reports computed once, printed or written by the plugin (DESIGN §6).
+"""Reports computed once, printed or written by the plugin.
 
 The same :class:`Report` feeds the terminal summary, ``--citecheck-report``
 (also the ``--citecheck-baseline`` format), ``--citecheck-csv``,
@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
@@ -26,28 +25,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import ClaimResult, Label, PanelVote, Verdict
+from pytest_citecheck.claims.models import (
+    BAD_LABELS,
+    LABEL_ORDER,
+    ClaimResult,
+    Label,
+    PanelVote,
+    Verdict,
+)
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.aggregate import Totals, totals
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    pass
 
-    from pytest_citecheck.plugin.options import Settings
 
 # Additive changes keep the format number: a report of any 0.x version loads as
 # a baseline (only ``totals.citation_precision`` and ``claims[].nodeid/label``
 # are read back).
 REPORT_FORMAT = 1
-LABEL_ORDER = [
-    Label.SUPPORTED,
-    Label.CONTRADICTED,
-    Label.FABRICATED,
-    Label.NOT_FOUND,
-    Label.UNREACHABLE,
-    Label.ERROR,
-]
-BAD_LABELS = (Label.CONTRADICTED, Label.FABRICATED)
 CSV_COLUMNS = [
     "nodeid",
     "claim_id",
@@ -148,20 +144,16 @@ class LabelChange:
 
 
 def load_baseline_labels(path: Path) -> dict[str, str]:
-    """Claim labels by node id from a saved ``--citecheck-report``.
+    """Claim labels by node id from a saved JSON report (:func:`gate.read_baseline`).
 
-    Lenient on purpose: the gate (``gate.load_baseline_precision``) owns the
-    error for an unreadable baseline; without claims there is simply no diff.
+    Empty for an unusable baseline: the gate reports that error; without claims
+    there is simply no diff.
     """
+    from pytest_citecheck.engine.gate import BaselineError, read_baseline
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        claims = data.get("claims", []) if isinstance(data, dict) else []
-        return {
-            str(c["nodeid"]): str(c["label"])
-            for c in claims
-            if isinstance(c, dict) and "nodeid" in c and "label" in c
-        }
-    except (OSError, ValueError):
+        return read_baseline(path).labels
+    except BaselineError:
         return {}
 
 
@@ -494,18 +486,6 @@ class Outputs:
     html: Path | None = None
     # $GITHUB_STEP_SUMMARY: the markdown summary is appended to it.
     step_summary: Path | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Outputs:
-        env = os.environ if environ is None else environ
-        step = env.get("GITHUB_STEP_SUMMARY")
-        return cls(
-            json=settings.report,
-            csv=settings.csv,
-            markdown=settings.markdown,
-            html=settings.html,
-            step_summary=Path(step) if step else None,
-        )
 
 
 def write_outputs(report: Report, outputs: Outputs) -> None:

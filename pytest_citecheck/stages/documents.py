@@ -1,4 +1,4 @@
-"""Local documents as sources: quote lookup and sections (DESIGN §3, documents).
+"""Local documents as sources: quote lookup and sections.
 
 A document citation points at a local file and usually carries the quote the
 LLM gave. The quote is looked up in the whole document, normalised exactly as
@@ -22,12 +22,12 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pytest_citecheck.core.errors import CitecheckError, ConfigurationError
+from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.stages.guard import normalise
 
 Kind = Literal["markdown", "rfc", "plain"]
@@ -70,60 +70,9 @@ _NOT_SETEXT_TEXT = re.compile(r"^\s{4,}|^ {0,3}(?:[>*+-]\s|\d+[.)]\s|#|```|~~~|\
 
 # -- section references (``section: "Section 4.1.4."``) -----------------------
 
-_REF_PREFIX = re.compile(r"^(?:§+|sections?|sect\.|sec\.|appendix|paragraph|para\.?|#+)\s*")
+_REF_PREFIX = re.compile(r"^(?:\u00a7+|sections?|sect\.|sec\.|appendix|paragraph|para\.?|#+)\s*")
 _LEADING_NUMBER = re.compile(r"^(\d+(?:\.\d+)*|[a-z](?:\.\d+)*)\.?(?:\s|$)")
 _TOC_TITLES = frozenset({"table of contents", "contents"})
-
-
-class DocumentPathError(CitecheckError):
-    """A ``document:`` path that may not be read; the loader reports it with the fix."""
-
-    def __init__(self, problem: str, fix: str) -> None:
-        super().__init__(problem, fix)
-        self.problem = problem
-        self.fix = fix
-
-
-ROOTS_OPTION = "citecheck_document_roots"
-
-
-def resolve_document(document: str, base: Path, roots: Sequence[Path] | None) -> Path:
-    """Where ``document`` (relative to ``base``) really is, symlinks followed.
-
-    A document's text goes to the judge, into the cassette and into the report,
-    so it must resolve inside one of ``roots`` (the rootdir and the folders in
-    the ``citecheck_document_roots`` ini option); ``None`` means no restriction
-    (a caller that only wants claim text). Raises :class:`DocumentPathError`.
-    """
-    try:
-        resolved = (base / document).resolve()
-    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
-        raise DocumentPathError(
-            f"document {document!r} cannot be resolved: {exc}",
-            "point `document` at a regular file inside the project",
-        ) from None
-    if roots is not None:
-        allowed = [root.resolve() for root in roots]
-        if not any(resolved.is_relative_to(root) for root in allowed):
-            raise DocumentPathError(
-                f"document {document!r} resolves to {resolved}, outside the project "
-                f"({', '.join(str(r) for r in allowed)}); its text would be sent to the "
-                "judge and written into the cassette and the report",
-                f"copy the file into the project, or list its folder in the ini option "
-                f"{ROOTS_OPTION} if it is meant to be read",
-            )
-    if not resolved.exists():
-        raise DocumentPathError(
-            f"document {document!r} not found: {resolved} does not exist",
-            f"document paths are relative to the claim file's folder ({base}); "
-            "correct the path or add the file",
-        )
-    if not resolved.is_file():
-        raise DocumentPathError(
-            f"document {document!r} is not a file: {resolved}",
-            "point `document` at a text file, not a folder or a device",
-        )
-    return resolved
 
 
 class Document:

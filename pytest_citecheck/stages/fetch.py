@@ -1,4 +1,4 @@
-"""Fetching a URL citation through the Crawlbase Crawling API (DESIGN §3 steps 1-7).
+"""Fetching a URL citation through the Crawlbase Crawling API.
 
 :class:`CrawlbaseFetcher` turns a URL into readable markdown, or into the reason
 it cannot be judged, spending as few credits as the rules allow:
@@ -16,7 +16,7 @@ it cannot be judged, spending as few credits as the rules allow:
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
 7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
 
-Where the Crawlbase docs are unconfirmed (WIRE §8.1-8.3), both readings are
+Where the Crawlbase docs are unconfirmed, both readings are
 handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
 sees) or as a 200 whose ``pc_status``/``cb_status`` says 520/525 (what the
 status-codes page describes); an empty page may come as status 207 or as a 200
@@ -28,13 +28,14 @@ Any reply that settles the outcome (4, 5) ends the crawl. The soft-404 check (6)
 reads the text the rules settle on: a thin page is fetched again first, as
 steps 2-3 say, and a thin "not found" template is judged after that.
 
-Why httpx and not the ``crawlbase`` SDK (WIRE §1.6): the SDK keeps only
+Why httpx and not the ``crawlbase`` SDK: the SDK keeps only
 ``original_status``, ``pc_status``, ``cb_status`` and ``url`` of a reply, so the
 ``rid`` and ``storage_url`` headers are lost; for every non-2xx reply it returns
 an empty dict of headers, so ``Retry-After`` (and anything else) is gone before
 a retry could honour it; and it is synchronous only, on urllib. Talking HTTP
-directly keeps those headers, lets VCR.py record the exchange through its httpx
-patcher like the judges', and reuses :mod:`pytest_citecheck.core.retry`. The query is
+directly keeps those headers, records the exchange through the engine's
+per-claim transport (:mod:`pytest_citecheck.recording.transport`) like the
+judges', and reuses :mod:`pytest_citecheck.core.retry`. The query is
 built the way the SDK builds it (token, options, ``url`` last, urlencoded) so a
 recording made either way matches.
 
@@ -46,42 +47,31 @@ name the environment variable of a token, never its value.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
 from pytest_citecheck.claims.models import Fetch, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
-
-
-@dataclass
-class FetchResult:
-    """What fetching one URL gave.
-
-    Either ``text`` holds the readable markdown to cut into passages (and
-    ``label`` is None), or ``label``/``reason`` say why the page cannot be
-    judged (unreachable, not_found, error) and ``text`` is None.
-    """
-
-    url: str
-    text: str | None = None
-    label: Label | None = None
-    reason: str | None = None
-    detail: str | None = None
-    final_url: str | None = None
-    original_status: int | None = None
-    rid: str | None = None
-    fetches: list[Fetch] = field(default_factory=list)
-
-    @property
-    def credits(self) -> float:
-        return sum(f.credits for f in self.fetches)
+from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.stages.fetch_rules import (
+    GONE_REASONS,
+    PDF_DETAIL,
+    FetchResult,
+    gone_detail,
+    homepage_detail,
+    is_pdf,
+    looks_like_soft_404,
+    non_whitespace_chars,
+    redirected_to_homepage,
+    soft_404_detail,
+)
 
 
 class Fetcher(Protocol):
@@ -92,67 +82,29 @@ class Fetcher(Protocol):
 
 # -- the rules' constants ------------------------------------------------------
 
-TokenKind = Literal["normal", "javascript"]
 
 DEFAULT_BASE_URL = "https://api.crawlbase.com/"
-TOKEN_ENV = {"normal": "CRAWLBASE_TOKEN", "javascript": "CRAWLBASE_JS_TOKEN"}
 BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
 
 # Fewer non-whitespace characters than this after readability: fetch again
 # without it (step 2); still fewer: render with JavaScript (step 3).
 THIN_CHARS = 200
-# A "not found" template longer than this is an article that mentions 404.
-SOFT_404_MAX_CHARS = 800
-
-# The Crawling API's transient statuses (WIRE §1.5 "Retry classes"). 520 and 525
+# The Crawling API's transient statuses. 520 and 525
 # are deliberately absent: a failed crawl is answered by the JavaScript token.
 CRAWL_TRANSIENT_STATUSES = frozenset({429, 500, 503, 522, 599})
 # The reply is about our request, not the page: the user must fix something.
 _CONFIGURATION_STATUSES = frozenset({401, 402, 403, 422})
 # A failed crawl (520) or an anti-bot challenge the normal crawl could not solve
 # (525): the docs say to retry with the JavaScript token. Read as the API's HTTP
-# status or as cb_status/pc_status inside a 200 (WIRE §8.1: which one is unconfirmed).
+# status or as cb_status/pc_status inside a 200.
 FAILED_CRAWL_STATUSES = frozenset({520, 525})
 EMPTY_PAGE_STATUS = 207
-# DESIGN §3 step 4: an origin that says the page is gone.
-GONE_REASONS = {404: Reason.HTTP_404, 410: Reason.HTTP_410}
-
-# WIRE §1.5 Billing: charged only when pc/cb_status is 200 and the origin said one of these.
+# Crawlbase billing: charged only when pc/cb_status is 200 and the origin said one of these.
 _BILLED_ORIGINAL_STATUSES = frozenset({200, 201, 204, 301, 302, 404, 410})
 _CREDITS = {"normal": 1.0, "javascript": 2.0}
 _STORE_CREDITS = 0.5
 
 DEFAULT_RETRY = RetryPolicy()
-
-_SOFT_404 = re.compile(
-    r"""(?ix)
-      \b404\b
-    | \bnot\s+found\b
-    | \b(?:could\s*not|couldn['\u2019]t|can\s*not|can['\u2019]t)\s+(?:be\s+found|find)\b
-    | \b(?:does\s+not|doesn['\u2019]t|no\s+longer)\s+exists?\b
-    | \bno\s+longer\s+(?:available|online)\b
-    | \b(?:page|content|article|post|resource)\s+(?:is\s+)?(?:unavailable|not\s+available)\b
-    | \bhas\s+been\s+(?:removed|deleted|taken\s+down)\b
-    | \bpage\s+you\s+(?:are|were|['\u2019]re)\s+looking\s+for\b
-    | \bnothing\s+(?:was\s+)?found\b
-    """
-)
-
-
-def non_whitespace_chars(text: str) -> int:
-    """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
-    return len("".join(text.split()))
-
-
-def is_pdf(url: str) -> bool:
-    """Whether ``url`` names a PDF document (step 7)."""
-    return urlsplit(url).path.lower().endswith(".pdf")
-
-
-def looks_like_soft_404(text: str) -> bool:
-    """A short page that reads like a "this page does not exist" template (step 6)."""
-    chars = non_whitespace_chars(text)
-    return 0 < chars < SOFT_404_MAX_CHARS and _SOFT_404.search(text) is not None
 
 
 def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | None) -> float:
@@ -160,19 +112,6 @@ def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | N
     if cb_status != 200 or original_status not in _BILLED_ORIGINAL_STATUSES:
         return 0.0
     return _CREDITS[kind] + _STORE_CREDITS
-
-
-def _is_deep(path: str) -> bool:
-    return path not in ("", "/")
-
-
-def redirected_to_homepage(url: str, final_url: str | None) -> bool:
-    """DESIGN §3 step 5: a deep link whose final URL is the site's root."""
-    return (
-        final_url is not None
-        and _is_deep(urlsplit(url).path)
-        and not _is_deep(urlsplit(final_url).path)
-    )
 
 
 # -- one API reply, interpreted ------------------------------------------------
@@ -266,7 +205,7 @@ def _final_url(headers: Mapping[str, str]) -> str | None:
     value = headers.get("url")
     if not value:
         return None
-    # Some copies of the docs show the header still percent-encoded (WIRE §1.4).
+    # Some copies of the docs show the header still percent-encoded.
     if "://" not in value and "://" in unquote(value):
         value = unquote(value)
     return value
@@ -288,12 +227,12 @@ def _rid(headers: Mapping[str, str]) -> str | None:
 
 
 class CrawlbaseFetcher:
-    """Fetches URL citations through the Crawling API, following DESIGN §3 steps 1-7.
+    """Fetches URL citations through the Crawling API (docs/architecture.md, "A claim's path").
 
     ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one
     raises :class:`ConfigurationError` when it is needed, unless
-    ``require_tokens`` is False (replaying recordings: VCR filters the token
-    out of matching), in which case a placeholder is sent in its place.
+    ``require_tokens`` is False (replaying recordings: the cassette stores the
+    token as a placeholder), in which case a placeholder is sent in its place.
     """
 
     def __init__(
@@ -306,7 +245,9 @@ class CrawlbaseFetcher:
         client: httpx.Client | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         timeout: float = 90.0,
+        terms: Terms = NEUTRAL,
     ) -> None:
+        self.terms = terms
         self._tokens: dict[TokenKind, str | None] = {
             "normal": token or None,
             "javascript": js_token or None,
@@ -356,8 +297,7 @@ class CrawlbaseFetcher:
                 None,
                 label=Label.NOT_FOUND,
                 reason=Reason.PDF_UNSUPPORTED,
-                detail="PDF documents are not supported: the Crawling API renders pages, "
-                "it does not extract text from a PDF.",
+                detail=PDF_DETAIL,
             )
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
@@ -413,7 +353,7 @@ class CrawlbaseFetcher:
                 reply,
                 label=Label.UNREACHABLE,
                 reason=GONE_REASONS[reply.original_status],
-                detail=f"The page answered HTTP {reply.original_status}.",
+                detail=gone_detail(reply.original_status),
             )
         if reply.status_code in FAILED_CRAWL_STATUSES:
             return _Escalate(f"HTTP {reply.status_code} from the Crawling API", failed=True)
@@ -434,7 +374,7 @@ class CrawlbaseFetcher:
                 reply,
                 label=Label.NOT_FOUND,
                 reason=Reason.REDIRECTED_TO_HOMEPAGE,
-                detail=f"The deep link redirected to the homepage {reply.final_url}.",
+                detail=homepage_detail(reply.final_url),
             )
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
@@ -446,7 +386,7 @@ class CrawlbaseFetcher:
                 detail=f"The Crawling API could not crawl the page (cb_status {reply.cb_status}"
                 f", original_status {reply.original_status}).",
             )
-        # Thin first (DESIGN steps 2-3 come before step 6): a thin page is fetched
+        # Thin first (re-crawling comes before the soft-404 rule): a thin page is fetched
         # again before its text is read as a "not found" template.
         if reply.chars < THIN_CHARS:
             return reply
@@ -460,8 +400,7 @@ class CrawlbaseFetcher:
             reply,
             label=Label.NOT_FOUND,
             reason=Reason.SOFT_404,
-            detail=f"The page is a short 'page not found' template "
-            f"({reply.chars} non-whitespace characters).",
+            detail=soft_404_detail(reply.text or ""),
         )
 
     # -- the wire ------------------------------------------------------------
@@ -480,8 +419,8 @@ class CrawlbaseFetcher:
                 f"Set {env} to your Crawlbase JavaScript token."
             )
         raise ConfigurationError(
-            f"{env} is not set: set it to your Crawlbase Normal token to fetch URL citations "
-            "(or replay committed recordings with --citecheck-record=none)."
+            f"{env} is not set: set it to your Crawlbase Normal token to fetch URL citations"
+            f"{self.terms.replay_hint('or replay committed recordings with')}."
         )
 
     def _call(

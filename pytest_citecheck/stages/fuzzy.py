@@ -1,4 +1,4 @@
-"""Fuzzy quote matching: the guard's opt-in ``fuzzy`` mode (DESIGN §3.11).
+"""Fuzzy quote matching: the guard's opt-in ``fuzzy`` mode.
 
 Judges edit quotes lightly: an ellipsis for a skipped clause, a dropped comma,
 a changed capital, another apostrophe, no final period. In ``fuzzy`` mode such

@@ -1,6 +1,6 @@
 """The guard: a verdict is believed only if its quote is really in what the judge read.
 
-DESIGN §3.11. The judge interprets; it is never the source of truth. A
+The judge interprets; it is never the source of truth. A
 ``supported`` or ``contradicted`` verdict stands only when its quote is a real
 span (:func:`too_short`) of the passages the judge was shown: in ``exact`` mode
 (the default) a substring after both sides are normalised the same way
@@ -25,68 +25,20 @@ The judge's own label, quote and confidence are then kept beside the verdict.
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
 
-# Re-exported: the guard's callers build the policy from here too.
+# Re-exported: the guard's callers normalise text and build the policy from here too.
 from pytest_citecheck.stages.quote_policy import EXACT as EXACT
 from pytest_citecheck.stages.quote_policy import QuotePolicy as QuotePolicy
+from pytest_citecheck.stages.text import STOP_WORDS as STOP_WORDS
+from pytest_citecheck.stages.text import WORD as WORD
+from pytest_citecheck.stages.text import normalise as normalise
 
-# Typographic variants of the ASCII quote characters. A judge (or a user
-# pasting from a browser) routinely swaps one for the other; the words are the
-# evidence, not the glyph of the quote mark around them.
-_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u2039\u203a\uff07"
-_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\uff02"
-
-# Invisible characters that only say where a line may break or how glyphs
-# join: zero-width space, zero-width non-joiner and joiner, word joiner,
-# byte-order mark / zero-width no-break space, soft hyphen. They sit *inside*
-# words ("infor\u00admation"), so they are removed rather than read as spaces.
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-
-_TRANSLATION = str.maketrans(
-    {
-        **dict.fromkeys(_SINGLE_QUOTES, "'"),
-        **dict.fromkeys(_DOUBLE_QUOTES, '"'),
-        **dict.fromkeys(_INVISIBLE, None),
-    }
-)
-
-# ``\s`` on str patterns is Unicode-aware: it covers NBSP (U+00A0), narrow
-# NBSP (U+202F), figure space, the U+2000 block, ideographic space, line and
-# paragraph separators, tabs, form feeds and every line ending.
-_WHITESPACE = re.compile(r"\s+")
-# A compound word broken after its hyphen at a line end ("case-\n   sensitive",
-# as RFCs and hard-wrapped text do): the hyphen is real, the line break is not.
-_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
-
-
-def normalise(text: str) -> str:
-    """Normalise text for quote matching.
-
-    - NFC, so a precomposed and a decomposed accent compare equal;
-    - typographic quotes (curly, low-9, reversed, primes, guillemets, fullwidth)
-      -> ASCII ``'`` / ``"``;
-    - zero-width characters and soft hyphens removed (they sit inside words);
-    - a hyphen at a line end between two word characters joins them
-      (``case-\\n   sensitive`` -> ``case-sensitive``);
-    - every run of whitespace, NBSP and narrow NBSP included, -> one space;
-    - stripped.
-
-    Case, dashes and all other punctuation are kept: the quote must still be
-    verbatim.
-    """
-    text = unicodedata.normalize("NFC", text).translate(_TRANSLATION)
-    text = _HYPHEN_WRAP.sub("-", text)
-    return _WHITESPACE.sub(" ", text).strip()
-
-
-# The trivial-quote minimum (issue 10 item 5): a quote is evidence only when it
+# The trivial-quote minimum: a quote is evidence only when it
 # is a real span. "the", "Water", "." or "boils at" can be found in almost any
 # page; "Cats are mammals." is the shortest kind of sentence that says something.
 MIN_QUOTE_WORDS = 3
@@ -94,29 +46,12 @@ MIN_QUOTE_CHARS = 15
 MIN_CONTENT_WORDS = 2
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-STOP_WORDS = _words(
-    "a about above after again against all am an and any are as at be because been before "
-    "being below between both but by can could did do does doing down during each few for "
-    "from further had has have having he her here hers herself him himself his how i if in "
-    "into is it its itself just me more most my myself of off on once only or other our ours "
-    "ourselves out over own same she should so some such than that the their theirs them "
-    "themselves then there these they this those through to too under until up very was we "
-    "were what when where which while who whom why will with would you your yours yourself "
-    "yourselves also may might must shall"
-)
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-
-
 def too_short(quote: str) -> bool:
     """Whether ``quote`` is too short to be evidence: fewer than
     :data:`MIN_QUOTE_WORDS` words, :data:`MIN_QUOTE_CHARS` characters (after
     :func:`normalise`) or :data:`MIN_CONTENT_WORDS` words that are not stop words."""
     text = normalise(quote)
-    words = _WORD.findall(text.casefold())
+    words = WORD.findall(text.casefold())
     content = [w for w in words if w not in STOP_WORDS]
     return (
         len(words) < MIN_QUOTE_WORDS
@@ -169,7 +104,7 @@ def guard(
     policy: QuotePolicy = EXACT,
     claim: str | None = None,
 ) -> Guarded:
-    """Accept ``reply`` only if its quote is a real span of ``shown`` (DESIGN §3.11).
+    """Accept ``reply`` only if its quote is a real span of ``shown``.
 
     With ``claim``, first the injection check and, after the quote checks, the
     relevance check of the module doc (:func:`guard_claim`).

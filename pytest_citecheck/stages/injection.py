@@ -37,6 +37,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_citecheck.stages.text import normalise
+
 _LABEL = r"[\"'`]?(?:supported|contradicted|not[ _]found)\b"
 _GRADER = (
     r"(?:judge|grader|evaluator|fact[- ]?checker|verifier|classifier|"
@@ -103,8 +105,6 @@ class Injection:
 
 def find_injection(passages: Sequence[str]) -> Injection | None:
     """The first instruction-like text in ``passages`` (in order), or None."""
-    from pytest_citecheck.stages.guard import normalise
-
     for number, passage in enumerate(passages, start=1):
         # Lines are kept (role markers start a line); other whitespace as the guard has it.
         text = "\n".join(normalise(line) for line in passage.splitlines())

@@ -1,4 +1,4 @@
-"""Cutting page text into passages (DESIGN §3 step 8).
+"""Cutting page text into passages.
 
 Deterministic and model-free: the same text always gives the same passages,
 so a recording of which passages retrieval picked replays on any machine.
@@ -37,7 +37,7 @@ def split_passages(text: str, max_words: int = MAX_WORDS, keep_sentences: bool =
     Text inside a paragraph (and inside a piece) is kept as the page has it
     and only whitespace falls between passages, so a quote copied from the
     page is a substring of one passage or of adjacent passages joined by
-    whitespace (the guard's guarantee, DESIGN §3 step 11).
+    whitespace (the guard's guarantee, stages/guard.py).
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, not {max_words}")

@@ -1,4 +1,4 @@
-"""How the guard matches a judge's quote: ``exact`` or ``fuzzy`` (DESIGN §3.11).
+"""How the guard matches a judge's quote: ``exact`` or ``fuzzy``.
 
 Plain data with no imports from the package, so the pytest options can build
 it without loading pydantic or the guard.
@@ -14,7 +14,7 @@ DEFAULT_QUOTE_SIMILARITY = 0.9
 
 @dataclass(frozen=True)
 class QuotePolicy:
-    """How the guard matches a judge's quote against the passages (DESIGN §3.11).
+    """How the guard matches a judge's quote against the passages.
 
     ``exact`` (default): the normalised quote must be a substring. ``fuzzy``: a
     quote whose folded words align with a span at ``similarity`` or more is

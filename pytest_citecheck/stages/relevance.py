@@ -24,20 +24,16 @@ evidence sentences by ``bench/relevance.py`` (README states it).
 
 from __future__ import annotations
 
-import re
+from pytest_citecheck.stages.text import STOP_WORDS, WORD
 
 MIN_SHARED_TERMS = 2
 STEM_CHARS = 5
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-
 
 def terms(text: str) -> frozenset[str]:
     """The content terms of ``text`` (casefolded, stop words dropped, stemmed by prefix)."""
-    from pytest_citecheck.stages.guard import STOP_WORDS
-
     found: set[str] = set()
-    for word in _WORD.findall(text.casefold()):
+    for word in WORD.findall(text.casefold()):
         if word.endswith("'s"):
             word = word[:-2]
         if word in STOP_WORDS:

@@ -1,4 +1,4 @@
-"""Ranking passages against a claim (DESIGN §3 step 9).
+"""Ranking passages against a claim.
 
 Three rankers, chosen with ``citecheck_ranker``:
 
@@ -16,7 +16,7 @@ this module imports neither, nor numpy: only recording ranks, a replay reads
 retrieval's choices from the cassette.
 
 Embeddings go through an :class:`Embedder`: each unique text is embedded once
-per run, and with a cache directory once per machine (DESIGN §3 step 9).
+per run, and with a cache directory once per machine.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Re-reading a stored page through the Crawlbase Storage API (DESIGN §8, WIRE §2).
+"""Re-reading a stored page through the Crawlbase Storage API.
 
 Every URL citation is fetched with ``store=true``, and the audit index keeps the
 ``rid`` of the stored copy. :func:`read_stored_page` gets that copy back:
@@ -10,7 +10,7 @@ Storage API read the SDK's ``StorageAPI.get`` returns everything needed -- the
 (gunzipped) page body and the ``rid``, ``url``, ``original_status`` and
 ``stored_at`` headers -- and the one thing it loses on a non-2xx reply (the
 headers) is not needed, since the status code alone tells "not stored" (404)
-from "bad token" (401). Two of its habits are worked around (WIRE §1.6): it
+from "bad token" (401). Two of its habits are worked around: it
 shares a mutable default ``options`` dict between calls, so a fresh dict is
 passed every time; and its base URL is a module constant, so the instance's
 ``buildURL`` is replaced to honour ``CITECHECK_CRAWLBASE_URL`` (the same
@@ -29,8 +29,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pytest_citecheck.core.errors import CitecheckError, ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.stages.fetch import BASE_URL_ENV, DEFAULT_BASE_URL, TOKEN_ENV
+from pytest_citecheck.stages.fetch import BASE_URL_ENV, DEFAULT_BASE_URL
 
 RETENTION_DAYS = 30
 INSTALL_HINT = "pip install 'pytest-citecheck[service]'"
@@ -108,7 +109,7 @@ def read_stored_page(
     api.buildURL = build_url
     try:
         with warnings.catch_warnings():
-            # The SDK builds ssl.SSLContext(PROTOCOL_TLS) on every call (WIRE §1.6).
+            # The SDK builds ssl.SSLContext(PROTOCOL_TLS) on every call.
             warnings.simplefilter("ignore", DeprecationWarning)
             response: dict[str, Any] = api.get(rid, {"format": "html"})
     except OSError as exc:

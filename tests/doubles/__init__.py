@@ -1,6 +1,6 @@
 """Loopback test doubles of the Crawling API and the judge providers (tests only).
 
-They speak the wire formats of shared/reference/WIRE.md and listen on 127.0.0.1 only.
+They speak the providers' wire formats and listen on 127.0.0.1 only.
 """
 
 from __future__ import annotations

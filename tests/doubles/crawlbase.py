@@ -1,6 +1,6 @@
 """A loopback double of the Crawlbase Crawling API (and a little of the Storage API).
 
-Speaks the wire format of WIRE §1.4-§1.5 (``format=md``): status in the
+Speaks the Crawling API's reply format (``format=md``): status in the
 ``original_status``, ``pc_status`` and ``cb_status`` headers, the final URL in
 ``url``, ``storage_url`` and ``rid`` when ``store=true``; non-2xx replies have
 an empty body, except 429 (``Retry-After`` and the documented JSON body).
@@ -55,15 +55,14 @@ class Page:
     both ``pc_status`` and ``cb_status`` (``legacy_status_only`` sends
     ``pc_status`` alone; ``cb_status`` sends another value in ``cb_status``).
 
-    A failed crawl has two shapes (WIRE §8.1, both produced here):
+    A failed crawl has two shapes:
     ``http_status=520`` (or 525) with an empty body, or a 200 with
     ``pc_status=520`` (or 525) and an empty body whatever ``markdown`` says.
 
     ``transient`` lists statuses answered first, one per call, before the page
     (429 carries ``Retry-After: retry_after``). ``rid`` defaults to a stable
     hash of URL, token kind and readability; ``send_rid_header`` and
-    ``send_storage_url`` drop either way of telling it (WIRE §8: the ``rid``
-    header is unconfirmed).
+    ``send_storage_url`` drop either way of telling it.
     """
 
     markdown: str = ""

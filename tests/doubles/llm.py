@@ -1,7 +1,7 @@
 """A loopback double of the judge providers: OpenAI (and OpenAI-compatible), Anthropic, Ollama.
 
 One HTTP server on ``127.0.0.1`` (an ephemeral port) answers all three wire
-formats of shared/reference/WIRE.md §3-§5, chosen by path:
+formats of the OpenAI, Anthropic and Ollama chat APIs, chosen by path:
 
 =================================  =============  ==================================
 path                               provider       ``base_url(provider)``
@@ -40,7 +40,7 @@ Real servers differ from the defaults in ways the double can play
   ``json_schema`` gets HTTP 500 with FastAPI's validation text (``'text' or
   'json_object'``), while ``{"type": "json_object", "schema": ...}`` is answered;
 - ``rejects={"strict"}`` -- an Anthropic model without strict tool use: 400
-  naming ``tools.0.strict`` (the wording is the double's guess, WIRE.md §8);
+  naming ``tools.0.strict`` (the wording is the double's guess);
 - ``rejects={"think"}`` -- an Ollama model or server without ``think``: 400
   ``"... does not support thinking"`` (the wording is the double's guess);
 - ``served_model="/path/to/model.gguf"`` -- the ``model`` field of every reply,

@@ -1,4 +1,4 @@
-"""A loopback double of the Crawlbase Storage API (WIRE §2).
+"""A loopback double of the Crawlbase Storage API.
 
 ``GET /storage?token=T&rid=RID`` (or ``&url=URL``, the latest copy of that URL)
 with ``format=html`` (the default) or ``format=json``:

@@ -26,7 +26,7 @@ README = REPO / "README.md"
 README_HEADING = "## What a run prints"
 
 LABELS = {"supported", "contradicted", "not_found", "unreachable", "fabricated"}
-# The reasons DESIGN §3 names.
+# The reasons README's label table names.
 REASONS = {
     "http_404",
     "http_410",

@@ -1,4 +1,4 @@
-"""The HTML report in a real browser (issue 11): Debian's chromium, driven by Playwright.
+"""The HTML report in a real browser: Debian's chromium, driven by Playwright.
 
 No browser is downloaded: ``.ci/run`` installs Debian's ``chromium`` with apt-get and
 Playwright launches that executable (``CITECHECK_CHROMIUM`` overrides the path).

@@ -1,4 +1,4 @@
-"""README's report excerpts are what the example suite writes (issue 11: "a real excerpt")."""
+"""README's report excerpts are what the example suite writes."""
 
 from __future__ import annotations
 

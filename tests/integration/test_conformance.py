@@ -167,7 +167,7 @@ def test_every_request_body_validates_against_the_sdk_types(
             OPENAI_PARAMS.validate_python(body)
             extra = unknown_keys(body, CompletionCreateParamsNonStreaming)
             if body["response_format"]["type"] == "json_object":
-                # llama-cpp-python's documented extension of json_object (WIRE.md §8.16).
+                # llama-cpp-python's documented extension of json_object.
                 assert extra == ["response_format.schema"]
             else:
                 assert extra == []
@@ -392,14 +392,14 @@ TARGETS = [
 @pytest.fixture
 def crawlbase_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[CrawlbaseDouble]:
     with CrawlbaseDouble() as double:
-        # The SDK reads this module global on every call (WIRE.md §7): loopback only.
+        # The SDK reads this module global on every call: loopback only.
         monkeypatch.setattr(crawlbase.base_api, "CRAWLBASE_API_URL", double.base_url)
         yield double
 
 
 def sdk_get(api: CrawlbaseDouble, url: str, options: dict[str, str], kind: str = "normal") -> Any:
     sdk = crawlbase.CrawlingAPI({"token": api.tokens[kind], "timeout": 10})
-    return sdk.get(url, dict(options))  # a fresh dict: the SDK mutates it (WIRE.md §1.6)
+    return sdk.get(url, dict(options))  # a fresh dict: the SDK mutates it
 
 
 @pytest.mark.filterwarnings("ignore:ssl.PROTOCOL_TLS is deprecated:DeprecationWarning")
@@ -433,7 +433,7 @@ def test_the_sdk_reads_the_doubles_replies(crawlbase_api: CrawlbaseDouble) -> No
         "pc_status": "200",
         "url": url + "?r=1",
     }
-    # A failed crawl, both shapes (WIRE.md §8.1): HTTP 520, or 200 with pc_status 520.
+    # A failed crawl, both shapes: HTTP 520, or 200 with pc_status 520.
     api.add(url, Page(http_status=520))
     assert sdk_get(api, url, options) == {"headers": {}, "body": "", "status_code": 520}
     api.add(url, Page(pc_status=525, markdown="ignored"))

@@ -1,4 +1,4 @@
-"""The Crawling API double speaks WIRE §1.4-§1.5 (what recordings made from it will hold)."""
+"""The Crawling API double speaks the API's reply format (what its recordings hold)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_failed_crawl_and_unknown_url(api):
 
 @pytest.mark.parametrize("status", [520, 525])
 def test_failed_crawl_inside_a_200(api, status):
-    # The other reading of WIRE §8.1: HTTP 200, the crawl's failure in the headers.
+    # The other reading of Crawlbase's status docs: HTTP 200, the crawl's failure in the headers.
     api.add(URL, Page(markdown="never sent", pc_status=status))
 
     failed = get(api, url=URL)

@@ -1,6 +1,6 @@
 """The engine against the loopback doubles: concurrent recording is the serial recording,
 cassettes are plain VCR.py files, a failed recording leaves nothing, deadlines and size caps,
-corrupt cassettes and start-up checks (issue 8; issue 10 items 4, 8, 9)."""
+corrupt cassettes and start-up checks."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.fetch import FetchResult
 from tests.doubles import LoopbackServer, QuietHandler
@@ -80,7 +81,7 @@ def env_for(
 
 def make_engine(env: dict[str, str], mode: str, **settings: Any) -> Engine:
     return Engine.from_settings(
-        EngineSettings(record_mode=mode, **settings),
+        EngineSettings(record_mode=mode, terms=PLUGIN_TERMS, **settings),
         StageHooks(make_ranker=WordOverlap),
         environ=env,
     )
@@ -264,7 +265,7 @@ def test_a_page_with_the_token_in_body_and_headers_replays_exactly(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
     """Redaction happens before the pipeline reads the page, so the recording run and
-    the replay see the same bytes (issue 10 item 4)."""
+    the replay see the same bytes."""
     api, llm = doubles
     leaky = f"# Keys\n\nYour token is {TOKENS['normal']} and water boils at 100 degrees. " * 5
     api.add(
@@ -440,7 +441,9 @@ def test_preflight_names_every_missing_variable_once() -> None:
     assert "ANTHROPIC_API_KEY" in message and "claim file's judge:" in message
     assert "CRAWLBASE_TOKEN" in message
     ini = Engine.from_settings(
-        EngineSettings(record_mode="all", judge="anthropic:claude-x", judge_origin="ini"),
+        EngineSettings(
+            record_mode="all", judge="anthropic:claude-x", judge_origin="ini", terms=PLUGIN_TERMS
+        ),
         environ={"CRAWLBASE_TOKEN": "t0ken-value"},
     )
     with pytest.raises(ConfigurationError, match=r"ANTHROPIC_API_KEY.*ini option citecheck_judge"):
@@ -475,7 +478,7 @@ def test_design_rules_apply_to_a_custom_fetchers_result() -> None:
         ),
     }
     engine = Engine.from_settings(
-        EngineSettings(record_mode="none"),
+        EngineSettings(record_mode="none", terms=PLUGIN_TERMS),
         StageHooks(make_fetcher=lambda: _Fetcher(results), make_ranker=WordOverlap),
         environ={},
     )

@@ -1,5 +1,5 @@
 """The quote policy is recorded with the claim's cassette: replaying a judge reply under
-another mode or threshold is a stale recording, like a prompt change (issue 13 item 5)."""
+another mode or threshold is a stale recording, like a prompt change."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import yaml
 
 from pytest_citecheck.claims.models import Reason
 from pytest_citecheck.core.errors import StageFailed
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import open_recording
 from pytest_citecheck.recording.transport import StageTransport
 from pytest_citecheck.stages.guard import EXACT, QuotePolicy
@@ -44,7 +45,9 @@ def record(cassette: Path, policy: dict[str, Any] | None) -> str:
         judge = make_judge(
             "openai:m", environ=KEYS, base_url=base_url, retry=NO_SLEEP, client=_client()
         )
-        with open_recording(cassette, "once", NODEID, {}, quote_policy=policy) as recording:
+        with open_recording(
+            cassette, "once", NODEID, {}, quote_policy=policy, terms=PLUGIN_TERMS
+        ) as recording:
             recording.judge(judge).judge(CLAIM, PASSAGES)
             recording.finish(ok=True)
         judge.close()
@@ -62,7 +65,7 @@ def replay(cassette: Path, base_url: str, policy: QuotePolicy) -> str:
     )
     try:
         with open_recording(
-            cassette, "none", NODEID, {}, quote_policy=policy.metadata()
+            cassette, "none", NODEID, {}, quote_policy=policy.metadata(), terms=PLUGIN_TERMS
         ) as recording:
             checked = recording.judge(judge)
             assert checked.name == "openai:m"
@@ -124,7 +127,9 @@ def test_a_threshold_change_in_exact_mode_changes_nothing(tmp_path: Path) -> Non
 
 def test_no_cassette_is_still_no_recording_not_stale(tmp_path: Path) -> None:
     missing = tmp_path / "missing.yaml"
-    with open_recording(missing, "none", NODEID, {}, quote_policy=FUZZY.metadata()) as recording:
+    with open_recording(
+        missing, "none", NODEID, {}, quote_policy=FUZZY.metadata(), terms=PLUGIN_TERMS
+    ) as recording:
         # Nothing to compare with: the judge call itself reports the missing recording.
         recording.check_quote_policy()
 

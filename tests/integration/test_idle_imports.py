@@ -1,5 +1,5 @@
 """Installed but idle (no ``--citecheck``, no fixture used): the plugin imports nothing
-beyond its hooks and options (issue 10, item 15). ``bench/idle.py`` measures the time."""
+beyond its hooks and options. ``bench/idle.py`` measures the time."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ IDLE_FORBIDDEN = (
     "pydantic",
     "httpx",
     "yaml",
-    "vcr",
     "pytest_citecheck.claims.models",
     "pytest_citecheck.plugin.session",
     "pytest_citecheck.stages.judges",

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("torch", "sentence_transformers", "transformers", "vcr", "yaml")
+HEAVY = ("torch", "sentence_transformers", "transformers", "yaml")
 
 
 def loaded_after(code: str, cwd: Path | None = None) -> list[str]:

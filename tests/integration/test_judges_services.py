@@ -1,4 +1,4 @@
-"""What real services and local servers do that the defaults do not fit (issue 14).
+"""What real services and local servers do that the defaults do not fit.
 
 Each test plays the real shape on the loopback double (``LLMDouble(rejects=...,
 served_model=...)``, wrapped model text, several tool calls) and asserts what
@@ -19,6 +19,7 @@ from pytest_citecheck.claims.models import Citation, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.pipeline import Verifier
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import open_recording
 from pytest_citecheck.stages.judges import HTTPJudge, make_judge, parse_temperature
 from pytest_citecheck.stages.judges.compat import json_text, recordable_model_name
@@ -100,7 +101,7 @@ def test_a_model_that_refuses_temperature_is_asked_again_without_it(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="pytest_citecheck")
     with served("temperature") as llm:
-        judge = judge_on(llm, "openai:my-reasoning-finetune")
+        judge = judge_on(llm, "openai:my-reasoning-finetune", terms=PLUGIN_TERMS)
         first = judge.judge(CLAIM, PASSAGES)
         second = judge.judge(CLAIM, PASSAGES)
         bodies = [c.json() for c in llm.calls]
@@ -371,7 +372,7 @@ def test_a_server_that_never_answers_says_so(llm: LLMDouble) -> None:
 
 def test_a_missing_base_url_names_the_ini_option() -> None:
     with pytest.raises(ConfigurationError) as info:
-        make_judge("openai-compatible:smollm2", environ={}, require_key=False)
+        make_judge("openai-compatible:smollm2", environ={}, require_key=False, terms=PLUGIN_TERMS)
     message = str(info.value)
     assert "citecheck_judge_base_url" in message
     assert "CITECHECK_JUDGE_BASE_URL" in message

@@ -1,4 +1,4 @@
-"""Ranking passages against a claim (DESIGN §3 step 9).
+"""Ranking passages against a claim.
 
 Tests marked ``model`` load the real all-MiniLM-L6-v2 weights (once per
 module, ~10 s); the others stub the model and run in milliseconds.
@@ -165,7 +165,7 @@ def test_missing_bm25s_names_the_light_extra(monkeypatch: pytest.MonkeyPatch) ->
     assert "replaying recorded cassettes does not" in message
 
 
-# -- each text embedded once; the persistent cache (issue 8 item 4) -------------
+# -- each text embedded once; the persistent cache -------------
 
 
 def test_each_unique_text_is_embedded_once_per_run(stub: StubModel) -> None:

@@ -1,5 +1,5 @@
 """The plugin over the engine: start-up key checks, the recording progress line, the
-concurrency option (issue 8; issue 10 item 9)."""
+concurrency option."""
 
 from __future__ import annotations
 

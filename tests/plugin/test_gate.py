@@ -1,4 +1,4 @@
-"""The session gate (DESIGN §6), each bar with and without pytest-xdist."""
+"""The session gate, each bar with and without pytest-xdist."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The judge ini options reach the judge; a missing base URL names its ini option (issue 14)."""
+"""The judge ini options reach the judge; a missing base URL names its ini option."""
 
 from __future__ import annotations
 

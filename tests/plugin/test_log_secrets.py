@@ -1,4 +1,4 @@
-"""Planted secrets never reach a log record citecheck's HTTP produces (issue 10, item 2):
+"""Planted secrets never reach a log record citecheck's HTTP produces:
 httpx logs every request URL (the Crawling API token rides in its query) at INFO,
 httpcore and VCR.py log headers and bodies at DEBUG. Whatever the handler: captured
 logs in the terminal, ``log_cli``, ``--log-file``, JUnit with ``junit_logging=all``."""

@@ -1,4 +1,4 @@
-"""Malformed inputs, each with the clear error a user gets (issue 10).
+"""Malformed inputs, each with the clear error a user gets.
 
 One table per kind of input: claim files (YAML and JSONL), documents, options,
 baselines, output paths. Every row names what is wrong and asserts the line, the
@@ -21,6 +21,7 @@ from pytest_citecheck.claims.loader import (
     parse_claim,
 )
 from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from tests.plugin.fakes import CONFTEST, SUPPORTED, claims_yaml
 
 
@@ -240,7 +241,7 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
 
 def assert_error(path: Path, case: Case, roots: list[Path] | None = None) -> ClaimFileError:
     with pytest.raises(ClaimFileError) as info:
-        load_claim_file(path, roots=roots)
+        load_claim_file(path, roots=roots, terms=PLUGIN_TERMS)
     err = info.value
     assert err.line == case.line, str(err)
     assert case.problem in err.problem, str(err)
@@ -429,7 +430,7 @@ def test_bad_baseline(tmp_path: Path, name: str) -> None:
     text, phrase = BASELINE_CASES[name]
     path = write(tmp_path, "base.json", text)
     with pytest.raises(BaselineError) as info:
-        load_baseline_precision(path)
+        load_baseline_precision(path, PLUGIN_TERMS)
     assert phrase in str(info.value)
     assert "--citecheck-report" in str(info.value)
 

@@ -1,4 +1,4 @@
-"""Property: no bytes in a claim file stop the session (issue 10, item 7).
+"""Property: no bytes in a claim file stop the session.
 
 Whatever a claim file holds, loading it gives claims or one ``ClaimFileError``
 with a line and a fix, never another exception; in a pytest run it is one

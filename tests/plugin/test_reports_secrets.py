@@ -1,4 +1,4 @@
-"""Issue 10.3: a judge that echoes a secret must not put it in any report.
+"""A judge that echoes a secret must not put it in any report.
 
 The page and the judge's quote carry the real values of ``CRAWLBASE_TOKEN`` and
 ``OPENAI_API_KEY`` (planted through the environment, shaped like no known

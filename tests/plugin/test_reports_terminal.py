@@ -1,4 +1,4 @@
-"""Issue 11.4 and 11.6: -v labels, per-file totals, the baseline diff, the
+"""-v labels, per-file totals, the baseline diff, the
 max-drop warning, the hint for claim files left unverified, and --help."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_citecheck.core.providers import PROVIDER_ENV
 from pytest_citecheck.engine.gate import load_baseline_precision
-from pytest_citecheck.stages.providers import PROVIDER_ENV
 from tests.plugin.fakes import CONFTEST, CONTRADICTED, NOT_FOUND, SUPPORTED, claims_yaml
 
 

@@ -1,4 +1,4 @@
-"""Claim-level label and precision figures: fixed rules, no model (DESIGN §3, §6)."""
+"""Claim-level label and precision figures: fixed rules, no model."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
 from pytest_citecheck.engine.aggregate import claim_label, totals
 from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
 S, C, N, U, F, E = (
     Label.SUPPORTED,
@@ -57,7 +58,9 @@ def test_reachable_precision_is_none_when_nothing_is_reachable() -> None:
 
 def test_gate_reports_every_missed_bar() -> None:
     t = totals([result(S, E), result(F, N)])
-    failures = evaluate(t, GateSettings(min_precision=0.5), baseline_precision=0.5)
+    failures = evaluate(
+        t, GateSettings(min_precision=0.5, terms=PLUGIN_TERMS), baseline_precision=0.5
+    )
     assert failures == [
         "citation precision 0.2500 is below citecheck_min_precision 0.5000 (short by 0.2500)",
         "0 citations contradicted and 1 fabricated (allow with citecheck_allow_contradicted)",

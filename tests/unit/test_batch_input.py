@@ -1,4 +1,4 @@
-"""loader.load_valid_claims: a batch keeps its good records when some are bad (DESIGN §8)."""
+"""loader.load_valid_claims: a batch keeps its good records when some are bad."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CrawlbaseFetcher against the loopback Crawling API double: DESIGN §3 steps 1-7.
+"""CrawlbaseFetcher against the loopback Crawling API double: crawling and the page rules.
 
 Each test asserts what the user gets (label, reason, text, credits, rid) and
 which API calls were paid for (token kind, readability flag), in order.
@@ -186,7 +186,7 @@ def test_status_207_escalates_to_the_javascript_token(api, fetcher, legacy):
 
 @pytest.mark.parametrize("status", [520, 525])
 def test_failed_crawl_inside_a_200_escalates_to_the_javascript_token(api, fetcher, sleeps, status):
-    # WIRE §8.1: the status-codes page says the API answers 200 and reports the
+    # Crawlbase's status-codes page says the API answers 200 and reports the
     # crawl's own result in pc_status/cb_status; 525 is an unsolved challenge.
     page = Page(pc_status=status, markdown=ARTICLE, js=Page(markdown=RENDERED, rid="rid-js"))
     result = fetch(api, fetcher, page)
@@ -307,7 +307,7 @@ def test_520_on_both_tokens_is_a_crawl_error(api, fetcher):
 
 
 def test_blocked_crawl_is_an_error_without_escalating(api, fetcher):
-    # A CAPTCHA: the origin said 200, Crawlbase says 503 (WIRE §1.4). Not a JS signal.
+    # A CAPTCHA: the origin said 200, Crawlbase says 503. Not a JS signal.
     result = fetch(api, fetcher, Page(markdown="Verify you are human", pc_status=503))
 
     assert plan(api) == [(N, True)]
@@ -328,7 +328,7 @@ def test_gone_page_is_unreachable_and_billed(api, fetcher, status, reason):
     assert result.original_status == status
     assert result.rid == "rid-g"
     assert plan(api) == [(N, True)]
-    assert result.credits == 1.5  # 404/410 crawls are billed (WIRE §1.5)
+    assert result.credits == 1.5  # 404/410 crawls are billed
 
 
 def test_gone_page_is_detected_on_the_rendered_reply_too(api, fetcher):
@@ -369,7 +369,7 @@ def test_redirect_to_another_deep_page_is_followed(api, fetcher):
 
 
 def test_thin_soft_404_template_is_fetched_again_before_it_is_judged(api, fetcher):
-    # DESIGN: steps 2-3 (thin -> without readability -> JavaScript) come before step 6.
+    # Re-crawling (thin -> without readability -> JavaScript) comes before the soft-404 rule.
     result = fetch(api, fetcher, Page(markdown=SOFT_404))
 
     assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.SOFT_404)

@@ -1,4 +1,4 @@
-"""The guard (DESIGN §3.11): a verdict stands only if its quote is in what the judge read."""
+"""The guard: a verdict stands only if its quote is in what the judge read."""
 
 from __future__ import annotations
 

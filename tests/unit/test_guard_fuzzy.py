@@ -1,4 +1,4 @@
-"""The trivial-quote minimum and opt-in fuzzy quote matching (DESIGN §3.11, issues 10.5 and 13).
+"""The trivial-quote minimum and opt-in fuzzy quote matching.
 
 One page of four passages, all shown to the judge. Each row is a judge quote
 and what each mode makes of it: accepted with the page's own span as the

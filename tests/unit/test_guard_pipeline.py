@@ -1,4 +1,4 @@
-"""The guard's decisions reach the verdict through ``pipeline.Verifier`` (DESIGN §3.11)."""
+"""The guard's decisions reach the verdict through ``pipeline.Verifier``."""
 
 from __future__ import annotations
 

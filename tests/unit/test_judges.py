@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import traceback
@@ -187,7 +186,7 @@ def test_default_endpoints_and_env_overrides() -> None:
         ("https://ollama.example.com/", "https://ollama.example.com:443"),
         ("http://ollama.example.com", "http://ollama.example.com:80"),
         ("", "http://127.0.0.1:11434"),
-        # The two cases issue 14 found (the ollama client's own answers):
+        # The two cases real servers showed (the ollama client's own answers):
         (":56789", "http://127.0.0.1:56789"),
         ("example.com/path", "http://example.com:11434/path"),
         ("example.com:56789/path/", "http://example.com:56789/path"),
@@ -319,13 +318,13 @@ def test_the_request_body_is_byte_identical_across_calls(llm: LLMDouble) -> None
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_async_judge_retries_like_the_sync_one(llm: LLMDouble, provider: str) -> None:
+def test_a_judge_honours_retry_after_then_backs_off(llm: LLMDouble, provider: str) -> None:
     slept: list[float] = []
     judge = judge_for(llm, provider, retry=RetryPolicy(sleep=slept.append))
     llm.script(
         Fault("rate_limited", retry_after_ms=25), Fault("drop"), verdict("supported", QUOTE, 0.9)
     )
-    reply = asyncio.run(judge.ajudge(CLAIM, PASSAGES))
+    reply = judge.judge(CLAIM, PASSAGES)
     assert (reply.label, reply.quote) == ("supported", QUOTE)
     assert slept == [0.025, 1.0]  # retry-after-ms honoured, then backoff 0.5 * 2**1
     assert len({c.body for c in llm.calls}) == 1

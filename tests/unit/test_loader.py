@@ -646,7 +646,7 @@ def test_judge_model_may_contain_colons(write: Write) -> None:
     )
 
 
-# --- JSONL batch records (DESIGN §8) -----------------------------------------------------
+# --- JSONL batch records -----------------------------------------------------
 
 
 def test_good_jsonl(write: Write) -> None:

@@ -1,4 +1,4 @@
-"""Cutting page text into passages (DESIGN §3 step 8)."""
+"""Cutting page text into passages."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_markdown_page_keeps_structure_within_passages() -> None:
     ]
 
 
-# -- sentences kept whole (issue 12) ---------------------------------------------
+# -- sentences kept whole ---------------------------------------------
 
 
 def sentence(n: int, tag: str, end: str = ".") -> str:

@@ -1,4 +1,4 @@
-"""Judge providers: the LLMs that read passages and label a citation (DESIGN §3.10, §4).
+"""Judge providers: the LLMs that read passages and label a citation.
 
 :func:`make_judge` builds one from ``PROVIDER:MODEL`` (``--citecheck-judge``,
 ini ``citecheck_judge``, a claim file's ``judge:``)::
@@ -38,7 +38,9 @@ import httpx
 
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import PROVIDER_ENV, PROVIDERS
 from pytest_citecheck.core.retry import RetryPolicy
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.judges.anthropic import AnthropicJudge
 from pytest_citecheck.stages.judges.base import Judge, JudgeReply, VersionedJudge
 from pytest_citecheck.stages.judges.compat import Temperature, parse_temperature
@@ -50,7 +52,6 @@ from pytest_citecheck.stages.judges.prompt import (
     build_messages,
     recorded_prompt_version,
 )
-from pytest_citecheck.stages.providers import PROVIDER_ENV, PROVIDERS
 
 __all__ = [
     "DEFAULT_JUDGE",
@@ -103,9 +104,9 @@ def make_judge(
     retry: RetryPolicy | None = None,
     timeout: float = 60.0,
     client: httpx.Client | None = None,
-    async_client: httpx.AsyncClient | None = None,
     temperature: Temperature = "auto",
     response_format: str = "auto",
+    terms: Terms = NEUTRAL,
 ) -> HTTPJudge:
     """Build the judge ``spec`` names.
 
@@ -116,7 +117,7 @@ def make_judge(
     missing key or, for ``openai-compatible``, a missing base URL.
     ``temperature`` applies to the OpenAI wire and Ollama (Anthropic is sent
     none), ``response_format`` (``auto``, ``json_schema``, ``json_object``) to
-    the OpenAI wire.
+    the OpenAI wire. ``terms`` names the options in messages (the front end's words).
     """
     if response_format not in RESPONSE_FORMATS:
         raise ValueError(
@@ -128,16 +129,21 @@ def make_judge(
     api_key = env.get(key_env) or None
     if api_key is None and key_required and require_key:
         raise ConfigurationError(
-            f"The {provider} judge needs an API key: set {key_env} "
-            "(replaying recordings needs none)."
+            f"The {provider} judge needs an API key: set {key_env}"
+            f"{' (replaying recordings needs none)' if terms.replay else ''}."
         )
     base = base_url or env.get(url_env) or default_url
     if not base:
         raise ConfigurationError(
-            f"The {provider} judge needs the base URL of its server: set the ini option "
-            f"citecheck_judge_base_url (or {url_env}) to it, e.g. http://127.0.0.1:8080/v1 "
-            "for llama.cpp's llama-server or http://127.0.0.1:8000/v1 for vLLM. Replaying "
-            "recordings needs the same URL they were recorded against."
+            f"The {provider} judge needs the base URL of its server: set "
+            f"{terms.option('judge_base_url')} (or {url_env}) to it, e.g. "
+            "http://127.0.0.1:8080/v1 for llama.cpp's llama-server or "
+            "http://127.0.0.1:8000/v1 for vLLM."
+            + (
+                " Replaying recordings needs the same URL they were recorded against."
+                if terms.replay
+                else ""
+            )
         )
     common: dict[str, Any] = {
         "provider": provider,
@@ -147,7 +153,7 @@ def make_judge(
         "retry": retry or RetryPolicy(),
         "timeout": timeout,
         "client": client,
-        "async_client": async_client,
+        "terms": terms,
     }
     if provider == "anthropic":
         return AnthropicJudge(url=f"{base.rstrip('/')}/v1/messages", **common)

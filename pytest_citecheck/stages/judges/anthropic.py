@@ -1,6 +1,6 @@
 """Anthropic Messages API with a forced tool call.
 
-WIRE.md §4: ``POST {base}/v1/messages`` with ``x-api-key`` and
+The Anthropic wire: ``POST {base}/v1/messages`` with ``x-api-key`` and
 ``anthropic-version: 2023-06-01`` (the documented pair; SDK 2.x sends a bearer
 token and a newer version instead -- recordings filter both headers). The
 verdict schema is the ``input_schema`` of one tool, and ``tool_choice`` forces
@@ -13,10 +13,10 @@ the schema is the verdict. A text block is used only when there is no
 ``record_verdict`` block at all (same parsing as the other providers).
 
 No ``temperature``: the SDKs >= 1.0 no longer accept it for ``messages.create``
-and whether the API still honours it for every model is unconfirmed (WIRE.md
-§4.1, §8.13). Sending it risks a 400 on some models for little gain: the
-forced tool and the schema already constrain the answer, the guard checks the
-quote, and CI replays recordings rather than sampling again.
+and whether the API still honours it for every model is unconfirmed. Sending
+it risks a 400 on some models for little gain: the forced tool and the schema
+already constrain the answer, the guard checks the quote, and CI replays
+recordings rather than sampling again.
 """
 
 from __future__ import annotations

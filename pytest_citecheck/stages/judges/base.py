@@ -1,4 +1,4 @@
-"""The judge seam every provider implements (DESIGN §3.10, §4).
+"""The judge seam every provider implements.
 
 Providers live next to this module (``openai``, ``anthropic``, ``ollama``);
 :func:`pytest_citecheck.stages.judges.make_judge` builds one from ``provider:model``.
@@ -34,12 +34,10 @@ class Judge(Protocol):
 
 
 class VersionedJudge(Judge, Protocol):
-    """A judge whose prompt is versioned (recordings are keyed on it) and that
-    can also be awaited. Every built-in provider is one."""
+    """A judge whose prompt is versioned (recordings are keyed on it). Every
+    built-in provider is one."""
 
     @property
     def prompt_version(self) -> str:
         """Changes whenever the prompt, the message layout or the schema does."""
         ...
-
-    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply: ...

@@ -1,4 +1,4 @@
-"""What real models and servers do that the plain wire formats do not say (issue 14).
+"""What real models and servers do that the plain wire formats do not say.
 
 Small pure helpers the providers share, each for one documented quirk:
 

@@ -43,8 +43,9 @@ from pydantic import ValidationError
 
 from pytest_citecheck.claims.models import Reason, Usage
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
-from pytest_citecheck.core.retry import GaveUp, IsFinal, RetryPolicy, Sent, asend, send
+from pytest_citecheck.core.retry import GaveUp, IsFinal, RetryPolicy, Sent, send
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import json_text
 from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION, dump_body
@@ -173,7 +174,8 @@ class HTTPJudge(ABC):
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     timeout: float = 60.0
     client: httpx.Client | None = field(default=None, repr=False)
-    async_client: httpx.AsyncClient | None = field(default=None, repr=False)
+    # How messages name options (the front end's words).
+    terms: Terms = field(default=NEUTRAL, repr=False)
     _own_client: httpx.Client | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _hinted: set[str] = field(default_factory=set, init=False, repr=False)
@@ -236,28 +238,6 @@ class HTTPJudge(ABC):
                 sent = send(
                     self._sync_client(), self._request(body), self.retry, self._final_for(body)
                 )
-            except GaveUp as exc:
-                raise self._unavailable(exc) from None
-            retry_body = self._fallback(body, sent.response)
-            if retry_body is None:
-                break
-            body = retry_body
-        return self._handle(sent)
-
-    async def ajudge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
-        """:meth:`judge`, without blocking the event loop."""
-        if self.async_client is not None:
-            return await self._ajudge(self.async_client, claim, passages)
-        async with httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context()) as client:
-            return await self._ajudge(client, claim, passages)
-
-    async def _ajudge(
-        self, client: httpx.AsyncClient, claim: str, passages: Sequence[str]
-    ) -> JudgeReply:
-        body = self.request_body(claim, passages)
-        for _ in range(_MAX_FALLBACKS + 1):
-            try:
-                sent = await asend(client, self._request(body), self.retry, self._final_for(body))
             except GaveUp as exc:
                 raise self._unavailable(exc) from None
             retry_body = self._fallback(body, sent.response)

@@ -1,6 +1,6 @@
 """Ollama ``/api/chat`` with a JSON-schema ``format``.
 
-WIRE.md §5: ``POST {host}/api/chat`` with ``format`` = the verdict schema,
+The Ollama wire: ``POST {host}/api/chat`` with ``format`` = the verdict schema,
 ``stream: false`` (otherwise the reply is NDJSON chunks) and
 ``options.temperature`` 0. The SDK's default timeout is infinite; ours is
 explicit. The verdict is a JSON *string* in ``message.content``; a reply cut

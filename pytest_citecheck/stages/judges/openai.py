@@ -1,6 +1,6 @@
 """OpenAI Chat Completions with Structured Outputs (also any OpenAI-compatible server).
 
-WIRE.md §3: ``POST {base}/chat/completions``, ``response_format`` json_schema
+The OpenAI wire: ``POST {base}/chat/completions``, ``response_format`` json_schema
 strict, ``authorization: Bearer``. The verdict comes back as a JSON *string*
 in ``choices[0].message.content``; a refusal as ``message.refusal``; a
 truncated one as ``finish_reason: "length"``.
@@ -8,7 +8,7 @@ truncated one as ``finish_reason: "length"``.
 vLLM, llama.cpp's server and LM Studio speak the same wire; they are the
 ``openai-compatible`` provider: same class, a required base URL, an optional key.
 
-What each model accepts (WIRE.md §8.15-16):
+What each model accepts:
 
 - ``temperature``: 0 by default. Reasoning models (``o1``, ``o3``, ``o4-mini``,
   ``gpt-5*``) accept only their default and answer 400 ``unsupported_value``
@@ -49,7 +49,7 @@ from pytest_citecheck.stages.judges.prompt import VERDICT_NAME, build_messages, 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object")
 
-# OpenAI's reasoning models: only the default temperature (WIRE.md §8.15).
+# OpenAI's reasoning models: only the default temperature.
 REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5)(?![a-z])", re.I)
 
 
@@ -102,9 +102,8 @@ class OpenAIJudge(HTTPJudge):
             and (error_param(payload) == "temperature" or "temperature" in said)
         ):
             rest = {k: v for k, v in body.items() if k != "temperature"}
-            return rest, (
-                "without temperature (set citecheck_judge_temperature = omit to skip the first try)"
-            )
+            omit = self.terms.setting("judge_temperature", "omit")
+            return rest, f"without temperature (set {omit} to skip the first try)"
         if (
             self.response_format == "auto"
             and self.provider == "openai-compatible"
@@ -116,9 +115,10 @@ class OpenAIJudge(HTTPJudge):
                 **body,
                 "response_format": {"type": "json_object", "schema": verdict_schema()},
             }
+            use = self.terms.setting("judge_response_format", "json_object")
             return retry, (
                 'with response_format {"type": "json_object", "schema": ...} (set '
-                "citecheck_judge_response_format = json_object to skip the first try)"
+                f"{use} to skip the first try)"
             )
         return None
 

@@ -1,4 +1,4 @@
-"""The one judge prompt every provider sends (DESIGN §3.10).
+"""The one judge prompt every provider sends.
 
 The provider changes how a verdict is produced, never what is asked: every
 provider sends :func:`build_messages` and constrains the answer to

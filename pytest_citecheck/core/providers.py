@@ -1,13 +1,18 @@
-"""The judge providers and the environment variables each reads (DESIGN §4).
+"""The environment variables citecheck reads: the Crawlbase tokens and each judge provider's.
 
 Plain data with no imports, so ``pytest --help`` can list it without loading
-httpx or any provider module; :func:`pytest_citecheck.stages.judges.make_judge` reads
-the same table.
+httpx or any provider module; :func:`pytest_citecheck.stages.judges.make_judge`,
+the Crawling API fetcher and :data:`pytest_citecheck.core.secrets.SECRET_ENV_VARS`
+read the same tables.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
+
+TokenKind = Literal["normal", "javascript"]
+# The Crawlbase tokens the fetcher (and the Storage API) reads.
+TOKEN_ENV: dict[TokenKind, str] = {"normal": "CRAWLBASE_TOKEN", "javascript": "CRAWLBASE_JS_TOKEN"}
 
 
 class ProviderEnv(NamedTuple):

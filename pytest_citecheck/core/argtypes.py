@@ -1,0 +1,54 @@
+"""Option value types shared by the pytest options and the ``citecheck`` CLI.
+
+Each is an argparse ``type=``: it returns the parsed value or raises
+:class:`argparse.ArgumentTypeError` with the reason. No pytest here, so the CLI
+loads without it (tests/integration/test_layers.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def fraction(text: str) -> float:
+    """argparse ``type=``: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
+    return value
+
+
+def judge_spec(text: str) -> str:
+    """argparse ``type=``: ``provider:model``."""
+    provider, sep, model = text.partition(":")
+    if not sep or not provider or not model:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not PROVIDER:MODEL (e.g. openai:gpt-4o-mini, "
+            "anthropic:claude-sonnet-4-6, ollama:llama3.1, openai-compatible:my-model)"
+        )
+    return text
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=``: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse ``type=``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
