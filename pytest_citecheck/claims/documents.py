@@ -24,27 +24,33 @@ class DocumentPathError(CitecheckError):
 
 
 def resolve_document(
-    document: str, base: Path, roots: Sequence[Path] | None, terms: Terms = NEUTRAL
+    document: str,
+    base: Path,
+    roots: Sequence[Path] | None,
+    terms: Terms = NEUTRAL,
+    *,
+    what: str = "document",
 ) -> Path:
     """Where ``document`` (relative to ``base``) really is, symlinks followed.
 
     A document's text goes to the judge, into the cassette and into the report,
     so it must resolve inside one of ``roots`` (the rootdir and the folders in
     the ``citecheck_document_roots`` ini option); ``None`` means no restriction
-    (a caller that only wants claim text). Raises :class:`DocumentPathError`.
+    (a caller that only wants claim text). ``what`` names the key in messages (a claim
+    file's saved ``response:`` follows the same rule). Raises :class:`DocumentPathError`.
     """
     try:
         resolved = (base / document).resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
         raise DocumentPathError(
-            f"document {document!r} cannot be resolved: {exc}",
-            "point `document` at a regular file inside the project",
+            f"{what} {document!r} cannot be resolved: {exc}",
+            f"point `{what}` at a regular file inside the project",
         ) from None
     if roots is not None:
         allowed = [root.resolve() for root in roots]
         if not any(resolved.is_relative_to(root) for root in allowed):
             raise DocumentPathError(
-                f"document {document!r} resolves to {resolved}, outside the project "
+                f"{what} {document!r} resolves to {resolved}, outside the project "
                 f"({', '.join(str(r) for r in allowed)}); its text would be sent to the "
                 "judge and written into the cassette and the report",
                 "copy the file into the project, or list its folder in "
@@ -52,13 +58,13 @@ def resolve_document(
             )
     if not resolved.exists():
         raise DocumentPathError(
-            f"document {document!r} not found: {resolved} does not exist",
-            f"document paths are relative to the claim file's folder ({base}); "
+            f"{what} {document!r} not found: {resolved} does not exist",
+            f"{what} paths are relative to the claim file's folder ({base}); "
             "correct the path or add the file",
         )
     if not resolved.is_file():
         raise DocumentPathError(
-            f"document {document!r} is not a file: {resolved}",
-            "point `document` at a text file, not a folder or a device",
+            f"{what} {document!r} is not a file: {resolved}",
+            f"point `{what}` at a text file, not a folder or a device",
         )
     return resolved

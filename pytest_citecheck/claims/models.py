@@ -173,8 +173,9 @@ def suggest_id(claim_id: str) -> str:
 class Citation(BaseModel):
     """One source an LLM gave for a claim: a web URL or a local document.
 
-    A bare string is a URL. Exactly one of ``url``/``document``; ``quote`` and
-    ``section`` only with ``document`` (a web page is read by retrieval).
+    A bare string is a URL. Exactly one of ``url``/``document``. ``quote`` is the text
+    the LLM (or its provider: Anthropic's ``cited_text``) says it read in the source,
+    on either kind; ``section`` only with ``document`` (a web page has no sections).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -235,15 +236,15 @@ class Citation(BaseModel):
 
     @field_validator("quote", "section")
     @classmethod
-    def _document_only(cls, value: str | None, info: ValidationInfo) -> str | None:
+    def _quote_or_section(cls, value: str | None, info: ValidationInfo) -> str | None:
         name = info.field_name
         if value is None:  # null means "no quote" (generators write it)
             return None
-        if info.data.get("url") is not None:
+        if name == "section" and info.data.get("url") is not None:
             raise _invalid(
-                f"{name!r} is only read for `document` citations; a URL citation "
-                "is checked against the passages retrieval finds on the page",
-                f"remove {name!r} from this citation",
+                "'section' is only read for `document` citations; a web page is read "
+                "through the passages retrieval finds on it",
+                "remove 'section' from this citation (a `quote` may stay)",
             )
         value = value.strip()
         if not value:

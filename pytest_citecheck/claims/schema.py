@@ -25,7 +25,9 @@ __all__ = ["ClaimValidationError", "FieldProblem", "parse_citation", "parse_clai
 
 Loc = tuple[str | int, ...]
 
-TOP_KEYS = ("judge", "claims", "judges")
+TOP_KEYS = ("judge", "claims", "answers", "judges")
+# An item of `answers:`: a saved response, expanded into claims when the file is read.
+ANSWER_KEYS = ("id", "response", "format", "documents")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")
 CITATION_KEYS = ("url", "document", "quote", "section")
 

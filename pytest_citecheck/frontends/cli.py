@@ -1,4 +1,4 @@
-"""The ``citecheck`` console script: ``batch``, ``audit list|page``, ``serve``.
+"""The ``citecheck`` console script: ``batch``, ``import``, ``audit list|page``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
@@ -219,6 +219,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     page.add_argument("rid", metavar="RID", help="the rid from `citecheck audit list`.")
 
+    importer = commands.add_parser(
+        "import",
+        help="turn saved LLM responses with native citations into a claim file.",
+        description="Read saved responses (OpenAI Responses or Chat Completions, Anthropic "
+        "Messages, Perplexity, Gemini, or markdown) and write a claim file: one claim per "
+        "cited sentence, its citations the URLs or documents cited for it, uncited sentences "
+        "as comments. RESPONSES are .json files (one response or a list), .jsonl files (one "
+        "a line), markdown files (.md, .markdown, .txt), or folders of .json, .jsonl and .md "
+        "files. A response that cannot be imported is "
+        "reported with where and why; the others are still written.",
+        epilog="Exit codes: 0 written, 1 written without the responses that could not be "
+        "imported, 2 usage error.",
+    )
+    importer.add_argument(
+        "responses", nargs="+", type=Path, metavar="RESPONSES", help="saved responses."
+    )
+    importer.add_argument(
+        "--from",
+        dest="source_format",
+        default="auto",
+        choices=("auto", *_formats()),
+        metavar="FORMAT",
+        help=f"the responses' format: auto (default, detected per response), "
+        f"{', '.join(_formats())}.",
+    )
+    importer.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="citecheck_NAME.yaml",
+        help="the claim file to write (pytest --citecheck collects citecheck_*.yaml).",
+    )
+    importer.add_argument(
+        "--document",
+        dest="documents",
+        action="append",
+        metavar="PATH",
+        help="a document of the request, in order (Anthropic's document_index counts "
+        "them); relative to the claim file. Repeat for each document.",
+    )
+
     serve = commands.add_parser(
         "serve",
         help="serve POST /verify and GET /health over HTTP (extra `service`).",
@@ -266,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_audit_page(args)
         if args.command == "serve":
             return run_serve(args)
+        if args.command == "import":
+            return run_import(args)
     except UsageError as exc:
         print(f"citecheck: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -576,6 +620,95 @@ def run_audit_page(args: argparse.Namespace, out: TextIO | None = None) -> int:
     )
     out.write(page.body if page.body.endswith("\n") or not page.body else page.body + "\n")
     return EXIT_OK
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+def _formats() -> tuple[str, ...]:
+    from pytest_citecheck.claims.importers import FORMATS
+
+    return FORMATS
+
+
+def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    import shlex
+
+    from pytest_citecheck.claims.importers import ImportedAnswer, ResponseImportError
+    from pytest_citecheck.claims.importers.files import (
+        claim_file_text,
+        expand,
+        import_saved,
+        read_saved,
+    )
+
+    out = out or sys.stdout
+    output: Path = args.output
+    if output.suffix.lower() not in (".yaml", ".yml"):
+        raise UsageError(f"-o {output}: a claim file is written as YAML (citecheck_NAME.yaml)")
+    if output.is_dir():
+        raise UsageError(f"-o {output}: is a folder; give the claim file's name")
+    missing = [str(p) for p in args.responses if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    files = expand(args.responses)
+    if not files:
+        raise UsageError("no saved responses found (.json, .jsonl, .md, .markdown)")
+    answers: list[tuple[ImportedAnswer, str]] = []
+    failures: list[ResponseImportError] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        for saved in read_saved(path):
+            if isinstance(saved, ResponseImportError):
+                failures.append(saved)
+                continue
+            folded = saved.answer_id.casefold()
+            if folded in seen:
+                failures.append(
+                    ResponseImportError(
+                        saved.name,
+                        "",
+                        f"answer id {saved.answer_id!r} is also the id of {seen[folded]}",
+                        'rename one file, or name the answers: {"id": ..., "response": {...}}',
+                    )
+                )
+                continue
+            try:
+                answer = import_saved(saved, format=args.source_format, documents=args.documents)
+            except ResponseImportError as exc:
+                failures.append(exc)
+                continue
+            seen[folded] = saved.name
+            answers.append((answer, saved.name))
+    command = "citecheck import " + shlex.join(
+        ["--from", args.source_format, *map(str, args.responses), "-o", str(output)]
+    )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(claim_file_text(answers, command), encoding="utf-8")
+    for failure in failures:
+        print(f"citecheck import: {failure}", file=sys.stderr)
+    for answer, name in answers:
+        uncited = len(answer.uncited)
+        print(
+            f"{answer.id}: {len(answer.claims)} claim(s), {uncited} uncited sentence(s)"
+            f" ({answer.format}, {name})",
+            file=out,
+        )
+        for note in answer.notes:
+            print(f"  note: {note}", file=out)
+    claims = sum(len(a.claims) for a, _ in answers)
+    print(
+        f"wrote {output}: {claims} claim(s) from {len(answers)} response(s)"
+        + (f"; {len(failures)} could not be imported (shown above)" if failures else ""),
+        file=out,
+    )
+    if not output.name.startswith("citecheck_"):
+        print(
+            f"note: pytest --citecheck collects citecheck_*.yaml; {output.name} is not collected "
+            "unless citecheck_patterns lists it",
+            file=out,
+        )
+    return EXIT_GATE_FAILED if failures else EXIT_OK
 
 
 # -- serve ------------------------------------------------------------------------------------

@@ -188,3 +188,21 @@ def test_readme_excerpt_is_what_the_suite_prints(
     excerpt = [line.rstrip() for line in match.group(1).splitlines()]
     printed = [line.rstrip() for line in summary(result.stdout)]
     assert excerpt == printed
+
+
+def test_the_example_answers_replay_offline(copies: Path) -> None:
+    """One saved response per format (example_suite/answers/), expanded into claims by
+    `answers:` and replayed from the committed recordings."""
+    result = run(copies, "example_suite/answers", "-o", "citecheck_patterns=answers.yaml", "-v")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for answer in (
+        "charlie-russell",
+        "kate-winslet",
+        "better-call-saul",
+        "michelle-collins",
+        "essex-volleyball",
+        "boiling-point",
+    ):
+        assert re.search(rf"answers\.yaml::{answer}-\S+ PASSED", result.stdout), answer
+    assert "6 claims, 7 citations: citation precision 0.8571 (6/7)" in result.stdout
+    assert "HEAVY-MODULES: none" in result.stdout

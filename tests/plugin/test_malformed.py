@@ -126,11 +126,11 @@ YAML_CASES = [
     ),
     Case("neither", claim(OK + "  citations:\n  - {quote: q}"), 5, "neither", "url:"),
     Case(
-        "quote-on-url",
-        claim(OK + "  citations:\n  - {url: 'https://e.com', quote: q}"),
+        "section-on-url",
+        claim(OK + "  citations:\n  - {url: 'https://e.com', section: '2'}"),
         5,
         "only read for `document`",
-        "remove 'quote'",
+        "remove 'section'",
     ),
     Case(
         "citation-typo",
@@ -354,8 +354,8 @@ def test_extra_roots_and_symlinks_inside_are_allowed(tmp_path: Path) -> None:
     [
         ({"id": "a", "claim": "x", "citations": ["ftp://e.com"]}, "citations[0].url", "http"),
         (
-            {"id": "a", "claim": "x", "citations": [{"url": "https://e.com", "quote": "q"}]},
-            "citations[0].quote",
+            {"id": "a", "claim": "x", "citations": [{"url": "https://e.com", "section": "2"}]},
+            "citations[0].section",
             "only read for `document`",
         ),
         (
@@ -387,7 +387,7 @@ def test_fixture_rejects_what_a_claim_file_rejects(pytester: pytest.Pytester) ->
 
         @pytest.mark.parametrize("citation", [
             "ftp://example.com/x",
-            {"url": "https://example.com/boiling", "quote": "q"},
+            {"url": "https://example.com/boiling", "section": "2"},
             {"documnet": "x.txt"},
             {"document": "/etc/passwd"},
         ])

@@ -586,13 +586,22 @@ def test_quote_and_section_must_be_text(write: Write, extra: str, phrase: str) -
     assert phrase in err.problem
 
 
-@pytest.mark.parametrize("extra", ["quote: boils at 100", "section: '2'"])
-def test_quote_or_section_on_a_url_is_refused_not_ignored(write: Write, extra: str) -> None:
-    body = f"- id: a\n  claim: x\n  citations:\n    - url: https://example.com\n      {extra}\n"
+def test_section_on_a_url_is_refused_not_ignored(write: Write) -> None:
+    body = "- id: a\n  claim: x\n  citations:\n    - url: https://example.com\n      section: '2'\n"
     err = load_error(write(claims_yaml(body)))
     assert err.line == 6
     assert "only read for `document` citations" in err.problem
     assert err.fix.startswith("remove")
+
+
+def test_a_quote_on_a_url_is_kept(write: Write) -> None:
+    # What the LLM says it read on the page (Anthropic's cited_text, imported).
+    body = (
+        "- id: a\n  claim: x\n  citations:\n    - url: https://example.com\n"
+        "      quote: '  boils at 100 degrees '\n"
+    )
+    citation = load_claim_file(write(claims_yaml(body))).claims[0].citations[0]
+    assert (citation.url, citation.quote) == ("https://example.com", "boils at 100 degrees")
 
 
 # --- expect and judge -------------------------------------------------------------------

@@ -1,0 +1,214 @@
+"""What an importer returns: one answer, its sentences, and the claims the citations make.
+
+An :class:`ImportedAnswer` keeps every sentence of the answer, cited or not, each with
+the id of the claim made from it (``None`` when nothing cites it), so answer-level
+figures (cited and uncited sentences) and reports that colour an answer by its claims'
+labels are built on it without re-reading the response.
+
+Claim ids come from the answer id and the sentence's own text (:func:`claim_id`), not
+its position: editing one sentence renames only that sentence's claim, and every other
+claim keeps its id and so its cassette.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_citecheck.claims.models import (
+    ID_MAX_LENGTH,
+    Citation,
+    Claim,
+    kind,
+    suggest_id,
+)
+from pytest_citecheck.core.errors import CitecheckError
+
+__all__ = [
+    "AnswerSentence",
+    "CitedSource",
+    "ImportedAnswer",
+    "ImportedClaim",
+    "Reader",
+    "ResponseImportError",
+    "claim_id",
+]
+
+
+class ResponseImportError(CitecheckError, ValueError):
+    """A response cannot be turned into claims: which response, where in it, the fix.
+
+    ``where`` is a path into the response (``output[1].content[0].annotations[2]``) or
+    a place in the answer text (``content line 3, column 14``).
+    """
+
+    def __init__(self, response: str, where: str, problem: str, fix: str) -> None:
+        # Everything in args so the error pickles (pytest-xdist workers).
+        super().__init__(response, where, problem, fix)
+        self.response = response
+        self.where = where
+        self.problem = problem
+        self.fix = fix
+
+    def __str__(self) -> str:
+        place = f"{self.response}: {self.where}" if self.where else self.response
+        return f"{place}: {self.problem}\n  fix: {self.fix}"
+
+
+class CitedSource(BaseModel):
+    """One citation as the provider gave it, with where it sits in the response.
+
+    ``url`` is the URL as cited (tracking parameters such as ``utm_source`` removed);
+    ``resolved_url`` is where a redirect link (Gemini's grounding redirects) leads,
+    filled in once it has been followed (the importers never touch the network).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str | None = None
+    document: str | None = None
+    quote: str | None = None
+    title: str | None = None
+    resolved_url: str | None = None
+    where: str = ""
+
+    def citation(self) -> Citation:
+        return Citation(url=self.url, document=self.document, quote=self.quote)
+
+
+class AnswerSentence(BaseModel):
+    """One sentence (or list item) of the answer; ``start``/``end`` index its ``text``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    claim_id: str | None
+    start: int
+    end: int
+
+
+class ImportedClaim(BaseModel):
+    """A claim made from a cited sentence, with every provider citation behind it."""
+
+    claim: Claim
+    # In response order; several may share one URL (one claim citation each URL).
+    sources: list[CitedSource]
+
+
+class ImportedAnswer(BaseModel):
+    """One response, imported."""
+
+    id: str
+    format: str
+    # The provider's own id for the response (``resp_...``, ``msg_...``), if it has one.
+    response_id: str | None = None
+    # The answer text with citation markers removed; sentences point into it.
+    text: str
+    sentences: list[AnswerSentence]
+    claims: list[ImportedClaim]
+    # Sources the response lists without tying them to a sentence (a trailing list of
+    # links, Perplexity sources no marker points at, annotations without a position).
+    unattached: list[CitedSource] = []
+    # Facts a user should know, e.g. "the response has no grounding metadata".
+    notes: list[str] = []
+
+    @property
+    def claim_list(self) -> list[Claim]:
+        return [c.claim for c in self.claims]
+
+    @property
+    def uncited(self) -> list[AnswerSentence]:
+        return [s for s in self.sentences if s.claim_id is None]
+
+
+# -- claim ids ------------------------------------------------------------------------------
+
+_ANSWER_PART = 40
+_WORDS_PART = 36
+_HASH_CHARS = 8
+
+
+def normalise_sentence(text: str) -> str:
+    """What the id hashes: case, width and spacing do not count."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def claim_id(answer_id: str, sentence: str) -> str:
+    """``<answer>-<first words>-<hash of the sentence>``: stable under edits elsewhere.
+
+    Satisfies the claim-file id rules (letters, digits, ``._-``; at most
+    :data:`~pytest_citecheck.claims.models.ID_MAX_LENGTH` characters; no Windows device
+    name, since the answer part never contains a dot).
+    """
+    normal = normalise_sentence(sentence)
+    digest = hashlib.sha256(normal.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+    ascii_text = unicodedata.normalize("NFKD", normal).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text)
+    slug = "-".join(words[:5])[:_WORDS_PART].strip("-")
+    answer = suggest_id(answer_id).replace(".", "-")[:_ANSWER_PART].strip("-_") or "answer"
+    out = "-".join(part for part in (answer, slug, digest) if part)
+    assert len(out) <= ID_MAX_LENGTH
+    return out
+
+
+# -- reading untrusted JSON -----------------------------------------------------------------
+
+
+class Reader:
+    """Reads one response's JSON with its path kept, so every problem names its place."""
+
+    def __init__(self, response: str) -> None:
+        self.response = response
+
+    def fail(self, where: str, problem: str, fix: str) -> ResponseImportError:
+        return ResponseImportError(self.response, where, problem, fix)
+
+    def mapping(self, value: Any, where: str, fix: str = "") -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(
+                where,
+                f"expected an object, found {kind(value)}",
+                fix or "pass the response body exactly as the API returned it",
+            )
+        return value
+
+    def items(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(
+                where,
+                f"expected a list, found {kind(value)}",
+                "pass the response body exactly as the API returned it",
+            )
+        return value
+
+    def text(self, value: Any, where: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(
+                where,
+                f"expected text, found {kind(value)}",
+                "pass the response body exactly as the API returned it",
+            )
+        return value
+
+    def optional_text(self, value: Any, where: str) -> str | None:
+        return None if value is None else self.text(value, where)
+
+    def index(self, value: Any, where: str) -> int | None:
+        """An offset or index: a non-negative integer, or absent."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(
+                where,
+                f"expected a whole number, found {kind(value)}",
+                "pass the response body exactly as the API returned it",
+            )
+        if value < 0:
+            raise self.fail(
+                where, f"the offset {value} is negative", "offsets count from 0 in the text"
+            )
+        return value

@@ -1,0 +1,195 @@
+"""Google Gemini ``generateContent`` with Google Search grounding (``groundingMetadata``).
+
+``groundingSupports[].segment`` gives the answer text a support covers by **UTF-8
+byte** offsets into ``parts[partIndex].text`` (``startIndex`` omitted when 0), with
+``segment.text``, the safest anchor: the offsets are checked against it, and when
+they disagree (recorders that rewrote dashes shift them) the text is looked up near
+them instead. Segments overlap and start mid-word; each is a span, so every sentence
+it overlaps gets its chunks.
+
+Web chunk URIs are opaque redirect links (``vertexaisearch.cloud.google.com/...``,
+title = the domain): they are kept as cited, in ``url``, with ``resolved_url`` left
+for whoever follows the redirect. ``url_context`` chunks carry the real URL. File
+Search chunks (``retrievedContext`` with text only) point at nothing that can be
+fetched: an error when cited. A response without grounding metadata (or ``{}``) has
+no citations: every sentence is uncited, and a note says so.
+
+Both the REST shape (camelCase) and the Python SDK's ``model_dump()`` (snake_case)
+are read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_citecheck.claims.importers.answer import CitedSource, Reader, ResponseImportError
+from pytest_citecheck.claims.importers.openai_responses import no_text
+from pytest_citecheck.claims.importers.text import Draft, Span, clean_url
+
+FORMAT = "gemini"
+
+
+def _get(mapping: dict[str, Any], name: str) -> Any:
+    """``name`` in camelCase (REST) or snake_case (SDK ``model_dump()``)."""
+    if name in mapping:
+        return mapping[name]
+    return mapping.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower())
+
+
+def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
+    body = reader.mapping(data, "response")
+    candidates = reader.items(_get(body, "candidates"), "candidates")
+    if not candidates:
+        raise reader.fail(
+            "candidates", "the response has no candidates", "import a response with an answer"
+        )
+    candidate = reader.mapping(candidates[0], "candidates[0]")
+    content = _get(candidate, "content")
+    if content is None:
+        raise no_text(reader, "candidates[0].content", [])
+    content = reader.mapping(content, "candidates[0].content")
+    parts = reader.items(_get(content, "parts") or [], "candidates[0].content.parts")
+    offsets: dict[int, int] = {}
+    texts: list[str] = []
+    calls: list[str] = []
+    position = 0
+    for i, part in enumerate(parts):
+        part = reader.mapping(part, f"candidates[0].content.parts[{i}]")
+        text = _get(part, "text")
+        if text is None or _get(part, "thought"):
+            calls += [k for k in ("functionCall", "toolCall", "executableCode") if _get(part, k)]
+            continue
+        text = reader.text(text, f"candidates[0].content.parts[{i}].text")
+        if texts:
+            texts.append("\n\n")
+            position += 2
+        offsets[i] = position
+        texts.append(text)
+        position += len(text)
+    if not offsets:
+        raise no_text(reader, "candidates[0].content.parts", calls)
+    draft = Draft(text="".join(texts))
+    metadata = _get(candidate, "groundingMetadata")
+    where = "candidates[0].groundingMetadata"
+    if not metadata:
+        draft.notes.append("the response has no grounding metadata: no citations")
+        return draft, _response_id(body)
+    metadata = reader.mapping(metadata, where)
+    chunks = reader.items(_get(metadata, "groundingChunks") or [], f"{where}.groundingChunks")
+    supports = reader.items(_get(metadata, "groundingSupports") or [], f"{where}.groundingSupports")
+    if not supports:
+        draft.notes.append("the grounding metadata ties no text to a source: no citations")
+    cited: set[int] = set()
+    for k, support in enumerate(supports):
+        swhere = f"{where}.groundingSupports[{k}]"
+        support = reader.mapping(support, swhere)
+        indices = reader.items(
+            _get(support, "groundingChunkIndices") or [], f"{swhere}.groundingChunkIndices"
+        )
+        sources = []
+        for n, value in enumerate(indices):
+            index = reader.index(value, f"{swhere}.groundingChunkIndices[{n}]")
+            if index is None or index >= len(chunks):
+                raise reader.fail(
+                    f"{swhere}.groundingChunkIndices[{n}]",
+                    f"chunk {index} does not exist: the response has {len(chunks)} "
+                    "grounding chunk(s)",
+                    "save the response unedited",
+                )
+            sources.append(_chunk(reader, chunks[index], f"{where}.groundingChunks[{index}]"))
+            cited.add(index)
+        if not sources:
+            continue
+        start, end, part = _segment(
+            reader, _get(support, "segment"), f"{swhere}.segment", parts, offsets
+        )
+        draft.spans.append(Span(offsets[part] + start, offsets[part] + end, sources))
+    for index, chunk in enumerate(chunks):
+        if index not in cited:
+            try:
+                draft.unattached.append(_chunk(reader, chunk, f"{where}.groundingChunks[{index}]"))
+            except ResponseImportError:  # an unusable chunk nobody cites costs nothing
+                continue
+    return draft, _response_id(body)
+
+
+def _response_id(body: dict[str, Any]) -> str | None:
+    value = _get(body, "responseId")
+    return value if isinstance(value, str) else None
+
+
+def _chunk(reader: Reader, value: Any, where: str) -> CitedSource:
+    chunk = reader.mapping(value, where)
+    for name in ("web", "maps", "retrievedContext"):
+        inner = _get(chunk, name)
+        if inner is None:
+            continue
+        inner = reader.mapping(inner, f"{where}.{name}")
+        uri = reader.optional_text(_get(inner, "uri"), f"{where}.{name}.uri")
+        title = reader.optional_text(_get(inner, "title"), f"{where}.{name}.title")
+        if uri is not None and uri.strip().lower().startswith(("http://", "https://")):
+            return CitedSource(url=clean_url(uri), title=title, where=where)
+        if name != "retrievedContext" or uri is None:
+            raise reader.fail(
+                f"{where}.{name}",
+                "the chunk has no http(s) URI"
+                + (
+                    " (a File Search chunk holds only the retrieved text)"
+                    if name == "retrievedContext"
+                    else ""
+                ),
+                "nothing can be fetched for it: verify this answer with document citations "
+                "written by hand",
+            )
+        return CitedSource(document=uri.strip(), title=title, where=where)
+    raise reader.fail(
+        where,
+        "unknown grounding chunk: no `web`, `maps` or `retrievedContext`",
+        "save the response unedited, or report the new chunk type",
+    )
+
+
+def _segment(
+    reader: Reader, value: Any, where: str, parts: list[Any], offsets: dict[int, int]
+) -> tuple[int, int, int]:
+    """The segment's character span in its part: ``(start, end, part index)``."""
+    segment = reader.mapping(value, where)
+    part = reader.index(_get(segment, "partIndex"), f"{where}.partIndex") or 0
+    if part not in offsets:
+        raise reader.fail(
+            f"{where}.partIndex",
+            f"part {part} is not a text part of the answer",
+            "save the response unedited",
+        )
+    text: str = _get(parts[part], "text")
+    data = text.encode("utf-8")
+    start = reader.index(_get(segment, "startIndex"), f"{where}.startIndex") or 0
+    end = reader.index(_get(segment, "endIndex"), f"{where}.endIndex")
+    anchor = reader.optional_text(_get(segment, "text"), f"{where}.text")
+    span = None
+    if end is not None and start <= end <= len(data):
+        try:
+            span = (len(data[:start].decode("utf-8")), len(data[:end].decode("utf-8")))
+        except UnicodeDecodeError:
+            span = None
+    if anchor and (span is None or text[span[0] : span[1]] != anchor):
+        near = len(data[:start].decode("utf-8", errors="ignore"))
+        found = [m.start() for m in re.finditer(re.escape(anchor), text)]
+        if found:
+            at = min(found, key=lambda f: abs(f - near))
+            return at, at + len(anchor), part
+        raise reader.fail(
+            f"{where}.text",
+            f"the segment text {anchor[:60]!r} is not in the answer part",
+            "save the response unedited",
+        )
+    if span is None:
+        raise reader.fail(
+            f"{where}.endIndex",
+            f"the byte offsets {start}..{end} are outside the text ({len(data)} bytes) "
+            "or split a character",
+            "Gemini offsets are UTF-8 byte offsets into the part's text: "
+            "save the response unedited",
+        )
+    return span[0], span[1], part

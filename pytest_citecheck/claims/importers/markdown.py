@@ -1,0 +1,219 @@
+"""Markdown answers: inline links, ``[n]`` and ``[^n]`` markers with their definitions.
+
+- ``[text](https://...)``: the link text stays in the sentence, which cites the URL.
+  A link whose text is only a marker (``[1]``, ``[source]``, the URL's domain) is
+  removed like the markers below.
+- ``[text][label]``: a reference link, cited through ``[label]: https://...``.
+- ``[n]`` and ``[^n]``: markers into definitions ``[n]: https://...`` (or
+  ``[^n]: Title, https://...``), or into a numbered list of sources under a
+  "Sources"/"References" heading (``1. Title - https://...``). A marker without a
+  definition, or with one that holds no URL, is an error naming its line and column.
+
+Definitions and the sources list are not answer text. Code (fenced or inline) is
+left alone: ``a[0]`` in code is no marker.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.text import (
+    LINK,
+    Draft,
+    Marker,
+    Span,
+    clean_url,
+    line_column,
+    link_url,
+    marker_extent,
+)
+
+FORMAT = "markdown"
+_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
+_DEFINITION = re.compile(r"^ {0,3}\[(?P<label>\^?[^\]\n]+)\]:[ \t]*(?P<rest>.*)$", re.MULTILINE)
+_SOURCES_HEADING = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?(?:sources|references|citations|footnotes|notes)"
+    r"(?:\*\*|__)?:?(?:\*\*|__)?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NUMBERED = re.compile(r"^[ \t]*(?:\[(?P<a>\d{1,4})\]|(?P<b>\d{1,4})[.)])[ \t]+(?P<rest>.*)$")
+_URL = re.compile(r"<?(https?://[^\s<>]+)>?")
+_REFERENCE = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\[(?P<label>[^\[\]\n]*)\]")
+_MARKER = re.compile(r"\[\^(?P<fn>[^\]\s]+)\]|\[(?P<n>\d{1,4})\](?![(:])")
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
+_MARKER_WORDS = frozenset({"source", "sources", "link", "here", "ref", "cite", "citation"})
+
+
+def _first_url(text: str) -> str | None:
+    link = LINK.search(text)
+    if link is not None and link_url(link).lower().startswith(("http://", "https://")):
+        return link_url(link)
+    match = _URL.search(text)
+    return _trim(match.group(1)) if match else None
+
+
+def _trim(url: str) -> str:
+    """A URL found in prose, without the punctuation that ends the sentence around it."""
+    while url:
+        if url[-1] in ".,;:]\"'!?" or (url[-1] == ")" and url.count(")") > url.count("(")):
+            url = url[:-1]
+        else:
+            break
+    return url
+
+
+def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
+    text = reader.text(data, "text")
+    draft = Draft(text=text)
+    code = [(m.start(), m.end()) for m in _CODE.finditer(text)]
+    taken: list[tuple[int, int]] = list(code)
+    for comment in _COMMENT.finditer(text):
+        if not any(s <= comment.start() < e for s, e in code):
+            draft.removals.append((comment.start(), comment.end()))
+            taken.append((comment.start(), comment.end()))
+
+    def free(start: int, end: int) -> bool:
+        return not any(s < end and start < e for s, e in taken)
+
+    # label -> (url or None, where the definition is)
+    definitions: dict[str, tuple[str | None, str]] = {}
+    for match in _DEFINITION.finditer(text):
+        if not free(match.start(), match.end()):
+            continue
+        label = match.group("label").strip().lower()
+        definitions.setdefault(
+            label, (_first_url(match.group("rest")), line_column(text, match.start()))
+        )
+        _remove_line(draft, taken, text, match.start(), match.end())
+    for heading in _SOURCES_HEADING.finditer(text):
+        if not free(heading.start(), heading.end()):
+            continue
+        line_start = heading.end() + 1
+        found = False
+        while line_start < len(text):
+            line_end = text.find("\n", line_start)
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[line_start:line_end]
+            numbered = _NUMBERED.match(line)
+            if numbered is None and line.strip():
+                break
+            if numbered is not None:
+                label = numbered.group("a") or numbered.group("b")
+                url = _first_url(numbered.group("rest"))
+                if url is not None:
+                    definitions.setdefault(label, (url, line_column(text, line_start)))
+                    _remove_line(draft, taken, text, line_start, line_end)
+                    found = True
+            line_start = line_end + 1
+        if found:
+            _remove_line(draft, taken, text, heading.start(), heading.end())
+    used: set[str] = set()
+
+    def source(label: str, at: int) -> CitedSource:
+        where = line_column(text, at)
+        if label not in definitions:
+            raise reader.fail(
+                where,
+                f"the marker [{label}] has no definition, so it points at no source",
+                f"add `[{label}]: https://...` below the answer, or remove the marker",
+            )
+        url, defined = definitions[label]
+        if url is None:
+            raise reader.fail(
+                defined,
+                f"the definition of [{label}] holds no http(s) URL",
+                f"write `[{label}]: https://...` (a note without a URL cites nothing)",
+            )
+        used.add(label)
+        return CitedSource(url=clean_url(url), where=f"{where} ([{label}] defined at {defined})")
+
+    for match in _REFERENCE.finditer(text):
+        if not free(match.start(), match.end()) or _MARKER.fullmatch(f"[{match.group('text')}]"):
+            continue  # taken, or stacked markers: [1][2]
+        label = (match.group("label") or match.group("text")).strip().lower()
+        cited = source(label, match.start())
+        _keep_text(
+            draft, taken, match.start(), match.start("text"), match.end("text"), match.end(), cited
+        )
+    for match in LINK.finditer(text):
+        if not free(match.start(), match.end()):
+            continue
+        url = link_url(match)
+        label = match.group("text").strip()
+        if not url.lower().startswith(("http://", "https://")):
+            taken.append((match.start(), match.end()))
+            continue
+        cited = CitedSource(url=clean_url(url), where=line_column(text, match.start()))
+        if _is_marker(label, url):
+            start, end = marker_extent(text, match.start(), match.end())
+            draft.markers.append(Marker(start, end, [cited]))
+            taken.append((start, end))
+        else:
+            _keep_text(
+                draft,
+                taken,
+                match.start(),
+                match.start("text"),
+                match.end("text"),
+                match.end(),
+                cited,
+            )
+    for match in _AUTOLINK.finditer(text):
+        if free(match.start(), match.end()):
+            cited = CitedSource(
+                url=clean_url(match.group(1)), where=line_column(text, match.start())
+            )
+            draft.markers.append(Marker(*marker_extent(text, match.start(), match.end()), [cited]))
+            taken.append((match.start(), match.end()))
+    for match in _MARKER.finditer(text):
+        if not free(match.start(), match.end()):
+            continue
+        label = f"^{match.group('fn').lower()}" if match.group("fn") else match.group("n")
+        start, end = marker_extent(text, match.start(), match.end(), wrapped=False)
+        draft.markers.append(Marker(start, end, [source(label, match.start())]))
+    for label, (url, defined) in definitions.items():
+        if label not in used and url is not None:
+            draft.unattached.append(
+                CitedSource(url=clean_url(url), where=f"[{label}] defined at {defined}")
+            )
+    return draft, None
+
+
+def _is_marker(label: str, url: str) -> bool:
+    """Link text that only points (``[1]``, ``source``, ``example.com``), not words of a claim."""
+    bare = label.strip("[]() ").lower()
+    if not bare or bare.isdigit() or bare in _MARKER_WORDS:
+        return True
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        host = ""
+    host = host.removeprefix("www.")
+    return bool(host) and bare.removeprefix("www.") in (host, url.lower())
+
+
+def _keep_text(
+    draft: Draft,
+    taken: list[tuple[int, int]],
+    start: int,
+    text_start: int,
+    text_end: int,
+    end: int,
+    cited: CitedSource,
+) -> None:
+    """A link whose text is part of the sentence: drop the syntax, the text cites."""
+    draft.removals += [(start, text_start), (text_end, end)]
+    draft.spans.append(Span(text_start, text_end, [cited]))
+    taken.append((start, end))
+
+
+def _remove_line(
+    draft: Draft, taken: list[tuple[int, int]], text: str, start: int, end: int
+) -> None:
+    end = end + 1 if end < len(text) and text[end] == "\n" else end
+    draft.removals.append((start, end))
+    taken.append((start, end))

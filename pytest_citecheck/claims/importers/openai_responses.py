@@ -1,0 +1,175 @@
+"""OpenAI Responses API (``tools=[{"type": "web_search"}]``), and xAI / OpenRouter look-alikes.
+
+``output[]`` holds ``web_search_call`` items (their ``action.sources`` list every page
+consulted, cited or not: never citations) and ``message`` items whose ``output_text``
+parts carry ``url_citation`` annotations. An annotation's ``start_index``/``end_index``
+(code points) cover the marker the model printed after the sentence, such as
+``" ([domain](url))"``, ``[domain](url)`` or ``[[1]](url)``: the claim is the sentence
+before it (:func:`~pytest_citecheck.claims.importers.text.place_url_annotation`).
+``file_citation`` and ``container_file_citation`` cite a file by name (a document
+citation); ``file_path`` links a file the model wrote and cites nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.text import (
+    LINK,
+    Draft,
+    Marker,
+    Span,
+    clean_url,
+    dedup_key,
+    line_column,
+    link_url,
+    marker_extent,
+    place_url_annotation,
+)
+
+FORMAT = "openai-responses"
+_NOT_CITATIONS = frozenset({"file_path"})
+
+
+def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
+    body = reader.mapping(data, "response")
+    output = reader.items(body.get("output"), "output")
+    texts: list[tuple[str, list[Any], str]] = []
+    other: list[str] = []
+    for i, item in enumerate(output):
+        item = reader.mapping(item, f"output[{i}]")
+        kind = item.get("type")
+        if kind != "message":
+            if isinstance(kind, str) and kind != "reasoning":
+                other.append(kind)
+            continue
+        content = reader.items(item.get("content"), f"output[{i}].content")
+        for j, part in enumerate(content):
+            part = reader.mapping(part, f"output[{i}].content[{j}]")
+            if part.get("type") != "output_text":
+                continue
+            where = f"output[{i}].content[{j}]"
+            text = reader.text(part.get("text"), f"{where}.text")
+            annotations = reader.items(part.get("annotations", []) or [], f"{where}.annotations")
+            texts.append((text, annotations, where))
+    if not texts:
+        raise no_text(reader, "output", other)
+    draft = Draft(text="")
+    joined: list[str] = []
+    offset = 0
+    for text, annotations, where in texts:
+        if joined:
+            joined.append("\n\n")
+            offset += 2
+        joined.append(text)
+        for k, annotation in enumerate(annotations):
+            read_annotation(reader, draft, text, offset, annotation, f"{where}.annotations[{k}]")
+        cite_repeated_links(draft, text, offset, f"{where}.text")
+        offset += len(text)
+    draft.text = "".join(joined)
+    response_id = body.get("id") if isinstance(body.get("id"), str) else None
+    return draft, response_id
+
+
+def no_text(reader: Reader, where: str, other: list[str]) -> Exception:
+    if other:
+        calls = ", ".join(sorted(set(other)))
+        return reader.fail(
+            where,
+            f"the response has tool calls ({calls}) but no answer text",
+            "import the final response of the turn, the one with the answer "
+            "(send the tool results back and save the model's reply)",
+        )
+    return reader.fail(where, "the response has no answer text", "import a response with an answer")
+
+
+def read_annotation(
+    reader: Reader, draft: Draft, text: str, offset: int, annotation: Any, where: str
+) -> None:
+    """One annotation of one text part (``offset``: where the part starts in the answer)."""
+    annotation = reader.mapping(annotation, where)
+    kind = annotation.get("type")
+    if kind in _NOT_CITATIONS:
+        return
+    if kind == "url_citation":
+        url = reader.text(annotation.get("url"), f"{where}.url")
+        title = reader.optional_text(annotation.get("title"), f"{where}.title")
+        start = reader.index(annotation.get("start_index"), f"{where}.start_index")
+        end = reader.index(annotation.get("end_index"), f"{where}.end_index")
+        check_offsets(reader, text, start, end, where)
+        source = CitedSource(url=clean_url(url), title=title, where=where)
+        taken = draft.taken.setdefault(offset, set())
+        placed = place_url_annotation(text, url, start, end, taken)
+        if placed is None:
+            draft.unattached.append(source)
+        elif placed[0] == "marker":
+            draft.markers.append(Marker(offset + placed[1], offset + placed[2], [source]))
+        else:
+            draft.spans.append(Span(offset + placed[1], offset + placed[2], [source]))
+        return
+    if kind in ("file_citation", "container_file_citation"):
+        name = annotation.get("filename")
+        if not isinstance(name, str) or not name.strip():
+            raise reader.fail(
+                where,
+                f"the {kind} has no filename, so there is no document to check it against",
+                "save the response with the file's name, or cite the file by hand "
+                "(`document: <path>`)",
+            )
+        index = reader.index(
+            annotation.get("index", annotation.get("start_index")), f"{where}.index"
+        )
+        if index is None:
+            draft.unattached.append(CitedSource(document=name, where=where))
+            return
+        check_offsets(reader, text, index, index, where)
+        draft.markers.append(
+            Marker(offset + index, offset + index, [CitedSource(document=name, where=where)])
+        )
+        return
+    raise reader.fail(
+        where,
+        f"unknown annotation type {kind!r}",
+        "url_citation, file_citation, container_file_citation and file_path are understood; "
+        "remove this annotation or report the new type",
+    )
+
+
+def cite_repeated_links(draft: Draft, text: str, offset: int, where: str) -> None:
+    """Links the model printed to a URL the API cites elsewhere in this text, left without
+    an annotation of their own (Azure annotates only the first), cite like the annotated."""
+    placed = [(m.start - offset, m.end - offset) for m in draft.markers if m.start >= offset]
+    cited = {
+        dedup_key(s.url) for m in draft.markers if m.start >= offset for s in m.sources if s.url
+    }
+    for link in LINK.finditer(text):
+        url = link_url(link)
+        if dedup_key(url) not in cited or any(
+            s < link.end() and link.start() < e for s, e in placed
+        ):
+            continue
+        start, end = marker_extent(text, link.start(), link.end())
+        source = CitedSource(
+            url=clean_url(url), where=f"{where}, {line_column(text, link.start())}"
+        )
+        draft.markers.append(Marker(offset + start, offset + end, [source]))
+
+
+def check_offsets(
+    reader: Reader, text: str, start: int | None, end: int | None, where: str
+) -> None:
+    if start is not None and start > len(text):
+        raise reader.fail(
+            f"{where}.start_index",
+            f"the offset {start} is outside the text ({len(text)} characters)",
+            "the annotation does not belong to this text: save the response unedited",
+        )
+    if end is not None and (end > len(text) or (start is not None and end < start)):
+        raise reader.fail(
+            f"{where}.end_index",
+            f"the offset {end} is outside the text ({len(text)} characters)"
+            if end > len(text)
+            else f"end_index {end} is before start_index {start}",
+            "the annotation does not belong to this text: save the response unedited",
+        )

@@ -1,0 +1,481 @@
+"""From answer text and located citations to sentences and claims (every format shares it).
+
+An importer reads its format into a :class:`Draft`: the answer text and where each
+citation sits in it, as one of two things:
+
+- a :class:`Marker`: text the model printed to cite (``" ([domain](url))"``, ``[2]``,
+  ``[^1]``). It is removed from the answer, and cites the sentence it follows (on the
+  same line; a marker alone on its line, like a trailing list of links, cites no
+  sentence and its sources are kept as *unattached*);
+- a :class:`Span`: answer text the provider says its sources support (Anthropic's
+  cited text blocks, Gemini's segments, a markdown link's text). Every sentence it
+  overlaps gets its sources.
+
+:func:`build` removes the markers, splits the text into sentences (one per sentence,
+list item or table row; headings and code are not claims), strips the markdown
+from each, and makes one claim per cited sentence, its citations the distinct URLs
+or documents behind it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from pydantic import ValidationError
+
+from pytest_citecheck.claims.importers.answer import (
+    AnswerSentence,
+    CitedSource,
+    ImportedAnswer,
+    ImportedClaim,
+    ResponseImportError,
+    claim_id,
+)
+from pytest_citecheck.claims.models import Citation, Claim
+
+__all__ = [
+    "LINK",
+    "Draft",
+    "Marker",
+    "Span",
+    "build",
+    "clean_url",
+    "dedup_key",
+    "place_url_annotation",
+]
+
+
+@dataclass
+class Marker:
+    start: int
+    end: int
+    sources: list[CitedSource]
+
+
+@dataclass
+class Span:
+    start: int
+    end: int
+    sources: list[CitedSource]
+
+
+@dataclass
+class Draft:
+    text: str
+    markers: list[Marker] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    # Other text that is not answer: definition lines, a reasoning block, link syntax.
+    removals: list[tuple[int, int]] = field(default_factory=list)
+    unattached: list[CitedSource] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # Per text part: the starts of links already taken by an annotation without offsets.
+    taken: dict[int, set[int]] = field(default_factory=dict)
+
+
+# -- URLs -----------------------------------------------------------------------------------
+
+# Query parameters that say who sent the reader, not which page it is.
+_TRACKING_PREFIXES = ("utm_",)
+_TRACKING_NAMES = frozenset({"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid"})
+
+
+def _tracking(piece: str) -> bool:
+    name = piece.split("=", 1)[0].lower()
+    return name.startswith(_TRACKING_PREFIXES) or name in _TRACKING_NAMES
+
+
+def clean_url(url: str) -> str:
+    """The URL as cited, spaces percent-encoded and tracking parameters removed."""
+    url = re.sub(r"\s", lambda m: quote(m.group()), url.strip())
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    pieces = [p for p in parts.query.split("&") if p] if parts.query else []
+    kept = [p for p in pieces if not _tracking(p)]
+    if len(kept) == len(pieces):
+        return url
+    return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def dedup_key(url: str) -> str:
+    """Two URLs with one key are one citation: scheme and host case, fragment, tracking."""
+    cleaned = clean_url(url)
+    try:
+        parts = urlsplit(cleaned)
+    except ValueError:
+        return cleaned
+    return urlunsplit(
+        (parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, "")
+    )
+
+
+# -- markdown links -------------------------------------------------------------------------
+
+# [text](url "title"): link text may hold one level of brackets ([[1]](url)), the URL
+# one level of parentheses (Wikipedia's "(disambiguation)").
+LINK = re.compile(
+    r"\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\((?P<url><[^<>\n]*>|(?:[^()\s]|\([^()\s]*\))*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\)"
+)
+
+
+def link_url(match: re.Match[str]) -> str:
+    return match.group("url").strip("<>")
+
+
+def marker_extent(text: str, start: int, end: int, wrapped: bool = True) -> tuple[int, int]:
+    """A marker with the spaces before it (and, ``wrapped``, the parentheses around it)."""
+    if wrapped and start > 0 and text[start - 1] == "(" and end < len(text) and text[end] == ")":
+        start, end = start - 1, end + 1
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    return start, end
+
+
+_BRACKETED = re.compile(r"\s*\(?\[[^\n]*\]\)?\s*")
+
+
+def place_url_annotation(
+    text: str,
+    url: str,
+    start: int | None,
+    end: int | None,
+    taken: set[int],
+) -> tuple[str, int, int] | None:
+    """Where an OpenAI-style ``url_citation`` sits: ``("marker"|"span", start, end)``.
+
+    The offsets cover the marker the model printed; they are hints (recorders shift
+    them): the link to the same URL that overlaps them, else the nearest one, is the
+    marker. Without such a link a bracketed span is the marker and any other span is
+    cited text. ``None``: no position at all (no offsets, or ``0``/``0``, and no link
+    to the URL in the text). ``taken`` holds the starts of links already placed, so
+    offset-less annotations of one URL take its links in turn. The caller has checked
+    that the offsets lie inside the text.
+    """
+    key = dedup_key(url)
+    links = [m for m in LINK.finditer(text) if dedup_key(link_url(m)) == key]
+    has_span = start is not None and end is not None and end > start
+    if links:
+        chosen: re.Match[str] | None = None
+        if has_span:
+            assert start is not None and end is not None
+            overlapping = [m for m in links if m.start() < end and start < m.end()]
+            chosen = (overlapping or sorted(links, key=lambda m: abs(m.start() - start)))[0]
+        else:
+            free = [m for m in links if m.start() not in taken]
+            chosen = (free or links)[0]
+        taken.add(chosen.start())
+        return ("marker", *marker_extent(text, chosen.start(), chosen.end()))
+    if not has_span:
+        return None
+    assert start is not None and end is not None
+    if _BRACKETED.fullmatch(text[start:end]):
+        return ("marker", *marker_extent(text, start, end))
+    return ("span", start, end)
+
+
+def line_column(text: str, offset: int) -> str:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+# -- building the answer --------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    start: int
+    end: int
+    # "sentence" (a claim when cited); "heading" (a claim only when a span cites it and
+    # no sentence); "links" (a line of links alone: never a claim); "block" (a paragraph,
+    # while it is being split into sentences).
+    kind: str
+    sources: list[CitedSource] = field(default_factory=list)
+
+
+def build(
+    draft: Draft,
+    *,
+    answer_id: str,
+    fmt: str,
+    response: str,
+    response_id: str | None = None,
+) -> ImportedAnswer:
+    """The answer: sentences with claim ids, one claim per cited sentence."""
+    cleaned, new_pos = _remove(
+        draft.text, [*((m.start, m.end) for m in draft.markers), *draft.removals]
+    )
+    units = _segment(cleaned)
+    starts = [u.start for u in units]
+    unattached = list(draft.unattached)
+
+    def unit_at(pos: int) -> _Unit | None:
+        i = bisect.bisect_right(starts, pos) - 1
+        return units[i] if i >= 0 and units[i].start <= pos < units[i].end else None
+
+    for marker in draft.markers:
+        p = new_pos(marker.start) - 1
+        while p >= 0 and cleaned[p] in " \t":
+            p -= 1
+        unit = unit_at(p) if p >= 0 and cleaned[p] != "\n" else None
+        if unit is None or unit.kind == "links":
+            unattached.extend(marker.sources)
+        else:
+            unit.sources.extend(marker.sources)
+    for span in draft.spans:
+        lo, hi = new_pos(span.start), new_pos(span.end)
+        hit = [
+            u
+            for u in units
+            if u.start < hi and lo < u.end and cleaned[max(u.start, lo) : min(u.end, hi)].strip()
+        ]
+        # A span over a sentence and the model's own list of links cites the sentence.
+        targets = [u for u in hit if u.kind == "sentence"] or [
+            u for u in hit if u.kind == "heading"
+        ]
+        if not targets:
+            unattached.extend(span.sources)
+        for unit in targets:
+            unit.sources.extend(span.sources)
+
+    sentences: list[AnswerSentence] = []
+    claims: list[ImportedClaim] = []
+    used: dict[str, int] = {}
+    for unit in units:
+        text = claim_text(cleaned[unit.start : unit.end])
+        if not re.search(r"\w", text):
+            unattached.extend(unit.sources)
+            continue
+        if not unit.sources:
+            if unit.kind == "sentence":
+                sentences.append(
+                    AnswerSentence(text=text, claim_id=None, start=unit.start, end=unit.end)
+                )
+            continue
+        base = claim_id(answer_id, text)
+        used[base] = used.get(base, 0) + 1
+        cid = base if used[base] == 1 else f"{base[: 100 - 4]}-{used[base]}"
+        claims.append(
+            ImportedClaim(claim=_claim(cid, text, unit.sources, response), sources=unit.sources)
+        )
+        sentences.append(AnswerSentence(text=text, claim_id=cid, start=unit.start, end=unit.end))
+    return ImportedAnswer(
+        id=answer_id,
+        format=fmt,
+        response_id=response_id,
+        text=cleaned,
+        sentences=sentences,
+        claims=claims,
+        unattached=unattached,
+        notes=list(draft.notes),
+    )
+
+
+def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -> Claim:
+    """One citation per distinct URL or document; the first quote given for it is kept."""
+    citations: dict[tuple[str, str], Citation] = {}
+    for source in sources:
+        key = (
+            ("url", dedup_key(source.url))
+            if source.url is not None
+            else ("doc", source.document or "")
+        )
+        try:
+            citation = source.citation()
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            message = (problem.get("ctx") or {}).get("problem") or problem["msg"]
+            raise ResponseImportError(
+                response,
+                source.where,
+                f"the citation cannot be used: {message}",
+                "cite an http(s) URL or a document; fix or remove this citation in the response",
+            ) from None
+        previous = citations.get(key)
+        if previous is None:
+            citations[key] = citation
+        elif previous.quote is None and citation.quote is not None:
+            citations[key] = previous.model_copy(update={"quote": citation.quote})
+    return Claim(id=cid, claim=text, citations=list(citations.values()))
+
+
+def _remove(text: str, spans: Iterable[tuple[int, int]]) -> tuple[str, _PositionMap]:
+    merged: list[list[int]] = []
+    for start, end in sorted((max(0, s), min(len(text), e)) for s, e in spans):
+        if end <= start:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    pieces = []
+    last = 0
+    for start, end in merged:
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces), _PositionMap([(s, e) for s, e in merged])
+
+
+class _PositionMap:
+    """Where a position of the original text is in the text with the removals taken out."""
+
+    def __init__(self, removed: list[tuple[int, int]]) -> None:
+        self.removed = removed
+        self.starts = [s for s, _ in removed]
+        self.before: list[int] = []
+        total = 0
+        for s, e in removed:
+            self.before.append(total)
+            total += e - s
+
+    def __call__(self, pos: int) -> int:
+        i = bisect.bisect_right(self.starts, pos) - 1
+        if i < 0:
+            return pos
+        start, end = self.removed[i]
+        return start - self.before[i] if pos < end else pos - self.before[i] - (end - start)
+
+
+# -- sentences ------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"\s*(```|~~~)")
+_RULE = re.compile(r"\s*(?:[-*_=]\s*){3,}")
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*")
+_PREFIX = re.compile(r"[ \t]*(?:(?:#{1,6}|>|[-*+•]|\d{1,3}[.)])[ \t]+|>)*")
+_BARE_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]*")
+_BOLD_LINE = re.compile(r"(\*\*|__)(?P<inner>[^*_\n]+)\1:?")
+# The end of a sentence: its punctuation and whatever closes around it.
+_END = re.compile(r"[.!?…]+[\"'”’)\]*_]*(?=\s+\S)")
+_ABBREVIATIONS = frozenset(
+    {"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "mt", "no", "fig", "figs", "eq"}
+    | {"e.g", "i.e", "cf", "approx", "ca", "al", "gen", "col", "lt", "sgt", "bros", "corp"}
+    | {"dept", "univ", "govt", "est"}
+)
+_INITIALISM = re.compile(r"(?:[a-z]\.){2,}")
+# What may open a sentence after the punctuation that ended the previous one.
+_OPENERS = "\"'“‘([*_#"
+
+
+def _segment(text: str) -> list[_Unit]:
+    """Sentences, list items and table rows, in order; code and rules are skipped.
+
+    A paragraph's lines (and a list item's continuation lines) are one block: a
+    sentence may wrap over lines.
+    """
+    units: list[_Unit] = []
+    protected = [(m.start(), m.end()) for m in LINK.finditer(text)]
+    blocks: list[list[int]] = []  # [start, end, open for continuation (1/0)]
+    offset = 0
+    fenced = False
+    for line in text.split("\n"):
+        line_start = offset
+        offset += len(line) + 1
+        if _FENCE.match(line):
+            fenced = not fenced
+            blocks.append([0, 0, 0])  # closes the paragraph before it
+            continue
+        if (
+            fenced
+            or not line.strip()
+            or _RULE.fullmatch(line)
+            or _TABLE_RULE.fullmatch(line)
+            or _BARE_ITEM.fullmatch(line)  # a list item whose links were all markers
+        ):
+            blocks.append([0, 0, 0])
+            continue
+        prefix = _PREFIX.match(line)
+        marked = prefix is not None and prefix.group().strip() != ""
+        body_start = line_start + (prefix.end() if prefix else 0)
+        body_end = line_start + len(line.rstrip())
+        if body_end <= body_start:
+            continue
+        body = text[body_start:body_end]
+        if not marked and blocks and blocks[-1][2] and not body.startswith("|"):
+            blocks[-1][1] = body_end  # the paragraph goes on
+            continue
+        heading = prefix is not None and "#" in prefix.group()
+        bold = _BOLD_LINE.fullmatch(body)
+        if heading or (
+            bold is not None and not bold.group("inner").rstrip().endswith((".", "!", "?"))
+        ):
+            units.append(_Unit(body_start, body_end, "heading"))
+            blocks.append([0, 0, 0])
+            continue
+        if body.startswith("|"):
+            units.append(_Unit(body_start, body_end, "sentence"))
+            blocks.append([0, 0, 0])
+            continue
+        blocks.append([body_start, body_end, 1])
+        units.append(_Unit(body_start, body_end, "block"))
+    # Blocks were appended as units in order; replace each by its sentences.
+    ends = {b[0]: b[1] for b in blocks if b[2]}
+    out: list[_Unit] = []
+    for unit in units:
+        if unit.kind != "block":
+            out.append(unit)
+            continue
+        for start, end in _sentences(text, unit.start, ends[unit.start], protected):
+            only_links = not LINK.sub("", text[start:end]).strip(" \t-–—,;:|()")
+            out.append(_Unit(start, end, "links" if only_links else "sentence"))
+    return out
+
+
+def _sentences(
+    text: str, start: int, end: int, protected: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    out = []
+    current = start
+    for match in _END.finditer(text, start, end):
+        cut = match.end()
+        if any(s < cut < e for s, e in protected) or not _is_boundary(text, match, end):
+            continue
+        out.append((current, cut))
+        current = cut
+        while current < end and text[current].isspace():
+            current += 1
+    if current < end:
+        out.append((current, end))
+    return out
+
+
+def _is_boundary(text: str, match: re.Match[str], end: int) -> bool:
+    after = match.end()
+    while after < end and (text[after].isspace() or text[after] in _OPENERS):
+        after += 1
+    if after < end and not (text[after].isupper() or text[after].isdigit()):
+        return False  # "e.g. foo", "(see ...)", "… / Vercel"
+    word_start = match.start()
+    while word_start > 0 and not text[word_start - 1].isspace():
+        word_start -= 1
+    word = re.split(r"[/(\"'“*_]", text[word_start : match.start() + 1])[-1]
+    before = text[max(0, word_start - 30) : word_start].split()
+    # An initial ("J. K. Rowling", "George W. Bush"), not a unit ("100 C."): one
+    # capital letter after a capitalised word.
+    initial = len(word) == 2 and word[0].isupper() and bool(before) and before[-1][:1].isupper()
+    abbreviation = (
+        word.lower().rstrip(".") in _ABBREVIATIONS
+        or _INITIALISM.fullmatch(word.lower()) is not None
+        or initial
+    )
+    return not (match.group().startswith(".") and abbreviation)
+
+
+_EMPHASIS = re.compile(r"\*{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~")
+_AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
+
+
+def claim_text(raw: str) -> str:
+    """A sentence as a claim: link syntax, emphasis and code marks stripped, one line."""
+    text = LINK.sub(lambda m: m.group("text"), raw)
+    text = _AUTOLINK.sub(lambda m: m.group(1), text)
+    text = _EMPHASIS.sub("", text).replace("`", "")
+    text = re.sub(r"^\s*\|\s*|\s*\|\s*$", "", text)
+    text = re.sub(r"\s*\|\s*", " | ", text)
+    return " ".join(text.split())

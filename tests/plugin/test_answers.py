@@ -1,0 +1,185 @@
+"""Answers in: an imported claim file runs as is, and a claim file's `answers:` are
+expanded into claims when it is collected (bad entries fail at file:line)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from pytest_citecheck.frontends.cli import main
+from tests.plugin.fakes import CONFTEST
+
+# Two responses whose cited sentences the fake judge knows (tests/plugin/fakes.py).
+ANTHROPIC = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "stop_reason": "end_turn",
+    "content": [
+        {
+            "type": "text",
+            "text": "Water boils at 100 C.",
+            "citations": [
+                {
+                    "type": "web_search_result_location",
+                    "url": "https://example.com/boiling",
+                    "title": "Boiling",
+                    "cited_text": "Water boils at 100 degrees Celsius at sea level.",
+                    "encrypted_index": "x",
+                }
+            ],
+        },
+        {"type": "text", "text": " Nobody cited this sentence."},
+    ],
+}
+MARKDOWN = "Cats bark.[1]\n\n[1]: https://example.com/other\n"
+
+
+@pytest.fixture
+def responses(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "responses").mkdir()
+    (pytester.path / "responses" / "water.json").write_text(json.dumps(ANTHROPIC))
+    (pytester.path / "responses" / "cats.md").write_text(MARKDOWN)
+    return pytester
+
+
+def _ids(result: pytest.RunResult) -> list[str]:
+    lines = [line for line in result.stdout.lines if ".yaml::" in line]
+    return sorted({line.split("::")[1].split()[0] for line in lines})
+
+
+def test_an_imported_claim_file_is_collected_and_runs_as_is(
+    responses: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cwd = os.getcwd()
+    os.chdir(responses.path)
+    try:
+        code = main(["import", "responses", "-o", "citecheck_answers.yaml"])
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()
+    assert code == 0
+    result = responses.runpytest("--citecheck", "--citecheck-record=once", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "citecheck_answers.yaml::cats-cats-bark-* PASSED*",
+            "citecheck_answers.yaml::water-water-boils-at-100-c-* PASSED*",
+        ]
+    )
+
+
+def test_answers_in_a_claim_file_become_claims(
+    responses: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    responses.makefile(
+        ".yaml",
+        citecheck_saved=(
+            "answers:\n"
+            "  - id: water\n"
+            "    response: responses/water.json\n"
+            "  - {id: cats, response: responses/cats.md, format: markdown}\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once", "-v")
+    result.assert_outcomes(passed=2)
+    saved = _ids(result)
+    # The same ids `citecheck import` writes for the same answers: cassettes carry over.
+    cwd = os.getcwd()
+    os.chdir(responses.path)
+    try:
+        main(["import", "responses", "-o", "imported/citecheck_imported.yaml"])
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()
+    (responses.path / "citecheck_saved.yaml").unlink()
+    imported = _ids(responses.runpytest("--citecheck", "--co", "-q"))
+    assert saved == imported and len(saved) == 2
+
+
+def test_answers_and_claims_side_by_side(responses: pytest.Pytester) -> None:
+    responses.makefile(
+        ".yaml",
+        citecheck_mixed=(
+            "claims:\n"
+            "  - id: by-hand\n"
+            "    claim: Water boils at 100 C.\n"
+            "    citations: [https://example.com/boiling]\n"
+            "answers:\n"
+            "  - {id: cats, response: responses/cats.md}\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--co", "-q")
+    result.stdout.fnmatch_lines(
+        ["citecheck_mixed.yaml::by-hand", "citecheck_mixed.yaml::cats-cats-bark-*"]
+    )
+
+
+def test_bad_answers_fail_at_file_and_line(responses: pytest.Pytester) -> None:
+    (responses.path / "responses" / "bad.json").write_text(
+        json.dumps(
+            {"model": "sonar", "choices": [{"message": {"content": "X.[4]"}}], "citations": []}
+        )
+    )
+    responses.makefile(
+        ".yaml",
+        citecheck_bad=(
+            "answers:\n"
+            "  - id: gone\n"
+            "    response: responses/missing.json\n"
+            "  - id: typo\n"
+            "    response: responses/cats.md\n"
+            "    format: markdwn\n"
+            "  - id: broken\n"
+            "    response: responses/bad.json\n"
+            "  - id: extra\n"
+            "    response: responses/cats.md\n"
+            "    colour: red\n"
+            "  - just a string\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*citecheck_bad.yaml:3: response 'responses/missing.json' not found*",
+            "*citecheck_bad.yaml:6: format 'markdwn' is not a response format; "
+            "did you mean 'markdown'?",
+            "*citecheck_bad.yaml:8: responses/bad.json at choices[[]0].message.content, line 1, "
+            "column 3: the marker [[]4] points at no source*",
+            "*citecheck_bad.yaml:11: unknown key 'colour' in a saved answer*",
+            "*citecheck_bad.yaml:12: an answer must be a mapping with id and response*",
+        ]
+    )
+
+
+def test_duplicate_answer_ids_are_refused(responses: pytest.Pytester) -> None:
+    responses.makefile(
+        ".yaml",
+        citecheck_twice=(
+            "answers:\n"
+            "  - {id: cats, response: responses/cats.md}\n"
+            "  - {id: Cats, response: responses/water.json}\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*citecheck_twice.yaml:3: duplicate answer id 'Cats' (first used on line 2)*"]
+    )
+
+
+def test_a_response_outside_the_project_is_refused(responses: pytest.Pytester) -> None:
+    outside = responses.path.parent / "elsewhere.md"
+    outside.write_text(MARKDOWN)
+    responses.makefile(
+        ".yaml", citecheck_far="answers:\n  - {id: far, response: ../elsewhere.md}\n"
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*citecheck_far.yaml:2: response '../elsewhere.md' resolves to *, outside the project*"]
+    )
