@@ -163,6 +163,10 @@ def site_pages() -> dict[str, Page]:
         "https://techcrunch.com/2015/10/15/opengov-series-b-andreessen-horowitz/": Page(
             markdown=page("techcrunch-410.md"), original_status=410
         ),
+        # A bot challenge, to the JavaScript token too: blocked, never judged.
+        "https://www.bearwatch.example/2018/05/charlie-russell-kamchatka-bears/": Page(
+            markdown=page("bearwatch-cloudflare-challenge.md"), original_status=403
+        ),
     }
 
 
@@ -288,6 +292,7 @@ project's license.
 | `townandcountry-soft-404.md` | a "page not found" template answered with HTTP 200 (a soft 404) |
 | `techcrunch-410.md` | the body of an HTTP 410 (gone) answer |
 | `hostile-bear-facts.md` | a page that tries to instruct the judge (`example_suite_failing`) |
+| `bearwatch-cloudflare-challenge.md` | a bot challenge ("Just a moment...") answered with 403 |
 """
 
 

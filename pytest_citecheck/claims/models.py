@@ -57,6 +57,9 @@ class Reason:
     HTTP_410 = "http_410"
     REDIRECTED_TO_HOMEPAGE = "redirected_to_homepage"
     SOFT_404 = "soft_404"
+    # A bot challenge, captcha interstitial or an origin 401/403/429: not evidence
+    # either way, and a person should look (the verdict carries the review flag).
+    BLOCKED = "blocked"
     PDF_UNSUPPORTED = "pdf_unsupported"
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from pytest_citecheck.core.defaults import RECHECK_STATUSES
+
 
 def fraction(text: str) -> float:
     """argparse ``type=``: a number in [0, 1]."""
@@ -52,3 +54,15 @@ def positive_seconds(text: str) -> float:
     if not value > 0 or value != value or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
+
+
+def recheck_statuses(text: str) -> tuple[str, ...]:
+    """argparse ``type=``: comma-separated recheck statuses, or ``none``."""
+    given = tuple(part.strip() for part in text.split(",") if part.strip())
+    if given == ("none",):
+        return ()
+    if not given or any(part not in RECHECK_STATUSES for part in given):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a list of recheck statuses ({', '.join(RECHECK_STATUSES)}, or none)"
+        )
+    return given

@@ -20,3 +20,8 @@ DEFAULT_RANKER = "hybrid"
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
+# What ``citecheck recheck`` can find of a recorded citation (engine.recheck.RecheckStatus),
+# and what fails a recheck unless told otherwise: the evidence or the page is gone, or
+# the recheck could not tell (a failure never counts as a pass).
+RECHECK_STATUSES = ("same", "changed", "evidence_gone", "page_gone", "moved", "blocked", "error")
+DEFAULT_RECHECK_FAIL_ON = ("evidence_gone", "page_gone", "error")

@@ -143,6 +143,7 @@ class Verifier:
             rid=fetched.rid,
             fetches=fetched.fetches,
             credits=fetched.credits,
+            review=fetched.review,
         )
         if fetched.text is None:
             return base.model_copy(

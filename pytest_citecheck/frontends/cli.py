@@ -1,4 +1,4 @@
-"""The ``citecheck`` console script: ``batch``, ``import``, ``audit list|page``, ``serve``.
+"""The ``citecheck`` console script: ``batch``, ``import``, ``recheck``, ``audit``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
@@ -15,14 +15,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
-from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int
+from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int, recheck_statuses
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, RECORD_MODES
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import Totals
@@ -115,6 +116,97 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_recheck(commands: Any) -> None:
+    from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RECHECK_STATUSES
+
+    default_fail_on = ",".join(DEFAULT_RECHECK_FAIL_ON)
+    recheck = commands.add_parser(
+        "recheck",
+        help="fetch recorded citations live again and report what changed (citation rot).",
+        description="For every claim of FILE that has a recording, fetch each cited page "
+        "live again (same Crawling API rules and JavaScript escalation) and compare it with "
+        "the recording: " + ", ".join(RECHECK_STATUSES) + ". Where the "
+        "recorded evidence quote is gone, the judge is asked again on the live page. What "
+        "the recheck fetched is recorded in cassettes/<file stem>/recheck/<claim id>.yaml; "
+        "the original cassettes are never changed without --update.",
+        epilog=f"Exit codes: 0 passed, 1 a citation has a status of --fail-on (default "
+        f"{default_fail_on}), 2 usage or configuration error (e.g. CRAWLBASE_TOKEN not set).",
+    )
+    recheck.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
+    recheck.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report.")
+    recheck.add_argument(
+        "--md",
+        type=Path,
+        metavar="PATH",
+        help="write the markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+    )
+    recheck.add_argument(
+        "--html",
+        type=Path,
+        metavar="PATH",
+        help="write an HTML page with the recorded and the live passage side by side.",
+    )
+    recheck.add_argument(
+        "--cassettes",
+        type=Path,
+        metavar="DIR",
+        help="where the recordings are: DIR/<file stem>/<claim id>.yaml (default: "
+        "cassettes/ beside each FILE).",
+    )
+    recheck.add_argument(
+        "--update",
+        action="store_true",
+        help="replace the cassette of every claim whose pages changed with the live "
+        "recording (judged again where its question changed); the report lists them.",
+    )
+    recheck.add_argument(
+        "--fail-on",
+        type=recheck_statuses,
+        default=DEFAULT_RECHECK_FAIL_ON,
+        metavar="STATUS,...",
+        help=f"exit 1 when a citation has one of these statuses (default {default_fail_on}; "
+        "none: never).",
+    )
+    recheck.add_argument(
+        "--judge",
+        type=judge_spec,
+        metavar="PROVIDER:MODEL",
+        help=f"judge asked again where the evidence is gone (default: a YAML file's judge:, "
+        f"else {DEFAULT_JUDGE}).",
+    )
+    recheck.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="base URL of the openai-compatible judge (vLLM, llama.cpp, LM Studio).",
+    )
+    recheck.add_argument(
+        "--ranker",
+        choices=("hybrid", "minilm", "bm25"),
+        help="how the live page's passages are ranked for the judge (default: hybrid).",
+    )
+    recheck.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=DEFAULT_CONCURRENCY,
+        metavar="N",
+        help=f"claims rechecked at once (default {DEFAULT_CONCURRENCY}).",
+    )
+    recheck.add_argument(
+        "--quote-match",
+        choices=QUOTE_MATCH_MODES,
+        default="exact",
+        help="how a quote must match the page, as --citecheck-quote-match: the mode the "
+        "claims were recorded with (default: exact).",
+    )
+    recheck.add_argument(
+        "--quote-similarity",
+        type=fraction,
+        default=DEFAULT_QUOTE_SIMILARITY,
+        metavar="S",
+        help=f"the similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY}).",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="citecheck",
@@ -186,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress bar (it is shown only when stderr is a terminal).",
     )
     _add_judge_options(batch)
+
+    _add_recheck(commands)
 
     audit = commands.add_parser(
         "audit",
@@ -302,6 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "batch":
             return run_batch(args)
+        if args.command == "recheck":
+            return run_recheck(args)
         if args.command == "audit" and args.audit_command == "list":
             return run_audit_list(args)
         if args.command == "audit" and args.audit_command == "page":
@@ -549,6 +645,77 @@ class _Progress:
         if self.enabled and self.done:
             sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+# -- recheck --------------------------------------------------------------------------------
+
+
+def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.engine.core import EngineSettings
+    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker, RecheckStatus
+    from pytest_citecheck.reports.recheck import RecheckReport
+    from pytest_citecheck.stages.quote_policy import QuotePolicy
+
+    out = out or sys.stdout
+    batch = read_batch(args.files, Path.cwd())
+    for problem in batch.problems:
+        print(problem, file=sys.stderr)
+    settings = EngineSettings(
+        judge=args.judge,
+        judge_origin=JUDGE_FROM_FLAG if args.judge else None,
+        judge_base_url=args.judge_base_url,
+        ranker=args.ranker,
+        quote_policy=QuotePolicy(args.quote_match, args.quote_similarity),
+        terms=batch_terms(batch.files, args.cassettes),
+    )
+    with Rechecker(settings, update=args.update) as rechecker:
+        try:
+            rechecker.preflight()
+        except ConfigurationError as exc:
+            raise UsageError(str(exc)) from None
+
+        def recheck(key: str) -> ClaimRecheck:
+            claim, path = batch.claims[key], batch.files[key]
+            root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
+            return rechecker.recheck(claim, root / path.stem / f"{claim.id}.yaml", key)
+
+        with ThreadPoolExecutor(args.concurrency, thread_name_prefix="recheck") as pool:
+            results = list(pool.map(recheck, batch.claims))  # in input order
+    fail_on = [RecheckStatus(name) for name in args.fail_on]
+    report = RecheckReport(claims=results, fail_on=fail_on, update=args.update)
+    failures = [
+        f"{n} {'citation' if n == 1 else 'citations'} {status.value}"
+        for status, n in report.failing().items()
+    ]
+    if failures:
+        names = ",".join(s.value for s in fail_on)
+        failures = [f"{', '.join(failures)} (--fail-on {names})"]
+    if batch.problems:
+        failures.append(
+            f"{len(batch.problems)} record(s) could not be read (shown above with file:line "
+            "and the fix)"
+        )
+    report.gate_failures = failures
+    if args.json is not None:
+        report.write_json(args.json)
+    if args.md is not None:
+        report.write_markdown(args.md)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        report.write_markdown(Path(step_summary), append=True)
+    if args.html is not None:
+        report.write_html(args.html)
+    for line in report.lines():
+        print(line.text, file=out)
+    for failure in failures:
+        print(f"citecheck recheck FAILED: {failure}", file=out)
+    if not failures:
+        print("citecheck recheck passed", file=out)
+    return EXIT_GATE_FAILED if failures else EXIT_OK
 
 
 # -- audit ----------------------------------------------------------------------------------

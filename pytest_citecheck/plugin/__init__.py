@@ -48,6 +48,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ReportHooks(config, settings), "citecheck-reports")
     if settings.enabled:
         _session(config)
+        if settings.recheck:
+            from pytest_citecheck.plugin.recheck import RecheckHooks
+
+            config.pluginmanager.register(RecheckHooks(config, settings), "citecheck-recheck")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -144,7 +148,13 @@ class ClaimItem(pytest.Item):
                 session.verify_ahead(
                     _claim_items(self.session.items), _progress(self.config, self.nodeid)
                 )
-        result = session.result_for(self)
+        recheck_problems: list[str] = []
+        if session.settings.recheck:
+            from pytest_citecheck.plugin.recheck import recheck_item
+
+            result, recheck_problems = recheck_item(self, session)
+        else:
+            result = session.result_for(self)
         result.file = self.path.name
         from pytest_citecheck.plugin.session import RESULTS_KEY
 
@@ -152,7 +162,7 @@ class ClaimItem(pytest.Item):
         from pytest_citecheck.reports.report import junit_properties
 
         self.user_properties.extend(junit_properties(result))
-        problems = session.problems(result)
+        problems = session.problems(result) + recheck_problems
         if problems:
             raise ClaimFailed(result, problems)
 
@@ -221,6 +231,10 @@ def pytest_runtest_makereport(
         from pytest_citecheck.plugin.session import error_result
 
         results = [error_result(item.claim, Reason.INTERNAL, scrub(detail))]
+    if isinstance(item, ClaimItem) and item.config.stash[SETTINGS_KEY].recheck:
+        from pytest_citecheck.plugin.recheck import attach
+
+        attach(item, report)
     if results:
         # Across processes (xdist) as JSON; in this process the objects themselves.
         payload: Any = results

@@ -15,12 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citecheck.core.argtypes import fraction, judge_spec, positive_int, positive_seconds
+from pytest_citecheck.core.argtypes import (
+    fraction,
+    judge_spec,
+    positive_int,
+    positive_seconds,
+    recheck_statuses,
+)
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_RANKER,
+    DEFAULT_RECHECK_FAIL_ON,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
     RANKERS,
@@ -267,6 +274,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
     _add_quote_match_options(group, parser)
     _add_panel_options(group, parser)
+    _add_recheck_options(group, parser)
 
     parser.addini(
         "citecheck_patterns", "glob patterns of claim files", type="args", default=DEFAULT_PATTERNS
@@ -386,6 +394,9 @@ class Settings:
     judge_samples: int = 1
     panel_rule: str = "majority"
     min_agreement: float | None = None
+    # --citecheck-recheck: compare the recordings with the live pages.
+    recheck: bool = False
+    recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -486,6 +497,8 @@ def settings_from_config(config: pytest.Config) -> Settings:
         judge_origin=judge_origin,
         ranker=_ranker(config),
         **_panel_settings(config),
+        recheck=bool(opt.citecheck_recheck),
+        recheck_fail_on=_recheck_fail_on(config),
         **_engine_settings(config),  # type: ignore[arg-type]
     )
 
@@ -522,6 +535,48 @@ def _unwritable(path: Path) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"the folder {parent} is not writable"
     return None
+
+
+# -- citation rot: recheck against the live pages ------------------------------------
+
+
+def _add_recheck_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--citecheck-recheck",
+        dest="citecheck_recheck",
+        action="store_true",
+        default=False,
+        help="fetch every recorded URL citation live again and fail the claims whose "
+        "page or evidence is gone (needs CRAWLBASE_TOKEN; replays the recordings; "
+        "default: off).",
+    )
+    group.addoption(
+        "--citecheck-recheck-fail-on",
+        dest="citecheck_recheck_fail_on",
+        default=None,
+        type=recheck_statuses,
+        metavar="STATUS,...",
+        help="recheck statuses that fail a claim (ini citecheck_recheck_fail_on; default "
+        f"{','.join(DEFAULT_RECHECK_FAIL_ON)}; none: never).",
+    )
+    parser.addini(
+        "citecheck_recheck_fail_on",
+        f"recheck statuses that fail a claim (default {','.join(DEFAULT_RECHECK_FAIL_ON)})",
+        default=None,
+    )
+
+
+def _recheck_fail_on(config: pytest.Config) -> tuple[str, ...]:
+    given: tuple[str, ...] | None = config.option.citecheck_recheck_fail_on
+    if given is not None:
+        return given
+    raw = _getini(config, "citecheck_recheck_fail_on")
+    if raw in (None, ""):
+        return DEFAULT_RECHECK_FAIL_ON
+    try:
+        return recheck_statuses(str(raw))
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini option citecheck_recheck_fail_on: {exc}") from None
 
 
 # -- quote matching (the guard, stages/guard.py) -----------------------------------

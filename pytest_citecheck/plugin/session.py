@@ -30,7 +30,7 @@ from pytest_citecheck.reports.report import Report
 
 if TYPE_CHECKING:
     # Only types: the engine and its stages load when the first claim runs.
-    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
 
@@ -58,42 +58,49 @@ class CitecheckSession:
 
     # -- the engine, built once ---------------------------------------------------
 
+    def engine_settings(self) -> EngineSettings:
+        """The engine's settings, mapped from the options (the recheck shares them)."""
+        from pytest_citecheck.engine.core import EngineSettings
+
+        s = self.settings
+        return EngineSettings(
+            record_mode=s.record_mode,
+            judge=s.judge,
+            judge_origin=s.judge_origin,
+            judge_base_url=s.judge_base_url,
+            judge_temperature=s.judge_temperature,
+            judge_response_format=s.judge_response_format,
+            review_below=s.review_below,
+            concurrency=s.concurrency,
+            timeout=s.timeout,
+            max_page_bytes=s.max_page_bytes,
+            cache_dir=self._cache_dir(),
+            ranker=s.ranker,
+            quote_policy=s.quote_policy,
+            run_id=_xdist_run_id(self.config),
+            terms=PLUGIN_TERMS,
+            judges=s.judges,
+            judge_samples=s.judge_samples,
+            panel_rule=s.panel_rule,
+        )
+
+    def stage_hooks(self) -> StageHooks:
+        """The ``pytest_citecheck_make_*`` hooks as the engine's stage factories."""
+        from pytest_citecheck.engine.core import StageHooks
+
+        hook = self.config.hook
+        config = self.config
+        return StageHooks(
+            make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
+            make_judge=lambda spec: hook.pytest_citecheck_make_judge(config=config, spec=spec),
+            make_ranker=lambda: hook.pytest_citecheck_make_ranker(config=config),
+        )
+
     def engine(self) -> Engine:
         if self._engine is None:
-            from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+            from pytest_citecheck.engine.core import Engine
 
-            s = self.settings
-            hook = self.config.hook
-            config = self.config
-            self._engine = Engine.from_settings(
-                EngineSettings(
-                    record_mode=s.record_mode,
-                    judge=s.judge,
-                    judge_origin=s.judge_origin,
-                    judge_base_url=s.judge_base_url,
-                    judge_temperature=s.judge_temperature,
-                    judge_response_format=s.judge_response_format,
-                    review_below=s.review_below,
-                    concurrency=s.concurrency,
-                    timeout=s.timeout,
-                    max_page_bytes=s.max_page_bytes,
-                    cache_dir=self._cache_dir(),
-                    ranker=s.ranker,
-                    quote_policy=s.quote_policy,
-                    run_id=_xdist_run_id(config),
-                    terms=PLUGIN_TERMS,
-                    judges=s.judges,
-                    judge_samples=s.judge_samples,
-                    panel_rule=s.panel_rule,
-                ),
-                StageHooks(
-                    make_fetcher=lambda: hook.pytest_citecheck_make_fetcher(config=config),
-                    make_judge=lambda spec: hook.pytest_citecheck_make_judge(
-                        config=config, spec=spec
-                    ),
-                    make_ranker=lambda: hook.pytest_citecheck_make_ranker(config=config),
-                ),
-            )
+            self._engine = Engine.from_settings(self.engine_settings(), self.stage_hooks())
         return self._engine
 
     def _cache_dir(self) -> Path | None:

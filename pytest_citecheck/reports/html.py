@@ -177,3 +177,100 @@ def render_html(data: dict[str, Any]) -> str:
         script_hash=_csp_hash(script),
     )
     return scrub(page)
+
+
+# -- the recheck page ------------------------------------------------------------------
+
+
+def word_diff(then: str, now: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The recorded and the live passage as segments, word by word (difflib):
+    ``equal`` on both sides, ``delete`` only in the recorded one, ``insert`` only in
+    the live one. Whitespace stays with the word before it."""
+    import difflib
+
+    a, b = re.findall(r"\S+\s*", then), re.findall(r"\S+\s*", now)
+    matcher = difflib.SequenceMatcher(None, [w.strip() for w in a], [w.strip() for w in b])
+    left: list[dict[str, str]] = []
+    right: list[dict[str, str]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            left.append({"op": "equal", "text": "".join(a[i1:i2])})
+            right.append({"op": "equal", "text": "".join(b[j1:j2])})
+            continue
+        if i2 > i1:
+            left.append({"op": "delete", "text": "".join(a[i1:i2])})
+        if j2 > j1:
+            right.append({"op": "insert", "text": "".join(b[j1:j2])})
+    return left, right
+
+
+def _recheck_facts(check: dict[str, Any]) -> list[tuple[str, str]]:
+    recorded = check["recorded"]
+    new = check.get("new") or {}
+    facts: list[tuple[str, Any]] = [
+        ("detail", check.get("detail")),
+        ("recorded label", recorded["label"]),
+        ("recorded reason", recorded.get("reason")),
+        ("recorded quote", recorded.get("evidence_quote")),
+        ("new label", new.get("label")),
+        ("new reason", new.get("reason")),
+        ("new quote", new.get("evidence_quote")),
+        ("live result", check.get("live_reason") or check.get("live_label")),
+        ("live final URL", check.get("live_final_url")),
+        ("live original status", check.get("live_original_status")),
+        ("recorded rid", recorded.get("rid")),
+        ("live rid", check.get("live_rid")),
+        ("credits", check.get("credits") or None),
+    ]
+    return [(name, str(value)) for name, value in facts if value not in (None, "")]
+
+
+def render_recheck_html(data: dict[str, Any]) -> str:
+    """The recheck page for one JSON recheck report
+    (:meth:`~pytest_citecheck.reports.recheck.RecheckReport.to_json`)."""
+    import jinja2
+    from markupsafe import Markup
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    style = "\n".join(
+        (_TEMPLATES / name).read_text(encoding="utf-8") for name in ("report.css", "recheck.css")
+    )
+    rows = []
+    for claim in data["claims"]:
+        for check in claim["citations"]:
+            then_text, now_text = check.get("recorded_passage"), check.get("live_passage")
+            then: list[dict[str, str]] = []
+            now: list[dict[str, str]] = []
+            if then_text and now_text:
+                then, now = word_diff(then_text, now_text)
+            elif then_text:
+                then = [{"op": "delete", "text": then_text}]
+            new = check.get("new")
+            rows.append(
+                {
+                    "status": check["status"],
+                    "nodeid": claim["nodeid"],
+                    "claim": claim["claim"],
+                    "url": check["url"],
+                    "change": f"{check['recorded']['label']} -> {new['label']}" if new else None,
+                    "facts": _recheck_facts(check),
+                    "then": then,
+                    "now": now,
+                    "rid": check["recorded"].get("rid"),
+                    "open": check["status"] != "same",
+                }
+            )
+    page = env.get_template("recheck.html.j2").render(
+        gate=data["gate"],
+        totals=data["totals"],
+        rows=rows,
+        style=Markup(style),
+        style_hash=_csp_hash(style),
+    )
+    return scrub(page)

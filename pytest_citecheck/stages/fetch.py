@@ -14,7 +14,12 @@ it cannot be judged, spending as few credits as the rules allow:
 4. ``original_status`` 404/410 -> ``unreachable`` (checked on every reply);
 5. a deep link that lands on ``/`` -> ``not_found``, ``redirected_to_homepage``;
 6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
-7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call.
+7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call;
+
+and a blocked page (:func:`~pytest_citecheck.stages.fetch_rules.blocked_page`: a
+short bot-challenge or captcha interstitial, or an origin 401/403/429) ->
+``not_found``, ``blocked``, marked for review, without the judge. A challenge that a
+browser passes ("Just a moment...") is fetched once with the JavaScript token first.
 
 Where the Crawlbase docs are unconfirmed, both readings are
 handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
@@ -63,7 +68,10 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.fetch_rules import (
     GONE_REASONS,
     PDF_DETAIL,
+    Blocked,
     FetchResult,
+    blocked_detail,
+    blocked_page,
     gone_detail,
     homepage_detail,
     is_pdf,
@@ -155,6 +163,8 @@ class _Escalate:
 
     why: str
     failed: bool  # 520/525: the crawl failed (as opposed to an empty or thin page)
+    # A challenge a browser passes: what the normal reply was, if JavaScript fails too.
+    blocked: tuple[_Reply, Blocked] | None = None
 
 
 @dataclass
@@ -302,9 +312,15 @@ class CrawlbaseFetcher:
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
             return normal
+        if normal.blocked is not None and not self._has_token("javascript"):
+            # Worth a JavaScript fetch only when there is a token for it.
+            return self._blocked(crawl, *normal.blocked)
         rendered = self._crawl_with(crawl, "javascript", after=normal)
         if isinstance(rendered, FetchResult):
             return rendered
+        if normal.blocked is not None:
+            # The JavaScript token did not get past the challenge either.
+            return self._blocked(crawl, *normal.blocked)
         if rendered.failed:
             last = crawl.replies[-1]
             return crawl.result(
@@ -323,6 +339,9 @@ class CrawlbaseFetcher:
                 reason=Reason.EMPTY_PAGE,
                 detail="The page has no text, not even rendered with JavaScript.",
             )
+        blocked = blocked_page(best.text, best.original_status)
+        if blocked is not None:
+            return self._blocked(crawl, best, blocked)
         if looks_like_soft_404(best.text):
             return self._soft_404(crawl, best)
         return crawl.result(best, text=best.text)
@@ -376,6 +395,11 @@ class CrawlbaseFetcher:
                 reason=Reason.REDIRECTED_TO_HOMEPAGE,
                 detail=homepage_detail(reply.final_url),
             )
+        blocked = blocked_page(reply.text, reply.original_status)
+        if blocked is not None:
+            if blocked.browser_passes and reply.kind == "normal":
+                return _Escalate(blocked.why, failed=False, blocked=(reply, blocked))
+            return self._blocked(crawl, reply, blocked)
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
         if reply.cb_status is not None and reply.cb_status != 200:
@@ -395,6 +419,13 @@ class CrawlbaseFetcher:
         return crawl.result(reply, text=reply.text)
 
     @staticmethod
+    def _blocked(crawl: _Crawl, reply: _Reply, blocked: Blocked) -> FetchResult:
+        result = crawl.result(
+            reply, label=Label.NOT_FOUND, reason=Reason.BLOCKED, detail=blocked_detail(blocked)
+        )
+        return replace(result, review=True)
+
+    @staticmethod
     def _soft_404(crawl: _Crawl, reply: _Reply) -> FetchResult:
         return crawl.result(
             reply,
@@ -404,6 +435,9 @@ class CrawlbaseFetcher:
         )
 
     # -- the wire ------------------------------------------------------------
+
+    def _has_token(self, kind: TokenKind) -> bool:
+        return self._tokens[kind] is not None or not self.require_tokens
 
     def _token(self, kind: TokenKind, why: _Escalate | None) -> str:
         token = self._tokens[kind]

@@ -12,7 +12,10 @@ messages:
 3. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``;
 4. a page with more than ``max_page_bytes`` bytes of text -> ``not_found``,
    ``page_too_large``;
-5. a short "page does not exist" template -> ``not_found``, ``soft_404``.
+5. a short "page does not exist" template -> ``not_found``, ``soft_404``;
+6. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
+   interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked
+   for review (:func:`blocked_rule`).
 
 A result that already carries a label is left as it is.
 """
@@ -45,6 +48,8 @@ class FetchResult:
     original_status: int | None = None
     rid: str | None = None
     fetches: list[Fetch] = field(default_factory=list)
+    # A person should look at the page (a blocked page is not evidence either way).
+    review: bool = False
 
     @property
     def credits(self) -> float:
@@ -70,6 +75,102 @@ _SOFT_404 = re.compile(
     | \bnothing\s+(?:was\s+)?found\b
     """
 )
+
+
+# -- blocked pages -----------------------------------------------------------
+#
+# The origin refused the crawler, or answered with a bot challenge or a captcha
+# interstitial instead of the page. Conservative on purpose: a marker counts only
+# on a short page (the interstitial *is* the page); a long article that mentions
+# "captcha" or "access denied" is an article.
+
+# The origin's own refusal (``original_status``): unauthorised, forbidden, rate-limited.
+BLOCKED_STATUSES = frozenset({401, 403, 429})
+# A challenge page is a title and a sentence or two; longer than this is content.
+BLOCKED_MAX_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a page is blocked, and whether a JavaScript-rendering browser gets past it."""
+
+    why: str
+    browser_passes: bool = False
+
+
+# Challenges that a real browser solves by running their script (Cloudflare's
+# "Just a moment...", "Checking your browser"): worth one JavaScript-token fetch.
+_BROWSER_CHALLENGES = (
+    ("a Cloudflare 'Just a moment...' challenge", r"\bjust\s+a\s+moment(?:\.\.\.|\u2026)"),
+    ("a 'Checking your browser' challenge", r"\bchecking\s+your\s+browser\b"),
+    (
+        "a Cloudflare 'Verifying you are human' challenge",
+        r"\bverifying\s+(?:that\s+)?you\s+are\s+(?:a\s+)?human\b",
+    ),
+    (
+        "a 'Checking if the site connection is secure' challenge",
+        r"\bchecking\s+if\s+the\s+site\s+connection\s+is\s+secure\b",
+    ),
+    ("a Cloudflare challenge (cf-chl)", r"(?<![a-z0-9])_*cf[-_]chl"),
+    (
+        "an 'Enable JavaScript and cookies to continue' challenge",
+        r"\benable\s+javascript\s+and\s+cookies\s+to\s+continue\b",
+    ),
+)
+# Walls a browser does not pass on its own: a block page, a captcha, a refusal.
+_WALLS = (
+    (
+        "a Cloudflare 'Attention Required!' block page",
+        r"\battention\s+required!?\s*\|\s*cloudflare\b",
+    ),
+    ("a 'Sorry, you have been blocked' page", r"\bsorry,?\s+you\s+have\s+been\s+blocked\b"),
+    (
+        "a captcha interstitial ('verify you are a human')",
+        r"\b(?:verify|confirm)\s+(?:that\s+)?you\s+are\s+(?:a\s+)?human\b",
+    ),
+    ("a captcha interstitial ('Are you a robot?')", r"\bare\s+you\s+a\s+robot\b"),
+    (
+        "a captcha interstitial ('complete the captcha')",
+        r"\b(?:complete|solve|enter|pass)\s+(?:the\s+|this\s+|a\s+)?"
+        r"(?:captcha|security\s+check)\b",
+    ),
+    ("a captcha interstitial ('Press & Hold')", r"\bpress\s*(?:&|&amp;|and)\s*hold\b"),
+    ("an 'Access denied' page", r"(?m)^[\s#*_>|-]*access\s+denied\b"),
+    (
+        "an 'Access denied' page",
+        r"\byou\s+don['\u2019]?t\s+have\s+permission\s+to\s+access\b",
+    ),
+    ("an Incapsula block page", r"\bincapsula\s+incident\b"),
+)
+_MARKERS = [
+    (why, re.compile(pattern, re.IGNORECASE), browser)
+    for group, browser in ((_BROWSER_CHALLENGES, True), (_WALLS, False))
+    for why, pattern in group
+]
+
+
+def blocked_page(text: str | None, original_status: int | None) -> Blocked | None:
+    """Whether the page is a refusal rather than the page: an origin 401/403/429,
+    or a short page that is a bot challenge or captcha interstitial (the markers
+    above). None: not blocked."""
+    marker = None
+    if text and 0 < non_whitespace_chars(text) < BLOCKED_MAX_CHARS:
+        marker = next(((why, b) for why, rx, b in _MARKERS if rx.search(text)), None)
+    if marker is not None:
+        why, browser = marker
+        if original_status in BLOCKED_STATUSES:
+            why = f"{why}, HTTP {original_status}"
+        return Blocked(why, browser_passes=browser)
+    if original_status in BLOCKED_STATUSES:
+        return Blocked(f"the site answered HTTP {original_status}")
+    return None
+
+
+def blocked_detail(blocked: Blocked) -> str:
+    return (
+        f"The site blocked the crawler ({blocked.why}): the page was not judged; "
+        "a person should check it."
+    )
 
 
 def non_whitespace_chars(text: str) -> int:
@@ -136,6 +237,17 @@ def _settled(result: FetchResult, label: Label, reason: str, detail: str) -> Fet
     return replace(result, text=None, label=label, reason=reason, detail=detail)
 
 
+def blocked_rule(result: FetchResult) -> FetchResult | None:
+    """A bot challenge, captcha interstitial or origin 401/403/429
+    (:func:`blocked_page`) -> ``not_found``, ``blocked``, marked for review; None
+    when the page is not blocked."""
+    blocked = blocked_page(result.text, result.original_status)
+    if blocked is None:
+        return None
+    settled = _settled(result, Label.NOT_FOUND, Reason.BLOCKED, blocked_detail(blocked))
+    return replace(settled, review=True)
+
+
 def apply_rules(
     url: str, result: FetchResult, max_page_bytes: int | None, terms: Terms = NEUTRAL
 ) -> FetchResult:
@@ -154,6 +266,9 @@ def apply_rules(
         )
     if is_pdf(url):
         return _settled(result, Label.NOT_FOUND, Reason.PDF_UNSUPPORTED, PDF_DETAIL)
+    blocked = blocked_rule(result)
+    if blocked is not None:
+        return blocked
     text = result.text
     if text is None:
         return result

@@ -35,6 +35,7 @@ REASONS = {
     "pdf_unsupported",
     "evidence_quote_not_in_source",
     "quote_not_in_document",
+    "blocked",
 }
 # Anything that would point a replay at a service or hand it a credential.
 UNSET = (

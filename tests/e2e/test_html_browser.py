@@ -116,14 +116,14 @@ def tab(browser: Any) -> Iterator[Page]:
     page.context.close()
 
 
-def test_example_report_lists_all_23_claims_and_fetches_nothing(
+def test_example_report_lists_all_24_claims_and_fetches_nothing(
     tab: Page, example: tuple[Path, dict[str, Any]]
 ) -> None:
     path, data = example
     page = tab.open(path)
-    assert len(data["claims"]) == 23
-    assert tab.visible_claims() == 23
-    assert page.inner_text("#shown") == "23 of 23 claims"
+    assert len(data["claims"]) == 24
+    assert tab.visible_claims() == 24
+    assert page.inner_text("#shown") == "24 of 24 claims"
     assert page.inner_text("#gate") == "gate passed"
     assert tab.errors == []
     assert tab.requests == [path.as_uri()]
@@ -141,7 +141,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
     page.select_option("#filter-label", "contradicted")
     shown = page.locator("tbody.claim:visible button.toggle").all_inner_texts()
     assert sorted(shown) == sorted(contradicted)
-    assert page.inner_text("#shown") == f"{len(contradicted)} of 23 claims"
+    assert page.inner_text("#shown") == f"{len(contradicted)} of 24 claims"
 
     page.select_option("#filter-label", "")
     page.fill("#filter-text", "boiling-point-50")
@@ -149,7 +149,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
         "boiling-point-50-degrees"
     ]
     page.fill("#filter-text", "")
-    assert tab.visible_claims() == 23
+    assert tab.visible_claims() == 24
     assert tab.errors == []
 
 
@@ -189,3 +189,94 @@ def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
     # No CSP refusal either: the markup was escaped, not merely blocked.
     assert tab.errors == []
     assert tab.requests == [hostile.as_uri()]
+
+
+# -- the recheck page: then and now ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recheck_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recheck report with one unchanged page and one whose evidence sentence is gone."""
+    from pytest_citecheck.claims.models import Label, Passage, Verdict
+    from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck, RecheckStatus
+    from pytest_citecheck.reports.recheck import RecheckReport
+
+    then = "Crowds came from across the county. The bridge opened on 3 May 2021, two years late."
+    now = "Crowds came from across the county. The bridge opened in spring <script>x()</script>."
+    recorded = Verdict(
+        url="https://example.com/bridge",
+        label=Label.SUPPORTED,
+        evidence_quote="The bridge opened on 3 May 2021, two years late.",
+        rid="rid-then-0123",
+        passages=[Passage(index=0, text=then)],
+    )
+    claims = [
+        ClaimRecheck(
+            nodeid="citecheck_rot.yaml::unchanged",
+            id="unchanged",
+            claim="The bridge opened in 2021.",
+            cassette="cassettes/citecheck_rot/unchanged.yaml",
+            citations=[
+                CitationRecheck(
+                    url="https://example.com/a", status=RecheckStatus.SAME, recorded=recorded
+                )
+            ],
+        ),
+        ClaimRecheck(
+            nodeid="citecheck_rot.yaml::quote-removed",
+            id="quote-removed",
+            claim="The bridge opened on 3 May 2021.",
+            cassette="cassettes/citecheck_rot/quote-removed.yaml",
+            citations=[
+                CitationRecheck(
+                    url="https://example.com/bridge",
+                    status=RecheckStatus.EVIDENCE_GONE,
+                    detail="the evidence quote is no longer on the page",
+                    recorded=recorded,
+                    new=Verdict(url="https://example.com/bridge", label=Label.NOT_FOUND),
+                    recorded_passage=then,
+                    live_passage=now,
+                    credits=1.5,
+                )
+            ],
+        ),
+    ]
+    report = RecheckReport(
+        claims=claims,
+        fail_on=[RecheckStatus.EVIDENCE_GONE],
+        gate_failures=["1 citation evidence_gone (--fail-on evidence_gone)"],
+    )
+    path = tmp_path_factory.mktemp("recheck") / "recheck.html"
+    report.write_html(path)
+    return path
+
+
+def test_recheck_page_shows_then_and_now_side_by_side_with_the_differences_marked(
+    tab: Page, recheck_page: Path
+) -> None:
+    page = tab.open(recheck_page)
+
+    assert page.inner_text("#gate") == "FAILED"
+    gone = page.locator('details[data-status="evidence_gone"]')
+    same = page.locator('details[data-status="same"]')
+    # What changed is open; what did not is folded away.
+    assert gone.get_attribute("open") is not None
+    assert same.get_attribute("open") is None
+    then, now = gone.locator(".then .passage"), gone.locator(".now .passage")
+    assert then.locator("del").inner_text() == "on 3 May 2021, two years late."
+    assert now.locator("ins").inner_text().startswith("in spring")
+    # Side by side: the same row, the recorded passage on the left.
+    left, right = then.bounding_box(), now.bounding_box()
+    assert left is not None and right is not None
+    assert left["x"] + left["width"] <= right["x"]
+    assert abs(left["y"] - right["y"]) < 1
+    # The page's own style ran under its CSP: removed words are struck and tinted.
+    struck = then.locator("del").evaluate("e => getComputedStyle(e).backgroundColor")
+    assert struck == "rgb(255, 215, 213)"
+    assert "citecheck audit page rid-then-0123" in gone.inner_text()
+    # The live page's markup is text, not code.
+    assert "<script>x()</script>" in now.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "recheck.png"), full_page=True)
+    assert tab.errors == []
+    assert tab.requests == [recheck_page.as_uri()]

@@ -306,9 +306,19 @@ def test_520_on_both_tokens_is_a_crawl_error(api, fetcher):
     assert "JavaScript" in (result.detail or "")
 
 
-def test_blocked_crawl_is_an_error_without_escalating(api, fetcher):
-    # A CAPTCHA: the origin said 200, Crawlbase says 503. Not a JS signal.
+def test_captcha_with_cb_status_503_is_blocked_without_escalating(api, fetcher):
+    # A CAPTCHA: the origin said 200, Crawlbase says 503. A captcha is not
+    # something a browser passes on its own: no JavaScript fetch.
     result = fetch(api, fetcher, Page(markdown="Verify you are human", pc_status=503))
+
+    assert plan(api) == [(N, True)]
+    assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.BLOCKED)
+    assert result.review is True
+    assert result.credits == 0.0
+
+
+def test_other_cb_status_without_a_marker_is_a_crawl_error(api, fetcher):
+    result = fetch(api, fetcher, Page(markdown=ARTICLE, pc_status=503))
 
     assert plan(api) == [(N, True)]
     assert (result.label, result.reason) == (Label.ERROR, Reason.CRAWL_FAILED)
