@@ -224,6 +224,8 @@ class _Reader:
         self.lines: dict[Loc, int] = {}
         # Case-folded id -> (id as written, line): duplicates and case-only clashes.
         self._ids: dict[str, tuple[str, int]] = {}
+        # The file-level judge panel (``judges:``), given to every claim of the file.
+        self._file_judges: tuple[str, ...] | None = None
 
     def add(self, line: int | None, problem: str, fix: str) -> None:
         self.problems.append(Problem(line, problem, fix))
@@ -327,7 +329,10 @@ class _Reader:
             citations.append(citation)
         if claim is None or not unique:
             return None
-        return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
+        update: dict[str, Any] = {"citations": citations, "judge": judge, "line": start}
+        if self._file_judges is not None:
+            update["judges"] = self._file_judges
+        return claim.model_copy(update=update)
 
     def _unique_id(self, claim_id: str, line: int) -> bool:
         """False (and a problem) when an earlier claim of the file has this id."""
@@ -401,6 +406,9 @@ class _Reader:
             judge = None
         if judge is not None:
             judge = self._judge(judge)
+        judges = data.get("judges")
+        if judges is not None and not isinstance(judges, _Broken):
+            self._file_judges = self._judges(judges)
         answers = self._answers(data["answers"], judge) if "answers" in data else []
         if "claims" not in data:
             if "answers" in data:
@@ -561,6 +569,27 @@ class _Reader:
         except DocumentPathError as exc:
             self.add(line, exc.problem, exc.fix)
             return None
+
+    def _judges(self, judges: Any) -> tuple[str, ...] | None:
+        """A file-level judge panel: a list of ``provider:model`` specs."""
+        line = self.lines[("judges",)]
+        fix = "write `judges: [openai:gpt-4o-mini, anthropic:claude-haiku-4-5]`"
+        if not isinstance(judges, list) or not judges:
+            what = "an empty list" if judges == [] else kind(judges)
+            self.add(line, f"'judges' must be a list of provider:model specs, not {what}", fix)
+            return None
+        specs = []
+        for item in judges:
+            if not isinstance(item, str):
+                self.add(line, f"each of 'judges' must be text, not {kind(item)}", fix)
+                return None
+            try:
+                specs.append(check_judge(item))
+            except ValueError as exc:  # PydanticCustomError
+                ctx = getattr(exc, "context", None) or {}
+                self.add(line, str(ctx.get("problem", exc)), str(ctx.get("fix", fix)))
+                return None
+        return tuple(specs)
 
     def _judge(self, judge: Any) -> str | None:
         line = self.lines[("judge",)]

@@ -89,6 +89,14 @@ class Reason:
     # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL = "internal_error"
+    # The guard overruled the judge: the passages try to instruct a grader, or the
+    # quote (read in its passage) is not about the claim.
+    SUSPECTED_INJECTION = "suspected_injection"
+    QUOTE_NOT_ABOUT_CLAIM = "quote_not_about_claim"
+    # A judge panel that did not agree enough to decide (engine/panel.py).
+    PANEL_NO_MAJORITY = "panel_no_majority"
+    PANEL_NOT_UNANIMOUS = "panel_not_unanimous"
+    PANEL_SPLIT = "panel_supported_and_contradicted"
 
 
 # -- the claim schema ------------------------------------------------------
@@ -116,7 +124,7 @@ _WINDOWS_DEVICE_NAMES = frozenset(
 )
 # Fields the loader fills in; user input (a claim file, a fixture call, an HTTP
 # body) may not set them (``loader.parse_claim`` refuses them as unknown keys).
-INTERNAL_FIELDS = {"claim": ("judge", "line"), "citation": ("document_path",)}
+INTERNAL_FIELDS = {"claim": ("judge", "judges", "line"), "citation": ("document_path",)}
 
 
 def _invalid(problem: str, fix: str) -> PydanticCustomError:
@@ -315,6 +323,8 @@ class Claim(BaseModel):
     expect: Label | None = None
     # File-level judge spec (``provider:model``); CLI and ini override it.
     judge: str | None = None
+    # File-level judge panel (``judges:``, several specs); CLI and ini override it.
+    judges: tuple[str, ...] | None = None
     # Where the claim starts in its file (1-based), for error messages.
     line: int | None = None
 
@@ -416,6 +426,11 @@ class Claim(BaseModel):
     def _judge(cls, value: str | None) -> str | None:
         return None if value is None else check_judge(value)
 
+    @field_validator("judges")
+    @classmethod
+    def _judges(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if value is None else tuple(check_judge(v) for v in value)
+
 
 def kind(value: object) -> str:
     """How a wrong value is named in a message: "a list", "the value 5"."""
@@ -471,6 +486,21 @@ class JudgeReply(BaseModel):
     usage: Usage | None = None
 
 
+class PanelVote(BaseModel):
+    """What one member of a judge panel answered for a citation, after the guard."""
+
+    judge: str
+    label: Label  # supported, contradicted, not_found, or error (the member failed)
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    detail: str | None = None
+    # Set when the guard overruled this member (its own answer).
+    judge_label: Label | None = None
+    judge_quote: str | None = None
+    usage: Usage | None = None
+
+
 class Verdict(BaseModel):
     """The outcome for one citation (field names as in the service's ``/verify`` reply)."""
 
@@ -496,6 +526,13 @@ class Verdict(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
     judge: str | None = None
     usage: Usage | None = None
+    # Set when the guard overruled the judge (suspected_injection,
+    # quote_not_about_claim): what the judge itself answered (its quote: judge_quote).
+    judge_label: Label | None = None
+    judge_confidence: float | None = None
+    # A judge panel's members, in panel order (None: one judge). ``confidence`` is
+    # then the share of members that voted ``label``.
+    panel: list[PanelVote] | None = None
 
 
 class ClaimResult(BaseModel):

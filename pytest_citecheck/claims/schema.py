@@ -34,7 +34,7 @@ __all__ = ["ClaimValidationError", "FieldProblem", "parse_citation", "parse_clai
 
 Loc = tuple[str | int, ...]
 
-TOP_KEYS = ("judge", "claims", "answers")
+TOP_KEYS = ("judge", "claims", "answers", "judges")
 # An item of `answers:`: a saved response, expanded into claims when the file is read.
 ANSWER_KEYS = ("id", "response", "format", "documents")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")
@@ -51,6 +51,8 @@ _MISPLACED: dict[str, dict[str, str]] = {
     "claim": {
         **{key: _BELONGS_IN_CITATION for key in CITATION_KEYS},
         "judge": "is a file-level setting: move it to the top of the file, "
+        "next to `claims:` (the CLI and ini override it)",
+        "judges": "is a file-level setting: move it to the top of the file, "
         "next to `claims:` (the CLI and ini override it)",
     },
     "citation": {

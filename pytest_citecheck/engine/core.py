@@ -94,6 +94,8 @@ if TYPE_CHECKING:
 
 # The token that recording URL citations needs (preflight checks it).
 CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
+# The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
+SAMPLE_TEMPERATURE = 1.0
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,11 @@ class EngineSettings:
     max_credits: float | None = None
     # How messages name options and the record command: the front end's own words.
     terms: Terms = NEUTRAL
+    # A judge panel (engine/panel.py): overrides every claim's own ``judges``/``judge``.
+    judges: tuple[str, ...] | None = None
+    # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
+    judge_samples: int = 1
+    panel_rule: str = "majority"
 
     @property
     def replaying(self) -> bool:
@@ -142,6 +149,25 @@ class EngineSettings:
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
+
+    def panel_for(self, claim: Claim) -> tuple[str, ...]:
+        """The claim's panel members' specs, one per reply asked (a spec sampled N
+        times appears N times); empty when the claim has one judge, as without a panel.
+
+        ``judges`` (flag/ini) wins over ``judge`` (flag/ini), which wins over the claim
+        file's ``judges:``, then its ``judge:``."""
+        if self.judges:
+            specs: tuple[str, ...] = self.judges
+        elif self.judge is None and claim.judges:
+            specs = claim.judges
+        else:
+            specs = (self.judge_for(claim),)
+        members = tuple(spec for spec in specs for _ in range(max(1, self.judge_samples)))
+        return members if len(members) > 1 else ()
+
+    def specs_for(self, claim: Claim) -> tuple[str, ...]:
+        """Every judge spec the claim will ask (its panel's, else its judge)."""
+        return tuple(dict.fromkeys(self.panel_for(claim))) or (self.judge_for(claim),)
 
 
 @dataclass(frozen=True)
@@ -366,7 +392,9 @@ class Engine:
                 self._judges[spec] = judge
             return judge
 
-    def _builtin_judge(self, spec: str, require_key: bool = False) -> Judge:
+    def _builtin_judge(
+        self, spec: str, require_key: bool = False, temperature: Any = None
+    ) -> Judge:
         from pytest_citecheck.stages.judges import make_judge
 
         # The ini base URL is for the openai-compatible provider; the hosted
@@ -379,7 +407,7 @@ class Engine:
             require_key=require_key,
             retry=self.retry_policy(spec.strip().partition(":")[0].lower()),
             client=self.http_client(),
-            temperature=self.settings.judge_temperature,
+            temperature=self.settings.judge_temperature if temperature is None else temperature,
             response_format=self.settings.judge_response_format,
             terms=self.settings.terms,
         )
@@ -435,9 +463,9 @@ class Engine:
             if not claim.citations:
                 continue
             records = self.will_record(cassette_for(claim) if cassette_for else None)
-            spec = self.settings.judge_for(claim)
             judged = records and any(asks_judge(c) for c in claim.citations)
-            needs[spec] = needs.get(spec, False) or judged
+            for spec in self.settings.specs_for(claim):
+                needs[spec] = needs.get(spec, False) or judged
             crawls = crawls or (records and any(c.url for c in claim.citations))
         for spec, records in needs.items():
             problem = self._judge_problem(spec, records)
@@ -490,6 +518,8 @@ class Engine:
     def _origin(self, spec: str) -> str:
         s = self.settings
         terms = s.terms
+        if s.judges and spec in s.judges:
+            return f" (judge {spec} is a member of the judge panel, {terms.option('judges')})"
         if s.judge is not None and spec == s.judge:
             if s.judge_origin is None:
                 return ""
@@ -499,7 +529,8 @@ class Engine:
         return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
-        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
+        from_flag = bool(self.settings.judges) and spec in (self.settings.judges or ())
+        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE and not from_flag
         try:
             self.judge(spec)
             if records and self._is_builtin_judge(spec):
@@ -614,9 +645,10 @@ class Engine:
         """Verify ``claim`` inside an open :meth:`recording`."""
         try:
             judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
         except (ValueError, ConfigurationError) as exc:
             return error_result(claim, Reason.CONFIGURATION, str(exc))
-        result = self._verifier(judge, recording).verify_claim(claim)
+        result = self._verifier(judge, recording, panel).verify_claim(claim)
         if _failed(result):
             recording.ok = False
         return result
@@ -675,10 +707,11 @@ class Engine:
 
         try:
             judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
         except (ValueError, ConfigurationError) as exc:
             return error_result(claim, Reason.CONFIGURATION, str(exc))
         if cassette is None:
-            return self._verifier(judge, None).verify_claim(claim)
+            return self._verifier(judge, None, panel).verify_claim(claim)
         try:
             with self.recording(cassette, nodeid, self.settings.judge_for(claim)) as recording:
                 return self.verify_in(recording, claim)
@@ -698,7 +731,32 @@ class Engine:
                 f"could not save the recording {where}: {exc.strerror or exc}",
             )
 
-    def _verifier(self, judge: Judge, recording: Recording | None) -> Verifier:
+    def panel(self, claim: Claim) -> list[Judge]:
+        """The claim's panel members (built once per spec), in order; empty: no panel.
+
+        A spec asked for several samples is sampled: when ``citecheck_judge_temperature``
+        is ``auto``, its built-in judge is sent temperature 1 instead of 0 (Anthropic is
+        sent none; its default is 1), so the replies can differ."""
+        members = self.settings.panel_for(claim)
+        sampled = self.settings.judge_samples > 1
+        return [self.sample_judge(spec) if sampled else self.judge(spec) for spec in members]
+
+    def sample_judge(self, spec: str) -> Judge:
+        """The judge ``spec`` names, for sampling (see :meth:`panel`)."""
+        judge = self.judge(spec)
+        if self.settings.judge_temperature != "auto" or not self._is_builtin_judge(spec):
+            return judge
+        key = f"{spec}\x00sample"
+        with self._lock:
+            sampler = self._judges.get(key)
+            if sampler is None:
+                sampler = self._builtin_judge(spec, temperature=SAMPLE_TEMPERATURE)
+                self._judges[key] = sampler
+            return sampler
+
+    def _verifier(
+        self, judge: Judge, recording: Recording | None, panel: Sequence[Judge] = ()
+    ) -> Verifier:
         from pytest_citecheck.engine.pipeline import Verifier
 
         return Verifier(
@@ -711,6 +769,8 @@ class Engine:
             quote_policy=self.settings.quote_policy,
             url_policy=self.settings.url_policy,
             terms=self.settings.terms,
+            panel=[recording.judge(m) if recording else m for m in panel],
+            panel_rule=self.settings.panel_rule,
         )
 
     def _tokens(self) -> dict[str, str | None]:
@@ -723,7 +783,12 @@ class Engine:
 
 
 def _failed(result: ClaimResult) -> bool:
-    return any(v.label is Label.ERROR for v in result.verdicts)
+    """An error verdict, or a panel member that failed: then nothing is saved (a
+    failed exchange may not be in the cassette, so a replay could not decide alike)."""
+    return any(
+        v.label is Label.ERROR or any(m.label is Label.ERROR for m in v.panel or ())
+        for v in result.verdicts
+    )
 
 
 def _is_builtin(fetcher: object) -> bool:

@@ -29,6 +29,8 @@ class GateSettings:
     max_drop: float = 0.0
     # How the failures name the bars (the front end's words).
     terms: Terms = NEUTRAL
+    # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
+    min_agreement: float | None = None
 
 
 class BaselineError(Exception):
@@ -204,6 +206,13 @@ def evaluate(
                 f"{name('min_reachable_precision')} {settings.min_reachable_precision:.4f} "
                 f"(short by {settings.min_reachable_precision - reachable:.4f})"
             )
+    agreement = totals.agreement
+    floor_agreement = settings.min_agreement
+    if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
+        failures.append(
+            f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
+            f"citations unanimous) is below {name('min_agreement')} {floor_agreement:.4f}"
+        )
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
     failures += _review_problem(totals.review, settings)

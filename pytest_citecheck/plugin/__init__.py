@@ -378,6 +378,13 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        for member in settings.judges or ():
+            from pytest_citecheck.core.errors import ConfigurationError
+
+            try:
+                citecheck.judge(member)
+            except (ValueError, ConfigurationError) as exc:
+                raise pytest.UsageError(f"judge panel member {member}: {exc}") from None
         if settings.dry_run and _is_xdist_controller(session.config):
             raise pytest.UsageError(
                 "--citecheck-dry-run lists the whole run in one process: drop -n/--numprocesses"

@@ -394,6 +394,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _add_cost_options(parser, group)
 
     _add_quote_match_options(group, parser)
+    _add_panel_options(group, parser)
     _add_recheck_options(group, parser)
 
     parser.addini(
@@ -533,6 +534,11 @@ class Settings:
     prices: Prices = field(default_factory=Prices)
     max_cost: float | None = None
     max_credits: float | None = None
+    # A judge panel (engine/panel.py): members, samples per member, the rule, the floor.
+    judges: tuple[str, ...] | None = None
+    judge_samples: int = 1
+    panel_rule: str = "majority"
+    min_agreement: float | None = None
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
@@ -637,6 +643,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         judge_origin=judge_origin,
         ranker=_ranker(config),
         url_policy=_url_policy(config),
+        **_panel_settings(config),
         recheck=bool(opt.citecheck_recheck),
         recheck_fail_on=_recheck_fail_on(config),
         **_engine_settings(config),  # type: ignore[arg-type]
@@ -794,3 +801,108 @@ def _url_policy(config: pytest.Config) -> str:
             f"ini option citecheck_url_policy: {name!r} is not one of {', '.join(URL_POLICIES)}"
         )
     return name
+
+
+# -- a judge panel (engine/panel.py) ---------------------------------------------------
+
+PANEL_RULES = ("majority", "unanimous")
+
+
+def judge_specs(text: str) -> tuple[str, ...]:
+    """argparse ``type=``: ``PROVIDER:MODEL`` specs separated by commas (or lines)."""
+    specs = tuple(s.strip() for s in text.replace("\n", ",").split(",") if s.strip())
+    if not specs:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} names no judge: list PROVIDER:MODEL specs separated by commas, e.g. "
+            "openai:gpt-4o-mini,anthropic:claude-haiku-4-5"
+        )
+    for spec in specs:
+        judge_spec(spec)
+    return specs
+
+
+def _add_panel_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--citecheck-judges",
+        dest="citecheck_judges",
+        default=None,
+        type=judge_specs,
+        metavar="P:M,P:M,...",
+        help="a panel of judges, comma-separated (ini citecheck_judges, one per line or "
+        "comma-separated; a claim file's judges:); each judges every citation and the "
+        "panel rule decides. Recording costs one judge call per member.",
+    )
+    group.addoption(
+        "--citecheck-judge-samples",
+        dest="citecheck_judge_samples",
+        default=None,
+        type=positive_int,
+        metavar="N",
+        help="ask each judge N times (sampled at temperature 1 unless "
+        "citecheck_judge_temperature is set); N > 1 makes a panel (ini "
+        "citecheck_judge_samples; default 1).",
+    )
+    group.addoption(
+        "--citecheck-panel-rule",
+        dest="citecheck_panel_rule",
+        default=None,
+        choices=PANEL_RULES,
+        help="how a panel decides: majority (more than half the members) or unanimous "
+        "(ini citecheck_panel_rule; default majority).",
+    )
+    group.addoption(
+        "--citecheck-min-agreement",
+        dest="citecheck_min_agreement",
+        default=None,
+        type=fraction,
+        metavar="A",
+        help="fail when fewer than this share of the citations a panel judged were "
+        "unanimous (ini citecheck_min_agreement; default: no floor).",
+    )
+    parser.addini("citecheck_judges", "a judge panel: PROVIDER:MODEL specs", default=None)
+    parser.addini(
+        "citecheck_judge_samples", "replies asked of each judge (default 1)", default=None
+    )
+    parser.addini("citecheck_panel_rule", "majority or unanimous (default majority)", default=None)
+    parser.addini(
+        "citecheck_min_agreement",
+        "floor on the share of panel-judged citations that were unanimous (default: none)",
+        default=None,
+    )
+
+
+def _panel_settings(config: pytest.Config) -> dict[str, Any]:
+    """The panel options, resolved (flag > ini > default); bad ini values name the option."""
+    opt = config.option
+
+    def ini(name: str, parse: Any) -> Any:
+        raw = _getini(config, name)
+        if raw in (None, "", []):
+            return None
+        try:
+            return parse(str(raw).strip())
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    def rule(text: str) -> str:
+        if text not in PANEL_RULES:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(PANEL_RULES)}")
+        return text
+
+    judges = opt.citecheck_judges
+    listed = _getini(config, "citecheck_judges")
+    if judges is None and listed:
+        try:
+            judges = judge_specs(",".join(listed) if isinstance(listed, list) else str(listed))
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option citecheck_judges: {exc}") from None
+    samples = opt.citecheck_judge_samples or ini("citecheck_judge_samples", positive_int) or 1
+    min_agreement = opt.citecheck_min_agreement
+    if min_agreement is None:
+        min_agreement = _ini_fraction(config, "citecheck_min_agreement")
+    return {
+        "judges": judges,
+        "judge_samples": samples,
+        "panel_rule": opt.citecheck_panel_rule or ini("citecheck_panel_rule", rule) or "majority",
+        "min_agreement": min_agreement,
+    }

@@ -35,11 +35,27 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+# A panel member's vote in the compact ``-v`` form: ``[supported panel ssn]``.
+_VOTE_LETTERS = {"supported": "s", "contradicted": "c", "not_found": "n", "error": "e"}
+
+
 def _labels(payload: Any) -> str:
     """The claim labels a report carries: JSON from an xdist worker, or the result
-    objects in this process."""
+    objects in this process. A citation a judge panel decided adds its votes, one
+    letter a member in panel order (s, c, n, e)."""
     results = json.loads(payload) if isinstance(payload, str) else payload
-    return ", ".join(str(r["label"] if isinstance(r, dict) else r.label.value) for r in results)
+    shown = []
+    for r in results:
+        data = r if isinstance(r, dict) else r.model_dump(mode="json")
+        text = str(data["label"])
+        panels = [v["panel"] for v in data.get("verdicts", []) if v.get("panel")]
+        if panels:
+            votes = (
+                "".join(_VOTE_LETTERS.get(str(m["label"]), "?") for m in panel) for panel in panels
+            )
+            text += " panel " + " ".join(votes)
+        shown.append(text)
+    return ", ".join(shown)
 
 
 class ReportHooks:
@@ -273,7 +289,15 @@ def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
     from pytest_citecheck.core.providers import PROVIDERS
     from pytest_citecheck.reports.report import RunInfo
 
-    judges = sorted({v.judge for r in report.results.values() for v in r.verdicts if v.judge})
+    judges = sorted(
+        {
+            judge
+            for r in report.results.values()
+            for v in r.verdicts
+            for judge in ([m.judge for m in v.panel] if v.panel else [v.judge])
+            if judge
+        }
+    )
     prompt_version = None
     if judges and all(j.partition(":")[0] in PROVIDERS for j in judges):
         # Every built-in provider sends the one versioned prompt.

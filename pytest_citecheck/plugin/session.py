@@ -86,6 +86,9 @@ class CitecheckSession:
             max_cost=s.max_cost,
             max_credits=s.max_credits,
             terms=PLUGIN_TERMS,
+            judges=s.judges,
+            judge_samples=s.judge_samples,
+            panel_rule=s.panel_rule,
         )
 
     def stage_hooks(self) -> StageHooks:

@@ -19,6 +19,7 @@ def record_command(nodeid: str, mode: str = "once") -> str:
 PLUGIN_TERMS = Terms(
     options={
         "judge": "--citecheck-judge or the ini option citecheck_judge",
+        "judges": "--citecheck-judges or the ini option citecheck_judges",
         "judge_base_url": "the ini option citecheck_judge_base_url",
         "judge_temperature": "citecheck_judge_temperature",
         "judge_response_format": "citecheck_judge_response_format",
@@ -27,6 +28,7 @@ PLUGIN_TERMS = Terms(
         "allow_contradicted": "citecheck_allow_contradicted",
         "strict_review": "--citecheck-strict-review",
         "max_drop": "citecheck_max_drop",
+        "min_agreement": "citecheck_min_agreement",
         "report": "--citecheck-report",
         "timeout": "citecheck_timeout",
         "max_page_bytes": "citecheck_max_page_bytes",

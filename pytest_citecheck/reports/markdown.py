@@ -70,6 +70,13 @@ def render_markdown(data: dict[str, Any]) -> str:
             f"{t['output_tokens']} out{spend_text(data.get('spend'))}",
             "",
         ]
+    panel = data.get("panel")
+    if panel:
+        out += [
+            f"Judge panel: {panel['citations']} citations, {panel['unanimous']} unanimous "
+            f"(agreement {_fmt(panel['unanimous_share'])})",
+            "",
+        ]
     files = data.get("files") or {}
     if len(files) > 1:
         out += ["| file | claims | citations | precision | failed |", "|---|---:|---:|---:|---:|"]

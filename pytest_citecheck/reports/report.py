@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, ClaimResult, Label, Verdict
+from pytest_citecheck.claims.models import (
+    BAD_LABELS,
+    LABEL_ORDER,
+    ClaimResult,
+    Label,
+    PanelVote,
+    Verdict,
+)
 from pytest_citecheck.core.files import append_text, write_atomic
 from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub
@@ -308,6 +315,7 @@ class Report:
                     f"{t.output_tokens} out" + spend_text(self.spend())
                 )
             )
+        out += self._panel_lines(t)
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -355,10 +363,49 @@ class Report:
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
         return out
 
+    def panels(self) -> list[list[PanelVote]]:
+        """The votes of every citation a judge panel decided, in file order."""
+        return [v.panel for _, result in self.ordered() for v in result.verdicts if v.panel]
+
+    def panel_json(self) -> dict[str, Any] | None:
+        """The run's agreement figures (None: no panel judged anything)."""
+        from pytest_citecheck.engine.panel import agreement
+
+        panels = self.panels()
+        if not panels:
+            return None
+        figures = agreement(panels)
+        return {
+            "citations": figures.citations,
+            "unanimous": figures.unanimous,
+            "unanimous_share": figures.unanimous_share,
+            "pairwise_agreement": figures.pairwise,
+            "members": max(len(p) for p in panels),
+        }
+
+    def _panel_lines(self, t: Totals) -> list[Line]:
+        panel = self.panel_json()
+        if panel is None:
+            return []
+        out = [
+            Line(
+                f"judge panel: {_count(panel['citations'], 'citation')}, {panel['unanimous']} "
+                f"unanimous (agreement {_fmt(panel['unanimous_share'])})"
+            )
+        ]
+        for pair, share in panel["pairwise_agreement"].items():
+            out.append(Line(f"  pairwise {pair}: {share:.4f}"))
+        return out
+
     # -- files -----------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
         t = self.totals
+        panel = self.panel_json()
+        claims = [
+            {"nodeid": nodeid, "passed": self.passed(nodeid), **_claim_json(result)}
+            for nodeid, result in self.ordered()
+        ]
         return {
             "citecheck_report": REPORT_FORMAT,
             "run": self.run,
@@ -379,10 +426,8 @@ class Report:
                 {"nodeid": c.nodeid, "before": c.before, "after": c.after}
                 for c in self.label_changes()
             ],
-            "claims": [
-                {"nodeid": nodeid, "passed": self.passed(nodeid), **result.model_dump(mode="json")}
-                for nodeid, result in self.ordered()
-            ],
+            **({"panel": panel} if panel is not None else {}),
+            "claims": claims,
         }
 
     def scrubbed_json(self) -> dict[str, Any]:
@@ -393,12 +438,34 @@ class Report:
     def write_json(self, path: Path) -> None:
         write_report(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
 
+    def csv_columns(self) -> list[str]:
+        """:data:`CSV_COLUMNS`, plus four columns a panel member when a panel judged."""
+        members = max((len(p) for p in self.panels()), default=0)
+        extra = [
+            f"member_{i}_{field}"
+            for i in range(1, members + 1)
+            for field in ("judge", "label", "confidence", "quote")
+        ]
+        return CSV_COLUMNS + extra
+
     def csv_rows(self) -> list[dict[str, Any]]:
         rows = []
+        panel_columns = len(self.csv_columns()) > len(CSV_COLUMNS)
         for nodeid, result in self.ordered():
             for v in result.verdicts:
+                members: dict[str, Any] = {}
+                for i, m in enumerate(v.panel or [], start=1):
+                    members |= {
+                        f"member_{i}_judge": m.judge,
+                        f"member_{i}_label": m.label.value,
+                        f"member_{i}_confidence": "" if m.confidence is None else m.confidence,
+                        f"member_{i}_quote": m.evidence_quote or "",
+                    }
+                if not panel_columns:
+                    members = {}
                 rows.append(
                     {
+                        **members,
                         "nodeid": nodeid,
                         "claim_id": result.id,
                         "claim": result.claim,
@@ -423,7 +490,7 @@ class Report:
 
     def write_csv(self, path: Path) -> None:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(buffer, fieldnames=self.csv_columns(), restval="")
         writer.writeheader()
         writer.writerows(self.csv_rows())
         write_report(path, scrub(buffer.getvalue()))
@@ -437,6 +504,20 @@ class Report:
         from pytest_citecheck.reports.html import render_html
 
         write_report(path, render_html(self.scrubbed_json()))
+
+
+# Verdict fields that are null unless a panel or an overruling guard set them: left out
+# of the JSON report then, so a run without either writes what it always did.
+_UNLESS_SET = ("judge_label", "judge_confidence", "panel")
+
+
+def _claim_json(result: ClaimResult) -> dict[str, Any]:
+    data = result.model_dump(mode="json")
+    for verdict in data["verdicts"]:
+        for name in _UNLESS_SET:
+            if verdict.get(name) is None:
+                verdict.pop(name, None)
+    return data
 
 
 def _totals_json(t: Totals) -> dict[str, Any]:
