@@ -4,8 +4,10 @@ Two rules, kept here so every reader and every printer shares them:
 
 - :func:`text_problem` -- what input text may not hold: a lone surrogate (an
   unpaired ``\\ud800`` escape in JSON or a YAML double-quoted string, which no
-  file, database or terminal can encode) or a control character other than tab
-  and newline (an escaped ``\\x1b[2J`` would clear the terminal that prints it).
+  file, database or terminal can encode) or a C0 control character or DEL other
+  than tab, newline and carriage return (an escaped ``\\x1b[2J`` would clear the
+  terminal that prints it; a CRLF line ending in a quoted document, or U+0085
+  NEL, is only text).
 - :func:`terminal_safe` -- text from pages, judges and claims made printable:
   escape sequences (``ESC[31m``, ``ESC]...BEL``) and other control characters
   are removed, lone surrogates shown as U+FFFD.
@@ -17,6 +19,8 @@ import re
 import unicodedata
 
 ALLOWED_CONTROLS = frozenset("\t\n")
+# Input may also hold carriage returns (CRLF text); the terminal never gets them raw.
+ALLOWED_INPUT_CONTROLS = frozenset("\t\n\r")
 
 # ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC and one more byte.
 _ESCAPE_SEQUENCE = re.compile(
@@ -37,15 +41,15 @@ def text_problem(text: str) -> str | None:
                 f"it holds a lone surrogate U+{ord(ch):04X} at character {i + 1} "
                 f"(an unpaired \\u{ord(ch):04x} escape; no file or terminal can store it)"
             )
-        if _is_control(ch):
+        if (ch < " " or ch == "\x7f") and ch not in ALLOWED_INPUT_CONTROLS:
             return f"it holds the control character U+{ord(ch):04X} at character {i + 1}"
     return None
 
 
 TEXT_FIX = (
     "remove the character: write the text itself (an emoji as the character or a "
-    "surrogate pair like \\ud83d\\ude00, not half of one); only tab and newline "
-    "may be escaped"
+    "surrogate pair like \\ud83d\\ude00, not half of one); only tab, newline and "
+    "carriage return may be escaped"
 )
 
 
