@@ -84,6 +84,8 @@ class Reason:
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
+    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
+    URL_REFUSED = "url_refused"
     INTERNAL = "internal_error"
 
 
@@ -138,7 +140,7 @@ def _max_claim_chars_fix(context: Any) -> str:
 
 
 def check_text(name: str, value: str) -> str:
-    """Refuse lone surrogates and control characters (but tab and newline) in ``value``."""
+    """Refuse lone surrogates and control characters (but tab, newline, CR) in ``value``."""
     problem = text_problem(value)
     if problem is not None:
         raise _invalid(f"{name} is not usable text: {problem}", TEXT_FIX)

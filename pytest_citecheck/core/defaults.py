@@ -23,6 +23,10 @@ DEFAULT_MAX_PAGE_BYTES = 2_000_000
 # The longest claim text accepted (characters): a claim is one sentence or a few,
 # and its text goes into every judge prompt. 0 lifts the cap.
 DEFAULT_MAX_CLAIM_CHARS = 2000
+# Which cited URLs may be fetched (pytest_citecheck.stages.url_policy): ``off``
+# refuses none; ``public`` refuses internal addresses, local names and credentials.
+URL_POLICIES = ("off", "public")
+DEFAULT_URL_POLICY = "off"
 # What ``citecheck recheck`` can find of a recorded citation (engine.recheck.RecheckStatus),
 # and what fails a recheck unless told otherwise: the evidence or the page is gone, or
 # the recheck could not tell (a failure never counts as a pass).

@@ -13,6 +13,8 @@ from typing import Literal, NamedTuple
 TokenKind = Literal["normal", "javascript"]
 # The Crawlbase tokens the fetcher (and the Storage API) reads.
 TOKEN_ENV: dict[TokenKind, str] = {"normal": "CRAWLBASE_TOKEN", "javascript": "CRAWLBASE_JS_TOKEN"}
+# The key clients send to ``citecheck serve`` (pytest_citecheck.frontends.service).
+SERVICE_KEY_ENV = "CITECHECK_SERVICE_KEY"
 
 
 class ProviderEnv(NamedTuple):

@@ -15,11 +15,16 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pytest_citecheck.core.providers import PROVIDER_ENV, TOKEN_ENV
+from pytest_citecheck.core.providers import PROVIDER_ENV, SERVICE_KEY_ENV, TOKEN_ENV
 
 # Environment variables whose values are secrets: the Crawlbase tokens and every
-# judge provider's key (tests/unit/test_secrets.py checks the tables agree).
-SECRET_ENV_VARS = (*TOKEN_ENV.values(), *(env.key_env for env in PROVIDER_ENV.values()))
+# judge provider's key (tests/unit/test_secrets.py checks the tables agree), and the
+# key clients send to `citecheck serve`.
+SECRET_ENV_VARS = (
+    *TOKEN_ENV.values(),
+    *(env.key_env for env in PROVIDER_ENV.values()),
+    SERVICE_KEY_ENV,
+)
 # Header names a cassette drops from recorded requests and responses.
 SECRET_HEADERS = (
     "authorization",
@@ -42,6 +47,8 @@ _PATTERNS = (
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
     re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
     re.compile(r"()\bsk-[A-Za-z0-9_-]{8,}"),
+    # user:password@ in a URL (https://user:pass@host/)
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/?#\s@'\"]+(?=@)"),
 )
 
 

@@ -20,7 +20,7 @@ import unicodedata
 
 ALLOWED_CONTROLS = frozenset("\t\n")
 # Input may also hold carriage returns (CRLF text); the terminal never gets them raw.
-ALLOWED_INPUT_CONTROLS = frozenset("\t\n\r")
+INPUT_CONTROLS = frozenset("\t\n\r")
 
 # ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC and one more byte.
 _ESCAPE_SEQUENCE = re.compile(
@@ -41,7 +41,7 @@ def text_problem(text: str) -> str | None:
                 f"it holds a lone surrogate U+{ord(ch):04X} at character {i + 1} "
                 f"(an unpaired \\u{ord(ch):04x} escape; no file or terminal can store it)"
             )
-        if (ch < " " or ch == "\x7f") and ch not in ALLOWED_INPUT_CONTROLS:
+        if (ch < " " or ch == "\x7f") and ch not in INPUT_CONTROLS:
             return f"it holds the control character U+{ord(ch):04X} at character {i + 1}"
     return None
 

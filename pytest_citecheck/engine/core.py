@@ -69,6 +69,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
+    DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV
@@ -117,6 +118,9 @@ class EngineSettings:
     # Identifies one run across processes (xdist workers share it): a cassette this
     # run already saved is replayed, not recorded again. None: this engine alone.
     run_id: str | None = None
+    # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy); a refused
+    # one is a ``url_refused`` verdict and no request.
+    url_policy: str = DEFAULT_URL_POLICY
     # How messages name options and the record command: the front end's own words.
     terms: Terms = NEUTRAL
 
@@ -596,6 +600,7 @@ class Engine:
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=self.settings.max_page_bytes,
             quote_policy=self.settings.quote_policy,
+            url_policy=self.settings.url_policy,
             terms=self.settings.terms,
         )
 

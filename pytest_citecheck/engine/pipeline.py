@@ -21,7 +21,11 @@ from pytest_citecheck.claims.models import (
     Reason,
     Verdict,
 )
-from pytest_citecheck.core.defaults import DEFAULT_MAX_PAGE_BYTES, DEFAULT_REVIEW_BELOW
+from pytest_citecheck.core.defaults import (
+    DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_REVIEW_BELOW,
+    DEFAULT_URL_POLICY,
+)
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
@@ -31,6 +35,8 @@ from pytest_citecheck.stages.guard import EXACT, QuotePolicy, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import Ranker
+from pytest_citecheck.stages.url_policy import check as check_url
+from pytest_citecheck.stages.url_policy import without_credentials
 
 DEFAULT_TOP_K = 3
 # Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
@@ -62,6 +68,7 @@ class Verifier:
     classify_error: ErrorClassifier | None = None
     quote_policy: QuotePolicy = EXACT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
+    url_policy: str = DEFAULT_URL_POLICY
     # How messages name options (the front end's words).
     terms: Terms = NEUTRAL
 
@@ -107,11 +114,28 @@ class Verifier:
             verdict = Verdict(url=citation.target, label=Label.ERROR, reason=reason, detail=detail)
         if verdict.detail is not None and len(verdict.detail) > MAX_DETAIL_CHARS:
             verdict = verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
+        if citation.url is not None and "@" in citation.url:
+            # Credentials in a cited URL never reach a report, the audit index or a terminal.
+            verdict = verdict.model_copy(
+                update={
+                    "url": without_credentials(verdict.url),
+                    "final_url": verdict.final_url and without_credentials(verdict.final_url),
+                }
+            )
         return self._gate_confidence(verdict)
 
     # -- URL citations -------------------------------------------------------
 
     def _verify_url(self, claim: str, url: str) -> Verdict:
+        refused = check_url(self.url_policy, url)
+        if refused is not None:
+            return Verdict(
+                url=url,
+                label=Label.NOT_FOUND,
+                reason=Reason.URL_REFUSED,
+                detail=f"not fetched: {refused} "
+                f"({self.terms.setting('url_policy', self.url_policy)})",
+            )
         try:
             fetched = self.fetcher.fetch(url)
         except ResponseTooLarge as exc:

@@ -24,16 +24,20 @@ from pytest_citecheck.core.argtypes import (
     fraction,
     judge_spec,
     positive_int,
+    positive_seconds,
     recheck_statuses,
 )
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_URL_POLICY,
     RECORD_MODES,
+    URL_POLICIES,
 )
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
@@ -293,6 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default {DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
     )
     batch.add_argument(
+        "--url-policy",
+        choices=URL_POLICIES,
+        default=DEFAULT_URL_POLICY,
+        help="public: cited URLs on internal addresses or local names, or with credentials, "
+        f"are url_refused and not fetched (default {DEFAULT_URL_POLICY}).",
+    )
+    batch.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
@@ -380,25 +391,82 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve POST /verify and GET /health over HTTP (extra `service`).",
         description="Serve verification over HTTP with FastAPI and uvicorn: POST /verify "
         '{"claim", "urls", "judge"?}, GET /health, OpenAPI at /docs. Needs '
-        "pip install 'pytest-citecheck[service]'.",
+        "pip install 'pytest-citecheck[service]'. Every request is checked before "
+        "anything is spent: Host header, service key, JSON body, caps, judge allow-list, "
+        "URL policy.",
+        epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
+        "Clients send it as `Authorization: Bearer <key>`.",
     )
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST}).")
     serve.add_argument(
         "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})."
     )
     serve.add_argument(
+        "--key-file",
+        type=Path,
+        metavar="PATH",
+        help=f"read the service key from PATH (default: ${sd.SERVICE_KEY_ENV}); at least "
+        f"{sd.MIN_KEY_CHARS} characters. Required unless --host is loopback.",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; *.example.com "
+        f"for a domain, * for any). Default: {', '.join(sd.LOOPBACK_HOSTS)} and --host.",
+    )
+    serve.add_argument(
+        "--allow-judge",
+        action="append",
+        default=[],
+        type=judge_spec,
+        metavar="PROVIDER:MODEL",
+        help="a judge callers may name besides --judge (repeatable; default: only --judge).",
+    )
+    serve.add_argument(
+        "--url-policy",
+        choices=URL_POLICIES,
+        default="public",
+        help="public: refuse URLs on internal addresses or local names, or with credentials "
+        "(422, nothing fetched); off: refuse none (default public).",
+    )
+    serve.add_argument(
         "--max-urls",
         type=positive_int,
-        default=20,
+        default=sd.DEFAULT_MAX_URLS,
         metavar="N",
-        help="most URLs one request may cite (default 20).",
+        help=f"most URLs one request may cite (default {sd.DEFAULT_MAX_URLS}).",
+    )
+    serve.add_argument(
+        "--max-claim-chars",
+        type=positive_int,
+        default=sd.DEFAULT_MAX_CLAIM_CHARS,
+        metavar="N",
+        help=f"longest claim one request may make (default {sd.DEFAULT_MAX_CLAIM_CHARS}).",
     )
     serve.add_argument(
         "--max-body-bytes",
         type=positive_int,
-        default=65536,
+        default=sd.DEFAULT_MAX_BODY_BYTES,
         metavar="B",
-        help="largest request body accepted (default 65536).",
+        help=f"largest request body accepted (default {sd.DEFAULT_MAX_BODY_BYTES}).",
+    )
+    serve.add_argument(
+        "--queue-wait",
+        type=positive_seconds,
+        default=sd.DEFAULT_QUEUE_WAIT,
+        metavar="S",
+        help="answer 503 with Retry-After when no verification slot frees up within S "
+        f"seconds (default {sd.DEFAULT_QUEUE_WAIT:g}).",
+    )
+    serve.add_argument(
+        "--read-timeout",
+        type=positive_seconds,
+        default=sd.DEFAULT_READ_TIMEOUT,
+        metavar="S",
+        help="close connections whose request headers, or whose body, take longer than S "
+        f"seconds (default {sd.DEFAULT_READ_TIMEOUT:g}).",
     )
     _add_judge_options(serve)
     return parser
@@ -501,6 +569,7 @@ def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
         concurrency=args.concurrency,
         ranker=args.ranker,
         review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
+        url_policy=args.url_policy,
         terms=terms,
     )
     return Engine.from_settings(settings)
@@ -587,6 +656,7 @@ _BATCH_OPTIONS = {
     "review_below": "--review-below",
     "concurrency": "--concurrency",
     "max_claim_chars": "--max-claim-chars",
+    "url_policy": "--url-policy",
 }
 
 
@@ -959,12 +1029,24 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from pytest_citecheck.frontends.service import ServiceConfig, create_app
+        from pytest_citecheck.frontends.service import ServiceConfig, create_app, uvicorn_config
     except ImportError as exc:
         raise UsageError(
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
             "pip install 'pytest-citecheck[service]'"
         ) from None
+    from pytest_citecheck.core.providers import PROVIDERS
+
+    key = service_key(args.key_file)
+    problem = sd.binding_problem(args.host, key)
+    if problem is not None:
+        raise UsageError(problem)
+    for judge in args.allow_judge:
+        if judge.partition(":")[0].lower() not in PROVIDERS:
+            raise UsageError(
+                f"--allow-judge {judge}: no provider {judge.partition(':')[0]!r} "
+                f"(one of {', '.join(PROVIDERS)})"
+            )
     _open_audit(args.audit)
     config = ServiceConfig(
         judge=args.judge,
@@ -975,9 +1057,54 @@ def run_serve(args: argparse.Namespace) -> int:
         audit=args.audit,
         max_urls=args.max_urls,
         max_body_bytes=args.max_body_bytes,
+        max_claim_chars=args.max_claim_chars,
+        api_key=key,
+        allowed_hosts=allowed_hosts(args.host, args.allowed_host),
+        allowed_judges=tuple(args.allow_judge),
+        url_policy=args.url_policy,
+        queue_wait=args.queue_wait,
+        read_timeout=args.read_timeout,
     )
-    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="info")
+    access = "a key is required" if key else "no key (loopback only)"
+    print(
+        f"citecheck serve: {access}; Host {', '.join(config.allowed_hosts)}; "
+        f"URL policy {config.url_policy}",
+        file=sys.stderr,
+    )
+    app = create_app(config)
+    uvicorn.Server(uvicorn_config(app, config, host=args.host, port=args.port)).run()
     return EXIT_OK
+
+
+def service_key(key_file: Path | None) -> str | None:
+    """The service key: ``--key-file``, else the environment, else None (a usage error
+    when it cannot be read or is too short)."""
+    import os
+
+    if key_file is not None:
+        try:
+            text = key_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise UsageError(f"--key-file {key_file}: cannot be read ({exc})") from None
+        where = f"--key-file {key_file}"
+    elif os.environ.get(sd.SERVICE_KEY_ENV, "").strip():
+        text, where = os.environ[sd.SERVICE_KEY_ENV], sd.SERVICE_KEY_ENV
+    else:
+        return None
+    try:
+        return sd.check_key(text, where)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def allowed_hosts(host: str, extra: Sequence[str]) -> tuple[str, ...]:
+    """The Host names served: loopback's, the address bound (unless a wildcard), ``extra``."""
+    bound = [] if host in ("0.0.0.0", "::", "") else [host]
+    names: list[str] = []
+    for name in (*sd.LOOPBACK_HOSTS, *bound, *extra):
+        if name.lower().strip("[]") not in names:
+            names.append(name.lower().strip("[]"))
+    return tuple(names)
 
 
 if __name__ == "__main__":  # pragma: no cover

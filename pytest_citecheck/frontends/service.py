@@ -1,17 +1,40 @@
 """``citecheck serve``: verification over HTTP, a thin front end over the engine.
 
-- ``GET /health`` -- 200 with the version and which tokens and keys are
-  configured, by variable name only (never a value);
+- ``GET /health`` -- 200 ``{"status": "ok"}``; with the key (or when the
+  service runs without one), also the version, the judge, the slots in use and
+  which tokens and keys are configured, by variable name only (never a value);
 - ``POST /verify {"claim", "urls", "judge"?}`` -- the claim label and one
   verdict per URL (url, label, reason, evidence_quote, confidence, final_url,
   original_status, rid);
 - OpenAPI at ``/docs`` (and ``/openapi.json``).
 
-A body is read only up to ``max_body_bytes`` (413 past it) and checked by the
-same schema as claim files (422 with the rule that was broken). A missing
-token or key is 503 whose detail names the environment variable. Every request
-shares one engine, whose pool verifies at most ``concurrency`` claims at once;
-requests beyond that wait their turn. With ``audit`` set, each request's
+The service spends the operator's credits, so every request is checked before
+anything is spent, in this order:
+
+1. the ``Host`` header is one of ``allowed_hosts`` (400): a DNS-rebinding page
+   cannot reach a loopback service under its own name;
+2. ``Authorization: Bearer <key>`` when the service has a key (401, compared in
+   constant time); :func:`binding_problem` makes a key mandatory off loopback;
+3. the body is ``application/json`` (415): a cross-site form or ``text/plain``
+   post cannot be sent without a CORS preflight, which this service never grants;
+4. the body arrives within ``read_timeout`` (408) and is at most
+   ``max_body_bytes`` (413);
+5. the JSON has no duplicate keys and no deep nesting, the claim and URLs
+   follow the claim files' schema, at most ``max_urls`` URLs and
+   ``max_claim_chars`` characters (422);
+6. the judge is one the operator allows (403);
+7. every URL passes the URL policy (422, ``url_refused``;
+   :mod:`pytest_citecheck.stages.url_policy`);
+8. tokens and keys are configured (503 naming the variable) and the audit
+   index can be written now (503);
+9. a verification slot frees up within ``queue_wait`` seconds (503 with
+   ``Retry-After``; at most ``concurrency`` claims are verified at once).
+
+A failure after the spending (the audit index locked meanwhile) still answers
+the verdicts, with ``audit_problem`` saying what was not recorded. Details
+never show an internal URL (:func:`~pytest_citecheck.stages.url_policy.hide_internal_urls`).
+Slow request headers are cut off by :func:`uvicorn_config`'s protocol; a client
+that hangs up mid-body is one log line. With ``audit`` set, each request's
 citations are appended to the audit index (one run id per server process; the
 claim id is the request id returned in the response).
 
@@ -24,17 +47,22 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+import secrets
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.loader import ClaimValidationError, parse_claim
@@ -44,10 +72,26 @@ from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS, scrub
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.core import Engine, EngineSettings
-from pytest_citecheck.reports.audit import AuditIndex, new_run_id
+from pytest_citecheck.frontends.service_defaults import (
+    DEFAULT_AUDIT_WAIT,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_MAX_URLS,
+    DEFAULT_QUEUE_WAIT,
+    DEFAULT_READ_TIMEOUT,
+    LOOPBACK_HOSTS,
+    MAX_CONNECTIONS,
+    MAX_JSON_DEPTH,
+    RETRY_AFTER_SECONDS,
+)
+from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+from pytest_citecheck.stages.url_policy import PUBLIC, check, hide_internal_urls
 
-DEFAULT_MAX_URLS = 20
-DEFAULT_MAX_BODY_BYTES = 65_536
+if TYPE_CHECKING:
+    import uvicorn
+
+log = logging.getLogger("pytest_citecheck.service")
+
 # Variables /health reports as configured or not (names only).
 HEALTH_ENV_VARS = (*SECRET_ENV_VARS, "OLLAMA_HOST", "CITECHECK_JUDGE_BASE_URL")
 
@@ -64,6 +108,18 @@ class ServiceConfig:
     audit: Path | None = None
     max_urls: int = DEFAULT_MAX_URLS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+    # The bearer key clients must send; None: no key (allowed on loopback only,
+    # see binding_problem).
+    api_key: str | None = None
+    # Host header names accepted ("*" any, "*.example.com" a domain and its subdomains).
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    # Judges a caller may name besides the service's own (judge, else DEFAULT_JUDGE).
+    allowed_judges: tuple[str, ...] = ()
+    url_policy: str = PUBLIC
+    queue_wait: float = DEFAULT_QUEUE_WAIT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    audit_wait: float = DEFAULT_AUDIT_WAIT
 
     def engine_settings(self) -> EngineSettings:
         # The service is live: nothing is recorded or replayed ("all" + no cassette).
@@ -74,6 +130,8 @@ class ServiceConfig:
             concurrency=self.concurrency,
             ranker=self.ranker,
             review_below=(DEFAULT_REVIEW_BELOW if self.review_below is None else self.review_below),
+            # Requests are refused before this; the engine applies it again, as batch does.
+            url_policy=self.url_policy,
             terms=SERVICE_TERMS,
         )
 
@@ -87,10 +145,19 @@ class VerifyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     claim: str = Field(description="The sentence the LLM claimed.")
-    urls: list[str] = Field(description="The http(s) URLs it cited for the claim.")
+    urls: list[str] = Field(description="The http(s) URLs it cited for the claim (at least one).")
     judge: str | None = Field(
-        default=None, description="PROVIDER:MODEL; default: the server's --judge."
+        default=None,
+        description="PROVIDER:MODEL; default: the server's --judge. Only judges the operator "
+        "allows (--allow-judge).",
     )
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        if not urls:
+            raise ValueError("no URLs: cite at least one http(s) URL for the claim")
+        return urls
 
     @field_validator("judge")
     @classmethod
@@ -122,16 +189,27 @@ class VerifyResponse(BaseModel):
     claim: str
     label: Label
     verdicts: list[CitationVerdict]
+    audit_problem: str | None = Field(
+        default=None,
+        description="Set when the verdicts could not be written to the audit index "
+        "(they are answered all the same).",
+    )
 
 
 class Health(BaseModel):
+    """``status`` for anyone; the rest only with the key (or on a service without one)."""
+
     status: str
-    version: str
-    judge: str
-    concurrency: int
-    audit: bool
-    configured: dict[str, bool] = Field(
-        description="Environment variables the service can use: set or not (never values)."
+    version: str | None = None
+    judge: str | None = None
+    allowed_judges: list[str] | None = None
+    concurrency: int | None = None
+    busy: int | None = Field(default=None, description="Verification slots in use.")
+    audit: bool | None = None
+    url_policy: str | None = None
+    configured: dict[str, bool] | None = Field(
+        default=None,
+        description="Environment variables the service can use: set or not (never values).",
     )
 
 
@@ -147,26 +225,181 @@ class Problem(BaseModel):
 class Rejected(Exception):
     """A request answered with an error status before any verification."""
 
-    def __init__(self, status: int, detail: str | list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        status: int,
+        detail: str | list[dict[str, Any]],
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(status, detail)
         self.status = status
         self.detail = detail
+        self.headers = dict(headers or {})
+
+    def response(self) -> JSONResponse:
+        return JSONResponse({"detail": self.detail}, status_code=self.status, headers=self.headers)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The body, or :class:`Rejected` (413) as soon as it is known to exceed ``limit``."""
+class _Disconnected(Exception):
+    """The client hung up before its body arrived: nothing to answer."""
+
+
+def _host_name(header: str) -> str:
+    """The Host header without its port, lower case, IPv6 brackets removed."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def host_allowed(header: str | None, allowed: Sequence[str]) -> bool:
+    if not header:
+        return False
+    name = _host_name(header).rstrip(".")
+    for pattern in allowed:
+        pattern = pattern.strip().lower().strip("[]").rstrip(".")
+        if pattern == "*" or pattern == name:
+            return True
+        if pattern.startswith("*.") and (name == pattern[2:] or name.endswith(pattern[1:])):
+            return True
+    return False
+
+
+class HostAllowList:
+    """ASGI middleware: any request (docs and 404s included) whose Host header is not
+    allowed is 400, before routing."""
+
+    def __init__(self, app: ASGIApp, allowed: Sequence[str]) -> None:
+        self.app = app
+        self.allowed = tuple(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            host = headers.get(b"host", b"").decode("latin-1")
+            if not host_allowed(host, self.allowed):
+                reply = JSONResponse(
+                    {
+                        "detail": "this service does not answer to that Host header; the "
+                        "operator allows more names with --allowed-host"
+                    },
+                    status_code=400,
+                )
+                await reply(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def authorised(request: Request, api_key: str | None) -> bool:
+    """Whether the request carries the key (always, on a service without one)."""
+    if api_key is None:
+        return True
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return secrets.compare_digest(given.strip().encode(), api_key.encode())
+
+
+def _require_key(request: Request, api_key: str | None) -> None:
+    if not authorised(request, api_key):
+        raise Rejected(
+            401,
+            "missing or wrong service key: send `Authorization: Bearer <key>`",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+def _require_json(request: Request) -> None:
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind != "application/json":
+        raise Rejected(
+            415,
+            f"the body must be application/json, not {kind[:80] or 'untyped'}: send "
+            "`Content-Type: application/json`",
+        )
+
+
+async def _read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
+    """The body, or :class:`Rejected`: 413 as soon as it is known to exceed ``limit``,
+    408 when it has not all arrived within ``timeout`` seconds."""
     too_large = Rejected(413, f"the request body is larger than {limit} bytes")
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise too_large
+                chunks.append(chunk)
+    except TimeoutError:
+        raise Rejected(
+            408,
+            f"the request body did not arrive within {timeout:g} s",
+            headers={"Connection": "close"},
+        ) from None
+    except ClientDisconnect:
+        raise _Disconnected from None
     return b"".join(chunks)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def _depth(body: bytes) -> int:
+    """How deeply the JSON in ``body`` nests arrays and objects (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def parse_json(body: bytes) -> Any:
+    """The body's JSON, or :class:`Rejected` (422): not JSON, a key given twice (claim
+    files refuse those too), or nested deeper than :data:`MAX_JSON_DEPTH`."""
+
+    def refuse(msg: str, kind: str) -> Rejected:
+        return Rejected(422, [{"loc": ["body"], "msg": msg, "type": kind}])
+
+    # Checked before parsing: json (and pydantic after it) would recurse into any depth
+    # and raise RecursionError.
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise refuse(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep", "json_invalid")
+    try:
+        return json.loads(body, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        raise refuse(
+            f"the key {exc.args[0]!r} is given twice; give each key once", "json_invalid"
+        ) from None
+    except ValueError as exc:
+        raise refuse(f"invalid JSON: {exc}", "json_invalid") from None
 
 
 def _problems(exc: ValidationError) -> list[dict[str, Any]]:
@@ -225,11 +458,16 @@ def to_response(request_id: str, result: ClaimResult) -> VerifyResponse:
                 original_status=v.original_status,
                 rid=v.rid,
                 review=v.review,
-                detail=scrub(v.detail) if v.detail else None,
+                detail=public_detail(v.detail) if v.detail else None,
             )
             for v in result.verdicts
         ],
     )
+
+
+def public_detail(text: str) -> str:
+    """A message as a caller may see it: no secret, no internal URL."""
+    return hide_internal_urls(scrub(text))
 
 
 # How the service's replies name what a caller can change: the request's judge,
@@ -241,6 +479,7 @@ SERVICE_TERMS = Terms(
         "ranker": "the server's --ranker",
         "review_below": "the server's --review-below",
         "concurrency": "the server's --concurrency",
+        "url_policy": "the server's --url-policy",
     },
     judge_origins={
         JUDGE_FROM_FLAG: "the server's --judge",
@@ -255,27 +494,63 @@ def unconfigured_detail(message: str) -> str:
     return scrub("; ".join(lines))
 
 
-def claim_from_body(body: bytes, request_id: str, config: ServiceConfig) -> Claim:
-    """The claim a ``/verify`` body asks about, or :class:`Rejected` (422) saying
-    which rule it breaks: JSON, the request's shape, then the claim files' schema."""
+def same_judge(a: str, b: str) -> bool:
+    """Whether two judge specs name the same judge (the provider in any case)."""
+    pa, _, ma = a.strip().partition(":")
+    pb, _, mb = b.strip().partition(":")
+    return pa.lower() == pb.lower() and ma == mb
+
+
+def claim_from_body(
+    body: bytes,
+    request_id: str,
+    config: ServiceConfig,
+    allowed_judges: Sequence[str] | None = None,
+) -> Claim:
+    """The claim a ``/verify`` body asks about, or :class:`Rejected` saying which rule
+    it breaks: JSON, the request's shape and caps, the claim files' schema (422), the
+    judge allow-list (403), then the URL policy (422). ``allowed_judges`` None: any."""
     try:
-        payload = json.loads(body)
-    except ValueError as exc:
-        problem = {"loc": ["body"], "msg": f"invalid JSON: {exc}", "type": "json_invalid"}
-        raise Rejected(422, [problem]) from None
-    try:
-        wanted = VerifyRequest.model_validate(payload)
+        wanted = VerifyRequest.model_validate(parse_json(body))
     except ValidationError as exc:
         raise Rejected(422, _problems(exc)) from None
     if len(wanted.urls) > config.max_urls:
         msg = f"{len(wanted.urls)} URLs; at most {config.max_urls} per request"
         raise Rejected(422, [{"loc": ["body", "urls"], "msg": msg, "type": "too_long"}])
+    if len(wanted.claim) > config.max_claim_chars:
+        msg = (
+            f"the claim has {len(wanted.claim)} characters; at most {config.max_claim_chars} "
+            "per request (one claim is a sentence or two)"
+        )
+        raise Rejected(422, [{"loc": ["body", "claim"], "msg": msg, "type": "too_long"}])
     if wanted.judge is None and config.judge is not None:
         wanted = wanted.model_copy(update={"judge": config.judge})
     try:
-        return to_claim(wanted, request_id)
+        claim = to_claim(wanted, request_id)
     except ClaimValidationError as exc:
         raise Rejected(422, _schema_problems(exc)) from None
+    judge = claim.judge or DEFAULT_JUDGE
+    if allowed_judges is not None and not any(same_judge(judge, a) for a in allowed_judges):
+        raise Rejected(
+            403,
+            f"judge {judge!r} is not allowed on this service; it allows "
+            f"{', '.join(allowed_judges)} (the operator adds more with --allow-judge)",
+        )
+    problems = []
+    for i, citation in enumerate(claim.citations):
+        why = check(config.url_policy, citation.url or "", extra_hosts=config.allowed_hosts)
+        if why is not None:
+            problems.append(
+                {
+                    "loc": ["body", "urls", i],
+                    "msg": f"the URL is refused: {why}",
+                    "fix": "cite a public http(s) page; nothing was fetched",
+                    "type": "url_refused",
+                }
+            )
+    if problems:
+        raise Rejected(422, problems)
+    return claim
 
 
 def create_app(
@@ -289,10 +564,19 @@ def create_app(
     env: Mapping[str, str] = os.environ if environ is None else environ
     owned = engine is None
     engine = engine or Engine.from_settings(config.engine_settings(), environ=env)
-    audit = AuditIndex(config.audit) if config.audit is not None else None
+    audit = (
+        AuditIndex(config.audit, busy_timeout=config.audit_wait)
+        if config.audit is not None
+        else None
+    )
     run_id = new_run_id()
     request_ids = itertools.count(1)
     default_judge = config.judge or engine.settings.judge or DEFAULT_JUDGE
+    allowed_judges = [default_judge] + [
+        j for j in config.allowed_judges if not same_judge(j, default_judge)
+    ]
+    slots = asyncio.Semaphore(config.concurrency)
+    busy = [0]
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -306,25 +590,89 @@ def create_app(
         description="Checks that cited pages support the claims an LLM made (pytest-citecheck).",
         lifespan=lifespan,
     )
+    app.add_middleware(HostAllowList, allowed=config.allowed_hosts)
 
-    @app.get("/health", response_model=Health)
-    def health() -> Health:
+    @app.get("/health", response_model=Health, response_model_exclude_none=True)
+    def health(request: Request) -> Health:
+        if not authorised(request, config.api_key):
+            return Health(status="ok")
         return Health(
             status="ok",
             version=__version__,
             judge=default_judge,
+            allowed_judges=allowed_judges,
             concurrency=config.concurrency,
+            busy=busy[0],
             audit=audit is not None,
+            url_policy=config.url_policy,
             configured={name: bool(env.get(name)) for name in HEALTH_ENV_VARS},
         )
+
+    def check_audit() -> None:
+        """The audit index can take a row now (raises :class:`Rejected`, 503)."""
+        if audit is None:
+            return
+        try:
+            audit.check(write=True)
+        except (AuditError, OSError, sqlite3.Error) as exc:
+            log.warning("audit index %s cannot be written: %s", config.audit, exc)
+            raise Rejected(
+                503,
+                "the service's audit index cannot be written right now, so nothing was "
+                "verified; the operator sees why in the service log",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            ) from None
+
+    def record(request_id: str, result: ClaimResult) -> str | None:
+        """Write the audit rows; after the spending a failure is reported, not raised."""
+        if audit is None:
+            return None
+        try:
+            audit.record({request_id: result}, run_id, "service")
+        except (AuditError, OSError, sqlite3.Error) as exc:
+            log.warning("request %s: audit rows not written: %s", request_id, exc)
+            return (
+                "the verdicts could not be written to the service's audit index (the "
+                "operator sees why in the service log)"
+            )
+        return None
+
+    async def take_slot() -> Callable[[], None]:
+        try:
+            await asyncio.wait_for(slots.acquire(), timeout=config.queue_wait)
+        except TimeoutError:
+            raise Rejected(
+                503,
+                f"all {config.concurrency} verification slots have been busy for "
+                f"{config.queue_wait:g} s: try again in {RETRY_AFTER_SECONDS} s",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            ) from None
+        busy[0] += 1
+
+        def release() -> None:
+            busy[0] -= 1
+            slots.release()
+
+        return release
 
     @app.post(
         "/verify",
         response_model=VerifyResponse,
         responses={
+            401: {"model": Problem, "description": "The service key is missing or wrong."},
+            403: {"model": Problem, "description": "The judge is not one the service allows."},
+            408: {"model": Problem, "description": "The body did not arrive in time."},
             413: {"model": Problem, "description": "The body is larger than the limit."},
-            422: {"model": Problem, "description": "The body breaks a claim-file rule."},
-            503: {"model": Problem, "description": "A token or key is not configured."},
+            415: {"model": Problem, "description": "The body is not application/json."},
+            422: {
+                "model": Problem,
+                "description": "The body breaks a claim-file rule, a cap or the URL policy.",
+            },
+            503: {
+                "model": Problem,
+                "description": "A token or key is not configured, the audit index cannot be "
+                "written, or every slot is busy (with Retry-After).",
+            },
         },
         openapi_extra={
             "requestBody": {
@@ -336,26 +684,118 @@ def create_app(
     async def verify(request: Request) -> Any:
         request_id = f"r{next(request_ids):06d}"
         try:
-            body = await _read_body(request, config.max_body_bytes)
-            claim = claim_from_body(body, request_id, config)
+            _require_key(request, config.api_key)
+            _require_json(request)
+            body = await _read_body(request, config.max_body_bytes, config.read_timeout)
+            claim = claim_from_body(body, request_id, config, allowed_judges)
         except Rejected as exc:
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status)
+            return exc.response()
+        except _Disconnected:
+            client = request.client.host if request.client else "a client"
+            log.info("request %s: %s disconnected before sending its body", request_id, client)
+            return Response(status_code=400)
         try:
             engine.preflight([claim])
         except ConfigurationError as exc:
-            return JSONResponse({"detail": unconfigured_detail(str(exc))}, status_code=503)
+            detail = public_detail(unconfigured_detail(str(exc)))
+            return JSONResponse({"detail": detail}, status_code=503)
         except ValueError as exc:  # a judge spec that names no known provider
             return JSONResponse(
-                {"detail": [{"loc": ["body", "judge"], "msg": str(exc), "type": "value_error"}]},
+                {
+                    "detail": [
+                        {
+                            "loc": ["body", "judge"],
+                            "msg": public_detail(str(exc)),
+                            "type": "value_error",
+                        }
+                    ]
+                },
                 status_code=422,
             )
-        result = await asyncio.wrap_future(engine.submit(claim))
+        try:
+            await run_in_threadpool(check_audit)
+            release = await take_slot()
+        except Rejected as exc:
+            return exc.response()
+        try:
+            result = await asyncio.wrap_future(engine.submit(claim))
+        finally:
+            release()
         unconfigured = next((v for v in result.verdicts if v.reason == Reason.CONFIGURATION), None)
-        if audit is not None:
-            await run_in_threadpool(audit.record, {request_id: result}, run_id, "service")
+        audit_problem = await run_in_threadpool(record, request_id, result)
         if unconfigured is not None:
             # e.g. a page that needs CRAWLBASE_JS_TOKEN, or a token the API refused.
-            return JSONResponse({"detail": scrub(unconfigured.detail or "")}, status_code=503)
-        return to_response(request_id, result)
+            return JSONResponse(
+                {"detail": public_detail(unconfigured.detail or "")}, status_code=503
+            )
+        reply = to_response(request_id, result)
+        return reply.model_copy(update={"audit_problem": audit_problem}) if audit_problem else reply
 
     return app
+
+
+def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicorn.Config:
+    """uvicorn's configuration for ``app``: its HTTP protocol closes a connection whose
+    request headers have not all arrived within ``config.read_timeout`` seconds."""
+    import h11
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    timeout = config.read_timeout
+
+    class HeaderDeadline(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()  # the next request on this connection gets its own deadline
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            if not self.transport.is_closing():
+                self._header_timer = self.loop.call_later(timeout, self._headers_late)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_late(self) -> None:
+            self._header_timer = None
+            # IDLE: the request line and headers have not all arrived.
+            if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+                return
+            if self.conn.trailing_data[0]:
+                client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+                log.info("%s sent no complete request headers within %g s", client, timeout)
+                self.transport.write(
+                    b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n"
+                    b"connection: close\r\n\r\n"
+                )
+            self.transport.close()
+
+    if "log_config" not in kwargs:
+        # The service's own lines (a client that hung up, an audit problem) beside uvicorn's.
+        import copy
+
+        from uvicorn.config import LOGGING_CONFIG
+
+        logging_config = copy.deepcopy(LOGGING_CONFIG)
+        logging_config["loggers"]["pytest_citecheck"] = {
+            "handlers": ["default"],
+            "level": "INFO",
+            "propagate": False,
+        }
+        kwargs["log_config"] = logging_config
+    kwargs.setdefault("timeout_keep_alive", max(1, min(5, int(timeout))))
+    # Connections (idle ones included) beyond this get uvicorn's immediate 503.
+    kwargs.setdefault("limit_concurrency", MAX_CONNECTIONS)
+    return uvicorn.Config(app, http=HeaderDeadline, **kwargs)

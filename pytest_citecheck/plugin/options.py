@@ -31,8 +31,10 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_RECHECK_FAIL_ON,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
+    DEFAULT_URL_POLICY,
     RANKERS,
     RECORD_MODES,
+    URL_POLICIES,
 )
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.stages.quote_policy import (
@@ -371,6 +373,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
 
+    # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy).
+    group.addoption(
+        "--citecheck-url-policy",
+        dest="citecheck_url_policy",
+        default=None,
+        choices=URL_POLICIES,
+        help="public: refuse cited URLs on internal addresses or local names, or with "
+        "credentials, as url_refused without fetching them (ini citecheck_url_policy; "
+        f"default {DEFAULT_URL_POLICY}).",
+    )
+    parser.addini(
+        "citecheck_url_policy",
+        f"which cited URLs may be fetched: {' | '.join(URL_POLICIES)} "
+        f"(default {DEFAULT_URL_POLICY})",
+        default=None,
+    )
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -406,6 +425,7 @@ class Settings:
     html: Path | None = None
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
+    url_policy: str = DEFAULT_URL_POLICY
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
@@ -508,6 +528,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,
         ranker=_ranker(config),
+        url_policy=_url_policy(config),
         recheck=bool(opt.citecheck_recheck),
         recheck_fail_on=_recheck_fail_on(config),
         **_engine_settings(config),  # type: ignore[arg-type]
@@ -646,5 +667,19 @@ def _ranker(config: pytest.Config) -> str:
     if name not in RANKERS:
         raise pytest.UsageError(
             f"ini option citecheck_ranker: {name!r} is not one of {', '.join(RANKERS)}"
+        )
+    return name
+
+
+def _url_policy(config: pytest.Config) -> str:
+    name: str = config.option.citecheck_url_policy or str(
+        _getini(config, "citecheck_url_policy") or ""
+    )
+    name = name.strip().lower()
+    if not name:
+        return DEFAULT_URL_POLICY
+    if name not in URL_POLICIES:
+        raise pytest.UsageError(
+            f"ini option citecheck_url_policy: {name!r} is not one of {', '.join(URL_POLICIES)}"
         )
     return name

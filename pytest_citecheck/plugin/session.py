@@ -80,6 +80,7 @@ class CitecheckSession:
             cache_dir=self._cache_dir(),
             ranker=s.ranker,
             quote_policy=s.quote_policy,
+            url_policy=s.url_policy,
             run_id=_xdist_run_id(self.config),
             terms=PLUGIN_TERMS,
         )

@@ -33,6 +33,7 @@ PLUGIN_TERMS = Terms(
         "document_roots": "the ini option citecheck_document_roots",
         "max_claim_chars": "--citecheck-max-claim-chars or the ini option "
         "citecheck_max_claim_chars",
+        "url_policy": "citecheck_url_policy",
     },
     assign=" = ",
     judge_origins={

@@ -150,8 +150,9 @@ def _text(value: str) -> str:
 class AuditIndex:
     """An audit file. Cheap to create: every call opens its own connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
         self.path = path
+        self.busy_timeout = busy_timeout
 
     @contextmanager
     def _connect(self, create: bool) -> Iterator[sqlite3.Connection]:
@@ -167,9 +168,7 @@ class AuditIndex:
         try:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
-            )
+            connection = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise AuditError(f"cannot open the audit file {self.path}: {reason}") from None
@@ -205,11 +204,15 @@ class AuditIndex:
             raise
         connection.execute("COMMIT")
 
-    def check(self) -> None:
+    def check(self, write: bool = False) -> None:
         """Create the file if needed and check it can be written (raises :class:`AuditError`),
-        so a bad ``--audit`` path is a usage error before any work is done."""
-        with self._connect(create=True):
-            pass
+        so a bad ``--audit`` path is a usage error before any work is done. ``write``:
+        also take the write lock (waiting at most ``busy_timeout``), so a file another
+        writer holds is known before anything is spent."""
+        with self._connect(create=True) as connection:
+            if write:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("ROLLBACK")
 
     def append(self, rows: Iterable[AuditRow]) -> int:
         """Append ``rows`` in one transaction; returns how many were written."""

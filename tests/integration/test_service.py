@@ -14,13 +14,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 
 from pytest_citecheck.engine.core import Engine, StageHooks
-from pytest_citecheck.frontends.service import ServiceConfig, create_app
+from pytest_citecheck.frontends.service import ServiceConfig, create_app, uvicorn_config
 from pytest_citecheck.reports.audit import AuditIndex
 from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages, judge_by_page
 from tests.doubles.crawlbase import CrawlbaseDouble
@@ -30,8 +31,9 @@ OPENAI_KEY = "sk-test-service-0123456789"
 
 
 @contextmanager
-def serving(config: ServiceConfig, environ: dict[str, str]) -> Iterator[str]:
-    """``create_app`` under a real uvicorn on a free 127.0.0.1 port; yields its base URL."""
+def serving(config: ServiceConfig, environ: dict[str, str], **options: Any) -> Iterator[str]:
+    """``create_app`` under a real uvicorn on a free 127.0.0.1 port; yields its base URL.
+    ``options`` go to uvicorn's configuration."""
     engine = Engine.from_settings(
         config.engine_settings(), hooks=StageHooks(make_ranker=FirstPassages), environ=environ
     )
@@ -40,7 +42,8 @@ def serving(config: ServiceConfig, environ: dict[str, str]) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    options = {"log_level": "warning", "lifespan": "on", **options}
+    server = uvicorn.Server(uvicorn_config(app, config, **options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -227,7 +230,8 @@ def test_load_200_requests_16_in_flight_no_errors_no_lost_audit_rows(
 ) -> None:
     requests, in_flight = 200, 16
     audit = tmp_path / "audit.db"
-    config = ServiceConfig(audit=audit, concurrency=8)
+    # Twice as many in flight as slots: the rest wait their turn (no 503 at this load).
+    config = ServiceConfig(audit=audit, concurrency=8, queue_wait=60)
 
     async def load(url: str) -> list[httpx.Response]:
         limit = asyncio.Semaphore(in_flight)

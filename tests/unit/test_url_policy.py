@@ -1,0 +1,184 @@
+"""The URL policy: every spelling of an internal target is refused, public URLs pass."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.stages.url_policy import (
+    INTERNAL_MARK,
+    address_refusal,
+    check,
+    hide_internal_urls,
+    literal_address,
+    without_credentials,
+)
+
+# (URL, words the refusal must contain)
+REFUSED = [
+    # loopback, every spelling of 127.0.0.1
+    ("http://127.0.0.1/", "loopback"),
+    ("http://127.0.0.1:22/", "loopback"),
+    ("http://2130706433/", "loopback"),  # one decimal number
+    ("http://0x7f000001/", "loopback"),  # hex
+    ("http://0X7F.0.0.1/", "loopback"),  # hex label
+    ("http://0177.0.0.1/", "loopback"),  # octal
+    ("http://017700000001/", "loopback"),  # octal number
+    ("http://127.1/", "loopback"),  # short form
+    ("http://127.0.1/", "loopback"),
+    ("http://127.0.0.1./", "loopback"),  # trailing dot
+    ("http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", "loopback"),  # full-width digits
+    ("http://127\u30020\u30020\u30021/", "loopback"),  # ideographic full stops
+    ("http://%31%32%37.0.0.1/", "loopback"),  # percent-encoded
+    ("http://%6c%6f%63%61%6c%68%6f%73%74/", "local name"),
+    ("http://exa%20mple.com/", "not a valid host name"),
+    ("http://[::1]/", "loopback"),
+    ("http://[0:0:0:0:0:0:0:1]:8000/health", "loopback"),
+    ("http://[::ffff:127.0.0.1]/", "loopback"),  # IPv6-mapped IPv4
+    ("http://[::ffff:7f00:1]/", "loopback"),
+    ("http://[2002:7f00:1::]/", "loopback"),  # 6to4 around 127.0.0.1
+    # private, shared, link-local (cloud metadata), reserved, multicast, unspecified
+    ("http://10.0.0.1/", "private"),
+    ("http://192.168.1.1/", "private"),
+    ("http://172.16.5.4/", "private"),
+    ("http://0xa000001/", "private"),  # 10.0.0.1 in hex
+    ("http://167772161/", "private"),  # 10.0.0.1 in decimal
+    ("http://[::ffff:10.0.0.1]/", "private"),
+    ("http://[64:ff9b::a00:1]/", "private"),  # NAT64 around 10.0.0.1
+    ("http://[fd00::1]/", "private"),
+    ("http://100.64.0.1/", "not a public address"),
+    ("http://169.254.169.254/latest/meta-data/", "link-local"),
+    ("http://0xa9fea9fe/", "link-local"),  # 169.254.169.254 in hex
+    ("http://2852039166/", "link-local"),  # ... in decimal
+    ("http://[fe80::1]/", "link-local"),
+    ("http://[::ffff:169.254.169.254]/", "link-local"),
+    ("http://240.0.0.1/", "reserved"),
+    ("http://224.0.0.1/", "multicast"),
+    ("http://[ff02::1]/", "multicast"),
+    ("http://0.0.0.0/", "unspecified"),
+    ("http://0/", "unspecified"),
+    ("http://[::]/", "unspecified"),
+    # numbers that are no address are not taken for names either
+    ("http://999.1.1.1/", "out of range"),
+    ("http://1.2.3.4.5/", "not a valid one"),
+    ("http://08.0.0.1/", "not a valid one"),
+    # local names
+    ("http://localhost/", "local name"),
+    ("http://LOCALHOST.:8000/health", "local name"),
+    ("http://api.localhost/", "local name"),
+    ("http://metadata.google.internal/computeMetadata/v1/", "local name"),
+    ("http://db.internal/", "local name"),
+    ("http://printer.local/", "local name"),
+    ("http://router.home.arpa/", "local name"),
+    ("http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/", "local name"),
+    ("http://metadata/", "no domain"),
+    ("http://intranet/wiki", "no domain"),
+    # credentials
+    ("http://user:pass@example.com/", "credentials"),
+    ("https://token@example.com/", "credentials"),
+    ("http://example.com@127.0.0.1/", "credentials"),
+]
+
+PUBLIC = [
+    "https://example.com/articles/boiling",
+    "http://example.com:8080/a?b=c#d",
+    "https://www.essex.ac.uk/news/2019/03/26/x",
+    "https://8.8.8.8/",
+    "https://[2606:4700:4700::1111]/",
+    "http://[::ffff:8.8.8.8]/",  # IPv6-mapped public address
+    "https://bücher.de/",  # an internationalised name
+    "https://0xdeadbeef.com/",  # a name that merely starts like a number
+    "https://1e100.net/",
+    "https://example.com/path/with@sign",  # an @ in the path is not credentials
+    "https://local.example.com/",  # "local" as a label, not the .local suffix
+]
+
+
+@pytest.mark.parametrize(("url", "words"), REFUSED)
+def test_internal_targets_are_refused_in_every_spelling(url: str, words: str) -> None:
+    why = check("public", url)
+    assert why is not None, url
+    assert words in why
+
+
+@pytest.mark.parametrize("url", PUBLIC)
+def test_public_urls_pass(url: str) -> None:
+    assert check("public", url) is None
+
+
+@pytest.mark.parametrize(("url", "_"), REFUSED[:5])
+def test_policy_off_refuses_nothing(url: str, _: str) -> None:
+    assert check("off", url) is None
+
+
+def test_an_unknown_policy_is_an_error() -> None:
+    with pytest.raises(ValueError, match="public"):
+        check("strict", "https://example.com/")
+
+
+def test_the_service_own_names_are_refused() -> None:
+    assert check("public", "https://example.com/") is None
+    why = check("public", "https://citecheck.example.com/health", ["citecheck.example.com"])
+    assert why is not None and "this service itself" in why
+
+
+def test_credentials_are_removed_from_urls_and_text() -> None:
+    assert without_credentials("http://user:pass@example.com:8/x?y") == (
+        "http://REDACTED@example.com:8/x?y"
+    )
+    assert without_credentials("https://example.com/a") == "https://example.com/a"
+    text = scrub("could not fetch http://alice:hunter2@example.com/page")
+    assert "hunter2" not in text and "alice" not in text
+    assert "example.com/page" in text
+
+
+def test_internal_urls_are_hidden_from_messages() -> None:
+    text = hide_internal_urls(
+        "could not reach the ollama judge at http://127.0.0.1:11434/api/chat: no connection; "
+        "nor http://[::1]:8000/v1. The page https://example.com/x is fine."
+    )
+    assert "11434" not in text and "::1" not in text
+    assert text.count(INTERNAL_MARK) == 2
+    assert f"{INTERNAL_MARK}: no connection" in text
+    assert "https://example.com/x is fine" in text
+
+
+# -- every spelling of an IPv4 address, generated ---------------------------------------
+
+
+def _spell(value: int, parts: int, bases: list[str]) -> str:
+    """``value`` (a 32-bit address) written as ``parts`` numbers (inet_aton's forms:
+    the last number fills the remaining bytes), each in the base named in ``bases``."""
+    octets = list(value.to_bytes(4, "big"))
+    numbers = [*octets[: parts - 1], int.from_bytes(bytes(octets[parts - 1 :]), "big")]
+    out = []
+    for number, base in zip(numbers, bases, strict=False):
+        if base == "hex":
+            out.append(hex(number))
+        elif base == "octal" and number:
+            out.append("0" + oct(number)[2:])
+        else:
+            out.append(str(number))
+    return ".".join(out)
+
+
+@given(
+    value=st.integers(0, 2**32 - 1),
+    parts=st.integers(1, 4),
+    bases=st.lists(st.sampled_from(["decimal", "hex", "octal"]), min_size=4, max_size=4),
+)
+@settings(max_examples=300, deadline=None)
+def test_every_spelling_of_an_address_gets_the_verdict_of_the_address(
+    value: int, parts: int, bases: list[str]
+) -> None:
+    address = ipaddress.IPv4Address(value)
+    spelling = _spell(value, parts, bases)
+    assert literal_address(spelling) == address
+    expected = address_refusal(address) is None
+    assert (check("public", f"http://{spelling}/page") is None) is expected
+    mapped = f"http://[::ffff:{address}]/page"
+    assert (check("public", mapped) is None) is expected
