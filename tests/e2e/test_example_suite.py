@@ -202,7 +202,7 @@ def test_failing_sibling_in_github_actions_annotates_the_failing_claims_lines(
     errors = [c for c in commands if c.startswith("::error ")]
     claim_file = copies / "example_suite_failing" / "citecheck_answers.yaml"
     lines = claim_file.read_text(encoding="utf-8").splitlines()
-    failed = re.findall(r"^FAILED \[\w+\] \S+::(\S+)$", result.stdout, re.M)
+    failed = re.findall(r"^FAILED \[\w+\] \S+::(\S+)(?: - .*)?$", result.stdout, re.M)
     assert failed == ["charlie-russell-cause-of-death"], result.stdout
     expected_line = lines.index("  - id: charlie-russell-cause-of-death") + 1
     assert len(errors) == 1, commands

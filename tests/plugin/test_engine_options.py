@@ -113,7 +113,8 @@ def test_a_failed_gate_adds_no_letter_after_the_last_progress_mark(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     (last,) = [line for line in result.stdout.lines if line.startswith("citecheck_a.yaml ..")]
     assert last.endswith("[100%]"), last
-    result.stdout.fnmatch_lines(["*2 passed, 1 citecheck gate failed in *"])
+    # "2 passed, 1 citecheck gate failed" (a warnings count may sit between the two).
+    result.stdout.fnmatch_lines(["*2 passed, *1 citecheck gate failed in *"])
 
 
 def test_help_types_the_numeric_ini_options(pytester: pytest.Pytester) -> None:
