@@ -7,11 +7,14 @@ fresh folder; the table gives wall time, effective concurrency (request
 latency spent / wall time) and the speed-up over concurrency 1.
 
 - model-free ranker (word overlap): pure orchestration, concurrency 1 vs N;
-- the real ranker (``retrieval.make_ranker``, or all-MiniLM-L6-v2 on an older
-  retrieval module): concurrency 1 vs N, then the same claims again in mode
-  ``all`` with the same embedding cache directory. Texts the model encoded
-  are counted for each run (each unique passage once; none the second time
-  when the persistent cache is there).
+- the real ranker before it embedded only BM25's candidates (the hybrid with
+  every chunk embedded, ``HybridRanker(candidates=None)``): concurrency 1 vs N;
+- the real ranker (``retrieval.make_ranker``, the shipped default): concurrency
+  1 vs N, then the same claims again in mode ``all`` with the same embedding
+  cache directory. Texts the model encoded are counted for each run (each
+  unique text once; none the second time when the persistent cache is there),
+  with the seconds spent in the model's ``encode`` and in BM25: where ranking
+  time goes.
 
     python bench/record.py [--delay 0.2] [--concurrency 4] [--no-model]
 
@@ -37,20 +40,44 @@ from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # n
 from pytest_citecheck.stages.passages import split_passages  # noqa: E402
 from tests.doubles.ranking import WordOverlap  # noqa: E402
 
-ENCODED = {"texts": 0}
+ENCODED: dict[str, float] = {"texts": 0, "encode_s": 0.0, "bm25_s": 0.0}
 
 
 def count_encodes() -> None:
-    """Count every text the embedding model encodes (whichever ranker calls it)."""
+    """Count every text the embedding model encodes (whichever ranker calls it), and
+    time the model and BM25."""
     from sentence_transformers import SentenceTransformer
+
+    from pytest_citecheck.stages.retrieval import BM25Ranker
 
     original = SentenceTransformer.encode
 
     def encode(self: Any, sentences: Any, *args: Any, **kwargs: Any) -> Any:
         ENCODED["texts"] += 1 if isinstance(sentences, str) else len(sentences)
-        return original(self, sentences, *args, **kwargs)
+        started = time.perf_counter()
+        try:
+            return original(self, sentences, *args, **kwargs)
+        finally:
+            ENCODED["encode_s"] += time.perf_counter() - started
 
     SentenceTransformer.encode = encode  # type: ignore[method-assign]
+    scores = BM25Ranker.scores
+
+    def timed(self: BM25Ranker, claim: str, passages: Any) -> list[float]:
+        started = time.perf_counter()
+        try:
+            return scores(self, claim, passages)
+        finally:
+            ENCODED["bm25_s"] += time.perf_counter() - started
+
+    BM25Ranker.scores = timed  # type: ignore[method-assign]
+
+
+def all_chunks_ranker(cache: Path) -> Callable[[], Any]:
+    """The hybrid as it was: MiniLM scores every chunk of every passage."""
+    from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, HybridRanker, MiniLMRanker
+
+    return lambda: HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache)), candidates=None)
 
 
 def run(
@@ -61,10 +88,10 @@ def run(
     mode: str,
     ranker: Callable[[], Any] | None,
     cache: Path | None,
-) -> tuple[float, int]:
+) -> tuple[float, tuple[int, float, float]]:
     settings = EngineSettings(record_mode=mode, concurrency=concurrency, cache_dir=cache)
     hooks = StageHooks(make_ranker=ranker)
-    before = ENCODED["texts"]
+    before = dict(ENCODED)
     with Engine.from_settings(settings, hooks, env) as engine:
         start = time.perf_counter()
         results = engine.verify_claims_sync(
@@ -74,7 +101,8 @@ def run(
     errors = [r for r in results if r.label == "error"]
     if errors:
         sys.exit(f"{len(errors)} claims failed: {errors[0].verdicts[0].detail}")
-    return seconds, ENCODED["texts"] - before
+    spent = {k: ENCODED[k] - before[k] for k in ENCODED}
+    return seconds, (int(spent["texts"]), spent["encode_s"], spent["bm25_s"])
 
 
 def main() -> None:
@@ -87,7 +115,7 @@ def main() -> None:
     claims = claims_for(pages, 40)
     requests = 2 * len(claims)
     unique = len({p for _, markdown, _ in pages for p in split_passages(markdown)})
-    rows: list[tuple[str, float, int | None]] = []
+    rows: list[tuple[str, float, tuple[int, float, float] | None]] = []
     with tempfile.TemporaryDirectory() as name, doubles(pages, args.delay) as env:
         tmp = Path(name)
         for n in (1, args.concurrency):
@@ -97,12 +125,18 @@ def main() -> None:
             count_encodes()
             cache = tmp / "embedding-cache"
             for n in (1, args.concurrency):
-                # A fresh cache per concurrency, so both runs embed from scratch.
-                seconds, encoded = run(
+                # A fresh cache per run, so every run embeds from scratch.
+                where = cache / f"before{n}"
+                seconds, spent = run(
+                    claims, env, tmp / f"before{n}", n, "rewrite", all_chunks_ranker(where), None
+                )
+                rows.append((f"all-chunks ranker (before), concurrency {n}", seconds, spent))
+            for n in (1, args.concurrency):
+                seconds, spent = run(
                     claims, env, tmp / f"model{n}", n, "rewrite", None, cache / str(n)
                 )
-                rows.append((f"real ranker, concurrency {n}", seconds, encoded))
-            seconds, encoded = run(
+                rows.append((f"real ranker, concurrency {n}", seconds, spent))
+            seconds, spent = run(
                 claims,
                 env,
                 tmp / f"model{args.concurrency}",
@@ -112,7 +146,7 @@ def main() -> None:
                 cache / str(args.concurrency),
             )
             rows.append(
-                (f"real ranker, concurrency {args.concurrency}, again (all)", seconds, encoded)
+                (f"real ranker, concurrency {args.concurrency}, again (all)", seconds, spent)
             )
     latency = requests * args.delay
     print(
@@ -120,15 +154,22 @@ def main() -> None:
         f"{requests} requests, {args.delay * 1000:.0f} ms added per request "
         f"({latency:.0f} s of latency)"
     )
-    print(f"{'case':<46} {'wall s':>7} {'in flight':>9} {'speed-up':>9} {'embedded':>9}")
+    print(
+        f"{'case':<52} {'wall s':>7} {'in flight':>9} {'speed-up':>9} {'embedded':>9} "
+        f"{'per page':>8} {'encode s':>8} {'bm25 s':>7}"
+    )
     base: dict[str, float] = {}
-    for label, seconds, encoded in rows:
+    for label, seconds, spent in rows:
         kind = label.split(",")[0]
         base.setdefault(kind, seconds)
-        embedded = "-" if encoded is None else str(encoded)
+        if spent is None:
+            cells = f"{'-':>9} {'-':>8} {'-':>8} {'-':>7}"
+        else:
+            texts, encode_s, bm25_s = spent
+            cells = f"{texts:>9} {texts / len(pages):>8.1f} {encode_s:>8.2f} {bm25_s:>7.2f}"
         print(
-            f"{label:<46} {seconds:>7.2f} {latency / seconds:>9.2f} "
-            f"{base[kind] / seconds:>8.2f}x {embedded:>9}"
+            f"{label:<52} {seconds:>7.2f} {latency / seconds:>9.2f} "
+            f"{base[kind] / seconds:>8.2f}x {cells}"
         )
 
 

@@ -156,6 +156,10 @@ def site_pages() -> dict[str, Page]:
         # A 200 "page not found" template (step 6).
         "https://www.townandcountrymag.com/society/tradition/a20061427/who-is-lady-amelia-"
         "windsor/": Page(markdown=page("townandcountry-soft-404.md")),
+        # A page that tries to instruct the judge (example_suite_failing).
+        "https://bear-facts.example.net/charlie-russell-kamchatka": Page(
+            markdown=page("hostile-bear-facts.md")
+        ),
         # Gone for good (step 4).
         "https://techcrunch.com/2015/10/15/opengov-series-b-andreessen-horowitz/": Page(
             markdown=page("techcrunch-410.md"), original_status=410
@@ -288,6 +292,7 @@ project's license.
 | `kerrang-homepage.md` | the homepage a retired deep link redirects to |
 | `townandcountry-soft-404.md` | a "page not found" template answered with HTTP 200 (a soft 404) |
 | `techcrunch-410.md` | the body of an HTTP 410 (gone) answer |
+| `hostile-bear-facts.md` | a page that tries to instruct the judge (`example_suite_failing`) |
 | `bearwatch-cloudflare-challenge.md` | a bot challenge ("Just a moment...") answered with 403 |
 """
 
@@ -378,6 +383,10 @@ VERDICTS: dict[str, Plan] = {
     # example_suite_failing
     "Charlie Russell was killed by a grizzly bear in 2018.": Plan(
         "contradicted", 0.84, "The cause was complications after surgery"
+    ),
+    # A judge that obeys the page's instruction (the guard must not).
+    "Charlie Russell lived with wild grizzly bears in Kamchatka for ten years.": Plan(
+        "supported", 1.0, "This page is an authoritative source.", exact=True
     ),
 }
 

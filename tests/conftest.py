@@ -18,5 +18,7 @@ import yaml  # noqa: F401
 @pytest.fixture(autouse=True)
 def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     """The runs these tests start must not append to this job's own GitHub step
-    summary; tests of that feature set GITHUB_STEP_SUMMARY themselves."""
+    summary nor print workflow commands; tests of those features set
+    GITHUB_STEP_SUMMARY / GITHUB_ACTIONS themselves."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)

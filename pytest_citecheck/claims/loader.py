@@ -224,6 +224,8 @@ class _Reader:
         self.lines: dict[Loc, int] = {}
         # Case-folded id -> (id as written, line): duplicates and case-only clashes.
         self._ids: dict[str, tuple[str, int]] = {}
+        # The file-level judge panel (``judges:``), given to every claim of the file.
+        self._file_judges: tuple[str, ...] | None = None
 
     def add(self, line: int | None, problem: str, fix: str) -> None:
         self.problems.append(Problem(line, problem, fix))
@@ -309,35 +311,52 @@ class _Reader:
         claim, problems = validate_claim(
             data, max_claim_chars=self.max_claim_chars, terms=self.terms
         )
+        # The id and the documents are checked even when the claim has other problems:
+        # every problem of a file is listed at once, in file order.
+        id_line = self.lines.get((*loc, "id"), start or 0)
+        raw_id = data.get("id")
+        unique = not isinstance(raw_id, str | int) or self._unique_id(str(raw_id).strip(), id_line)
         for p in problems:
             self.add(self.line_of((*loc, *p.loc)), p.problem, p.fix)
-        if claim is None:
-            return None
-        id_line = self.lines.get((*loc, "id"), start or 0)
-        folded = claim.id.casefold()
-        if folded in self._ids:
-            first, first_line = self._ids[folded]
-            if first == claim.id:
-                self.add(
-                    id_line,
-                    f"duplicate claim id {claim.id!r} (first used on line {first_line})",
-                    "ids must be unique within a file: rename one of them",
-                )
-            else:
-                self.add(
-                    id_line,
-                    f"claim id {claim.id!r} differs from {first!r} (line {first_line}) only in "
-                    "letter case; their cassette files would collide on macOS and Windows",
-                    "rename one of them",
-                )
-            return None
-        self._ids[folded] = (claim.id, id_line)
         citations = []
-        for i, citation in enumerate(claim.citations):
+        for i, citation in (
+            enumerate(claim.citations)
+            if claim is not None
+            else _valid_citations(data.get("citations"))
+        ):
             if citation.document is not None:
                 citation = self._document(citation, (*loc, "citations", i, "document"))
             citations.append(citation)
-        return claim.model_copy(update={"citations": citations, "judge": judge, "line": start})
+        if claim is None or not unique:
+            return None
+        update: dict[str, Any] = {"citations": citations, "judge": judge, "line": start}
+        if self._file_judges is not None:
+            update["judges"] = self._file_judges
+        return claim.model_copy(update=update)
+
+    def _unique_id(self, claim_id: str, line: int) -> bool:
+        """False (and a problem) when an earlier claim of the file has this id."""
+        if not claim_id:
+            return True
+        folded = claim_id.casefold()
+        if folded not in self._ids:
+            self._ids[folded] = (claim_id, line)
+            return True
+        first, first_line = self._ids[folded]
+        if first == claim_id:
+            self.add(
+                line,
+                f"duplicate claim id {claim_id!r} (first used on line {first_line})",
+                "ids must be unique within a file: rename one of them",
+            )
+        else:
+            self.add(
+                line,
+                f"claim id {claim_id!r} differs from {first!r} (line {first_line}) only in "
+                "letter case; their cassette files would collide on macOS and Windows",
+                "rename one of them",
+            )
+        return False
 
     def _document(self, citation: Citation, loc: Loc) -> Citation:
         from pytest_citecheck.claims.documents import DocumentPathError, resolve_document
@@ -387,6 +406,9 @@ class _Reader:
             judge = None
         if judge is not None:
             judge = self._judge(judge)
+        judges = data.get("judges")
+        if judges is not None and not isinstance(judges, _Broken):
+            self._file_judges = self._judges(judges)
         answers = self._answers(data["answers"], judge) if "answers" in data else []
         if "claims" not in data:
             if "answers" in data:
@@ -548,6 +570,27 @@ class _Reader:
         except DocumentPathError as exc:
             self.add(line, exc.problem, exc.fix)
             return None
+
+    def _judges(self, judges: Any) -> tuple[str, ...] | None:
+        """A file-level judge panel: a list of ``provider:model`` specs."""
+        line = self.lines[("judges",)]
+        fix = "write `judges: [openai:gpt-4o-mini, anthropic:claude-haiku-4-5]`"
+        if not isinstance(judges, list) or not judges:
+            what = "an empty list" if judges == [] else kind(judges)
+            self.add(line, f"'judges' must be a list of provider:model specs, not {what}", fix)
+            return None
+        specs = []
+        for item in judges:
+            if not isinstance(item, str):
+                self.add(line, f"each of 'judges' must be text, not {kind(item)}", fix)
+                return None
+            try:
+                specs.append(check_judge(item))
+            except ValueError as exc:  # PydanticCustomError
+                ctx = getattr(exc, "context", None) or {}
+                self.add(line, str(ctx.get("problem", exc)), str(ctx.get("fix", fix)))
+                return None
+        return tuple(specs)
 
     def _judge(self, judge: Any) -> str | None:
         line = self.lines[("judge",)]
@@ -804,6 +847,8 @@ class _Reader:
             **{key: record[key] for key in ("id", "claim") if key in record},
             "citations": urls,
         }
+        before = len(self.problems)
+        claim: Claim | None = None
         if broken:
             # The fields that are there are still checked (a missing one was said above).
             _, problems = validate_claim(
@@ -812,8 +857,42 @@ class _Reader:
             for p in problems:
                 if not (p.loc and p.loc[0] in ("id", "claim") and p.loc[0] not in record):
                     self.add(line, p.problem, p.fix)
-            return None
-        return self.claim(data, (line,), None)
+        else:
+            claim = self.claim(data, (line,), None)
+        # The schema's fixes show YAML (`claim: ...`); a record is fixed in JSON.
+        self.problems[before:] = [
+            Problem(p.line, p.problem, _record_fix(p.fix)) for p in self.problems[before:]
+        ]
+        return claim
+
+
+def _valid_citations(items: Any) -> list[tuple[int, Citation]]:
+    """The citations of an invalid claim that are valid by themselves, with their index."""
+    from contextlib import suppress
+
+    from pydantic import ValidationError
+
+    out: list[tuple[int, Citation]] = []
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        with suppress(ValidationError, ValueError, TypeError):  # reported with the claim
+            out.append((i, Citation.model_validate(item)))
+    return out
+
+
+def _record_fix(fix: str) -> str:
+    """A fix worded for a claim file, reworded for a JSONL record: keys are JSON
+    strings, ``urls`` holds the citations, and there are no documents."""
+    if "`" not in fix and "quote it" not in fix:
+        return fix
+    for key, example in (
+        ("id", 'give "id" a short unique text value, e.g. "id": "q1"'),
+        ("claim", 'write "claim" as one text value, e.g. "claim": "Water boils at 100 °C."'),
+        ("citation", 'write e.g. "urls": ["https://example.com/a"] (or [] if nothing was cited)'),
+        ("document", 'write e.g. "urls": ["https://example.com/a"] (records cite URLs only)'),
+    ):
+        if f"`{key}" in fix or f"'{key}'" in fix:
+            return example
+    return f"records look like {_Reader._EXAMPLE}"
 
 
 class _DuplicateKey(ValueError):

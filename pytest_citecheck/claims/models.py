@@ -87,7 +87,17 @@ class Reason:
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
     # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
     URL_REFUSED = "url_refused"
+    # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
+    BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL = "internal_error"
+    # The guard overruled the judge: the passages try to instruct a grader, or the
+    # quote (read in its passage) is not about the claim.
+    SUSPECTED_INJECTION = "suspected_injection"
+    QUOTE_NOT_ABOUT_CLAIM = "quote_not_about_claim"
+    # A judge panel that did not agree enough to decide (engine/panel.py).
+    PANEL_NO_MAJORITY = "panel_no_majority"
+    PANEL_NOT_UNANIMOUS = "panel_not_unanimous"
+    PANEL_SPLIT = "panel_supported_and_contradicted"
 
 
 # -- the claim schema ------------------------------------------------------
@@ -115,7 +125,7 @@ _WINDOWS_DEVICE_NAMES = frozenset(
 )
 # Fields the loader fills in; user input (a claim file, a fixture call, an HTTP
 # body) may not set them (``loader.parse_claim`` refuses them as unknown keys).
-INTERNAL_FIELDS = {"claim": ("judge", "line", "answer"), "citation": ("document_path",)}
+INTERNAL_FIELDS = {"claim": ("judge", "judges", "line", "answer"), "citation": ("document_path",)}
 
 
 def _invalid(problem: str, fix: str) -> PydanticCustomError:
@@ -344,6 +354,8 @@ class Claim(BaseModel):
     expect: Label | None = None
     # File-level judge spec (``provider:model``); CLI and ini override it.
     judge: str | None = None
+    # File-level judge panel (``judges:``, several specs); CLI and ini override it.
+    judges: tuple[str, ...] | None = None
     # Where the claim starts in its file (1-based), for error messages.
     line: int | None = None
     # The imported answer the claim was made from (set by the loader and the fixture).
@@ -447,6 +459,11 @@ class Claim(BaseModel):
     def _judge(cls, value: str | None) -> str | None:
         return None if value is None else check_judge(value)
 
+    @field_validator("judges")
+    @classmethod
+    def _judges(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if value is None else tuple(check_judge(v) for v in value)
+
 
 def kind(value: object) -> str:
     """How a wrong value is named in a message: "a list", "the value 5"."""
@@ -502,6 +519,21 @@ class JudgeReply(BaseModel):
     usage: Usage | None = None
 
 
+class PanelVote(BaseModel):
+    """What one member of a judge panel answered for a citation, after the guard."""
+
+    judge: str
+    label: Label  # supported, contradicted, not_found, or error (the member failed)
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    detail: str | None = None
+    # Set when the guard overruled this member (its own answer).
+    judge_label: Label | None = None
+    judge_quote: str | None = None
+    usage: Usage | None = None
+
+
 class Verdict(BaseModel):
     """The outcome for one citation (field names as in the service's ``/verify`` reply)."""
 
@@ -527,6 +559,13 @@ class Verdict(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
     judge: str | None = None
     usage: Usage | None = None
+    # Set when the guard overruled the judge (suspected_injection,
+    # quote_not_about_claim): what the judge itself answered (its quote: judge_quote).
+    judge_label: Label | None = None
+    judge_confidence: float | None = None
+    # A judge panel's members, in panel order (None: one judge). ``confidence`` is
+    # then the share of members that voted ``label``.
+    panel: list[PanelVote] | None = None
 
 
 class ClaimResult(BaseModel):

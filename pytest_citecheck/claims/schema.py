@@ -34,7 +34,7 @@ __all__ = ["ClaimValidationError", "FieldProblem", "parse_citation", "parse_clai
 
 Loc = tuple[str | int, ...]
 
-TOP_KEYS = ("judge", "claims", "answers")
+TOP_KEYS = ("judge", "claims", "answers", "judges")
 # An item of `answers:`: a saved response, expanded into claims when the file is read.
 ANSWER_KEYS = ("id", "response", "format", "documents")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")
@@ -51,6 +51,8 @@ _MISPLACED: dict[str, dict[str, str]] = {
     "claim": {
         **{key: _BELONGS_IN_CITATION for key in CITATION_KEYS},
         "judge": "is a file-level setting: move it to the top of the file, "
+        "next to `claims:` (the CLI and ini override it)",
+        "judges": "is a file-level setting: move it to the top of the file, "
         "next to `claims:` (the CLI and ini override it)",
     },
     "citation": {
@@ -173,8 +175,34 @@ def validate_claim(
             if err["type"] == "missing" and (loc[:-1], loc[-1]) in typos:
                 continue
             problems.append(_problem(err, loc))
+        problems += _behind_bad_urls(cleaned.get("citations"), problems)
         return None, problems
     return (None if problems else claim), problems
+
+
+# Stands in for a URL that failed validation, to see what else is wrong with its citation.
+_SOME_URL = "https://example.com/"
+
+
+def _behind_bad_urls(citations: Any, found: Sequence[FieldProblem]) -> list[FieldProblem]:
+    """What a citation's bad URL hides: pydantic checks the rest of a citation only
+    against a valid URL (``quote`` on a URL citation, both ``url`` and ``document``).
+    Every problem of a file is listed at once, not after the URL is fixed."""
+    if not isinstance(citations, list):
+        return []
+    bad = {p.loc[:2] for p in found if len(p.loc) == 3 and p.loc[2] == "url"}
+    out: list[FieldProblem] = []
+    for i, item in enumerate(citations):
+        if ("citations", i) not in bad or not isinstance(item, Mapping):
+            continue
+        try:
+            Citation.model_validate({**item, "url": _SOME_URL})
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ("citations", i, *err["loc"])
+                if "url" not in err["loc"] and all(p.loc != loc for p in found):
+                    out.append(_problem(err, loc))
+    return out
 
 
 def _strip_internal(data: Any, where: str, loc: Loc) -> tuple[Any, list[FieldProblem]]:

@@ -8,8 +8,12 @@ loads without it (tests/integration/test_layers.py).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from pytest_citecheck.core.defaults import RECHECK_STATUSES
+
+if TYPE_CHECKING:
+    from pytest_citecheck.core.prices import TokenPrice
 
 
 def fraction(text: str) -> float:
@@ -77,3 +81,23 @@ def recheck_statuses(text: str) -> tuple[str, ...]:
             f"{text!r} is not a list of recheck statuses ({', '.join(RECHECK_STATUSES)}, or none)"
         )
     return given
+
+
+def amount(text: str) -> float:
+    """argparse ``type=``: a price or a budget (a number >= 0)."""
+    from pytest_citecheck.core.prices import PriceError, parse_amount
+
+    try:
+        return parse_amount(text)
+    except PriceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def judge_prices(text: str) -> dict[str, TokenPrice]:
+    """argparse ``type=``: ``PROVIDER:MODEL=IN/OUT`` entries (per million tokens)."""
+    from pytest_citecheck.core.prices import PriceError, parse_judge_prices
+
+    try:
+        return parse_judge_prices(text)
+    except PriceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -15,9 +15,13 @@ RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 # The passage rankers; the default fuses BM25 and MiniLM.
 RANKERS = ("hybrid", "minilm", "bm25")
 DEFAULT_RANKER = "hybrid"
-# Claims verified at once, one request's overall deadline (retries
-# included) in seconds, and the largest page (bytes of markdown) that is judged.
-DEFAULT_CONCURRENCY = 4
+# Claims verified at once (each its own thread), one request's overall deadline
+# (retries included) in seconds, and the largest page (bytes of markdown) that is
+# judged. 32 claims keep the Crawling API's 20 concurrent crawls busy while the
+# claims whose pages have arrived are ranked and judged (a crawl takes 4-10 s, a
+# judge call 1-3 s): bench/scale.py measures it. Per-service limits:
+# pytest_citecheck.core.limits.
+DEFAULT_CONCURRENCY = 32
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
 # The longest claim text accepted (characters): a claim is one sentence or a few,

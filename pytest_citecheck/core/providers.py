@@ -37,11 +37,20 @@ PROVIDER_ENV: dict[str, ProviderEnv] = {
 PROVIDERS = tuple(PROVIDER_ENV)
 
 
-def providers_help() -> str:
-    """The providers and their variables for ``pytest --help`` ([optional])."""
+def provider_variables() -> list[str]:
+    """Each provider with its key and URL variables, ``[optional]`` ones bracketed."""
     parts = []
     for name, env in PROVIDER_ENV.items():
         key = env.key_env if env.key_required else f"[{env.key_env}]"
         url = env.url_env if env.default_url is None else f"[{env.url_env}]"
         parts.append(f"{name} {key} {url}")
-    return "providers and their environment variables ([optional]): " + "; ".join(parts) + "."
+    return parts
+
+
+def providers_help() -> str:
+    """The providers and their variables for ``pytest --help`` ([optional])."""
+    return (
+        "providers and their environment variables ([optional]): "
+        + "; ".join(provider_variables())
+        + "."
+    )

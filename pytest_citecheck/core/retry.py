@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from pytest_citecheck.core.limits import AdaptiveLimit
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 529, 599})
@@ -67,6 +68,8 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
     # Seconds one request may take, every try and wait included (None: no limit).
     deadline: float | None = None
+    # The service's adaptive limit on requests in flight (None: unlimited; replay).
+    limiter: AdaptiveLimit | None = field(default=None, compare=False)
     # How a message names the deadline's option (the front end's words).
     terms: Terms = field(default=NEUTRAL, compare=False)
 
@@ -206,17 +209,28 @@ def send(
     deadline ran out before any answer.
     """
     deadline = _Deadline(policy.deadline, policy.terms.option("timeout"))
+    limiter = policy.limiter
     attempt = 0
     while True:
-        deadline.arm(request, attempt)
+        if limiter is not None:
+            limiter.acquire()
         try:
+            deadline.arm(request, attempt)
             response = client.send(request)
         except (httpx.TransportError, OSError) as exc:
+            if limiter is not None:
+                limiter.release(None)
             wait = policy.delay(attempt, {})
             if wait is None or not deadline.allows(wait):
                 raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
             _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
+        except BaseException:
+            if limiter is not None:
+                limiter.release(None)
+            raise
         else:
+            if limiter is not None:
+                limiter.release(response.status_code, retry_after_seconds(response.headers))
             wait = _wait_after_response(policy, attempt, response, is_final)
             if wait is None or not deadline.allows(wait):
                 return Sent(response, attempt + 1)

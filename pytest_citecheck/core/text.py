@@ -4,10 +4,10 @@ Two rules, kept here so every reader and every printer shares them:
 
 - :func:`text_problem` -- what input text may not hold: a lone surrogate (an
   unpaired ``\\ud800`` escape in JSON or a YAML double-quoted string, which no
-  file, database or terminal can encode) or a control character other than tab,
-  newline and carriage return (an escaped ``\\x1b[2J`` would clear the terminal that
-  prints it; a carriage return is how Windows and PDF text end lines, so quotes copied
-  from a source may hold one).
+  file, database or terminal can encode) or a C0 control character or DEL other
+  than tab, newline and carriage return (an escaped ``\\x1b[2J`` would clear the
+  terminal that prints it; a CRLF line ending in a quoted document, or U+0085
+  NEL, is only text).
 - :func:`terminal_safe` -- text from pages, judges and claims made printable:
   escape sequences (``ESC[31m``, ``ESC]...BEL``) and other control characters
   are removed, lone surrogates shown as U+FFFD.
@@ -19,6 +19,7 @@ import re
 import unicodedata
 
 ALLOWED_CONTROLS = frozenset("\t\n")
+# Input may also hold carriage returns (CRLF text); the terminal never gets them raw.
 INPUT_CONTROLS = frozenset("\t\n\r")
 
 # ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC and one more byte.
@@ -28,8 +29,8 @@ _ESCAPE_SEQUENCE = re.compile(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _is_control(ch: str, allowed: frozenset[str] = ALLOWED_CONTROLS) -> bool:
-    return unicodedata.category(ch) == "Cc" and ch not in allowed
+def _is_control(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc" and ch not in ALLOWED_CONTROLS
 
 
 def text_problem(text: str) -> str | None:
@@ -40,7 +41,7 @@ def text_problem(text: str) -> str | None:
                 f"it holds a lone surrogate U+{ord(ch):04X} at character {i + 1} "
                 f"(an unpaired \\u{ord(ch):04x} escape; no file or terminal can store it)"
             )
-        if _is_control(ch, INPUT_CONTROLS):
+        if (ch < " " or ch == "\x7f") and ch not in INPUT_CONTROLS:
             return f"it holds the control character U+{ord(ch):04X} at character {i + 1}"
     return None
 

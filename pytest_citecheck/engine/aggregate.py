@@ -44,6 +44,14 @@ class Totals(BaseModel):
     credits: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # Citations a judge panel decided, and how many of them it decided unanimously.
+    panel_citations: int = 0
+    unanimous: int = 0
+
+    @property
+    def agreement(self) -> float | None:
+        """Share of the panel-judged citations where every member voted alike."""
+        return self.unanimous / self.panel_citations if self.panel_citations else None
 
     @property
     def supported(self) -> int:
@@ -81,6 +89,9 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
             if verdict.usage is not None:
                 t.input_tokens += verdict.usage.input_tokens
                 t.output_tokens += verdict.usage.output_tokens
+            if verdict.panel and len(verdict.panel) > 1:
+                t.panel_citations += 1
+                t.unanimous += len({vote.label for vote in verdict.panel}) == 1
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
     return t
 

@@ -72,15 +72,19 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.limits import CRAWLING_API_CAP, AdaptiveLimit, cap_for
+from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, NEUTRAL, Terms
+from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     import httpx
 
     from pytest_citecheck.core.retry import RetryPolicy
+    from pytest_citecheck.engine.estimate import Plan
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.recording.transport import StageTransport
@@ -90,6 +94,8 @@ if TYPE_CHECKING:
 
 # The token that recording URL citations needs (preflight checks it).
 CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
+# The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
+SAMPLE_TEMPERATURE = 1.0
 
 
 @dataclass(frozen=True)
@@ -121,8 +127,21 @@ class EngineSettings:
     # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy); a refused
     # one is a ``url_refused`` verdict and no request.
     url_policy: str = DEFAULT_URL_POLICY
+    # Requests in flight per service (pytest_citecheck.core.limits): the Crawling API's
+    # documented 20 per token; None for a judge: its provider's default cap.
+    crawl_concurrency: int = CRAWLING_API_CAP
+    judge_concurrency: int | None = None
+    # The user's prices and the run's budget (pytest_citecheck.engine.budget).
+    prices: Prices = field(default_factory=Prices)
+    max_cost: float | None = None
+    max_credits: float | None = None
     # How messages name options and the record command: the front end's own words.
     terms: Terms = NEUTRAL
+    # A judge panel (engine/panel.py): overrides every claim's own ``judges``/``judge``.
+    judges: tuple[str, ...] | None = None
+    # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
+    judge_samples: int = 1
+    panel_rule: str = "majority"
 
     @property
     def replaying(self) -> bool:
@@ -130,6 +149,25 @@ class EngineSettings:
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
+
+    def panel_for(self, claim: Claim) -> tuple[str, ...]:
+        """The claim's panel members' specs, one per reply asked (a spec sampled N
+        times appears N times); empty when the claim has one judge, as without a panel.
+
+        ``judges`` (flag/ini) wins over ``judge`` (flag/ini), which wins over the claim
+        file's ``judges:``, then its ``judge:``."""
+        if self.judges:
+            specs: tuple[str, ...] = self.judges
+        elif self.judge is None and claim.judges:
+            specs = claim.judges
+        else:
+            specs = (self.judge_for(claim),)
+        members = tuple(spec for spec in specs for _ in range(max(1, self.judge_samples)))
+        return members if len(members) > 1 else ()
+
+    def specs_for(self, claim: Claim) -> tuple[str, ...]:
+        """Every judge spec the claim will ask (its panel's, else its judge)."""
+        return tuple(dict.fromkeys(self.panel_for(claim))) or (self.judge_for(claim),)
 
 
 @dataclass(frozen=True)
@@ -150,6 +188,8 @@ class Progress:
     citations: int = 0
     credits: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    # The engine's per-service limits: the line shows requests in flight and back-off.
+    limits: Mapping[str, AdaptiveLimit] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, claims: int) -> None:
@@ -168,13 +208,23 @@ class Progress:
     def line(self) -> str:
         elapsed = self.elapsed()
         text = (
-            f"citecheck: {self.done}/{self.total} claims, {self.citations} citations, "
+            f"citecheck: {self.done}/{self.total} claims, {self.citations} "
+            f"citation{'' if self.citations == 1 else 's'}, "
             f"{self.credits:g} credits, {elapsed:.1f} s"
         )
         if 0 < self.done < self.total:
             left = elapsed / self.done * (self.total - self.done)
             text += f", ~{left:.0f} s left"
-        return text
+        return text + self.services()
+
+    def services(self) -> str:
+        """``; crawlbase 18/20 in flight, openai 3/16 in flight`` (empty when idle)."""
+        busy = [
+            limit.status()
+            for limit in list(self.limits.values())
+            if limit.in_flight or limit.overloads
+        ]
+        return "; " + ", ".join(busy) if busy else ""
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
@@ -243,6 +293,10 @@ class Engine:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.progress = Progress()
         self.run_id = settings.run_id or uuid.uuid4().hex
+        self.budget = Budget(settings.prices, settings.max_cost, settings.max_credits)
+        # One adaptive limit per service recorded from ("crawlbase", each judge provider).
+        self.limits: dict[str, AdaptiveLimit] = {}
+        self.progress.limits = self.limits
         self._lock = threading.RLock()
         self._rank_lock = threading.Lock()
         self._transport: StageTransport | None = None
@@ -272,11 +326,30 @@ class Engine:
 
     # -- the stages, built once -------------------------------------------------
 
-    def retry_policy(self) -> RetryPolicy:
+    def retry_policy(self, service: str | None = None) -> RetryPolicy:
+        """The retry policy of ``service``'s requests; recording, they also go
+        through its :class:`~pytest_citecheck.core.limits.AdaptiveLimit`."""
         from pytest_citecheck.core.retry import RetryPolicy
 
-        sleep = _no_sleep if self.settings.replaying else time.sleep
-        return RetryPolicy(sleep=sleep, deadline=self.settings.timeout, terms=self.settings.terms)
+        terms = self.settings.terms
+        if self.settings.replaying:
+            return RetryPolicy(sleep=_no_sleep, deadline=self.settings.timeout, terms=terms)
+        limiter = self.limit(service) if service is not None else None
+        return RetryPolicy(
+            sleep=time.sleep, deadline=self.settings.timeout, terms=terms, limiter=limiter
+        )
+
+    def limit(self, service: str) -> AdaptiveLimit:
+        """The adaptive limit of ``service`` (built once)."""
+        with self._lock:
+            limit = self.limits.get(service)
+            if limit is None:
+                if service == "crawlbase":
+                    cap = self.settings.crawl_concurrency
+                else:
+                    cap = self.settings.judge_concurrency or cap_for(service)
+                limit = self.limits[service] = AdaptiveLimit(service, cap)
+            return limit
 
     def http_client(self) -> httpx.Client:
         """The client every built-in stage sends through (per-claim cassettes)."""
@@ -303,7 +376,7 @@ class Engine:
                     self._fetcher = CrawlbaseFetcher.from_env(
                         self.environ,
                         require_tokens=False,
-                        retry=self.retry_policy(),
+                        retry=self.retry_policy("crawlbase"),
                         client=self.http_client(),
                         terms=self.settings.terms,
                     )
@@ -324,7 +397,9 @@ class Engine:
                 self._judges[spec] = judge
             return judge
 
-    def _builtin_judge(self, spec: str, require_key: bool = False) -> Judge:
+    def _builtin_judge(
+        self, spec: str, require_key: bool = False, temperature: Any = None
+    ) -> Judge:
         from pytest_citecheck.stages.judges import make_judge
 
         # The ini base URL is for the openai-compatible provider; the hosted
@@ -335,9 +410,9 @@ class Engine:
             environ=self.environ,
             base_url=self.settings.judge_base_url if compatible else None,
             require_key=require_key,
-            retry=self.retry_policy(),
+            retry=self.retry_policy(spec.strip().partition(":")[0].lower()),
             client=self.http_client(),
-            temperature=self.settings.judge_temperature,
+            temperature=self.settings.judge_temperature if temperature is None else temperature,
             response_format=self.settings.judge_response_format,
             terms=self.settings.terms,
         )
@@ -384,6 +459,8 @@ class Engine:
         Raises :class:`ConfigurationError` listing each problem: the variable to
         set (never its value) and, when the judge came from ini, the option.
         """
+        from pytest_citecheck.engine.pipeline import asks_judge
+
         problems: list[str] = []
         needs: dict[str, bool] = {}  # judge spec -> will record
         crawls = False
@@ -391,8 +468,9 @@ class Engine:
             if not claim.citations:
                 continue
             records = self.will_record(cassette_for(claim) if cassette_for else None)
-            spec = self.settings.judge_for(claim)
-            needs[spec] = needs.get(spec, False) or records
+            judged = records and any(asks_judge(c) for c in claim.citations)
+            for spec in self.settings.specs_for(claim):
+                needs[spec] = needs.get(spec, False) or judged
             crawls = crawls or (records and any(c.url for c in claim.citations))
         for spec, records in needs.items():
             problem = self._judge_problem(spec, records)
@@ -404,12 +482,49 @@ class Engine:
                 f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
                 f"{self.settings.terms.replay_hint()}"
             )
+        if self.settings.max_cost is not None:
+            terms = self.settings.terms
+            missing = self.settings.prices.missing(
+                1.0 if crawls else 0.0,
+                [self.judge_name(s) for s, records in needs.items() if records],
+                terms.option,
+            )
+            if missing:
+                problems.append(
+                    f"{terms.option('max_cost')} needs {' and '.join(missing)} to count the "
+                    "spend in money"
+                )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+    def plan(
+        self,
+        claims: Iterable[Claim],
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+    ) -> Plan:
+        """The dry run: what recording ``claims`` would do, without any request."""
+        from pytest_citecheck.engine.estimate import plan
+
+        return plan(
+            claims,
+            self.settings.record_mode,
+            lambda c: self.will_record(cassette_for(c) if cassette_for else None),
+            lambda c: self.judge_name(self.settings.judge_for(c)),
+        )
+
+    def judge_name(self, spec: str) -> str:
+        """How reports (and prices) name the judge ``spec``: the judge's own name
+        (a custom judge's may differ from the spec), else the spec."""
+        try:
+            return str(getattr(self.judge(spec), "name", spec))
+        except (ValueError, ConfigurationError):
+            return spec
 
     def _origin(self, spec: str) -> str:
         s = self.settings
         terms = s.terms
+        if s.judges and spec in s.judges:
+            return f" (judge {spec} is a member of the judge panel, {terms.option('judges')})"
         if s.judge is not None and spec == s.judge:
             if s.judge_origin is None:
                 return ""
@@ -419,7 +534,8 @@ class Engine:
         return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"
 
     def _judge_problem(self, spec: str, records: bool) -> str | None:
-        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE
+        from_flag = bool(self.settings.judges) and spec in (self.settings.judges or ())
+        from_file = self.settings.judge is None and spec != DEFAULT_JUDGE and not from_flag
         try:
             self.judge(spec)
             if records and self._is_builtin_judge(spec):
@@ -534,9 +650,10 @@ class Engine:
         """Verify ``claim`` inside an open :meth:`recording`."""
         try:
             judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
         except (ValueError, ConfigurationError) as exc:
             return error_result(claim, Reason.CONFIGURATION, str(exc))
-        result = self._verifier(judge, recording).verify_claim(claim)
+        result = self._verifier(judge, recording, panel).verify_claim(claim)
         if _failed(result):
             recording.ok = False
         return result
@@ -569,14 +686,37 @@ class Engine:
             return self._pool
 
     def _verify(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
+        if not self.budget.limited or not claim.citations or not self.will_record(cassette):
+            return self._verify_unbudgeted(claim, cassette, nodeid)
+        from pytest_citecheck.engine.estimate import estimate_claim, spend
+
+        judge = self.judge_name(self.settings.judge_for(claim))
+        reservation = self.budget.reserve(estimate_claim(claim, judge))
+        if isinstance(reservation, str):
+            return error_result(
+                claim,
+                Reason.BUDGET_EXHAUSTED,
+                reservation + self.settings.terms.record_hint(nodeid, "once"),
+            )
+        cost = credits = 0.0
+        try:
+            result = self._verify_unbudgeted(claim, cassette, nodeid)
+            credits, _, money = spend([result], self.settings.prices)
+            cost = money or 0.0
+            return result
+        finally:
+            self.budget.settle(reservation, cost, credits)
+
+    def _verify_unbudgeted(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
         from pytest_citecheck.recording.recorder import CorruptRecording, corrupt_detail
 
         try:
             judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
         except (ValueError, ConfigurationError) as exc:
             return error_result(claim, Reason.CONFIGURATION, str(exc))
         if cassette is None:
-            return self._verifier(judge, None).verify_claim(claim)
+            return self._verifier(judge, None, panel).verify_claim(claim)
         try:
             with self.recording(cassette, nodeid, self.settings.judge_for(claim)) as recording:
                 return self.verify_in(recording, claim)
@@ -587,14 +727,41 @@ class Engine:
                 corrupt_detail(cassette, nodeid, exc.why, self.settings.terms),
             )
         except OSError as exc:
-            where = f"{cassette.parent.name}/{cassette.name}"
+            from pytest_citecheck.recording.recorder import shown_path
+
+            where = shown_path(cassette)
             return error_result(
                 claim,
                 Reason.CONFIGURATION,
                 f"could not save the recording {where}: {exc.strerror or exc}",
             )
 
-    def _verifier(self, judge: Judge, recording: Recording | None) -> Verifier:
+    def panel(self, claim: Claim) -> list[Judge]:
+        """The claim's panel members (built once per spec), in order; empty: no panel.
+
+        A spec asked for several samples is sampled: when ``citecheck_judge_temperature``
+        is ``auto``, its built-in judge is sent temperature 1 instead of 0 (Anthropic is
+        sent none; its default is 1), so the replies can differ."""
+        members = self.settings.panel_for(claim)
+        sampled = self.settings.judge_samples > 1
+        return [self.sample_judge(spec) if sampled else self.judge(spec) for spec in members]
+
+    def sample_judge(self, spec: str) -> Judge:
+        """The judge ``spec`` names, for sampling (see :meth:`panel`)."""
+        judge = self.judge(spec)
+        if self.settings.judge_temperature != "auto" or not self._is_builtin_judge(spec):
+            return judge
+        key = f"{spec}\x00sample"
+        with self._lock:
+            sampler = self._judges.get(key)
+            if sampler is None:
+                sampler = self._builtin_judge(spec, temperature=SAMPLE_TEMPERATURE)
+                self._judges[key] = sampler
+            return sampler
+
+    def _verifier(
+        self, judge: Judge, recording: Recording | None, panel: Sequence[Judge] = ()
+    ) -> Verifier:
         from pytest_citecheck.engine.pipeline import Verifier
 
         return Verifier(
@@ -607,6 +774,8 @@ class Engine:
             quote_policy=self.settings.quote_policy,
             url_policy=self.settings.url_policy,
             terms=self.settings.terms,
+            panel=[recording.judge(m) if recording else m for m in panel],
+            panel_rule=self.settings.panel_rule,
         )
 
     def _tokens(self) -> dict[str, str | None]:
@@ -619,7 +788,12 @@ class Engine:
 
 
 def _failed(result: ClaimResult) -> bool:
-    return any(v.label is Label.ERROR for v in result.verdicts)
+    """An error verdict, or a panel member that failed: then nothing is saved (a
+    failed exchange may not be in the cassette, so a replay could not decide alike)."""
+    return any(
+        v.label is Label.ERROR or any(m.label is Label.ERROR for m in v.panel or ())
+        for v in result.verdicts
+    )
 
 
 def _is_builtin(fetcher: object) -> bool:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
 
@@ -31,6 +31,8 @@ class GateSettings:
     min_answer_support: float | None = None
     # How the failures name the bars (the front end's words).
     terms: Terms = NEUTRAL
+    # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
+    min_agreement: float | None = None
 
 
 class BaselineError(Exception):
@@ -44,6 +46,17 @@ class Baseline:
     precision: float
     # Claim labels by node id (records without both fields are skipped).
     labels: dict[str, str]
+    # Each claim's citation labels by node id: the baseline's figures over any claims.
+    verdicts: dict[str, list[str]] = field(default_factory=dict)
+
+    def precision_over(self, nodeids: Iterable[str]) -> float | None:
+        """The baseline's citation precision over the claims ``nodeids`` only: a partial
+        run (``-k``, ``--lf``) is compared with the baseline over the same claims, not
+        its whole run. None when the baseline has no verdicts for any of them."""
+        labels = [label for nodeid in set(nodeids) for label in self.verdicts.get(nodeid, [])]
+        if not labels:
+            return None
+        return sum(1 for label in labels if label == Label.SUPPORTED.value) / len(labels)
 
 
 def load_baseline_precision(path: Path, terms: Terms = NEUTRAL) -> float:
@@ -99,7 +112,14 @@ def read_baseline(path: Path, terms: Terms = NEUTRAL) -> Baseline:
         for c in (claims if isinstance(claims, list) else [])
         if isinstance(c, dict) and "nodeid" in c and "label" in c
     }
-    return Baseline(float(value), labels)
+    verdicts = {
+        str(c["nodeid"]): [
+            str(v.get("label")) for v in c.get("verdicts") or [] if isinstance(v, dict)
+        ]
+        for c in (claims if isinstance(claims, list) else [])
+        if isinstance(c, dict) and "nodeid" in c and isinstance(c.get("verdicts"), list)
+    }
+    return Baseline(float(value), labels, verdicts)
 
 
 # -- the failure policy: what fails a claim and the session ------------------
@@ -203,6 +223,13 @@ def evaluate(
             f"{_plural(answers.answers, 'answer')}) is below {name('min_answer_support')} "
             f"{floor:.4f} (short by {floor - support:.4f})"
         )
+    agreement = totals.agreement
+    floor_agreement = settings.min_agreement
+    if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
+        failures.append(
+            f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
+            f"citations unanimous) is below {name('min_agreement')} {floor_agreement:.4f}"
+        )
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
     failures += _review_problem(totals.review, settings)
@@ -215,3 +242,16 @@ def evaluate(
                 f"{settings.max_drop:.4f})"
             )
     return failures
+
+
+def budget_failures(results: Iterable[ClaimResult], terms: Terms = NEUTRAL) -> list[str]:
+    """The run stopped at its budget: how many claims were not recorded and how to."""
+    stopped = [r for r in results if any(v.reason == Reason.BUDGET_EXHAUSTED for v in r.verdicts)]
+    if not stopped:
+        return []
+    return [
+        f"{_plural(len(stopped), 'claim')} not recorded: the recording budget "
+        f"({terms.option('max_cost')} / {terms.option('max_credits')}) ran out (reason "
+        "budget_exhausted); raise it, or record the rest later: each claim's error names "
+        "the command"
+    ]

@@ -15,16 +15,19 @@ page that could not be read keeps its own label: a dead page is not a made-up qu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from pytest_citecheck.claims.models import (
     Citation,
     Claim,
     ClaimResult,
+    JudgeReply,
     Label,
+    PanelVote,
     Passage,
     Reason,
+    Usage,
     Verdict,
 )
 from pytest_citecheck.core.defaults import (
@@ -48,6 +51,28 @@ DEFAULT_TOP_K = 3
 # Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
 MAX_QUOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 1000
+
+
+def asks_judge(citation: Citation) -> bool:
+    """Whether verifying ``citation`` may ask the judge. A document's quote that is
+    not in the document is fabricated without one (:meth:`Verifier._verify_document`);
+    so is a document that cannot be read (an error). Start-up checks use this to
+    demand no judge key for claims that never reach the judge."""
+    if citation.document_path is None or citation.quote is None:
+        return True
+    from pytest_citecheck.stages.documents import Document
+
+    try:
+        document = Document.load(citation.document_path)
+    except ConfigurationError:
+        return False
+    return document.find_quote(citation.quote, near=citation.section) is not None
+
+
+# Failures of the run itself, not of a judge: they fail the citation, panel or not.
+_NOT_A_VOTE = frozenset(
+    {Reason.NO_RECORDING, Reason.STALE_RECORDING, Reason.CORRUPT_RECORDING, Reason.CONFIGURATION}
+)
 
 
 def cap(text: str | None, limit: int) -> str | None:
@@ -77,6 +102,10 @@ class Verifier:
     url_policy: str = DEFAULT_URL_POLICY
     # How messages name options (the front end's words).
     terms: Terms = NEUTRAL
+    # A judge panel (engine/panel.py): every member judges each citation, in this
+    # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
+    panel: Sequence[Judge] = field(default_factory=tuple)
+    panel_rule: str = "majority"
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -248,14 +277,10 @@ class Verifier:
         )
 
     def _judge(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
-        try:
-            reply = self.judge.judge(claim, [p.text for p in shown])
-        except ResponseTooLarge as exc:
-            raise StageFailed(
-                Reason.JUDGE_REPLY_TOO_LARGE,
-                f"the judge's reply is larger than {exc.limit} bytes",
-            ) from None
-        guarded = guard(reply, shown, self.quote_policy)
+        if self.panel:
+            return self._panel(claim, shown, base)
+        reply = self._ask(self.judge, claim, shown)
+        guarded = guard(reply, shown, self.quote_policy, claim)
         fields = guarded.verdict_fields()
         for name in ("evidence_quote", "judge_quote", "detail"):
             fields[name] = cap(fields[name], MAX_QUOTE_CHARS)
@@ -266,6 +291,67 @@ class Verifier:
                 "judge": self.judge.name,
                 "usage": reply.usage,
             }
+        )
+
+    @staticmethod
+    def _ask(judge: Judge, claim: str, shown: list[Passage]) -> JudgeReply:
+        try:
+            return judge.judge(claim, [p.text for p in shown])
+        except ResponseTooLarge as exc:
+            raise StageFailed(
+                Reason.JUDGE_REPLY_TOO_LARGE,
+                f"the judge's reply is larger than {exc.limit} bytes",
+            ) from None
+
+    def _panel(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
+        """Every member judges and is guarded on its own; then the rule decides."""
+        from pytest_citecheck.engine.panel import decide
+
+        votes = [self._vote(member, claim, shown) for member in self.panel]
+        decision = decide(votes, self.panel_rule)
+        usage = Usage(
+            input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
+            output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
+        )
+        return base.model_copy(
+            update={
+                "label": decision.label,
+                "evidence_quote": decision.evidence_quote,
+                "confidence": decision.confidence,
+                "reason": decision.reason,
+                "detail": decision.detail,
+                "review": decision.review,
+                "passages": shown,
+                "judge": ",".join(dict.fromkeys(v.judge for v in votes)),
+                "usage": usage,
+                "panel": votes,
+            }
+        )
+
+    def _vote(self, member: Judge, claim: str, shown: list[Passage]) -> PanelVote:
+        """One member's guarded vote; a member that fails votes ``error`` with its reason.
+
+        A recording that cannot serve the member (no recording, stale, corrupt) or a
+        missing key is not a vote: it fails the citation, as without a panel."""
+        try:
+            reply = self._ask(member, claim, shown)
+        except StageFailed as exc:
+            if exc.reason in _NOT_A_VOTE:
+                raise
+            return PanelVote(
+                judge=member.name, label=Label.ERROR, reason=exc.reason, detail=exc.detail
+            )
+        guarded = guard(reply, shown, self.quote_policy, claim)
+        return PanelVote(
+            judge=member.name,
+            label=guarded.label,
+            evidence_quote=cap(guarded.quote, MAX_QUOTE_CHARS),
+            confidence=guarded.confidence,
+            reason=guarded.reason,
+            detail=cap(guarded.detail, MAX_DETAIL_CHARS),
+            judge_label=guarded.judge_label,
+            judge_quote=cap(guarded.judge_quote, MAX_QUOTE_CHARS),
+            usage=reply.usage,
         )
 
     def _gate_confidence(self, verdict: Verdict) -> Verdict:

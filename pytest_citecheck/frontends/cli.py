@@ -1,11 +1,13 @@
-"""The ``citecheck`` console script: ``batch``, ``import``, ``recheck``, ``audit``, ``serve``.
+"""The ``citecheck`` console script: ``batch``, ``validate``, ``import``, ``recheck``,
+``audit``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
 files with the plugin's loader, and reports with the plugin's report and gate.
 
 Exit codes: 0 the run passed, 1 the gate failed (or a record could not be
-read, or a stored page could not be found), 2 a usage or configuration error.
+read, a claim file is invalid, or a stored page could not be found), 2 a usage
+or configuration error.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.argtypes import (
+    amount,
     claim_chars,
     fraction,
+    judge_prices,
     judge_spec,
     positive_int,
     positive_seconds,
@@ -36,12 +40,13 @@ from pytest_citecheck.core.defaults import (
     URL_POLICIES,
 )
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
-from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.engine.gate import GateSettings, budget_failures, evaluate
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
+    from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.reports.audit import AuditIndex
@@ -93,13 +98,12 @@ def label_name(text: str) -> str:
 # -- the parser ---------------------------------------------------------------------------
 
 
-def _add_judge_options(parser: argparse.ArgumentParser) -> None:
+def _add_judge_options(parser: argparse.ArgumentParser, default_judge: str) -> None:
     parser.add_argument(
         "--judge",
         type=judge_spec,
         metavar="PROVIDER:MODEL",
-        help=f"judge model, as --citecheck-judge (default: a YAML file's judge:, else "
-        f"{DEFAULT_JUDGE}).",
+        help=f"judge model, as --citecheck-judge (default: {default_judge}).",
     )
     parser.add_argument(
         "--judge-base-url",
@@ -130,6 +134,12 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="append one row per citation to this SQLite audit index.",
     )
+
+
+def _judge_variables() -> str:
+    from pytest_citecheck.core.providers import provider_variables
+
+    return ", ".join(provider_variables())
 
 
 def _add_recheck(commands: Any) -> None:
@@ -230,8 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
         "`pytest --citecheck` gates a test suite; these commands verify a batch of "
         "outputs, read the audit index, and serve verification over HTTP.",
         epilog="Exit codes: 0 passed, 1 the gate failed, 2 usage or configuration error. "
-        "Tokens and keys come from the environment: CRAWLBASE_TOKEN, CRAWLBASE_JS_TOKEN, "
-        "OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST.",
+        "Tokens and keys come from the environment: CRAWLBASE_TOKEN (and CRAWLBASE_JS_TOKEN "
+        f"for JavaScript pages) for recording or live runs; the judge's, by provider: "
+        f"{_judge_variables()}; CITECHECK_AUDIT: the audit file of `audit list` (default "
+        "citecheck-audit.db).",
     )
     parser.add_argument("-V", "--version", action="version", version=f"citecheck {__version__}")
     parser.set_defaults(help_parser=parser)
@@ -311,11 +323,62 @@ def build_parser() -> argparse.ArgumentParser:
         f"are url_refused and not fetched (default {DEFAULT_URL_POLICY}).",
     )
     batch.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what the run would record (claims, crawls, judge calls, tokens, credits, "
+        "cost) and stop before any request; needs no token or key.",
+    )
+    batch.add_argument(
+        "--price-credit",
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (reports then show the cost).",
+    )
+    batch.add_argument(
+        "--prices",
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
+        "(several separated by spaces, in one argument).",
+    )
+    batch.add_argument(
+        "--max-cost",
+        type=amount,
+        metavar="AMOUNT",
+        help="no claim starts that could take the spend past AMOUNT (needs the prices).",
+    )
+    batch.add_argument(
+        "--max-credits",
+        type=amount,
+        metavar="N",
+        help="no claim starts that could take the Crawling API credits past N.",
+    )
+    batch.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown only when stderr is a terminal).",
     )
-    _add_judge_options(batch)
+    _add_judge_options(batch, f"a YAML file's judge:, else {DEFAULT_JUDGE}")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check claim files against the schema (offline; no pytest run, no key).",
+        description="Check each FILE (citecheck_*.yaml|yml claim files, or JSONL records "
+        '{"id", "claim", "urls"}) against the claim schema, as pytest --citecheck does '
+        "when it collects them, and print every problem with file:line and the fix. "
+        "Nothing is fetched or judged. For pre-commit: see .pre-commit-hooks.yaml.",
+        epilog="Exit codes: 0 every file is valid, 1 a file has a problem, 2 usage error.",
+    )
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE", help="claim file(s).")
+    validate.add_argument(
+        "--document-root",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="a folder `document:` citations may read (repeatable; default: the current "
+        "folder, like the rootdir of pytest run from there; citecheck_document_roots).",
+    )
 
     _add_recheck(commands)
 
@@ -475,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="close connections whose request headers, or whose body, take longer than S "
         f"seconds (default {sd.DEFAULT_READ_TIMEOUT:g}).",
     )
-    _add_judge_options(serve)
+    _add_judge_options(serve, f"a request's judge, else {DEFAULT_JUDGE}")
     return parser
 
 
@@ -491,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "batch":
             return run_batch(args)
+        if args.command == "validate":
+            return run_validate(args)
         if args.command == "recheck":
             return run_recheck(args)
         if args.command == "audit" and args.audit_command == "list":
@@ -507,6 +572,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     # No command (or `audit` with no action): the help of what was typed.
     args.help_parser.print_help(sys.stderr)
     return EXIT_USAGE
+
+
+# -- validate -----------------------------------------------------------------------------
+
+
+def run_validate(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Every problem of every file, worded as collection words it; exit 1 if any."""
+    from pytest_citecheck.claims.loader import ClaimFileError, load_claim_file
+
+    out = out or sys.stdout
+    roots = [Path.cwd(), *args.document_root]
+    bad = problems = claims = 0
+    for path in args.files:
+        try:
+            claims += len(load_claim_file(path, roots=roots).claims)
+        except ClaimFileError as exc:
+            bad += 1
+            problems += len(exc.problems)
+            print(exc, file=out)
+    files = len(args.files)
+    if problems:
+        print(
+            f"citecheck validate: {_plural(problems, 'problem')} in {bad} of "
+            f"{_plural(files, 'file')}",
+            file=out,
+        )
+        return EXIT_GATE_FAILED
+    print(
+        f"citecheck validate: {_plural(files, 'file')}, {_plural(claims, 'claim')}, no problems",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 # -- batch --------------------------------------------------------------------------------
@@ -537,6 +638,9 @@ class BatchInput:
             for key in [k for k, path in self.files.items() if path == claim_file.path]:
                 del self.claims[key], self.files[key]
 
+    # The records (file, line) those problems are in: a record can have several.
+    bad_records: set[tuple[Path, int | None]] = field(default_factory=set)
+
 
 def read_batch(
     paths: Sequence[Path], root: Path, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
@@ -556,12 +660,21 @@ def read_batch(
             batch.problems.extend(
                 str(ClaimFileError(path, p.line, p.problem, p.fix)) for p in error.problems
             )
+            batch.bad_records.update((path, p.line) for p in error.problems)
         batch.claim_files.append(claim_file)
         for claim in claim_file.claims:
             key = f"{path.name}::{claim.id}"
             batch.claims[key] = claim
             batch.files[key] = path
     return batch
+
+
+def _prices(args: argparse.Namespace) -> Prices:
+    from pytest_citecheck.core.prices import Prices
+
+    return Prices(
+        credit=getattr(args, "price_credit", None), judges=getattr(args, "prices", None) or {}
+    )
 
 
 def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
@@ -577,6 +690,9 @@ def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
         ranker=args.ranker,
         review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
         url_policy=args.url_policy,
+        prices=_prices(args),
+        max_cost=getattr(args, "max_cost", None),
+        max_credits=getattr(args, "max_credits", None),
         terms=terms,
     )
     return Engine.from_settings(settings)
@@ -607,12 +723,23 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.errors import ConfigurationError
 
+    if args.dry_run:
+        # Without --record the batch is live: every claim would be fetched and judged.
+        with engine:
+            plan = engine.plan(claims, cassette_for=cassette_for)
+        terms = batch_terms(batch.files, args.cassettes)
+        print(*plan.lines(_prices(args), terms), sep="\n", file=out)
+        return EXIT_GATE_FAILED if batch.problems else EXIT_OK
     with engine:
         try:
             engine.preflight(claims, cassette_for=cassette_for)
         except (ConfigurationError, ValueError) as exc:
             raise UsageError(_problem_list(str(exc))) from None
-        progress = _Progress(len(claims), enabled=not args.no_progress and sys.stderr.isatty())
+        progress = _Progress(
+            len(claims),
+            enabled=not args.no_progress and sys.stderr.isatty(),
+            services=engine.progress.services,
+        )
         progress.step(0)
         audit_problems: list[str] = []
         on_result = _recorder(audit, run_id, progress, keys, audit_problems)
@@ -624,7 +751,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
-    return _finish_batch(args, by_key, batch.problems, run_id, out, audit_problems)
+    return _finish_batch(args, by_key, batch, run_id, out, audit_problems)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -665,6 +792,11 @@ _BATCH_OPTIONS = {
     "concurrency": "--concurrency",
     "max_claim_chars": "--max-claim-chars",
     "url_policy": "--url-policy",
+    "record_mode": "--record",
+    "max_cost": "--max-cost",
+    "max_credits": "--max-credits",
+    "price_credit": "--price-credit",
+    "prices": "--prices",
 }
 
 
@@ -719,14 +851,14 @@ def _recorder(
 def _finish_batch(
     args: argparse.Namespace,
     results: dict[str, ClaimResult],
-    problems: list[str],
+    batch: BatchInput,
     run_id: str,
     out: TextIO,
     audit_problems: Sequence[str] = (),
 ) -> int:
     from pytest_citecheck.reports.report import Report
 
-    report = Report(results=results)
+    report = Report(results=results, prices=_prices(args))
     gate = GateSettings(
         min_precision=args.min_precision,
         min_reachable_precision=args.min_reachable_precision,
@@ -734,10 +866,15 @@ def _finish_batch(
         allow_contradicted=args.allow_contradicted,
         terms=batch_terms(),
     )
-    failures = evaluate(report.totals, gate, answers=report.answer_totals)
-    if problems:
+    failures = evaluate(report.totals, gate, answers=report.answer_totals) + budget_failures(
+        results.values(), gate.terms
+    )
+    if batch.problems:
+        records, problems = len(batch.bad_records), len(batch.problems)
+        counted = "" if problems == records else f"{problems} problems, "
         failures.append(
-            f"{len(problems)} record(s) could not be read (shown above with file:line and the fix)"
+            f"{records} {'record' if records == 1 else 'records'} could not be read "
+            f"({counted}shown above with file:line and the fix)"
         )
     if audit_problems:
         failures.append(
@@ -781,17 +918,20 @@ class _Progress:
 
     WIDTH = 30
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, services: Callable[[], str] = lambda: "") -> None:
         self.total = total
         self.done = 0
         self.enabled = enabled and total > 0
+        self.services = services
 
     def step(self, by: int = 1) -> None:
         self.done += by
         if self.enabled:
             filled = self.WIDTH * self.done // self.total
             bar = "#" * filled + "-" * (self.WIDTH - filled)
-            sys.stderr.write(f"\rcitecheck [{bar}] {self.done}/{self.total} claims")
+            sys.stderr.write(
+                f"\rcitecheck [{bar}] {self.done}/{self.total} claims{self.services()}\x1b[K"
+            )
             sys.stderr.flush()
 
     def close(self) -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import ipaddress
 
+from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS as DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.providers import SERVICE_KEY_ENV as SERVICE_KEY_ENV
 
 DEFAULT_MAX_URLS = 20
 DEFAULT_MAX_BODY_BYTES = 65_536
-DEFAULT_MAX_CLAIM_CHARS = 2_000
 # Seconds a request waits for a verification slot before a 503 with Retry-After.
 DEFAULT_QUEUE_WAIT = 2.0
 RETRY_AFTER_SECONDS = 5

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.plugin.session import CitecheckSession
 
 GATE_NODEID = "citecheck::gate"
+# The key of an xdist worker's ``workeroutput`` that carries its deselected claim items.
+DESELECTED_KEY = "citecheck_deselected"
 GATE_CATEGORY = "citecheck gate failed"
 CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
 
@@ -301,6 +303,20 @@ class SessionHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        # The test running now: an assertion about a result shows that test's results.
+        self._running: pytest.Item | None = None
+        # Claim items deselected (-k, -m, --lf): the gate then judges a part of the claims.
+        self.deselected = 0
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += sum(isinstance(item, ClaimItem) for item in items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """xdist: each worker collects (and deselects) every item; their count is kept once."""
+        count = getattr(node, "workeroutput", {}).get(DESELECTED_KEY)
+        if isinstance(count, int):
+            self.deselected = max(self.deselected, count)
 
     @property
     def session(self) -> CitecheckSession | None:
@@ -309,6 +325,36 @@ class SessionHooks:
         from pytest_citecheck.plugin.session import SESSION_KEY
 
         return self.config.stash.get(SESSION_KEY, None)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        self._running = item
+        try:
+            return (yield)
+        finally:
+            self._running = None
+
+    def pytest_assertrepr_compare(
+        self, config: pytest.Config, op: str, left: object, right: object
+    ) -> list[str] | None:
+        """``assert result.label == "supported"`` failing shows the claim's citations:
+        label, reason, quote, detail, and the command that records the test again."""
+        item = self._running
+        if item is None or self.session is None or op not in ("==", "!="):
+            return None
+        from pytest_citecheck.claims.models import Label
+        from pytest_citecheck.plugin.session import RESULTS_KEY
+
+        if not any(isinstance(side, Label) for side in (left, right)):
+            return None
+        results = item.stash.get(RESULTS_KEY, None)
+        if not results:
+            return None
+        from pytest_citecheck.plugin.terms import PLUGIN_TERMS
+        from pytest_citecheck.reports.report import explain_label
+
+        rerecord = PLUGIN_TERMS.record_command(item.nodeid, "rewrite")
+        return explain_label(results, left, op, right, rerecord)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -332,6 +378,19 @@ class SessionHooks:
                     else ("--citecheck-judge")
                 )
                 raise pytest.UsageError(f"{where} {settings.judge}: {exc}") from None
+        for member in settings.judges or ():
+            from pytest_citecheck.core.errors import ConfigurationError
+
+            try:
+                citecheck.judge(member)
+            except (ValueError, ConfigurationError) as exc:
+                raise pytest.UsageError(f"judge panel member {member}: {exc}") from None
+        if settings.dry_run and _is_xdist_controller(session.config):
+            raise pytest.UsageError(
+                "--citecheck-dry-run lists the whole run in one process: drop -n/--numprocesses"
+            )
+        if settings.dry_run:
+            return  # no request is made: no key or token is needed
         if not RecordMode(settings.record_mode).replay_only and _is_xdist_controller(
             session.config
         ):
@@ -343,11 +402,29 @@ class SessionHooks:
         usage error naming the variables, instead of a failure per claim."""
         config = session.config
         settings = config.stash[SETTINGS_KEY]
+        if is_worker(config):
+            config.workeroutput[DESELECTED_KEY] = self.deselected  # type: ignore[attr-defined]
         if not settings.enabled or config.option.collectonly or is_worker(config):
             return
         items = _claim_items(session.items)
-        if items:
+        if items and not settings.dry_run:
             _session(config).preflight(items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """``--citecheck-dry-run``: print what recording would do; run nothing."""
+        settings = self.config.stash[SETTINGS_KEY]
+        if not settings.enabled or not settings.dry_run or is_worker(self.config):
+            return None
+        lines = _session(self.config).dry_run_lines(_claim_items(session.items))
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.ensure_newline()
+            for line in lines:
+                terminal.write_line(line)
+        else:
+            print("\n".join(lines))
+        return True
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -375,7 +452,7 @@ class SessionHooks:
         citecheck.close()
         if is_worker(session.config):
             return
-        report = citecheck.finish()
+        report = citecheck.finish(self.deselected)
         if report is not None and report.gate_failures:
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -386,7 +463,8 @@ class SessionHooks:
         self, report: pytest.TestReport
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.nodeid == GATE_NODEID and report.failed:
-            return GATE_CATEGORY, "G", ("GATE FAILED", {"red": True, "bold": True})
+            # No progress letter: it would trail the last line's "[100%]".
+            return GATE_CATEGORY, "", ("GATE FAILED", {"red": True, "bold": True})
         return None
 
 
@@ -442,8 +520,11 @@ class _Progress:
         return self._capture.global_and_fixture_disabled()
 
     def start(self) -> None:
-        with self._free():
-            self._terminal.ensure_newline()
+        """On a terminal the progress overwrites the item's line (``file.yaml ``), which
+        :meth:`done` writes again below it; in a log it starts a line of its own."""
+        if not self.isatty:
+            with self._free():
+                self._terminal.ensure_newline()
 
     def rewrite(self, line: str, erase: bool = False) -> None:
         with self._free():
@@ -458,9 +539,12 @@ class _Progress:
             self._terminal.write_line(line)
 
     def done(self) -> None:
-        """Start the item's progress line again (``file.yaml ...``) after ours."""
-        if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
-            with self._free():
+        """Start the item's line again (``file.yaml ``, or its node id with ``-v``) below
+        ours: the terminal reporter then writes it, beginning with a line break."""
+        with self._free():
+            if hasattr(self._terminal, "currentfspath"):
+                self._terminal.currentfspath = None
+            if not self._verbose and hasattr(self._terminal, "write_fspath_result"):
                 self._terminal.write_fspath_result(self._nodeid, "")
 
 

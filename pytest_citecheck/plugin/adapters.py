@@ -30,6 +30,7 @@ def gate_settings(settings: Settings) -> GateSettings:
         strict_review=settings.strict_review,
         max_drop=settings.max_drop,
         terms=PLUGIN_TERMS,
+        min_agreement=settings.min_agreement,
     )
 
 

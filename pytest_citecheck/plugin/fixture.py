@@ -114,6 +114,9 @@ class CitecheckFixture:
         return AnswerResult(**dict(figures(outline, labels)), results=results)
 
     def _verify(self, claim: Claim) -> ClaimResult:
+        # Its claims are known only now: the start-up key check runs here, before
+        # the first request (a missing key stops the session, as for claim files).
+        self._session.preflight_claim(claim, self.cassette)
         if self._recording is None:
             self._recording = self._stack.enter_context(
                 self._session.recording(self.cassette, self._item.nodeid, self._judge)

@@ -8,15 +8,17 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_citecheck.core.argtypes import (
+    amount,
     claim_chars,
     fraction,
+    judge_prices,
     judge_spec,
     positive_int,
     positive_seconds,
@@ -36,6 +38,7 @@ from pytest_citecheck.core.defaults import (
     RECORD_MODES,
     URL_POLICIES,
 )
+from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.stages.quote_policy import (
     DEFAULT_QUOTE_SIMILARITY,
@@ -106,16 +109,19 @@ def _add_engine_options(parser: pytest.Parser, group: pytest.OptionGroup) -> Non
     parser.addini(
         "citecheck_concurrency",
         f"claims recorded at once (default {DEFAULT_CONCURRENCY})",
+        type="int",
         default=None,
     )
     parser.addini(
         "citecheck_timeout",
         f"seconds one HTTP request may take, retries included (default {DEFAULT_TIMEOUT:g})",
+        type="float",
         default=None,
     )
     parser.addini(
         "citecheck_max_page_bytes",
         f"largest page (bytes of markdown) that is judged (default {DEFAULT_MAX_PAGE_BYTES})",
+        type="int",
         default=None,
     )
     parser.addini(
@@ -151,6 +157,92 @@ def _engine_settings(config: pytest.Config) -> dict[str, object]:
         "max_claim_chars": pick("citecheck_max_claim_chars", claim_chars, DEFAULT_MAX_CLAIM_CHARS),
         # None: pytest's cache directory, resolved when recording needs it (session).
         "cache_dir": opt.citecheck_cache_dir,
+    }
+
+
+# -- the dry run, prices and the budget ---------------------------------------------------
+
+
+def _add_cost_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--citecheck-dry-run",
+        dest="citecheck_dry_run",
+        action="store_true",
+        default=False,
+        help="list what recording would do under --citecheck-record (claims, crawls, judge "
+        "calls, tokens, credits, cost) and stop before any request; needs no token or key.",
+    )
+    group.addoption(
+        "--citecheck-price-credit",
+        dest="citecheck_price_credit",
+        default=None,
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (ini citecheck_price_credit; default: not set, "
+        "reports show credits only).",
+    )
+    group.addoption(
+        "--citecheck-prices",
+        dest="citecheck_prices",
+        default=None,
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. "
+        "openai:gpt-4o-mini=0.15/0.60, several separated by spaces (ini citecheck_prices).",
+    )
+    group.addoption(
+        "--citecheck-max-cost",
+        dest="citecheck_max_cost",
+        default=None,
+        type=amount,
+        metavar="AMOUNT",
+        help="no claim starts recording that could take the spend past AMOUNT (at the "
+        "prices set; ini citecheck_max_cost).",
+    )
+    group.addoption(
+        "--citecheck-max-credits",
+        dest="citecheck_max_credits",
+        default=None,
+        type=amount,
+        metavar="N",
+        help="no claim starts recording that could take the Crawling API credits past N "
+        "(ini citecheck_max_credits).",
+    )
+    parser.addini("citecheck_price_credit", "price of one Crawling API credit", default=None)
+    parser.addini(
+        "citecheck_prices",
+        "judge prices per million tokens: PROVIDER:MODEL=IN/OUT, several separated by "
+        "spaces or lines",
+        default=None,
+    )
+    parser.addini("citecheck_max_cost", "recording budget in money (at your prices)", default=None)
+    parser.addini("citecheck_max_credits", "recording budget in Crawling API credits", default=None)
+
+
+def _cost_settings(config: pytest.Config) -> dict[str, object]:
+    """Prices and budget, resolved (flag > ini); bad ini values name the option."""
+    from pytest_citecheck.core.prices import Prices
+
+    def pick(name: str, parse: Any) -> Any:
+        flag = getattr(config.option, name)
+        if flag is not None:
+            return flag
+        raw = _getini(config, name)
+        if raw in (None, ""):
+            return None
+        try:
+            return parse(str(raw).strip())
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    return {
+        "dry_run": bool(config.option.citecheck_dry_run),
+        "prices": Prices(
+            credit=pick("citecheck_price_credit", amount),
+            judges=pick("citecheck_prices", judge_prices) or {},
+        ),
+        "max_cost": pick("citecheck_max_cost", amount),
+        "max_credits": pick("citecheck_max_credits", amount),
     }
 
 
@@ -298,9 +390,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH.html",
         help="write a self-contained HTML report (no network, opens from file://).",
     )
+    group.addoption(
+        "--citecheck-sarif",
+        dest="citecheck_sarif",
+        default=None,
+        type=Path,
+        metavar="PATH.sarif",
+        help="write the failing and review claims as SARIF 2.1.0, for GitHub code "
+        "scanning (github/codeql-action/upload-sarif); default: none.",
+    )
     _add_engine_options(parser, group)
+    _add_cost_options(parser, group)
 
     _add_quote_match_options(group, parser)
+    _add_panel_options(group, parser)
     _add_recheck_options(group, parser)
 
     parser.addini(
@@ -440,9 +543,19 @@ class Settings:
     cache_dir: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
+    sarif: Path | None = None
     quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
     url_policy: str = DEFAULT_URL_POLICY
+    dry_run: bool = False
+    prices: Prices = field(default_factory=Prices)
+    max_cost: float | None = None
+    max_credits: float | None = None
+    # A judge panel (engine/panel.py): members, samples per member, the rule, the floor.
+    judges: tuple[str, ...] | None = None
+    judge_samples: int = 1
+    panel_rule: str = "majority"
+    min_agreement: float | None = None
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
@@ -542,14 +655,17 @@ def settings_from_config(config: pytest.Config) -> Settings:
         csv=opt.citecheck_csv,
         markdown=opt.citecheck_md,
         html=opt.citecheck_html,
+        sarif=opt.citecheck_sarif,
         quote_policy=_quote_policy(config),
         document_roots=(config.rootpath, *_getini(config, "citecheck_document_roots")),
         judge_origin=judge_origin,
         ranker=_ranker(config),
         url_policy=_url_policy(config),
+        **_panel_settings(config),
         recheck=bool(opt.citecheck_recheck),
         recheck_fail_on=_recheck_fail_on(config),
         **_engine_settings(config),  # type: ignore[arg-type]
+        **_cost_settings(config),  # type: ignore[arg-type]
     )
 
 
@@ -563,6 +679,7 @@ def check_paths(settings: Settings) -> None:
         ("--citecheck-csv", settings.csv),
         ("--citecheck-md", settings.markdown),
         ("--citecheck-html", settings.html),
+        ("--citecheck-sarif", settings.sarif),
     )
     for flag, path in outputs:
         if path is not None:
@@ -658,6 +775,7 @@ def _add_quote_match_options(group: pytest.OptionGroup, parser: pytest.Parser) -
     parser.addini(
         "citecheck_quote_similarity",
         f"similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY})",
+        type="float",
         default=None,
     )
 
@@ -701,3 +819,108 @@ def _url_policy(config: pytest.Config) -> str:
             f"ini option citecheck_url_policy: {name!r} is not one of {', '.join(URL_POLICIES)}"
         )
     return name
+
+
+# -- a judge panel (engine/panel.py) ---------------------------------------------------
+
+PANEL_RULES = ("majority", "unanimous")
+
+
+def judge_specs(text: str) -> tuple[str, ...]:
+    """argparse ``type=``: ``PROVIDER:MODEL`` specs separated by commas (or lines)."""
+    specs = tuple(s.strip() for s in text.replace("\n", ",").split(",") if s.strip())
+    if not specs:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} names no judge: list PROVIDER:MODEL specs separated by commas, e.g. "
+            "openai:gpt-4o-mini,anthropic:claude-haiku-4-5"
+        )
+    for spec in specs:
+        judge_spec(spec)
+    return specs
+
+
+def _add_panel_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--citecheck-judges",
+        dest="citecheck_judges",
+        default=None,
+        type=judge_specs,
+        metavar="P:M,P:M,...",
+        help="a panel of judges, comma-separated (ini citecheck_judges, one per line or "
+        "comma-separated; a claim file's judges:); each judges every citation and the "
+        "panel rule decides. Recording costs one judge call per member.",
+    )
+    group.addoption(
+        "--citecheck-judge-samples",
+        dest="citecheck_judge_samples",
+        default=None,
+        type=positive_int,
+        metavar="N",
+        help="ask each judge N times (sampled at temperature 1 unless "
+        "citecheck_judge_temperature is set); N > 1 makes a panel (ini "
+        "citecheck_judge_samples; default 1).",
+    )
+    group.addoption(
+        "--citecheck-panel-rule",
+        dest="citecheck_panel_rule",
+        default=None,
+        choices=PANEL_RULES,
+        help="how a panel decides: majority (more than half the members) or unanimous "
+        "(ini citecheck_panel_rule; default majority).",
+    )
+    group.addoption(
+        "--citecheck-min-agreement",
+        dest="citecheck_min_agreement",
+        default=None,
+        type=fraction,
+        metavar="A",
+        help="fail when fewer than this share of the citations a panel judged were "
+        "unanimous (ini citecheck_min_agreement; default: no floor).",
+    )
+    parser.addini("citecheck_judges", "a judge panel: PROVIDER:MODEL specs", default=None)
+    parser.addini(
+        "citecheck_judge_samples", "replies asked of each judge (default 1)", default=None
+    )
+    parser.addini("citecheck_panel_rule", "majority or unanimous (default majority)", default=None)
+    parser.addini(
+        "citecheck_min_agreement",
+        "floor on the share of panel-judged citations that were unanimous (default: none)",
+        default=None,
+    )
+
+
+def _panel_settings(config: pytest.Config) -> dict[str, Any]:
+    """The panel options, resolved (flag > ini > default); bad ini values name the option."""
+    opt = config.option
+
+    def ini(name: str, parse: Any) -> Any:
+        raw = _getini(config, name)
+        if raw in (None, "", []):
+            return None
+        try:
+            return parse(str(raw).strip())
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    def rule(text: str) -> str:
+        if text not in PANEL_RULES:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(PANEL_RULES)}")
+        return text
+
+    judges = opt.citecheck_judges
+    listed = _getini(config, "citecheck_judges")
+    if judges is None and listed:
+        try:
+            judges = judge_specs(",".join(listed) if isinstance(listed, list) else str(listed))
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option citecheck_judges: {exc}") from None
+    samples = opt.citecheck_judge_samples or ini("citecheck_judge_samples", positive_int) or 1
+    min_agreement = opt.citecheck_min_agreement
+    if min_agreement is None:
+        min_agreement = _ini_fraction(config, "citecheck_min_agreement")
+    return {
+        "judges": judges,
+        "judge_samples": samples,
+        "panel_rule": opt.citecheck_panel_rule or ini("citecheck_panel_rule", rule) or "majority",
+        "min_agreement": min_agreement,
+    }

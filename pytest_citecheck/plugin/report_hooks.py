@@ -35,11 +35,27 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+# A panel member's vote in the compact ``-v`` form: ``[supported panel ssn]``.
+_VOTE_LETTERS = {"supported": "s", "contradicted": "c", "not_found": "n", "error": "e"}
+
+
 def _labels(payload: Any) -> str:
     """The claim labels a report carries: JSON from an xdist worker, or the result
-    objects in this process."""
+    objects in this process. A citation a judge panel decided adds its votes, one
+    letter a member in panel order (s, c, n, e)."""
     results = json.loads(payload) if isinstance(payload, str) else payload
-    return ", ".join(str(r["label"] if isinstance(r, dict) else r.label.value) for r in results)
+    shown = []
+    for r in results:
+        data = r if isinstance(r, dict) else r.model_dump(mode="json")
+        text = str(data["label"])
+        panels = [v["panel"] for v in data.get("verdicts", []) if v.get("panel")]
+        if panels:
+            votes = (
+                "".join(_VOTE_LETTERS.get(str(m["label"]), "?") for m in panel) for panel in panels
+            )
+            text += " panel " + " ".join(votes)
+        shown.append(text)
+    return ", ".join(shown)
 
 
 class ReportHooks:
@@ -71,12 +87,11 @@ class ReportHooks:
         if is_worker(config) or not settings.enabled or settings.baseline is not None:
             return
         if config.option.citecheck_max_drop is not None or config.getini("citecheck_max_drop"):
-            config.issue_config_time_warning(
-                pytest.PytestConfigWarning(
-                    "citecheck_max_drop is set but no --citecheck-baseline is given: "
-                    "there is nothing to compare with, so it has no effect"
-                ),
-                stacklevel=2,
+            _config_warning(
+                config,
+                "citecheck_max_drop is set but no --citecheck-baseline is given: "
+                "there is nothing to compare with, so it has no effect",
+                *_where_set(config, "--citecheck-max-drop", "citecheck_max_drop"),
             )
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
@@ -104,7 +119,9 @@ class ReportHooks:
         if report.when == "call" and payload is not None:
             from pytest_citecheck.reports.report import ItemInfo
 
-            self.items[report.nodeid] = ItemInfo(report.outcome, report.location[1])
+            self.items[report.nodeid] = ItemInfo(
+                report.outcome, report.location[1], report.location[0]
+            )
             # Kept as one short string: the session drops the payload from the report,
             # and pytest's short summary asks for the status again at the end.
             self.labels[report.nodeid] = _labels(payload)
@@ -155,6 +172,24 @@ class ReportHooks:
         if settings.baseline is not None:
             report.baseline_labels = load_baseline_labels(settings.baseline)
         write_outputs(report, outputs(settings))
+        if settings.sarif is not None:
+            self._write_sarif(report, settings.sarif)
+
+    def _write_sarif(self, report: Report, path: Path) -> None:
+        import os
+
+        from pytest_citecheck import __version__
+        from pytest_citecheck.reports import github
+
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
+        log = github.sarif(github.annotate(report, self.config.rootpath, workspace), __version__)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(log, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            report.output_errors.append(f"{path}: {exc.strerror or exc}")
+        else:
+            report.written.append(("SARIF log", path))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter
@@ -181,13 +216,88 @@ class ReportHooks:
             tr.write_line(report.unwritten_line(), red=True, bold=True)
         elif not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
+        for what, path in report.written:
+            # As pytest-html does: where to click.
+            tr.write_line(f"citecheck {what}: {path.resolve().as_uri()}")
+        self._annotate(tr, report)
+
+    def _annotate(self, tr: pytest.TerminalReporter, report: Report) -> None:
+        """Inside GitHub Actions: workflow commands that annotate the claim lines."""
+        import os
+
+        from pytest_citecheck.reports import github
+
+        if not github.enabled(os.environ):
+            return
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
+        for annotation in github.annotate(report, self.config.rootpath, workspace):
+            tr.write_line(annotation.command())
+
+
+def _where_set(config: pytest.Config, flag: str, ini: str) -> tuple[str, int]:
+    """Where an option was set, as a warning's location: the flag, else the ini line."""
+    if getattr(config.option, flag.lstrip("-").replace("-", "_"), None) is not None:
+        return f"command line option {flag}", 0
+    path = config.inipath
+    if path is None:
+        return f"ini option {ini}", 0
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return str(path), 0
+    number = next((i for i, line in enumerate(lines, 1) if line.lstrip().startswith(ini)), 0)
+    return str(path), number
+
+
+def _config_warning(config: pytest.Config, message: str, filename: str, lineno: int) -> None:
+    """A ``PytestConfigWarning`` located where the user set the option, not at this
+    plugin's source line (``Config.issue_config_time_warning`` takes the caller's
+    frame). Warning filters (``-W``, ``filterwarnings``) apply as there."""
+    import warnings
+
+    if config.pluginmanager.is_blocked("warnings"):
+        return
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always", pytest.PytestConfigWarning)
+        try:
+            from _pytest.config import apply_warning_filters
+        except ImportError:  # pragma: no cover -- a pytest without it: no filters
+            pass
+        else:
+            apply_warning_filters(
+                config.getini("filterwarnings"), config.known_args_namespace.pythonwarnings or []
+            )
+        warnings.warn_explicit(
+            pytest.PytestConfigWarning(message),
+            pytest.PytestConfigWarning,
+            filename,
+            lineno,
+            module="pytest_citecheck",
+        )
+    if records:
+        config.hook.pytest_warning_recorded.call_historic(
+            kwargs={
+                "warning_message": records[0],
+                "when": "config",
+                "nodeid": "",
+                "location": (filename, lineno, ""),
+            }
+        )
 
 
 def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
     from pytest_citecheck.core.providers import PROVIDERS
     from pytest_citecheck.reports.report import RunInfo
 
-    judges = sorted({v.judge for r in report.results.values() for v in r.verdicts if v.judge})
+    judges = sorted(
+        {
+            judge
+            for r in report.results.values()
+            for v in r.verdicts
+            for judge in ([m.judge for m in v.panel] if v.panel else [v.judge])
+            if judge
+        }
+    )
     prompt_version = None
     if judges and all(j.partition(":")[0] in PROVIDERS for j in judges):
         # Every built-in provider sends the one versioned prompt.

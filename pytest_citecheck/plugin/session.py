@@ -22,7 +22,7 @@ import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.core.record_mode import RecordMode
-from pytest_citecheck.engine.gate import evaluate, load_baseline_precision
+from pytest_citecheck.engine.gate import budget_failures, evaluate
 from pytest_citecheck.plugin.adapters import gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
@@ -82,7 +82,13 @@ class CitecheckSession:
             quote_policy=s.quote_policy,
             url_policy=s.url_policy,
             run_id=_xdist_run_id(self.config),
+            prices=s.prices,
+            max_cost=s.max_cost,
+            max_credits=s.max_credits,
             terms=PLUGIN_TERMS,
+            judges=s.judges,
+            judge_samples=s.judge_samples,
+            panel_rule=s.panel_rule,
         )
 
     def stage_hooks(self) -> StageHooks:
@@ -142,6 +148,25 @@ class CitecheckSession:
         except ConfigurationError as exc:
             raise pytest.UsageError(f"citecheck cannot record:\n{exc}") from None
 
+    def preflight_claim(self, claim: Claim, cassette: Path) -> None:
+        """The check of :meth:`preflight` for one claim of the ``citecheck`` fixture
+        (known only when its test runs): a missing key stops the session with the
+        same usage error, before any request is made."""
+        from pytest_citecheck.core.errors import ConfigurationError
+
+        if self.replaying:
+            return
+        try:
+            self.engine().preflight([claim], cassette_for=lambda _: cassette)
+        except ConfigurationError as exc:
+            message = f"citecheck cannot record:\n{exc}"
+        else:
+            return
+        if hasattr(self.config, "workerinput"):
+            # An xdist worker cannot end the session: the test fails with the message.
+            pytest.fail(message, pytrace=False)
+        pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
+
     def preflight_files(self) -> None:
         """The xdist controller collects nothing, so it reads the claim files under
         the run's paths itself; workers then skip the check."""
@@ -161,6 +186,14 @@ class CitecheckSession:
             items += [_Item(c, cassette_path(path, c.id)) for c in claims]
         if items:
             self.preflight(items)
+
+    def dry_run_lines(self, items: Sequence[Any]) -> list[str]:
+        """What recording ``items``' claims would do (``--citecheck-dry-run``); no request."""
+        claims = {id(i.claim): i for i in items}
+        plan = self.engine().plan(
+            [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+        )
+        return plan.lines(self.settings.prices, PLUGIN_TERMS)
 
     # -- verification ------------------------------------------------------------------
 
@@ -193,23 +226,22 @@ class CitecheckSession:
         pending = {f for f in self._ahead.values() if not f.done()}
         if terminal is None or not pending:
             return
-        terminal.start()
         tty = bool(getattr(terminal, "isatty", False))
+        terminal.start()
         last = 0.0
         while pending:
             _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
             line = engine.progress.line()
             if tty:
                 terminal.rewrite(line, erase=True)
-            elif engine.progress.elapsed() - last >= _LOG_EVERY:
+            elif pending and engine.progress.elapsed() - last >= _LOG_EVERY:
                 last = engine.progress.elapsed()
                 terminal.write_line(line)
-        line = engine.progress.line()
+        # The last figures stay on their line; the item's line starts below it.
         if tty:
-            terminal.rewrite(line, erase=True)
-            terminal.write("\n")
+            terminal.rewrite(engine.progress.line(), erase=True)
         else:
-            terminal.write_line(line)
+            terminal.write(engine.progress.line())
         terminal.done()
 
     def result_for(self, item: Any) -> ClaimResult:
@@ -246,23 +278,37 @@ class CitecheckSession:
 
     # -- the gate ------------------------------------------------------------------
 
-    def finish(self) -> Report | None:
+    def finish(self, deselected: int = 0) -> Report | None:
+        """The report and the gate; ``deselected`` claim items (``-k``, ``--lf``) make
+        it a partial run, compared with the baseline over the same claims."""
         if not self.results:
             return None
         s = self.settings
         baseline = None
+        same_claims = False
         failures: list[str] = []
         if s.baseline is not None:
-            from pytest_citecheck.engine.gate import BaselineError
+            from pytest_citecheck.engine.gate import BaselineError, read_baseline
 
             try:
-                baseline = load_baseline_precision(s.baseline, PLUGIN_TERMS)
+                saved = read_baseline(s.baseline, PLUGIN_TERMS)
             except BaselineError as exc:
                 failures.append(str(exc))
+            else:
+                baseline = saved.precision
+                over = saved.precision_over(self.results) if deselected else None
+                if over is not None:
+                    baseline, same_claims = over, True
         report = Report(
-            results=self.results, baseline_precision=baseline, run=s.quote_policy.metadata()
+            results=self.results,
+            baseline_precision=baseline,
+            run=s.quote_policy.metadata(),
+            prices=s.prices,
+            deselected=deselected,
+            baseline_over_same_claims=same_claims,
         )
         failures += evaluate(report.totals, gate_settings(s), baseline, report.answer_totals)
+        failures += budget_failures(self.results.values(), PLUGIN_TERMS)
         if s.audit is not None:
             from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 

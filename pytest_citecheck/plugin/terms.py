@@ -19,6 +19,7 @@ def record_command(nodeid: str, mode: str = "once") -> str:
 PLUGIN_TERMS = Terms(
     options={
         "judge": "--citecheck-judge or the ini option citecheck_judge",
+        "judges": "--citecheck-judges or the ini option citecheck_judges",
         "judge_base_url": "the ini option citecheck_judge_base_url",
         "judge_temperature": "citecheck_judge_temperature",
         "judge_response_format": "citecheck_judge_response_format",
@@ -28,6 +29,7 @@ PLUGIN_TERMS = Terms(
         "allow_contradicted": "citecheck_allow_contradicted",
         "strict_review": "--citecheck-strict-review",
         "max_drop": "citecheck_max_drop",
+        "min_agreement": "citecheck_min_agreement",
         "report": "--citecheck-report",
         "timeout": "citecheck_timeout",
         "max_page_bytes": "citecheck_max_page_bytes",
@@ -35,6 +37,11 @@ PLUGIN_TERMS = Terms(
         "max_claim_chars": "--citecheck-max-claim-chars or the ini option "
         "citecheck_max_claim_chars",
         "url_policy": "citecheck_url_policy",
+        "record_mode": "--citecheck-record",
+        "max_cost": "--citecheck-max-cost",
+        "max_credits": "--citecheck-max-credits",
+        "price_credit": "citecheck_price_credit",
+        "prices": "citecheck_prices",
     },
     assign=" = ",
     judge_origins={

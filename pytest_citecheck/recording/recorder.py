@@ -73,14 +73,20 @@ class CorruptRecording(Exception):
         self.why = why
 
 
-def _where(path: Path) -> str:
-    return f"{path.parent.name}/{path.name}"
+def shown_path(path: Path) -> str:
+    """The cassette's path as the user would open it: relative to the current folder
+    when inside it (``cassettes/citecheck_water/pasta.yaml``), else in full."""
+    absolute = path.absolute()
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
 
 
 def corrupt_detail(path: Path, nodeid: str, why: str, terms: Terms = NEUTRAL) -> str:
     """What a user reads for a corrupt cassette: which file, why, and the fix."""
     fix = terms.record_hint(nodeid, "rewrite", lead="record it again with")
-    return f"the recording {_where(path)} is corrupt: {why}{fix}"
+    return f"the recording {shown_path(path)} is corrupt: {why}{fix}"
 
 
 @dataclass
@@ -142,7 +148,7 @@ class Recording:
             return
         raise StageFailed(
             Reason.STALE_RECORDING,
-            f"the recording in {_where(self.path)} was made with {_describe_policy(recorded)}, "
+            f"the recording in {shown_path(self.path)} was made with {_describe_policy(recorded)}, "
             f"the current setting is {_describe_policy(current)}"
             f"{self.terms.record_hint(self.nodeid, 'rewrite')}",
         )
@@ -185,7 +191,7 @@ class Recording:
             )
         if not isinstance(exc, UnmatchedRequest | MissingRetrieval):
             return None
-        where = _where(self.path)
+        where = shown_path(self.path)
         if not self.cassette.existed:
             what = f"no recording ({where} does not exist)"
             reason = Reason.NO_RECORDING

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import secrets
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -180,10 +181,26 @@ class AuditIndex:
             except (sqlite3.Error, OSError) as exc:
                 raise AuditError(f"audit file {self.path}: {exc}") from None
 
+    def _use_wal(self, connection: sqlite3.Connection) -> None:
+        """Switch the file to WAL once. SQLite answers "database is locked" at once,
+        without its busy handler, when two connections make the switch together (the
+        first requests to a fresh file): wait for the other one, within ``busy_timeout``."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    connection.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
+
     def _prepare(self, connection: sqlite3.Connection) -> None:
         # WAL is a property of the file: set once, it stays. Readers then never
         # block writers, and writers queue on the busy timeout.
-        connection.execute("PRAGMA journal_mode=WAL")
+        self._use_wal(connection)
         connection.execute("PRAGMA synchronous=NORMAL")
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:

@@ -19,6 +19,7 @@ from importlib.resources import files
 from typing import Any
 
 from pytest_citecheck.claims.models import LABEL_ORDER
+from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -78,10 +79,27 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
         ("rid", v.get("rid")),
         ("section", v.get("section")),
         ("judge", v.get("judge")),
+        # Set when the guard overruled the judge (suspected_injection, quote_not_about_claim).
+        ("judge's label", v.get("judge_label")),
+        (
+            "judge's confidence",
+            None if v.get("judge_confidence") is None else f"{v['judge_confidence']:.2f}",
+        ),
         ("credits", v.get("credits") or None),
         ("detail", v.get("detail")),
     ]
     return [(name, str(value)) for name, value in facts if value not in (None, "")]
+
+
+def _member(m: dict[str, Any]) -> dict[str, Any]:
+    """One judge panel member's vote, for the side-by-side table."""
+    return {
+        "judge": m["judge"],
+        "label": m["label"],
+        "confidence": "–" if m.get("confidence") is None else f"{m['confidence']:.2f}",
+        "reason": m.get("reason") or "",
+        "quote": m.get("evidence_quote") or m.get("judge_quote") or "",
+    }
 
 
 def _claim(c: dict[str, Any]) -> dict[str, Any]:
@@ -99,6 +117,7 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
                 "quote_found": found,
                 "facts": _facts(v),
                 "passages": passages,
+                "panel": [_member(m) for m in v.get("panel") or []],
             }
         )
     confidences = [v["confidence"] for v in c["verdicts"] if v.get("confidence") is not None]
@@ -145,8 +164,11 @@ def render_html(data: dict[str, Any]) -> str:
     page = env.get_template("report.html.j2").render(
         gate=data["gate"],
         totals=data["totals"],
+        spend=data.get("spend"),
+        money=money,
         baseline_precision=data.get("baseline_precision"),
         run=data.get("run"),
+        panel=data.get("panel"),
         files=data.get("files") or {},
         changes=changes,
         claims=[_claim(c) for c in data["claims"]],

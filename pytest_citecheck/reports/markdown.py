@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from pytest_citecheck.claims.models import LABEL_ORDER
+from pytest_citecheck.core.prices import spend_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
@@ -30,6 +31,10 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def render_markdown(data: dict[str, Any]) -> str:
     t = data["totals"]
     gate = data["gate"]
@@ -40,7 +45,8 @@ def render_markdown(data: dict[str, Any]) -> str:
     if gate["failures"]:
         out.append("")
     out += [
-        f"**{t['claims']} claims, {t['citations']} citations**: citation precision "
+        f"**{_count(t['claims'], 'claim')}, {_count(t['citations'], 'citation')}**: "
+        "citation precision "
         f"**{_fmt(t['citation_precision'])}** ({supported}/{t['citations']}), reachable "
         f"precision {_fmt(t['reachable_precision'])}",
         "",
@@ -61,7 +67,14 @@ def render_markdown(data: dict[str, Any]) -> str:
     if t["credits"] or t["input_tokens"] or t["output_tokens"]:
         out += [
             f"Crawling API credits {t['credits']:g}, judge tokens {t['input_tokens']} in / "
-            f"{t['output_tokens']} out",
+            f"{t['output_tokens']} out{spend_text(data.get('spend'))}",
+            "",
+        ]
+    panel = data.get("panel")
+    if panel:
+        out += [
+            f"Judge panel: {panel['citations']} citations, {panel['unanimous']} unanimous "
+            f"(agreement {_fmt(panel['unanimous_share'])})",
             "",
         ]
     out += _answers(data)

@@ -25,8 +25,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, ClaimResult, Label, Verdict
+from pytest_citecheck.claims.models import (
+    BAD_LABELS,
+    LABEL_ORDER,
+    ClaimResult,
+    Label,
+    PanelVote,
+    Verdict,
+)
 from pytest_citecheck.core.files import append_text, write_atomic
+from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.engine.aggregate import (
@@ -81,8 +89,12 @@ def _short(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _count(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 claim``, ``2 claims``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_count = plural
 
 
 def file_of(nodeid: str) -> str:
@@ -129,6 +141,7 @@ class ItemInfo:
 
     outcome: str  # "passed" / "failed" / "skipped"
     line: int | None = None  # 0-based, as in ``TestReport.location``
+    path: str | None = None  # relative to the rootdir, as in ``TestReport.location``
 
 
 @dataclass(frozen=True)
@@ -175,12 +188,45 @@ class Report:
     items: dict[str, ItemInfo] = field(default_factory=dict)
     # Output files that could not be written: printed, never lost silently.
     output_errors: list[str] = field(default_factory=list)
+    # The user's prices: reports show the spend in money when any is set.
+    prices: Prices | None = None
+
+    def spend(self) -> dict[str, Any] | None:
+        """Credits and judge tokens in money (None: no price is set)."""
+        if self.prices is None or not self.prices.any:
+            return None
+        from pytest_citecheck.engine.estimate import spend
+
+        credits, tokens, total = spend(self.results.values(), self.prices)
+        credit = self.prices.credit
+        judges = {}
+        for spec, (i, o) in sorted(tokens.items()):
+            price = self.prices.judge(spec)
+            judges[spec] = {
+                "input_tokens": i,
+                "output_tokens": o,
+                "cost": None if price is None else price.cost(i, o),
+            }
+        return {
+            "credits": credits,
+            "credit_cost": None if credit is None else credits * credit,
+            "judges": judges,
+            "cost": total,
+            "missing": self.prices.missing(credits, [s for s, (i, o) in tokens.items() if i or o]),
+        }
 
     def unwritten_line(self) -> str:
         """The last line when the gate passed but a report file could not be written."""
         n = len(self.output_errors)
         files = "report file" if n == 1 else "report files"
         return f"citecheck gate passed, but {n} {files} could not be written: the run fails"
+
+    # The files written, as (what, where): each is named in the terminal summary.
+    written: list[tuple[str, Path]] = field(default_factory=list)
+    # Claim items left out of this run (-k, -m, --lf): the gate judged a part.
+    deselected: int = 0
+    # The baseline figure is the baseline's over this run's claims (a partial run).
+    baseline_over_same_claims: bool = False
 
     @property
     def totals(self) -> Totals:
@@ -201,7 +247,7 @@ class Report:
         answers = [a for _, a in self.answers()]
         return answer_totals(answers) if answers else None
 
-    def _item(self, nodeid: str) -> ItemInfo | None:
+    def item(self, nodeid: str) -> ItemInfo | None:
         # Fixture results of one test are keyed "nodeid[i]".
         return self.items.get(nodeid) or self.items.get(nodeid.rsplit("[", 1)[0])
 
@@ -209,14 +255,14 @@ class Report:
         """Claims in file order: by file, then by where the claim starts in it."""
 
         def key(entry: tuple[str, ClaimResult]) -> tuple[str, float, str]:
-            info = self._item(entry[0])
+            info = self.item(entry[0])
             line = info.line if info is not None and info.line is not None else float("inf")
             return file_of(entry[0]), line, entry[0]
 
         return sorted(self.results.items(), key=key)
 
     def passed(self, nodeid: str) -> bool | None:
-        info = self._item(nodeid)
+        info = self.item(nodeid)
         return None if info is None else info.outcome == "passed"
 
     def files(self) -> dict[str, Totals]:
@@ -262,8 +308,8 @@ class Report:
         t = self.totals
         out = [
             Line(
-                f"{t.claims} claims, {t.citations} citations: citation precision "
-                f"{_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
+                f"{_count(t.claims, 'claim')}, {_count(t.citations, 'citation')}: citation "
+                f"precision {_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
                 f"precision {_fmt(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
@@ -278,21 +324,32 @@ class Report:
                     f"({answers.supported}/{answers.claims} claims)"
                 )
             )
+        if self.deselected:
+            out.append(
+                Line(
+                    f"gate over {t.claims} of {t.claims + self.deselected} claims "
+                    f"({self.deselected} deselected)",
+                    {"yellow": True},
+                )
+            )
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
+            scope = f" (the baseline over the same {_count(t.claims, 'claim')})"
             out.append(
                 Line(
                     f"baseline precision {self.baseline_precision:.4f} -> "
                     f"{t.citation_precision:.4f} ({delta:+.4f})"
+                    + (scope if self.baseline_over_same_claims else "")
                 )
             )
         if t.credits or t.input_tokens or t.output_tokens:
             out.append(
                 Line(
                     f"crawling API credits {t.credits:g}, judge tokens {t.input_tokens} in / "
-                    f"{t.output_tokens} out"
+                    f"{t.output_tokens} out" + spend_text(self.spend())
                 )
             )
+        out += self._panel_lines(t)
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -340,6 +397,40 @@ class Report:
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
         return out
 
+    def panels(self) -> list[list[PanelVote]]:
+        """The votes of every citation a judge panel decided, in file order."""
+        return [v.panel for _, result in self.ordered() for v in result.verdicts if v.panel]
+
+    def panel_json(self) -> dict[str, Any] | None:
+        """The run's agreement figures (None: no panel judged anything)."""
+        from pytest_citecheck.engine.panel import agreement
+
+        panels = self.panels()
+        if not panels:
+            return None
+        figures = agreement(panels)
+        return {
+            "citations": figures.citations,
+            "unanimous": figures.unanimous,
+            "unanimous_share": figures.unanimous_share,
+            "pairwise_agreement": figures.pairwise,
+            "members": max(len(p) for p in panels),
+        }
+
+    def _panel_lines(self, t: Totals) -> list[Line]:
+        panel = self.panel_json()
+        if panel is None:
+            return []
+        out = [
+            Line(
+                f"judge panel: {_count(panel['citations'], 'citation')}, {panel['unanimous']} "
+                f"unanimous (agreement {_fmt(panel['unanimous_share'])})"
+            )
+        ]
+        for pair, share in panel["pairwise_agreement"].items():
+            out.append(Line(f"  pairwise {pair}: {share:.4f}"))
+        return out
+
     # -- files -----------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
@@ -360,6 +451,16 @@ class Report:
         return data
 
     def _to_json(self, t: Totals) -> dict[str, Any]:
+        panel = self.panel_json()
+        claims = [
+            {
+                "nodeid": nodeid,
+                "passed": self.passed(nodeid),
+                **_claim_json(result),
+                **({"answer": result.answer.id} if result.answer is not None else {}),
+            }
+            for nodeid, result in self.ordered()
+        ]
         return {
             "citecheck_report": REPORT_FORMAT,
             "run": self.run,
@@ -368,21 +469,20 @@ class Report:
                 name: {**_totals_json(ft), "failed": self.failed_in(name)}
                 for name, ft in self.files().items()
             },
+            **({"spend": spent} if (spent := self.spend()) is not None else {}),
             "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
+            "selection": {
+                "claims": t.claims,
+                "deselected": self.deselected,
+                "baseline_over_same_claims": self.baseline_over_same_claims,
+            },
             "baseline_precision": self.baseline_precision,
             "label_changes": [
                 {"nodeid": c.nodeid, "before": c.before, "after": c.after}
                 for c in self.label_changes()
             ],
-            "claims": [
-                {
-                    "nodeid": nodeid,
-                    "passed": self.passed(nodeid),
-                    **result.model_dump(mode="json"),
-                    **({"answer": result.answer.id} if result.answer is not None else {}),
-                }
-                for nodeid, result in self.ordered()
-            ],
+            **({"panel": panel} if panel is not None else {}),
+            "claims": claims,
         }
 
     def scrubbed_json(self) -> dict[str, Any]:
@@ -394,11 +494,19 @@ class Report:
         write_report(path, json.dumps(self.scrubbed_json(), indent=2, ensure_ascii=False) + "\n")
 
     def csv_columns(self) -> list[str]:
-        return CSV_COLUMNS + (ANSWER_CSV_COLUMNS if self.answers() else [])
+        """:data:`CSV_COLUMNS`, plus four columns a panel member when a panel judged."""
+        members = max((len(p) for p in self.panels()), default=0)
+        extra = [
+            f"member_{i}_{field}"
+            for i in range(1, members + 1)
+            for field in ("judge", "label", "confidence", "quote")
+        ]
+        return CSV_COLUMNS + extra + (ANSWER_CSV_COLUMNS if self.answers() else [])
 
     def csv_rows(self) -> list[dict[str, Any]]:
         rows = []
         support = {(a.origin, a.id): a.support for _, a in self.answers()}
+        panel_columns = len(self.csv_columns()) > len(CSV_COLUMNS)
         for nodeid, result in self.ordered():
             extra: dict[str, Any] = {}
             if support:
@@ -408,8 +516,19 @@ class Report:
                     "answer_support": "" if answer is None else _csv_fraction(support[answer.key]),
                 }
             for v in result.verdicts:
+                members: dict[str, Any] = {}
+                for i, m in enumerate(v.panel or [], start=1):
+                    members |= {
+                        f"member_{i}_judge": m.judge,
+                        f"member_{i}_label": m.label.value,
+                        f"member_{i}_confidence": "" if m.confidence is None else m.confidence,
+                        f"member_{i}_quote": m.evidence_quote or "",
+                    }
+                if not panel_columns:
+                    members = {}
                 rows.append(
                     {
+                        **members,
                         "nodeid": nodeid,
                         "claim_id": result.id,
                         "claim": result.claim,
@@ -435,7 +554,7 @@ class Report:
 
     def write_csv(self, path: Path) -> None:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=self.csv_columns())
+        writer = csv.DictWriter(buffer, fieldnames=self.csv_columns(), restval="")
         writer.writeheader()
         writer.writerows(self.csv_rows())
         write_report(path, scrub(buffer.getvalue()))
@@ -471,6 +590,20 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
             for s in a.sentences
         ],
     }
+
+
+# Verdict fields that are null unless a panel or an overruling guard set them: left out
+# of the JSON report then, so a run without either writes what it always did.
+_UNLESS_SET = ("judge_label", "judge_confidence", "panel")
+
+
+def _claim_json(result: ClaimResult) -> dict[str, Any]:
+    data = result.model_dump(mode="json")
+    for verdict in data["verdicts"]:
+        for name in _UNLESS_SET:
+            if verdict.get(name) is None:
+                verdict.pop(name, None)
+    return data
 
 
 def _totals_json(t: Totals) -> dict[str, Any]:
@@ -511,20 +644,26 @@ class Outputs:
 def write_outputs(report: Report, outputs: Outputs) -> None:
     """Write every requested file; a file that cannot be written is recorded in
     ``report.output_errors`` (and printed) instead of losing the summary."""
-    jobs: list[tuple[Path | None, Callable[[Path], None]]] = [
-        (outputs.json, report.write_json),
-        (outputs.csv, report.write_csv),
-        (outputs.markdown, report.write_markdown),
-        (outputs.html, report.write_html),
-        (outputs.step_summary, lambda p: report.write_markdown(p, append=True)),
+    jobs: list[tuple[str, Path | None, Callable[[Path], None]]] = [
+        ("JSON report", outputs.json, report.write_json),
+        ("CSV report", outputs.csv, report.write_csv),
+        ("markdown summary", outputs.markdown, report.write_markdown),
+        ("HTML report", outputs.html, report.write_html),
+        (
+            "markdown summary appended to $GITHUB_STEP_SUMMARY",
+            outputs.step_summary,
+            lambda p: report.write_markdown(p, append=True),
+        ),
     ]
-    for path, write in jobs:
+    for what, path, write in jobs:
         if path is None:
             continue
         try:
             write(path)
         except OSError as exc:
             report.output_errors.append(scrub(f"{path}: {exc.strerror or exc}"))
+        else:
+            report.written.append((what, path))
 
 
 # -- per item --------------------------------------------------------------------
@@ -532,7 +671,7 @@ def write_outputs(report: Report, outputs: Outputs) -> None:
 
 def citation_table(result: ClaimResult) -> list[str]:
     """The failure report of one claim: a row per citation (scrubbed, printable)."""
-    head = f"claim {result.id!r}: {result.claim}"
+    head = _hang(f"claim {result.id!r}: {result.claim}")
     expected = f" (expected {result.expect.value})" if result.expect else ""
     lines = [head, f"claim label: {result.label.value}{expected}", ""]
     rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
@@ -556,8 +695,43 @@ def citation_table(result: ClaimResult) -> list[str]:
     details = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.detail]
     if details:
         lines.append("")
-        lines.extend(f"[{i}] {v.url}: {v.detail}" for i, v in details)
+        lines.extend(_hang(f"[{i}] {v.url}: {v.detail}") for i, v in details)
     return [terminal_safe(scrub(line)) for line in lines]
+
+
+def explain_label(
+    results: Sequence[ClaimResult], left: object, op: str, right: object, rerecord: str | None
+) -> list[str]:
+    """A failed comparison of a claim label, explained by the test's claim results
+    (those whose label is compared; all of them if none is): each citation's label,
+    reason and quote, then the details (once each) and ``rerecord``, the command that
+    records the test again. Compact: pytest shows 8 lines of it unless ``-vv``."""
+    compared = [r for r in results if r.label in (left, right)]
+    lines = [f"{str(left)!r} {op} {str(right)!r}"]
+    details: list[str] = []
+    for result in compared or results:
+        expected = f", expected {result.expect.value}" if result.expect else ""
+        lines.append(
+            f"claim {result.id!r} is {result.label.value}{expected}: {_short(result.claim, 60)}"
+        )
+        for i, v in enumerate(result.verdicts, 1):
+            reason = f" [{v.reason}]" if v.reason else ""
+            conf = "" if v.confidence is None else f" ({v.confidence:.2f})"
+            quote = f': "{_short(v.evidence_quote, 80)}"' if v.evidence_quote else ""
+            lines.append(f"  {i}. {v.label.value}{reason}{conf} {v.url}{quote}")
+            if v.detail and v.detail not in details:
+                details.append(v.detail)
+    lines.extend(_short(d, 400) for d in details)
+    recorded = any("record it with:" in d or "record it again with:" in d for d in details)
+    if rerecord is not None and not recorded:
+        lines.append(f"if the sources changed, record the test again: {rerecord}")
+    return [scrub(line) for line in lines]
+
+
+def _hang(text: str) -> str:
+    """Continuation lines indented: no line of claim or page text starts a line of
+    output (where CI would read ``::error::...`` as a workflow command)."""
+    return "\n    ".join(text.splitlines())
 
 
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:

@@ -9,72 +9,36 @@ aligns with a span (:mod:`pytest_citecheck.stages.fuzzy`), the span then being w
 the verdict reports. A quote a citation brings with it (a claim file's
 ``quote:``, a provider's ``cited_text``) is looked up in a whole source with
 :class:`QuoteIndex`: the sections of a document, the passages of a page.
+
+Given the claim, the guard also refuses what a quote on the page cannot prove
+(both checks deterministic, so a replay decides as the recording did):
+
+- passages that hold instruction-like text aimed at a grader
+  (:mod:`pytest_citecheck.stages.injection`) make the citation ``not_found``,
+  reason ``suspected_injection``, for review, whatever the judge said;
+- a ``supported``/``contradicted`` quote that, read in its passage, is not about
+  the claim (:mod:`pytest_citecheck.stages.relevance`) is ``not_found``, reason
+  ``quote_not_about_claim``, for review.
+
+The judge's own label, quote and confidence are then kept beside the verdict.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
 
-# Re-exported: the guard's callers build the policy from here too.
+# Re-exported: the guard's callers normalise text and build the policy from here too.
 from pytest_citecheck.stages.quote_policy import EXACT as EXACT
 from pytest_citecheck.stages.quote_policy import QuotePolicy as QuotePolicy
-
-# Typographic variants of the ASCII quote characters. A judge (or a user
-# pasting from a browser) routinely swaps one for the other; the words are the
-# evidence, not the glyph of the quote mark around them.
-_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u2039\u203a\uff07"
-_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\uff02"
-
-# Invisible characters that only say where a line may break or how glyphs
-# join: zero-width space, zero-width non-joiner and joiner, word joiner,
-# byte-order mark / zero-width no-break space, soft hyphen. They sit *inside*
-# words ("infor\u00admation"), so they are removed rather than read as spaces.
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-
-_TRANSLATION = str.maketrans(
-    {
-        **dict.fromkeys(_SINGLE_QUOTES, "'"),
-        **dict.fromkeys(_DOUBLE_QUOTES, '"'),
-        **dict.fromkeys(_INVISIBLE, None),
-    }
-)
-
-# ``\s`` on str patterns is Unicode-aware: it covers NBSP (U+00A0), narrow
-# NBSP (U+202F), figure space, the U+2000 block, ideographic space, line and
-# paragraph separators, tabs, form feeds and every line ending.
-_WHITESPACE = re.compile(r"\s+")
-# A compound word broken after its hyphen at a line end ("case-\n   sensitive",
-# as RFCs and hard-wrapped text do): the hyphen is real, the line break is not.
-_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
-
-
-def normalise(text: str) -> str:
-    """Normalise text for quote matching.
-
-    - NFC, so a precomposed and a decomposed accent compare equal;
-    - typographic quotes (curly, low-9, reversed, primes, guillemets, fullwidth)
-      -> ASCII ``'`` / ``"``;
-    - zero-width characters and soft hyphens removed (they sit inside words);
-    - a hyphen at a line end between two word characters joins them
-      (``case-\\n   sensitive`` -> ``case-sensitive``);
-    - every run of whitespace, NBSP and narrow NBSP included, -> one space;
-    - stripped.
-
-    Case, dashes and all other punctuation are kept: the quote must still be
-    verbatim.
-    """
-    text = unicodedata.normalize("NFC", text).translate(_TRANSLATION)
-    text = _HYPHEN_WRAP.sub("-", text)
-    return _WHITESPACE.sub(" ", text).strip()
-
+from pytest_citecheck.stages.text import STOP_WORDS as STOP_WORDS
+from pytest_citecheck.stages.text import WORD as WORD
+from pytest_citecheck.stages.text import normalise as normalise
 
 # The trivial-quote minimum: a quote is evidence only when it
 # is a real span. "the", "Water", "." or "boils at" can be found in almost any
@@ -84,29 +48,12 @@ MIN_QUOTE_CHARS = 15
 MIN_CONTENT_WORDS = 2
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-STOP_WORDS = _words(
-    "a about above after again against all am an and any are as at be because been before "
-    "being below between both but by can could did do does doing down during each few for "
-    "from further had has have having he her here hers herself him himself his how i if in "
-    "into is it its itself just me more most my myself of off on once only or other our ours "
-    "ourselves out over own same she should so some such than that the their theirs them "
-    "themselves then there these they this those through to too under until up very was we "
-    "were what when where which while who whom why will with would you your yours yourself "
-    "yourselves also may might must shall"
-)
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-
-
 def too_short(quote: str) -> bool:
     """Whether ``quote`` is too short to be evidence: fewer than
     :data:`MIN_QUOTE_WORDS` words, :data:`MIN_QUOTE_CHARS` characters (after
     :func:`normalise`) or :data:`MIN_CONTENT_WORDS` words that are not stop words."""
     text = normalise(quote)
-    words = _WORD.findall(text.casefold())
+    words = WORD.findall(text.casefold())
     content = [w for w in words if w not in STOP_WORDS]
     return (
         len(words) < MIN_QUOTE_WORDS
@@ -128,10 +75,15 @@ class Guarded:
     similarity: float | None = None
     # Why a near miss was refused (fuzzy mode), for humans.
     detail: str | None = None
+    # A human must look at it whatever the confidence (injection, off-topic quote).
+    review: bool = False
+    # What the judge answered, kept when the guard overruled it for injection or relevance.
+    judge_label: Label | None = None
+    judge_confidence: float | None = None
 
     def verdict_fields(self) -> dict[str, Any]:
         """The :class:`~pytest_citecheck.claims.models.Verdict` fields the guard decides."""
-        return {
+        fields: dict[str, Any] = {
             "label": self.label,
             "evidence_quote": self.quote,
             "confidence": self.confidence,
@@ -140,10 +92,24 @@ class Guarded:
             "quote_similarity": self.similarity,
             "detail": self.detail,
         }
+        if self.review:
+            fields["review"] = True
+        if self.judge_label is not None:
+            fields["judge_label"] = self.judge_label
+            fields["judge_confidence"] = self.judge_confidence
+        return fields
 
 
-def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT) -> Guarded:
+def guard(
+    reply: JudgeReply,
+    shown: Sequence[Passage],
+    policy: QuotePolicy = EXACT,
+    claim: str | None = None,
+) -> Guarded:
     """Accept ``reply`` only if its quote is a real span of ``shown``.
+
+    With ``claim``, first the injection check and, after the quote checks, the
+    relevance check of the module doc (:func:`guard_claim`).
 
     ``shown`` are the passages the judge read, each with ``index`` = its
     position in the page's passage list. A quote may run across passages only
@@ -162,6 +128,66 @@ def guard(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXA
       evidence quote, the judge's text and the similarity are kept beside it;
     - otherwise the label and quote stand, confidence clamped to [0, 1].
     """
+    if claim is None:
+        return _guard_quote(reply, shown, policy)
+    return guard_claim(claim, reply, shown, policy)
+
+
+def guard_claim(
+    claim: str, reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT
+) -> Guarded:
+    """:func:`guard` with the claim: injection, then the quote, then relevance."""
+    from pytest_citecheck.stages.injection import find_injection
+    from pytest_citecheck.stages.relevance import about_claim
+
+    judge_label, judge_confidence = Label(reply.label), _clamp(reply.confidence)
+    injection = find_injection([p.text for p in shown])
+    if injection is not None:
+        return Guarded(
+            Label.NOT_FOUND,
+            None,
+            0.0,
+            Reason.SUSPECTED_INJECTION,
+            judge_quote=reply.quote,
+            detail=injection.describe(),
+            review=True,
+            judge_label=judge_label,
+            judge_confidence=judge_confidence,
+        )
+    guarded = _guard_quote(reply, shown, policy)
+    if guarded.label not in (Label.SUPPORTED, Label.CONTRADICTED) or guarded.quote is None:
+        return guarded
+    passage = _holding_passage(guarded.quote, shown)
+    if about_claim(claim, guarded.quote, passage):
+        return guarded
+    return Guarded(
+        Label.NOT_FOUND,
+        guarded.quote,
+        0.0,
+        Reason.QUOTE_NOT_ABOUT_CLAIM,
+        judge_quote=guarded.judge_quote,
+        similarity=guarded.similarity,
+        detail="the quote is on the page, but neither it nor the passage that holds it "
+        "speaks of the claim",
+        review=True,
+        judge_label=judge_label,
+        judge_confidence=judge_confidence,
+    )
+
+
+def _holding_passage(quote: str, shown: Sequence[Passage]) -> str:
+    """The passage that holds ``quote``; for a quote across passages, their run."""
+    needle = normalise(quote)
+    for passage in shown:
+        if needle in normalise(passage.text):
+            return passage.text
+    for run in _runs(shown):
+        if needle in run:
+            return run
+    return " ".join(p.text for p in shown)  # a fuzzy span: every passage it may be in
+
+
+def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy) -> Guarded:
     label = Label(reply.label)
     confidence = _clamp(reply.confidence)
     quote = reply.quote if reply.quote is not None and normalise(reply.quote) else None

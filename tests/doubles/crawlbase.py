@@ -27,7 +27,8 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -132,6 +133,14 @@ class _State:
     served: dict[tuple[str, str], int] = field(default_factory=dict)
     stored: dict[str, _Stored] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The rate limit (None: none): requests in flight beyond it get 429 + Retry-After.
+    max_concurrent: int | None = None
+    retry_after: str = "1"
+    # Seconds each Crawling API request takes, by target URL (None: at once).
+    latency: Callable[[str], float] | None = None
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    rejected: int = 0
 
     def kind_of(self, token: str | None) -> str | None:
         for kind, value in self.tokens.items():
@@ -227,9 +236,35 @@ class CrawlbaseDouble(LoopbackServer):
         self,
         tokens: Mapping[str, str] = DEFAULT_TOKENS,
         pages: Mapping[str, Page] | None = None,
+        *,
+        max_concurrent: int | None = None,
+        retry_after: str = "1",
+        latency: Callable[[str], float] | None = None,
     ) -> None:
+        """``max_concurrent``: the API's concurrency limit per double (the real one's
+        is 20 per token): a request beyond it is answered 429 with ``Retry-After:
+        retry_after`` and the documented body, as the rate-limit page shows.
+        ``latency(url)``: seconds a Crawling API request takes (outside any lock)."""
         super().__init__()
-        self._state = _State(tokens=dict(tokens), pages=dict(pages or {}))
+        self._state = _State(
+            tokens=dict(tokens),
+            pages=dict(pages or {}),
+            max_concurrent=max_concurrent,
+            retry_after=retry_after,
+            latency=latency,
+        )
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most Crawling API requests that were in flight at once."""
+        with self._state.lock:
+            return self._state.peak_in_flight
+
+    @property
+    def rejected(self) -> int:
+        """Requests answered 429 for going over ``max_concurrent``."""
+        with self._state.lock:
+            return self._state.rejected
 
     # -- scenarios -------------------------------------------------------------
 
@@ -259,10 +294,12 @@ class CrawlbaseDouble(LoopbackServer):
         return [c for c in self.api_calls if c.url == url]
 
     def reset(self) -> None:
-        """Forget the calls and the transient counters (pages stay registered)."""
+        """Forget the calls and the transient and rate-limit counters (pages stay
+        registered)."""
         with self._state.lock:
             self._state.calls.clear()
             self._state.served.clear()
+            self._state.rejected = self._state.peak_in_flight = 0
 
     # -- the server ------------------------------------------------------------
 
@@ -278,11 +315,38 @@ class CrawlbaseDouble(LoopbackServer):
                 split = urlsplit(self.path)
                 params = dict(parse_qsl(split.query, keep_blank_values=True))
                 path = split.path or "/"
-                with state.lock:
-                    status, headers, body = _answer(state, path, params)
-                    token = params.get("token")
-                    kind = state.kind_of(token)
-                    state.calls.append(Call(path, params, token, kind, status, split.query))
+                token = params.get("token")
+                if path == "/" and not self._admit():
+                    with state.lock:
+                        kind = state.kind_of(token)
+                        state.calls.append(Call(path, params, token, kind, 429, split.query))
+                    headers = [
+                        ("Content-Type", "application/json; charset=utf-8"),
+                        ("Retry-After", state.retry_after),
+                        ("X-Crawlbase-Concurrency", str(state.max_concurrent)),
+                    ]
+                    self.reply(429, headers, json.dumps(RATE_LIMIT_BODY).encode())
+                    return
+                try:
+                    if path == "/" and state.latency is not None:
+                        time.sleep(state.latency(params.get("url", "")))
+                    with state.lock:
+                        status, headers, body = _answer(state, path, params)
+                        kind = state.kind_of(token)
+                        state.calls.append(Call(path, params, token, kind, status, split.query))
+                finally:
+                    if path == "/":
+                        with state.lock:
+                            state.in_flight -= 1
                 self.reply(status, headers, body)
+
+            def _admit(self) -> bool:
+                with state.lock:
+                    if state.max_concurrent is not None and state.in_flight >= state.max_concurrent:
+                        state.rejected += 1
+                        return False
+                    state.in_flight += 1
+                    state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+                    return True
 
         return Handler

@@ -51,6 +51,8 @@ UNSET = (
     "CITECHECK_JUDGE_BASE_URL",
     "CITECHECK_JUDGE_API_KEY",
     "PYTEST_ADDOPTS",
+    "GITHUB_ACTIONS",
+    "GITHUB_WORKSPACE",
 )
 # Runs pytest in a fresh interpreter and reports whether the embedding stack was imported.
 RUN_AND_REPORT_IMPORTS = (
@@ -189,6 +191,44 @@ def test_failing_sibling_exits_1_and_says_why(copies: Path) -> None:
     assert any("citation precision" in line and "citecheck_min_precision" in line for line in gate)
     assert any("contradicted" in line for line in gate), gate
     assert "HEAVY-MODULES: none" in result.stdout
+
+
+def test_failing_sibling_in_github_actions_annotates_the_failing_claims_lines(
+    copies: Path,
+) -> None:
+    result = run(copies, "example_suite_failing", extra_env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    commands = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    errors = [c for c in commands if c.startswith("::error ")]
+    claim_file = copies / "example_suite_failing" / "citecheck_answers.yaml"
+    lines = claim_file.read_text(encoding="utf-8").splitlines()
+    failed = re.findall(r"^FAILED \[\w+\] \S+::(\S+)(?: - .*)?$", result.stdout, re.M)
+    assert failed == ["charlie-russell-cause-of-death"], result.stdout
+    expected_line = lines.index("  - id: charlie-russell-cause-of-death") + 1
+    assert len(errors) == 1, commands
+    assert errors[0].startswith(
+        f"::error file=example_suite_failing/citecheck_answers.yaml,line={expected_line},"
+        "title=citecheck%3A contradicted::charlie-russell-cause-of-death: "
+    ), errors
+    assert commands[-1].startswith("::notice title=citecheck gate failed::citecheck gate FAILED")
+    # Outside GitHub Actions the same run prints no workflow command.
+    plain = run(copies, "example_suite_failing")
+    assert not [line for line in plain.stdout.splitlines() if line.startswith("::")]
+
+
+def test_record_once_on_the_recorded_suite_needs_no_key_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Nothing needs recording (a fabricated document quote is decided without a judge
+    or a cassette), so no key is demanded."""
+    shutil.copytree(SUITE, tmp_path / SUITE.name)
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / SUITE.name).rglob("*")}
+    result = run(tmp_path, "example_suite", "--citecheck-record=once")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "OPENAI_API_KEY" not in result.stdout + result.stderr
+    assert re.search(r"^=+ \d+ passed in ", result.stdout, re.M), result.stdout
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / SUITE.name).rglob("*")}
+    assert after == before
 
 
 def test_cassettes_hold_no_loopback_address_and_no_secret() -> None:

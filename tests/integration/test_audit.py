@@ -228,3 +228,24 @@ def test_an_unreachable_storage_api_is_a_message_without_the_token() -> None:
     with pytest.raises(StorageError, match="could not be reached") as info:
         read_stored_page("rid-1", environ=env)
     assert env["CRAWLBASE_TOKEN"] not in str(info.value)
+
+
+def test_sixteen_first_writers_to_a_fresh_file_all_get_the_lock(tmp_path: Path) -> None:
+    # The service's first requests arrive together: each one's write check opens the
+    # fresh file and switches it to WAL. None may be told the index cannot be written.
+    failures: list[str] = []
+    for trial in range(20):
+        index = AuditIndex(tmp_path / f"audit-{trial}.db", busy_timeout=5)
+
+        def check(index: AuditIndex = index) -> None:
+            try:
+                index.check(write=True)
+            except AuditError as exc:
+                failures.append(str(exc))
+
+        threads = [threading.Thread(target=check) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []

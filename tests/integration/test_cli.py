@@ -210,7 +210,28 @@ def test_bad_records_are_reported_with_file_and_line_and_the_others_run(
     assert "fix:" in err
     # The good record ran: its three citations are counted.
     assert "citation_precision=0.3333 (1/3)" in out
-    assert "citecheck gate FAILED: 2 record(s) could not be read" in out
+    assert "citecheck gate FAILED: 2 records could not be read" in out
+    assert code == 1
+
+
+def test_batch_counts_bad_records_not_problems(
+    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "o.jsonl"
+    bad = [
+        '{"id": "x", "claim": "", "urls": ["ftp://example.com/a"]}',  # two problems
+        "{not json",
+        '{"id": "y", "claim": "c"}',
+    ]
+    path.write_text("\n".join([json.dumps(RECORDS[0]), *bad, ""]), encoding="utf-8")
+    code, out, err = batch(capsys, str(path))
+    assert (
+        "citecheck gate FAILED: 3 records could not be read "
+        "(4 problems, shown above with file:line and the fix)"
+    ) in out
+    # A record is told its fix in JSON, not in claim-file YAML.
+    assert f'{path}:2: claim text is empty\n  fix: write "claim" as one text value' in err
+    assert "`" not in err
     assert code == 1
 
 
@@ -517,3 +538,26 @@ def test_a_missing_recording_names_the_batch_command_that_records_it(
     assert code == 1
     assert f"record it with: citecheck batch {records} --record once --cassettes tapes" in out
     assert "pytest --citecheck" not in out
+
+
+def test_help_names_every_variable_and_serve_speaks_of_requests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    for name in (
+        "CRAWLBASE_TOKEN",
+        "CRAWLBASE_JS_TOKEN",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OLLAMA_HOST",
+        "CITECHECK_JUDGE_BASE_URL",
+        "CITECHECK_JUDGE_API_KEY",
+        "CITECHECK_AUDIT",
+    ):
+        assert name in flat, name
+    code, out, _ = run(capsys, "serve", "--help")
+    flat = " ".join(out.split())
+    assert "YAML" not in flat
+    assert "(default: a request's judge, else openai:gpt-4o-mini)" in flat

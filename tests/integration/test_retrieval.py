@@ -501,3 +501,57 @@ def test_the_cassette_names_the_ranker_and_replay_needs_none(tmp_path: Path) -> 
     with open_recording(cassette, "none", "suite::claim", {}) as recording:
         replayed = recording.ranker(no_ranker).rank("water boils", page, 1)
     assert replayed == [(0, round(recorded[0][1], 4))]
+
+
+# -- the hybrid embeds only BM25's candidate chunks ------------------------------------
+
+
+class AnyVector(StubModel):
+    """Any text gets a vector: the model likes texts that mention ice."""
+
+    def encode(self, sentences: list[str], **kwargs: Any) -> Any:
+        self.calls.append(list(sentences))
+        rows = np.array([[1.0, 0.1] if "ice" in s.lower() else [0.1, 1.0] for s in sentences])
+        return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_the_hybrid_embeds_the_claim_and_bm25s_top_chunks_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = AnyVector({})
+    monkeypatch.setattr(retrieval, "_models", {None: model})
+    page = [f"Paragraph {i} is about rivers and lakes in general." for i in range(12)]
+    page[7] = "Water boils at 100 degrees; ice melts at zero."
+    page[9] = "Ice forms when water freezes, and water boils when heated."
+    ranker = make_ranker("hybrid", None)
+    ranked = ranker.rank("water boils near ice", page, 3)
+    embedded = [t for call in model.calls for t in call]
+    assert embedded[0] == "water boils near ice"
+    assert len(embedded) == 1 + retrieval.CANDIDATE_CHUNKS < 1 + len(page)
+    assert set(embedded[1:3]) == {page[7], page[9]}  # BM25's two best come first
+    assert {i for i, _ in ranked[:2]} == {7, 9}
+    assert ranker.embedding_stats.computed == len(embedded)
+
+
+def test_without_a_word_in_common_the_hybrid_embeds_every_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = AnyVector({})
+    monkeypatch.setattr(retrieval, "_models", {None: model})
+    page = [f"Paragraph {i} is about rivers." for i in range(9)] + ["Ice is frozen."]
+    ranked = make_ranker("hybrid", None).rank("icecap", page, 1)
+    assert sum(len(call) for call in model.calls) == 1 + len(page)
+    assert ranked[0][0] == 9  # only the model could find it
+
+
+def test_prepare_embeds_what_rank_then_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = AnyVector({})
+    monkeypatch.setattr(retrieval, "_models", {None: model})
+    page = [f"Paragraph {i} says water boils at {i} degrees somewhere." for i in range(10)]
+    ranker = make_ranker("hybrid", None)
+    ranker.prepare([("water boils", page), ("boils at 3 degrees", page)])
+    before = ranker.embedding_stats.computed
+    ranker.rank("water boils", page, 3)
+    ranker.rank("boils at 3 degrees", page, 3)
+    assert ranker.embedding_stats.computed == before  # nothing new to embed
+    assert len(model.calls) == 1

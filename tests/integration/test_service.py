@@ -245,7 +245,7 @@ def test_load_200_requests_16_in_flight_no_errors_no_lost_audit_rows(
 
     with serving(config, doubles[2]) as url:
         replies = asyncio.run(load(url))
-    assert [r.status_code for r in replies] == [200] * requests
+    assert [(r.status_code, r.text) for r in replies if r.status_code != 200] == []
     labels = {r.json()["label"] for r in replies}
     assert labels == {"supported", "contradicted"}
     ids = {r.json()["id"] for r in replies}

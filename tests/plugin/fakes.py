@@ -37,7 +37,8 @@ PAGES = {
     "https://example.com/boiling": (
         "Water boils at 100 degrees Celsius at sea level.\\n\\nIt freezes at 0."
     ),
-    "https://example.com/other": "Cats are mammals. They purr.",
+    # The unsure claim's quote must be about it (the guard's relevance check).
+    "https://example.com/other": "Cats are mammals. They purr. An unsure claim about cats.",
 }
 GONE = {"https://example.com/gone"}
 

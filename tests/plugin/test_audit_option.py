@@ -78,7 +78,7 @@ def test_an_audit_file_that_breaks_during_the_run_fails_the_gate_and_keeps_the_r
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "1 claims, 1 citations: citation precision 1.0000 (1/1)*",
+            "1 claim, 1 citation: citation precision 1.0000 (1/1)*",
             "citecheck gate FAILED: --citecheck-audit: audit file audit.db*",
         ]
     )

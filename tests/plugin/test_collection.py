@@ -31,7 +31,7 @@ def test_each_claim_is_an_item_named_by_its_id(suite: pytest.Pytester) -> None:
 def test_k_selects_claims_by_id(suite: pytest.Pytester) -> None:
     result = suite.runpytest("--citecheck", "--citecheck-record=once", "-k", "boils")
     result.assert_outcomes(passed=1, deselected=1)
-    result.stdout.fnmatch_lines(["*1 claims, 1 citations: citation precision 1.0000 (1/1)*"])
+    result.stdout.fnmatch_lines(["*1 claim, 1 citation: citation precision 1.0000 (1/1)*"])
 
 
 def test_plugin_can_be_disabled(suite: pytest.Pytester) -> None:

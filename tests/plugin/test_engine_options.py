@@ -3,6 +3,8 @@ concurrency option."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.plugin.fakes import CONFTEST, NOT_FOUND, SUPPORTED, UNREACHABLE, claims_yaml
@@ -79,3 +81,53 @@ def test_a_bad_concurrency_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--citecheck")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option citecheck_timeout*"])
+
+
+def test_recording_progress_is_one_line_counting_each_claim_once(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all")
+    result.assert_outcomes(passed=3)
+    lines = result.stdout.lines
+    progress = [i for i, line in enumerate(lines) if line.startswith("citecheck: ")]
+    assert [lines[i].split(", 0 credits")[0] for i in progress] == [
+        "citecheck: 2/2 claims, 2 citations"
+    ]
+    # The file's test line follows it, whole, with no blank line between.
+    (at,) = progress
+    assert re.fullmatch(r"citecheck_a\.yaml \.\. +\[ 66%\]", lines[at + 1]), lines
+    assert re.fullmatch(r"test_plain\.py \. +\[100%\]", lines[at + 2]), lines
+
+
+def test_a_failed_gate_adds_no_letter_after_the_last_progress_mark(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "--citecheck-min-precision=0.9"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    (last,) = [line for line in result.stdout.lines if line.startswith("citecheck_a.yaml ..")]
+    assert last.endswith("[100%]"), last
+    # "2 passed, 1 citecheck gate failed" (a warnings count may sit between the two).
+    result.stdout.fnmatch_lines(["*2 passed, *1 citecheck gate failed in *"])
+
+
+def test_help_types_the_numeric_ini_options(pytester: pytest.Pytester) -> None:
+    out = pytester.runpytest("--help").stdout.str()
+    for name, kind in (
+        ("citecheck_concurrency", "int"),
+        ("citecheck_timeout", "float"),
+        ("citecheck_max_page_bytes", "int"),
+        ("citecheck_quote_similarity", "float"),
+        ("citecheck_min_precision", "float"),
+    ):
+        assert f"  {name} ({kind}):" in out, name
+    pytester.makeini("[pytest]\ncitecheck_concurrency = 2.5\n")
+    result = pytester.runpytest("--citecheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option citecheck_concurrency*"])

@@ -202,3 +202,29 @@ def test_a_run_without_answers_has_no_answer_line_and_no_answer_bar(
     result = run(pytester, [], "--citecheck-min-answer-support=0.9")
     assert result.ret == pytest.ExitCode.OK
     assert "answer" not in result.stdout.str().split("== citecheck ==")[-1]
+
+
+def test_a_partial_run_says_it_judged_a_part_and_compares_the_same_claims(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))
+    baseline = pytester.path / "baseline.json"
+    run(pytester, xdist, f"--citecheck-report={baseline}").assert_outcomes(passed=3)
+    # The baseline's whole run has precision 1/3; its figure over `cats-bark` alone is 0/1.
+    result = run(pytester, xdist, "-k", "cats", f"--citecheck-baseline={baseline}")
+    # (pytest-xdist's controller does not count deselected items in its outcomes.)
+    result.assert_outcomes(passed=1, deselected=0 if "2" in xdist else 2)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "1 claim, 1 citation: citation precision 0.0000 (0/1)*",
+            "gate over 1 of 3 claims (2 deselected)",
+            "baseline precision 0.0000 -> 0.0000 (+0.0000) (the baseline over the same 1 claim)",
+            "citecheck gate passed",
+        ]
+    )
+    # The whole run is compared with the whole baseline, and says nothing about a part.
+    whole = run(pytester, xdist, f"--citecheck-baseline={baseline}")
+    whole.stdout.fnmatch_lines(["baseline precision 0.3333 -> 0.3333 (+0.0000)"])
+    whole.stdout.no_fnmatch_line("gate over *")
+    whole.stdout.no_fnmatch_line("*the baseline over the same*")

@@ -59,7 +59,7 @@ def test_a_bad_escape_in_one_claim_file_keeps_the_summary_and_the_report(
     result.stdout.fnmatch_lines(
         [
             "*citecheck_bad.yaml:3: claim text is not usable text: it holds a lone surrogate*",
-            "1 claims, 1 citations: citation precision 1.0000 (1/1)*",
+            "1 claim, 1 citation: citation precision 1.0000 (1/1)*",
         ]
     )
     assert "Traceback" not in result.stdout.str()

@@ -271,8 +271,9 @@ def test_every_problem_of_a_file_is_reported_at_once(tmp_path: Path) -> None:
         Case("", "", 2, "file name", "a-b"),
     )
     lines = [(p.line, p.problem.split(";")[0][:30]) for p in err.problems]
-    assert [line for line, _ in lines] == [2, 3, 4, 8, 12]
-    assert len(str(err).split("\n  fix: ")) == 6  # five problems, each with its fix
+    # The duplicate id (line 9) is listed with the rest, not after they are fixed.
+    assert [line for line, _ in lines] == [2, 3, 4, 8, 9, 12]
+    assert len(str(err).split("\n  fix: ")) == 7  # six problems, each with its fix
 
 
 def test_jsonl_reports_every_bad_line(tmp_path: Path) -> None:
@@ -590,7 +591,7 @@ def test_a_report_that_cannot_be_written_at_the_end_keeps_the_summary(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "1 claims, 1 citations: citation precision 1.0000 (1/1)*",
+            "1 claim, 1 citation: citation precision 1.0000 (1/1)*",
             "could not write report.json*",
             "citecheck gate passed, but 1 report file could not be written: the run fails",
         ]

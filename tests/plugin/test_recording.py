@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble
 
@@ -224,7 +225,7 @@ def test_missing_recording_names_the_command(
     result.assert_outcomes(failed=1, deselected=2)
     result.stdout.fnmatch_lines(
         [
-            "*no recording (citecheck_water/pasta.yaml does not exist); record it with: "
+            "*no recording (cassettes/citecheck_water/pasta.yaml does not exist); record it with: "
             "pytest --citecheck --citecheck-record=once citecheck_water.yaml::pasta*"
         ]
     )
@@ -245,14 +246,14 @@ def test_changed_claim_or_prompt_is_reported_stale(
     )
     cassette = suite.path / "cassettes" / "citecheck_water" / "boiling-again.yaml"
     # As if recorded with an earlier prompt: its judge requests and metadata say v0.
-    cassette.write_text(cassette.read_text().replace("citecheck-judge-1", "citecheck-judge-0"))
+    cassette.write_text(cassette.read_text().replace(PROMPT_VERSION, "citecheck-judge-0"))
     result = replay(suite, urls, monkeypatch)
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
             "[[]1] https://example.com/science/boiling: the recording in "
-            "citecheck_water/boiling-again.yaml has no reply for POST *"
-            "(recorded with judge prompt citecheck-judge-0, current is citecheck-judge-1); "
+            "cassettes/citecheck_water/boiling-again.yaml has no reply for POST *"
+            f"(recorded with judge prompt citecheck-judge-0, current is {PROMPT_VERSION}); "
             "record it with: pytest --citecheck --citecheck-record=rewrite "
             "citecheck_water.yaml::boiling-again",
             "*ERROR*citecheck_water.yaml::boiling-again*stale_recording*",
@@ -326,7 +327,7 @@ def test_new_episodes_adds_a_new_citation_and_keeps_the_old_ones(
     urls = stop(api, llm)
     replayed = replay(suite, urls, monkeypatch, "-k", "boiling-again")
     replayed.assert_outcomes(passed=1, deselected=2)
-    replayed.stdout.fnmatch_lines(["1 claims, 2 citations: citation precision 1.0000 (2/2)*"])
+    replayed.stdout.fnmatch_lines(["1 claim, 2 citations: citation precision 1.0000 (2/2)*"])
 
 
 OAUTH_PAGE = (

@@ -111,8 +111,8 @@ def test_a_corrupt_cassette_names_itself_and_the_fix(
     )
     result.stdout.fnmatch_lines(
         [
-            f"*the recording citecheck_water/pasta.yaml is corrupt: *{why}*; record it again "
-            f"with: {REWRITE.format('pasta')}*",
+            "*the recording cassettes/citecheck_water/pasta.yaml is corrupt: "
+            f"*{why}*; record it again with: {REWRITE.format('pasta')}*",
             "*corrupt_recording*",
         ]
     )

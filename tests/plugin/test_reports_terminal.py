@@ -42,6 +42,28 @@ def test_max_drop_without_a_baseline_warns(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*PytestConfigWarning: citecheck_max_drop is set but no --citecheck-baseline is given*"]
     )
+    # Located where the user set it, not at the plugin's own source line.
+    assert "command line option --citecheck-max-drop:0: PytestConfigWarning" in result.stdout.str()
+    result.stdout.no_fnmatch_line("*report_hooks.py*")
+    result.stdout.no_fnmatch_line("*issue_config_time_warning*")
+
+
+def test_max_drop_in_ini_without_a_baseline_warns_at_the_ini_line(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    pytester.makeini("[pytest]\ncitecheck_min_precision = 0.5\ncitecheck_max_drop = 0.1\n")
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*tox.ini:3: PytestConfigWarning: citecheck_max_drop is set but no "
+            "--citecheck-baseline is given*",
+            "    citecheck_max_drop = 0.1",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*report_hooks.py*")
 
 
 def test_claim_files_without_the_flag_get_a_one_line_hint(pytester: pytest.Pytester) -> None:
@@ -200,3 +222,32 @@ def test_labels_and_outcomes_with_xdist(pytester: pytest.Pytester, workers: str)
         ("boils-50", False),
         ("cats-bark", True),
     ]
+
+
+def test_each_report_file_written_is_named_with_its_location(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    out = pytester.path / "out"
+    result = pytester.runpytest(
+        "--citecheck",
+        "--citecheck-record=all",
+        f"--citecheck-report={out / 'r.json'}",
+        f"--citecheck-csv={out / 'r.csv'}",
+        f"--citecheck-md={out / 'r.md'}",
+        f"--citecheck-html={out / 'r.html'}",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "citecheck gate passed",
+            f"citecheck JSON report: {(out / 'r.json').as_uri()}",
+            f"citecheck CSV report: {(out / 'r.csv').as_uri()}",
+            f"citecheck markdown summary: {(out / 'r.md').as_uri()}",
+            f"citecheck HTML report: {(out / 'r.html').as_uri()}",
+        ]
+    )
+    for name in ("r.json", "r.csv", "r.md", "r.html"):
+        assert (out / name).is_file()
+    # Nothing written, nothing named.
+    plain = pytester.runpytest("--citecheck")
+    plain.stdout.no_fnmatch_line("citecheck * report: file://*")

@@ -740,3 +740,49 @@ def test_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     err = load_error(path)
     assert err.line == 3
     assert "UTF-8" in err.problem
+
+
+# --- every problem at once -----------------------------------------------------------------
+
+FIVE_PROBLEMS = """
+claims:
+  - id: a
+    claim: ""
+    citations:
+      - document: missing.txt
+  - id: a
+    claim: Two.
+    citations:
+      - url: ftp://example.com/x
+        section: hidden behind the bad URL
+  - id: b
+    claimz: Three.
+    citations: []
+"""
+
+
+def test_every_problem_of_a_file_is_listed_in_one_round(write: Write) -> None:
+    """A duplicate id after an invalid claim, a section on a URL that is itself bad, and a
+    missing document of an invalid claim are all reported with the rest, in file order."""
+    err = load_error(write(FIVE_PROBLEMS))
+    assert [(p.line, p.problem.split(":")[0].split(";")[0]) for p in err.problems] == [
+        (3, "claim text is empty"),
+        (5, "document 'missing.txt' not found"),
+        (6, "duplicate claim id 'a' (first used on line 2)"),
+        (9, "'ftp"),
+        (10, "'section' is only read for `document` citations"),
+        (12, "unknown key 'claimz' in a claim"),
+    ]
+
+
+def test_a_jsonl_record_is_told_its_fix_in_json(write: Write) -> None:
+    path = write(
+        '{"id": "", "claim": ["a"], "urls": ["file:///etc/passwd"]}\n', "citecheck_batch.jsonl"
+    )
+    fixes = [p.fix for p in load_error(path).problems]
+    assert fixes == [
+        'give "id" a short unique text value, e.g. "id": "q1"',
+        'write "claim" as one text value, e.g. "claim": "Water boils at 100 °C."',
+        'write e.g. "urls": ["https://example.com/a"] (records cite URLs only)',
+    ]
+    assert not any("`" in fix for fix in fixes)

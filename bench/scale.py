@@ -1,0 +1,359 @@
+"""Recording at the services' limits: N claims against doubles that behave like the real ones.
+
+Each claim cites its own page, built from a WiCE dev record (its sentences in a
+shuffled order, so no two pages share a passage and nothing is embedded twice).
+The doubles run in a process of their own and behave like the real services:
+
+- the Crawling API answers in 2-8 s (uniform, fixed per URL) and allows at most
+  20 requests in flight per token; beyond that it answers 429 with
+  ``Retry-After`` and the documented body (its rate-limit page);
+- the judge answers in 1-3 s (uniform, fixed per request).
+
+``--time-scale 0.1`` multiplies every latency (and the Retry-After) by 0.1 so a
+run fits in a short session; ranking costs what it costs, so a small scale makes
+the CPU, not the services, the limit.
+
+Two runs of the same claims, each into a fresh folder with a cold embedding
+cache: the engine as shipped (default ranker, default concurrency and per-service
+limits) and as it was ("today": concurrency 4, the hybrid embedding every chunk).
+For each: wall time against the floor the limits allow (the larger of total
+crawl latency / 20 and total judge latency / the judge's cap), the CPU time spent
+ranking (thread time inside the ranker), the 429s received, the claims billed
+twice (more than one billed crawl of one page: must be 0) and the failed claims.
+The last line is for the shipped engine:
+``scale: wall/floor=<x> billed_twice=<n> failed=<n>``.
+
+    python bench/scale.py [--claims 200] [--time-scale 1.0] [--ranker hybrid]
+        [--concurrency N] [--skip-today]
+
+Recordings are synthetic (loopback doubles), written to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.corpus import KEY, TOKENS, WICE  # noqa: E402
+from pytest_citecheck.claims.models import Citation, Claim, Label  # noqa: E402
+from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY  # noqa: E402
+from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
+from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # noqa: E402
+from tests.doubles.crawlbase import CrawlbaseDouble, Page  # noqa: E402
+from tests.doubles.llm import JudgeCall, LLMDouble, Scripted  # noqa: E402
+
+CRAWL_SECONDS = (2.0, 8.0)
+JUDGE_SECONDS = (1.0, 3.0)
+JUDGE = "openai:gpt-4o-mini"
+
+
+def _uniform(key: str, low: float, high: float) -> float:
+    """A latency in [low, high], fixed by ``key`` (the same in both runs)."""
+    seed = int(hashlib.sha256(key.encode()).hexdigest()[:12], 16)
+    return random.Random(seed).uniform(low, high)
+
+
+def crawl_latency(url: str, scale: float) -> float:
+    return scale * _uniform(url, *CRAWL_SECONDS)
+
+
+def judge_latency(claim: str, scale: float) -> float:
+    return scale * _uniform(claim, *JUDGE_SECONDS)
+
+
+def build(n: int) -> tuple[list[tuple[str, str]], list[Claim]]:
+    """``n`` pages (url, markdown) and one claim citing each."""
+    records = [json.loads(line) for line in WICE.read_text().splitlines() if line.strip()]
+    records = [r for r in records if len(r["source_sentences"]) >= 6]
+    pages: list[tuple[str, str]] = []
+    claims: list[Claim] = []
+    for i in range(n):
+        record = records[i % len(records)]
+        sentences = list(record["source_sentences"])
+        random.Random(i).shuffle(sentences)
+        markdown = "\n\n".join(" ".join(sentences[j : j + 3]) for j in range(0, len(sentences), 3))
+        url = f"https://example.org/scale/{i:05d}/{record['id']}"
+        pages.append((url, markdown))
+        claims.append(
+            Claim(id=f"claim-{i:05d}", claim=record["claim"], citations=[Citation(url=url)])
+        )
+    return pages, claims
+
+
+# -- the doubles, in their own process -----------------------------------------------
+
+
+class _SlowJudge(LLMDouble):
+    """Answers after 1-3 s (scaled, fixed per claim), numbered by content."""
+
+    def __init__(self, scale: float) -> None:
+        super().__init__(api_key=KEY)
+        self.scale = scale
+
+    def _next(self, call: JudgeCall) -> tuple[Scripted, int]:
+        # Called by the request's own handler thread, outside any lock.
+        text = json.loads(call.body)["messages"][1]["content"]
+        claim = text.split("<claim>", 1)[-1].split("</claim>", 1)[0].strip()
+        time.sleep(judge_latency(claim, self.scale))
+        item, _ = super()._next(call)
+        return item, int(hashlib.sha256(call.body).hexdigest()[:4], 16)
+
+
+def serve(pages: list[tuple[str, str]], scale: float) -> None:
+    """Run the doubles until stdin closes; print the environment, then the counts."""
+    api = CrawlbaseDouble(
+        tokens=TOKENS,
+        max_concurrent=CRAWLING_API_CAP,
+        retry_after=f"{max(scale, 0.05):g}",
+        latency=lambda url: crawl_latency(url, scale),
+    )
+    with api, _SlowJudge(scale) as llm:
+        for url, markdown in pages:
+            api.add(url, Page(markdown=markdown))
+        env = {
+            "CRAWLBASE_TOKEN": TOKENS["normal"],
+            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
+            "OPENAI_API_KEY": KEY,
+            "CITECHECK_CRAWLBASE_URL": api.base_url,
+            "OPENAI_BASE_URL": llm.base_url("openai"),
+        }
+        print(json.dumps(env), flush=True)
+        for line in sys.stdin:  # one line per run: report and forget its calls
+            billed: dict[str, int] = {}
+            for call in api.api_calls:
+                if call.status == 200 and call.url is not None:
+                    billed[call.url] = billed.get(call.url, 0) + 1
+            counts = {
+                "billed_twice": sum(1 for n in billed.values() if n > 1),
+                "rejected": api.rejected,
+                "peak": api.peak_in_flight,
+            }
+            print(json.dumps(counts), flush=True)
+            api.reset()
+            del line
+
+
+@contextmanager
+def doubles(pages: list[tuple[str, str]], scale: float) -> Iterator[Callable[[], dict[str, int]]]:
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from bench.scale import serve\n"
+        "serve(json.loads(sys.stdin.readline()), float(sys.argv[1]))\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(scale)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        stdin.write(json.dumps(pages) + "\n")
+        stdin.flush()
+        env: dict[str, str] = json.loads(stdout.readline())
+
+        def counts() -> dict[str, int]:
+            stdin.write("counts\n")
+            stdin.flush()
+            result: dict[str, int] = json.loads(stdout.readline())
+            return result
+
+        counts.env = env  # type: ignore[attr-defined]
+        try:
+            yield counts
+        finally:
+            stdin.close()
+            proc.wait(timeout=60)
+
+
+# -- timing the ranker ----------------------------------------------------------------
+
+
+class TimedRanker:
+    """Wraps a ranker; adds up the CPU time (this thread's) spent in it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.cpu = 0.0
+        self._lock = threading.Lock()
+
+    def _timed(self, call: Callable[[], Any]) -> Any:
+        started = time.thread_time()
+        try:
+            return call()
+        finally:
+            spent = time.thread_time() - started
+            with self._lock:
+                self.cpu += spent
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        result: list[tuple[int, float]] = self._timed(lambda: self._inner.rank(claim, passages, k))
+        return result
+
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        prepare = getattr(self._inner, "prepare", None)
+        if prepare is not None:
+            self._timed(lambda: prepare(questions))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def shipped_ranker(name: str, cache: Path) -> Any:
+    from pytest_citecheck.stages.retrieval import make_ranker
+
+    return make_ranker(name, cache)
+
+
+def todays_ranker(name: str, cache: Path) -> Any:
+    """The ranker as it was: the hybrid embedded every chunk (the others are unchanged)."""
+    from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, HybridRanker, MiniLMRanker
+
+    if name != "hybrid":
+        return shipped_ranker(name, cache)
+    return HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache)), candidates=None)
+
+
+@dataclass
+class Outcome:
+    label: str
+    wall: float
+    ranking_cpu: float
+    overloads: int
+    rejected: int
+    peak: int
+    billed_twice: int
+    failed: int
+
+
+def record(
+    label: str,
+    claims: list[Claim],
+    env: dict[str, str],
+    counts: Callable[[], dict[str, int]],
+    folder: Path,
+    ranker: Any,
+    **settings: Any,
+) -> Outcome:
+    timed = TimedRanker(ranker)
+    engine = Engine.from_settings(
+        EngineSettings(record_mode="once", **settings),
+        StageHooks(make_ranker=lambda: timed),
+        environ=env,
+    )
+    with engine:
+        started = time.perf_counter()
+        results = engine.verify_claims_sync(
+            claims, cassette_for=lambda c: folder / "cassettes" / f"{c.id}.yaml"
+        )
+        wall = time.perf_counter() - started
+        overloads = engine.limits["crawlbase"].overloads if "crawlbase" in engine.limits else 0
+    seen = counts()
+    failed = [r for r in results if r.label is Label.ERROR]
+    if failed:
+        print(f"  {label}: first failure: {failed[0].verdicts[0].detail}", file=sys.stderr)
+    return Outcome(
+        label,
+        wall,
+        timed.cpu,
+        overloads,
+        seen["rejected"],
+        seen["peak"],
+        seen["billed_twice"],
+        len(failed),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--claims", type=int, default=200)
+    parser.add_argument("--time-scale", type=float, default=1.0)
+    parser.add_argument("--ranker", default="hybrid", choices=("hybrid", "minilm", "bm25"))
+    parser.add_argument(
+        "--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="claims in flight"
+    )
+    parser.add_argument("--skip-today", action="store_true", help="only the shipped engine")
+    args = parser.parse_args(argv)
+    pages, claims = build(args.claims)
+    scale = args.time_scale
+    crawl_total = sum(crawl_latency(url, scale) for url, _ in pages)
+    judge_total = sum(judge_latency(c.claim, scale) for c in claims)
+    judge_cap = cap_for(JUDGE.split(":")[0])
+    floor = max(crawl_total / CRAWLING_API_CAP, judge_total / judge_cap)
+    print(
+        f"{len(claims)} claims, each its own page; crawl 2-8 s, judge 1-3 s, x{scale:g}; "
+        f"at most {CRAWLING_API_CAP} crawls in flight (429 + Retry-After beyond)"
+    )
+    print(
+        f"floor: crawls {crawl_total:.1f} s / {CRAWLING_API_CAP} = "
+        f"{crawl_total / CRAWLING_API_CAP:.1f} s, judge {judge_total:.1f} s / {judge_cap} = "
+        f"{judge_total / judge_cap:.1f} s -> {floor:.1f} s"
+    )
+    # The model loads once, before either run is timed.
+    if args.ranker != "bm25":
+        from pytest_citecheck.stages.retrieval import load_model
+
+        load_model()
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory() as name, doubles(pages, scale) as counts:
+        env: dict[str, str] = counts.env  # type: ignore[attr-defined]
+        tmp = Path(name)
+        if not args.skip_today:
+            outcomes.append(
+                record(
+                    f"today: concurrency 4, {args.ranker} ranker"
+                    + (" (every chunk embedded)" if args.ranker == "hybrid" else ""),
+                    claims,
+                    env,
+                    counts,
+                    tmp / "today",
+                    todays_ranker(args.ranker, tmp / "cache-today"),
+                    concurrency=4,
+                )
+            )
+        outcomes.append(
+            record(
+                f"shipped: concurrency {args.concurrency}, {args.ranker} ranker",
+                claims,
+                env,
+                counts,
+                tmp / "shipped",
+                shipped_ranker(args.ranker, tmp / "cache-shipped"),
+                concurrency=args.concurrency,
+            )
+        )
+    print(
+        f"{'run':<58} {'wall s':>7} {'wall/floor':>10} {'rank cpu s':>10} {'429s':>5} "
+        f"{'peak':>4} {'billed 2x':>9} {'failed':>6}"
+    )
+    for o in outcomes:
+        print(
+            f"{o.label:<58} {o.wall:>7.1f} {o.wall / floor:>10.2f} {o.ranking_cpu:>10.1f} "
+            f"{o.rejected:>5} {o.peak:>4} {o.billed_twice:>9} {o.failed:>6}"
+        )
+    shipped = outcomes[-1]
+    print(
+        f"scale: wall/floor={shipped.wall / floor:.2f} billed_twice={shipped.billed_twice} "
+        f"failed={shipped.failed}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""What recording will cost, before any request: the dry run and the budget's estimate.
+
+One claim's estimate follows what :class:`~pytest_citecheck.engine.pipeline.Verifier`
+and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
+
+- each distinct citation of a claim is verified once (the same one twice is
+  verified once); each claim records into its own cassette, so two claims
+  citing one URL crawl it twice;
+- a URL citation is one crawl (normal token, readability, ``store=true``:
+  1.5 credits) when the page is a plain article; the worst case is four: the
+  readability retry on a thin page and both again with the JavaScript token
+  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL costs nothing;
+- every citation that reaches the judge is one judge call; a page that is gone
+  (404/410), a redirect to the homepage, a soft 404 or a quote not in a document
+  ends before the judge, so the judge-call figure is the most there can be;
+- judge tokens: the prompt (:mod:`pytest_citecheck.stages.judges.prompt`) with the
+  claim and the passage budget (``DEFAULT_TOP_K`` passages of ``MAX_WORDS``
+  words), at about four characters a token; the reply at :data:`REPLY_TOKENS`.
+  Providers count differently: these are estimates, the reports give the counts.
+
+Retries of a 429/503 are not counted as crawls: the Crawling API does not bill
+them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.core.prices import Prices, money
+from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.stages.passages import MAX_WORDS
+
+# Steps 1-3 of the fetch rules at most: readability, without it, both with JavaScript.
+WORST_CRAWLS = 4
+# Characters per token (the usual rule of thumb for English with BPE tokenizers) and
+# characters per word of English prose (a word and its space).
+CHARS_PER_TOKEN = 4.0
+CHARS_PER_WORD = 6.0
+# A reply: {"label", "quote" (a sentence or two), "confidence"}.
+REPLY_TOKENS = 100
+PASSAGES_SHOWN = 3  # the pipeline's DEFAULT_TOP_K
+
+
+def _crawl_credits(worst: bool) -> float:
+    from pytest_citecheck.stages.fetch import credits_for
+
+    normal = credits_for("normal", 200, 200)
+    if not worst:
+        return normal
+    return 2 * normal + 2 * credits_for("javascript", 200, 200)
+
+
+def prompt_tokens(claim: str) -> int:
+    """Estimated input tokens of one judge call about ``claim`` with a full passage budget."""
+    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+
+    frame = user_message(claim, [""] * PASSAGES_SHOWN)
+    chars = (
+        len(SYSTEM_PROMPT)
+        + len(json.dumps(VERDICT_SCHEMA))
+        + len(frame)
+        + PASSAGES_SHOWN * MAX_WORDS * CHARS_PER_WORD
+    )
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class ClaimEstimate:
+    """What recording one claim would spend: normal case, and the most it could."""
+
+    judge: str
+    crawls: int = 0
+    worst_crawls: int = 0
+    judge_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    credits: float = 0.0
+    worst_credits: float = 0.0
+
+    def cost(self, prices: Prices, worst: bool = True) -> float | None:
+        """Money at ``prices`` (None when a price it needs is missing)."""
+        credits = self.worst_credits if worst else self.credits
+        return prices.cost(credits, {self.judge: (self.input_tokens, self.output_tokens)})
+
+
+def estimate_claim(claim: Claim, judge: str) -> ClaimEstimate:
+    """The estimate for recording ``claim`` with the judge ``judge``."""
+    from pytest_citecheck.stages.fetch_rules import is_pdf
+
+    crawls = judge_calls = 0
+    for citation in dict.fromkeys(claim.citations):
+        if citation.url is not None:
+            if is_pdf(citation.url):
+                continue
+            crawls += 1
+        elif not _document_reaches_judge(citation):
+            continue
+        judge_calls += 1
+    tokens = prompt_tokens(claim.claim) if judge_calls else 0
+    return ClaimEstimate(
+        judge=judge,
+        crawls=crawls,
+        worst_crawls=crawls * WORST_CRAWLS,
+        judge_calls=judge_calls,
+        input_tokens=judge_calls * tokens,
+        output_tokens=judge_calls * REPLY_TOKENS,
+        credits=crawls * _crawl_credits(worst=False),
+        worst_credits=crawls * _crawl_credits(worst=True),
+    )
+
+
+def _document_reaches_judge(citation: Citation) -> bool:
+    """A document citation is read locally: a quote that is not in it, or a section
+    it does not have, is decided without the judge (as the pipeline does)."""
+    from pytest_citecheck.stages.documents import Document
+
+    if citation.document_path is None or (citation.quote is None and citation.section is None):
+        return True
+    try:
+        document = Document.load(citation.document_path)
+    except Exception:  # the pipeline reports it; count the call it might make
+        return True
+    if citation.quote is not None:
+        return document.find_quote(citation.quote, near=citation.section) is not None
+    return citation.section is None or document.section(citation.section) is not None
+
+
+@dataclass
+class Plan:
+    """What recording a set of claims would do under one record mode."""
+
+    record_mode: str
+    to_record: int = 0
+    recorded: int = 0
+    no_citations: int = 0
+    crawls: int = 0
+    worst_crawls: int = 0
+    judge_calls: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
+    credits: float = 0.0
+    worst_credits: float = 0.0
+
+    def add(self, estimate: ClaimEstimate) -> None:
+        self.to_record += 1
+        self.crawls += estimate.crawls
+        self.worst_crawls += estimate.worst_crawls
+        if estimate.judge_calls:
+            spec = estimate.judge
+            self.judge_calls[spec] = self.judge_calls.get(spec, 0) + estimate.judge_calls
+            i, o = self.tokens.get(spec, (0, 0))
+            self.tokens[spec] = (i + estimate.input_tokens, o + estimate.output_tokens)
+        self.credits += estimate.credits
+        self.worst_credits += estimate.worst_credits
+
+    @property
+    def total_judge_calls(self) -> int:
+        return sum(self.judge_calls.values())
+
+    def lines(self, prices: Prices | None = None, terms: Terms = NEUTRAL) -> list[str]:
+        """The dry run's report, options named in ``terms``; the last line is
+        machine-readable."""
+        prices = prices or Prices()
+        out = [f"citecheck dry run (record mode {self.record_mode}): nothing was sent"]
+        replayed = (
+            f"{self.recorded} replayed (mode none records nothing: choose a record mode "
+            f"with {terms.option('record_mode')})"
+            if self.record_mode == "none"
+            else f"{self.recorded} already recorded (replayed, free)"
+        )
+        out.append(
+            f"  claims: {self.to_record} to record, {replayed}"
+            + (f", {self.no_citations} without citations" if self.no_citations else "")
+        )
+        out.append(
+            f"  crawls: {self.crawls} (at most {self.worst_crawls} with readability and "
+            "JavaScript retries)"
+        )
+        per_judge = ", ".join(f"{spec} {n}" for spec, n in sorted(self.judge_calls.items()))
+        calls = f"  judge calls: {self.total_judge_calls} at most"
+        out.append(calls + (f" ({per_judge})" if per_judge else ""))
+        tin = sum(i for i, _ in self.tokens.values())
+        tout = sum(o for _, o in self.tokens.values())
+        out.append(f"  judge tokens (estimate): {tin} in / {tout} out")
+        out.append(f"  credits: {self.credits:g} (at most {self.worst_credits:g})")
+        if prices.any:
+            low = prices.cost(self.credits, self.tokens)
+            high = prices.cost(self.worst_credits, self.tokens)
+            if low is None or high is None:
+                missing = prices.missing(self.worst_credits, self.tokens, terms.option)
+                out.append(f"  cost: unknown, set {' and '.join(missing)}")
+            else:
+                out.append(f"  cost: {money(low)} (at most {money(high)})")
+        else:
+            out.append(
+                f"  cost: set {terms.option('price_credit')} and {terms.option('prices')} to "
+                "see it in money"
+            )
+        out.append(
+            f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
+            f"judge_calls={self.total_judge_calls} credits={self.worst_credits:g}"
+        )
+        return out
+
+
+def plan(
+    claims: Iterable[Claim],
+    record_mode: str,
+    will_record: Callable[[Claim], bool],
+    judge_for: Callable[[Claim], str],
+) -> Plan:
+    """The plan for ``claims``: ``will_record(claim)`` says whether it would be recorded."""
+    out = Plan(record_mode)
+    for claim in claims:
+        if not claim.citations:
+            out.no_citations += 1
+        elif will_record(claim):
+            out.add(estimate_claim(claim, judge_for(claim)))
+        else:
+            out.recorded += 1
+    return out
+
+
+def spend(
+    results: Iterable[object], prices: Prices
+) -> tuple[float, dict[str, tuple[int, int]], float | None]:
+    """Credits, tokens per judge and money (None: a price is missing) of verdicts."""
+    credits = 0.0
+    tokens: dict[str, tuple[int, int]] = {}
+    for result in results:
+        for verdict in getattr(result, "verdicts", ()):
+            credits += verdict.credits
+            if verdict.usage is not None and verdict.judge:
+                i, o = tokens.get(verdict.judge, (0, 0))
+                tokens[verdict.judge] = (
+                    i + verdict.usage.input_tokens,
+                    o + verdict.usage.output_tokens,
+                )
+    return credits, tokens, prices.cost(credits, tokens)

@@ -1,0 +1,142 @@
+"""A judge panel's vote: several guarded verdicts for one citation become one.
+
+Each member's reply has already passed the guard on its own
+(:func:`pytest_citecheck.stages.guard.guard`): a member whose quote is not in
+the source votes ``not_found`` with its reason kept. A member that failed (a
+refusal, invalid JSON, an unreachable API) votes ``error``: it is counted
+like every other vote, never dropped, so it cannot tip a majority by its
+absence. Then the rule (:data:`RULES`) decides:
+
+- ``majority`` (the default): the label more than half the members voted.
+  Without one (a tie, or votes spread thin), the citation is ``not_found``,
+  reason ``panel_no_majority`` -- or ``error`` when a member failed, since the
+  missing vote might have decided it.
+- ``unanimous``: the label every member voted. Otherwise ``not_found``,
+  reason ``panel_not_unanimous`` -- or ``error`` when a member failed.
+
+A citation is marked for review when the panel did not agree (unless it is
+``error``, which fails the run anyway): no majority, not unanimous, a member
+voted ``error``, or members voted both ``supported`` and ``contradicted``
+(then reason ``panel_supported_and_contradicted`` unless the label is decided
+otherwise). The verdict's confidence is the panel's
+agreement: the share of members that voted the label it reports (each
+member's own confidence stays in :attr:`~pytest_citecheck.claims.models.Verdict.panel`),
+so the confidence gate (``citecheck_review_below``) also sends a 2-of-3
+majority to review at the default 0.8.
+
+Pure and deterministic: a replayed panel decides what the recorded one did.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from pytest_citecheck.claims.models import Label, PanelVote, Reason
+
+RULES = ("majority", "unanimous")
+DEFAULT_RULE = "majority"
+_DECISIVE = (Label.SUPPORTED, Label.CONTRADICTED)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the panel decided for one citation."""
+
+    label: Label
+    confidence: float  # share of members that voted ``label``
+    review: bool
+    reason: str | None  # the panel's own reason, or the first deciding member's
+    evidence_quote: str | None
+    detail: str
+
+
+def decide(votes: Sequence[PanelVote], rule: str = DEFAULT_RULE) -> Decision:
+    """Apply ``rule`` to ``votes`` (one per member, in panel order)."""
+    if rule not in RULES:
+        raise ValueError(f"panel rule {rule!r}: use one of {', '.join(RULES)}")
+    if not votes:
+        raise ValueError("a panel needs at least one vote")
+    counts = Counter(v.label for v in votes)
+    n = len(votes)
+    failed = counts[Label.ERROR] > 0
+    split = all(counts[label] for label in _DECISIVE)
+    top, top_count = counts.most_common(1)[0]
+    if rule == "unanimous":
+        agreed: Label | None = top if top_count == n else None
+        fallback_reason = Reason.PANEL_NOT_UNANIMOUS
+    else:
+        agreed = top if top_count * 2 > n else None
+        fallback_reason = Reason.PANEL_NO_MAJORITY
+    if agreed is not None:
+        label = agreed
+        deciding = [v for v in votes if v.label is label]
+        reason = next((v.reason for v in deciding if v.reason), None)
+        quote = next((v.evidence_quote for v in deciding if v.evidence_quote), None)
+    else:
+        label = Label.ERROR if failed else Label.NOT_FOUND
+        reason = (
+            next(v.reason for v in votes if v.label is Label.ERROR)
+            if failed
+            else (Reason.PANEL_SPLIT if split else fallback_reason)
+        )
+        quote = None
+    if split and agreed is not None and label in _DECISIVE:
+        reason = reason or Reason.PANEL_SPLIT
+    # An error fails the run anyway; review is for what a human should decide.
+    review = label is not Label.ERROR and (agreed is None or failed or split or counts[label] < n)
+    return Decision(
+        label=label,
+        confidence=round(counts[label] / n, 4),
+        review=review,
+        reason=reason,
+        evidence_quote=quote,
+        detail=describe(votes, rule, label),
+    )
+
+
+def describe(votes: Sequence[PanelVote], rule: str, label: Label) -> str:
+    """One line for humans: the tally and each member's vote."""
+    counts = Counter(v.label for v in votes)
+    parts = []
+    for vote in votes:
+        part = f"{vote.judge} {vote.label.value}"
+        if vote.reason:
+            part += f" ({vote.reason})"
+        parts.append(part)
+    return f"panel ({rule}) {counts[label]}/{len(votes)} {label.value}: " + "; ".join(parts)
+
+
+# -- agreement figures for a run -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How much a run's panels agreed."""
+
+    citations: int  # citations a panel judged
+    unanimous: int  # of those, where every member voted the same label
+    # Per pair of members (by position in the panel, named by their judges): the
+    # share of the citations both judged on which they voted the same label.
+    pairwise: dict[str, float]
+
+    @property
+    def unanimous_share(self) -> float | None:
+        return self.unanimous / self.citations if self.citations else None
+
+
+def agreement(panels: Sequence[Sequence[PanelVote]]) -> Agreement:
+    """The agreement figures over the panels of a run (one list of votes per citation)."""
+    judged = [p for p in panels if len(p) > 1]
+    unanimous = sum(1 for p in judged if len({v.label for v in p}) == 1)
+    same: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for panel in judged:
+        for (i, a), (j, b) in combinations(enumerate(panel), 2):
+            key = f"{i + 1}:{a.judge} ~ {j + 1}:{b.judge}"
+            seen[key] += 1
+            same[key] += a.label is b.label
+    pairwise = {key: round(same[key] / seen[key], 4) for key in seen}
+    return Agreement(len(judged), unanimous, pairwise)

@@ -1,0 +1,207 @@
+"""GitHub Actions workflow commands: a failing claim annotated on its line in the claim file.
+
+When ``GITHUB_ACTIONS=true`` the plugin prints, after its summary, one
+``::error`` per contradicted, fabricated or error citation (and per claim that
+failed for another reason, such as an ``expect`` not met), one ``::warning`` per
+review item (and per contradiction a passing run allowed), and the gate result
+as a ``::notice``; a claim that is what its ``expect`` says gets none. GitHub shows them on the
+claim's line in the pull request's diff.
+
+:func:`sarif` turns the same annotations into a SARIF 2.1.0 log for GitHub code
+scanning (``--citecheck-sarif``).
+
+Every text is escaped by the workflow-command rules (``%``, CR and LF in the
+message; also ``:`` and ``,`` in properties), so a claim, a quote or a page that
+contains ``::`` or a newline cannot start a command of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_citecheck.claims.models import Label, Verdict
+from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.reports.report import Report, file_of, plural
+
+ENV = "GITHUB_ACTIONS"
+_BAD = (Label.CONTRADICTED, Label.FABRICATED, Label.ERROR)
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    """Annotations are printed only inside GitHub Actions (which sets ``GITHUB_ACTIONS=true``)."""
+    return environ.get(ENV) == "true"
+
+
+def escape_data(text: str) -> str:
+    """A command's message: ``%``, CR and LF escaped."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value (``file=``, ``title=``): also ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+@dataclass(frozen=True)
+class Annotation:
+    level: str  # "error" / "warning" / "notice"
+    message: str
+    title: str
+    file: str | None = None
+    line: int | None = None  # 1-based
+
+    def command(self) -> str:
+        props = []
+        if self.file is not None:
+            props.append(f"file={escape_property(self.file)}")
+            if self.line is not None:
+                props.append(f"line={self.line}")
+        props.append(f"title={escape_property(scrub(self.title))}")
+        return f"::{self.level} {','.join(props)}::{escape_data(scrub(self.message))}"
+
+
+def annotate(report: Report, rootpath: Path, workspace: Path) -> list[Annotation]:
+    """The annotations for one session: claim files' paths relative to ``workspace``
+    (the repository checkout), lines 1-based."""
+    out: list[Annotation] = []
+    for nodeid, result in report.ordered():
+        info = report.item(nodeid)
+        where = info.path if info is not None and info.path else file_of(nodeid)
+        file = _relative(rootpath / where, workspace)
+        line = info.line + 1 if info is not None and info.line is not None else None
+        claim = f"{result.id}: {result.claim}"
+        passed = report.passed(nodeid)
+        if passed and result.expect is not None:
+            continue  # the claim is what its test expects, contradicted or not
+        flagged = False
+        for i, v in enumerate(result.verdicts, 1):
+            if v.label in _BAD:
+                flagged = True
+                # Passed anyway: contradictions allowed (citecheck_allow_contradicted).
+                level, allowed = ("warning", " (allowed)") if passed else ("error", "")
+                out.append(
+                    Annotation(
+                        level,
+                        _citation_message(claim, i, v),
+                        f"citecheck: {v.label.value}{allowed}",
+                        file,
+                        line,
+                    )
+                )
+            elif v.review:
+                conf = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
+                out.append(
+                    Annotation(
+                        "warning",
+                        f"{claim}\ncitation {i} {v.url}: {v.label.value} at confidence {conf}, "
+                        "below the review gate: a human should look at it",
+                        "citecheck: review",
+                        file,
+                        line,
+                    )
+                )
+        if not flagged and passed is False:
+            expected = f" (expected {result.expect.value})" if result.expect else ""
+            out.append(
+                Annotation(
+                    "error",
+                    f"{claim}\nclaim label {result.label.value}{expected}",
+                    f"citecheck: claim failed ({result.label.value})",
+                    file,
+                    line,
+                )
+            )
+    t = report.totals
+    figures = (
+        f"{plural(t.claims, 'claim')}, {plural(t.citations, 'citation')}, citation precision "
+        + ("n/a" if t.citation_precision is None else f"{t.citation_precision:.4f}")
+    )
+    if report.gate_failures:
+        text = "\n".join(f"citecheck gate FAILED: {f}" for f in report.gate_failures)
+        out.append(Annotation("notice", f"{text}\n{figures}", "citecheck gate failed"))
+    else:
+        out.append(
+            Annotation("notice", f"citecheck gate passed: {figures}", "citecheck gate passed")
+        )
+    return out
+
+
+def _citation_message(claim: str, index: int, v: Verdict) -> str:
+    reason = f" [{v.reason}]" if v.reason else ""
+    lines = [claim, f"citation {index} {v.url}: {v.label.value}{reason}"]
+    if v.evidence_quote:
+        said = "quoted, but not in the source" if v.label is Label.FABRICATED else "the source says"
+        lines.append(f'{said}: "{v.evidence_quote}"')
+    if v.detail:
+        lines.append(v.detail)
+    return "\n".join(lines)
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    """``path`` relative to the checkout, as GitHub wants it (absolute if outside)."""
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
+
+
+def sarif(annotations: list[Annotation], version: str) -> dict[str, object]:
+    """A SARIF 2.1.0 log of the annotations that have a place in a claim file (the
+    gate's notice has none); one rule per title (``citecheck: contradicted``...)."""
+    located = [(a, a.file) for a in annotations if a.file is not None]
+    rules = sorted({_rule_id(a.title) for a, _ in located})
+    results = []
+    for a, file in located:
+        region = {"startLine": a.line} if a.line is not None else {}
+        results.append(
+            {
+                "ruleId": _rule_id(a.title),
+                "level": _SARIF_LEVEL[a.level],
+                "message": {"text": scrub(a.message)},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(file)},
+                            **({"region": region} if region else {}),
+                        }
+                    }
+                ],
+            }
+        )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "citecheck",
+                        "version": version,
+                        "informationUri": "https://pypi.org/project/pytest-citecheck/",
+                        "rules": [
+                            {"id": rule, "shortDescription": {"text": rule.replace("/", ": ")}}
+                            for rule in rules
+                        ],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def _uri(file: str) -> str:
+    """A path relative to the checkout stays as is; one outside it becomes a file URI."""
+    return Path(file).as_uri() if Path(file).is_absolute() else file
+
+
+def _rule_id(title: str) -> str:
+    """``citecheck: contradicted (allowed)`` -> ``citecheck/contradicted``."""
+    name = title.removeprefix("citecheck: ").split(" (", 1)[0].strip().replace(" ", "-")
+    return f"citecheck/{name}"

@@ -1,0 +1,78 @@
+"""Text as the guard compares it: normalisation and stop words.
+
+Shared by the guard (:mod:`pytest_citecheck.stages.guard`, which re-exports
+them), the injection check (:mod:`pytest_citecheck.stages.injection`) and the
+relevance check (:mod:`pytest_citecheck.stages.relevance`), so the three read
+page text the same way. No imports from the package.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Typographic variants of the ASCII quote characters. A judge (or a user
+# pasting from a browser) routinely swaps one for the other; the words are the
+# evidence, not the glyph of the quote mark around them.
+_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u2039\u203a\uff07"
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\uff02"
+
+# Invisible characters that only say where a line may break or how glyphs
+# join: zero-width space, zero-width non-joiner and joiner, word joiner,
+# byte-order mark / zero-width no-break space, soft hyphen. They sit *inside*
+# words ("infor\u00admation"), so they are removed rather than read as spaces.
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+
+_TRANSLATION = str.maketrans(
+    {
+        **dict.fromkeys(_SINGLE_QUOTES, "'"),
+        **dict.fromkeys(_DOUBLE_QUOTES, '"'),
+        **dict.fromkeys(_INVISIBLE, None),
+    }
+)
+
+# ``\s`` on str patterns is Unicode-aware: it covers NBSP (U+00A0), narrow
+# NBSP (U+202F), figure space, the U+2000 block, ideographic space, line and
+# paragraph separators, tabs, form feeds and every line ending.
+_WHITESPACE = re.compile(r"\s+")
+# A compound word broken after its hyphen at a line end ("case-\n   sensitive",
+# as RFCs and hard-wrapped text do): the hyphen is real, the line break is not.
+_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
+
+
+def normalise(text: str) -> str:
+    """Normalise text for quote matching.
+
+    - NFC, so a precomposed and a decomposed accent compare equal;
+    - typographic quotes (curly, low-9, reversed, primes, guillemets, fullwidth)
+      -> ASCII ``'`` / ``"``;
+    - zero-width characters and soft hyphens removed (they sit inside words);
+    - a hyphen at a line end between two word characters joins them
+      (``case-\\n   sensitive`` -> ``case-sensitive``);
+    - every run of whitespace, NBSP and narrow NBSP included, -> one space;
+    - stripped.
+
+    Case, dashes and all other punctuation are kept: the quote must still be
+    verbatim.
+    """
+    text = unicodedata.normalize("NFC", text).translate(_TRANSLATION)
+    text = _HYPHEN_WRAP.sub("-", text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP_WORDS = _words(
+    "a about above after again against all am an and any are as at be because been before "
+    "being below between both but by can could did do does doing down during each few for "
+    "from further had has have having he her here hers herself him himself his how i if in "
+    "into is it its itself just me more most my myself of off on once only or other our ours "
+    "ourselves out over own same she should so some such than that the their theirs them "
+    "themselves then there these they this those through to too under until up very was we "
+    "were what when where which while who whom why will with would you your yours yourself "
+    "yourselves also may might must shall"
+)
+# A word: letters and digits, with inner apostrophes ("don't").
+WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")

@@ -1,0 +1,232 @@
+"""A judge panel against the loopback doubles: every member's exchange is recorded in the
+claim's one cassette, replay needs none of them live and decides byte for byte alike, and
+a member that fails is an ``error`` vote, never a silent abstention."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason
+from pytest_citecheck.recording.recorder import cassette_path
+from tests.doubles.crawlbase import CrawlbaseDouble
+from tests.doubles.llm import Fault, JudgeCall, Scripted, verdict
+from tests.integration.test_engine import (
+    CLAIM_FILE,
+    KEY,
+    TOKENS,
+    StableLLM,
+    add_pages,
+    cassettes,
+    claim,
+    dumped,
+    env_for,
+    make_engine,
+)
+
+PANEL = ("openai:judge-a", "openai:judge-b", "openai:judge-c")
+BOILING = "https://example.com/science/boiling"
+CLAIMS = [
+    claim("boiling", "Water boils at 100 degrees Celsius.", BOILING),
+    claim("altitude", "Water boils lower at altitude.", BOILING),
+]
+QUOTE = "Water boils at 100 degrees Celsius at sea level."
+
+
+def by_model(answers: dict[str, Scripted]) -> Any:
+    """A responder that answers by the model asked."""
+
+    def respond(call: JudgeCall) -> Scripted:
+        return answers[str(call.model)]
+
+    return respond
+
+
+def run(
+    tmp_path: Path, answers: dict[str, Scripted], **settings: Any
+) -> tuple[list[ClaimResult], list[ClaimResult], StableLLM]:
+    """Record CLAIMS with the panel, then replay them with both doubles stopped."""
+
+    def where(c: Claim) -> Path:
+        return cassette_path(tmp_path / CLAIM_FILE, c.id)
+
+    with (
+        CrawlbaseDouble(tokens=TOKENS) as api,
+        StableLLM(by_model(answers), api_key=KEY) as llm,
+    ):
+        add_pages(api)
+        with make_engine(env_for(api, llm), "once", **settings) as engine:
+            recorded = engine.verify_claims_sync(CLAIMS, cassette_for=where)
+        urls = (api.base_url, llm.base_url("openai"))
+    before = cassettes(tmp_path)
+    with make_engine(env_for(*urls, keys=False), "none", **settings) as engine:
+        engine.preflight(CLAIMS)  # replay needs no key for any member
+        replayed = [engine.verify(c, where(c)) for c in CLAIMS]
+    assert cassettes(tmp_path) == before  # replay writes nothing
+    return recorded, replayed, llm
+
+
+def agreeing() -> dict[str, Scripted]:
+    return {
+        "judge-a": verdict("supported", QUOTE, 0.9),
+        "judge-b": verdict("supported", QUOTE, 0.7),
+        "judge-c": verdict("not_found", None, 0.6),
+    }
+
+
+def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
+    tmp_path: Path,
+) -> None:
+    recorded, replayed, llm = run(tmp_path, agreeing(), judges=PANEL)
+    assert dumped(replayed) == dumped(recorded)
+    files = sorted((tmp_path / "claims" / "cassettes" / "citecheck_water").glob("*.yaml"))
+    assert [f.stem for f in files] == ["altitude", "boiling"]
+    for path in files:
+        interactions = yaml.safe_load(path.read_text())["interactions"]
+        models = [
+            yaml.safe_load(i["request"]["body"])["model"]
+            for i in interactions
+            if i["request"]["method"] == "POST"
+        ]
+        assert models == ["judge-a", "judge-b", "judge-c"]
+    assert len([c for c in llm.calls if c.provider == "openai"]) == 6
+    v = recorded[0].verdicts[0]
+    assert (v.label, v.confidence, v.review) == (Label.SUPPORTED, 0.6667, True)
+    assert v.evidence_quote == QUOTE
+    assert [(m.judge, m.label, m.confidence) for m in v.panel or []] == [
+        ("openai:judge-a", Label.SUPPORTED, 0.9),
+        ("openai:judge-b", Label.SUPPORTED, 0.7),
+        ("openai:judge-c", Label.NOT_FOUND, 0.6),
+    ]
+    assert v.usage is not None and v.usage.input_tokens == 3 * 120
+
+
+def test_a_member_that_fails_is_an_error_vote_and_cannot_tip_the_majority(
+    tmp_path: Path,
+) -> None:
+    answers = {
+        "judge-a": verdict("supported", QUOTE, 0.9),
+        "judge-b": Fault("refusal"),
+        "judge-c": verdict("not_found", None, 0.8),
+    }
+
+    def where(c: Claim) -> Path:
+        return cassette_path(tmp_path / CLAIM_FILE, c.id)
+
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
+        add_pages(api)
+        with make_engine(env_for(api, llm), "once", judges=PANEL) as engine:
+            [result, _] = engine.verify_claims_sync(CLAIMS, cassette_for=where)
+    v = result.verdicts[0]
+    # One supported of three is no majority, and the missing vote might have decided:
+    # error, not a supported that ignores the failure or a not_found that hides it.
+    assert v.label is Label.ERROR
+    assert v.reason == Reason.JUDGE_REFUSED
+    assert [m.label for m in v.panel or []] == [Label.SUPPORTED, Label.ERROR, Label.NOT_FOUND]
+    assert (v.panel or [])[1].reason == Reason.JUDGE_REFUSED
+    assert result.label is Label.ERROR
+    # A failed member leaves no recording: `once` asks again next run.
+    assert not (tmp_path / "claims" / "cassettes").exists()
+
+
+@pytest.mark.parametrize(
+    ("rule", "label", "reason"),
+    [
+        ("majority", Label.SUPPORTED, Reason.JUDGE_REFUSED),
+        ("unanimous", Label.ERROR, Reason.JUDGE_REFUSED),
+    ],
+)
+def test_an_error_vote_counts_under_each_rule(
+    tmp_path: Path, rule: str, label: Label, reason: str
+) -> None:
+    answers = {
+        "judge-a": verdict("supported", QUOTE, 0.9),
+        "judge-b": verdict("supported", QUOTE, 0.9),
+        "judge-c": Fault("refusal"),
+    }
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
+        add_pages(api)
+        with make_engine(env_for(api, llm), "once", judges=PANEL, panel_rule=rule) as engine:
+            v = engine.verify(CLAIMS[0]).verdicts[0]
+    assert v.label is label
+    assert v.review is (label is not Label.ERROR)
+    assert v.confidence == (0.6667 if label is Label.SUPPORTED else 0.3333)
+    if label is Label.SUPPORTED:
+        assert v.reason is None  # the deciding members' reason; the failure is in the panel
+    else:
+        assert v.reason == reason
+
+
+def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
+    answers = {
+        "judge-a": verdict("supported", QUOTE, 0.9),
+        "judge-b": verdict("supported", "Water boils at 90 degrees on every mountain.", 0.99),
+        "judge-c": verdict("contradicted", QUOTE, 0.8),
+    }
+    recorded, replayed, _ = run(tmp_path, answers, judges=PANEL)
+    v = recorded[0].verdicts[0]
+    assert [m.label for m in v.panel or []] == [
+        Label.SUPPORTED,
+        Label.NOT_FOUND,
+        Label.CONTRADICTED,
+    ]
+    assert (v.panel or [])[1].reason == Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE
+    assert (v.panel or [])[1].evidence_quote == "Water boils at 90 degrees on every mountain."
+    # One each: no majority; supported against contradicted is named.
+    assert (v.label, v.reason, v.review) == (Label.NOT_FOUND, Reason.PANEL_SPLIT, True)
+    assert dumped(replayed) == dumped(recorded)
+
+
+def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
+    tmp_path: Path,
+) -> None:
+    replies = iter(
+        [
+            verdict("supported", QUOTE, 0.9),
+            verdict("not_found", None, 0.5),
+            verdict("supported", QUOTE, 0.8),
+        ]
+        * 2
+    )
+    sent: list[dict[str, Any]] = []
+
+    def respond(call: JudgeCall) -> Scripted:
+        sent.append(call.json())
+        return next(replies)
+
+    def where(c: Claim) -> Path:
+        return cassette_path(tmp_path / CLAIM_FILE, c.id)
+
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(respond, api_key=KEY) as llm:
+        add_pages(api)
+        settings: dict[str, Any] = {"judge": "openai:judge-a", "judge_samples": 3}
+        with make_engine(env_for(api, llm), "once", concurrency=1, **settings) as engine:
+            recorded = engine.verify_claims_sync(CLAIMS, cassette_for=where)
+        urls = (api.base_url, llm.base_url("openai"))
+    assert {body["temperature"] for body in sent} == {1.0}  # sampled, not greedy
+    with make_engine(env_for(*urls, keys=False), "none", **settings) as engine:
+        replayed = [engine.verify(c, where(c)) for c in CLAIMS]
+    assert dumped(replayed) == dumped(recorded)
+    assert [m.label for m in recorded[0].verdicts[0].panel or []] == [
+        Label.SUPPORTED,
+        Label.NOT_FOUND,
+        Label.SUPPORTED,
+    ]
+
+
+def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:
+    panel_claim = CLAIMS[0].model_copy(update={"judges": PANEL})
+    with (
+        CrawlbaseDouble(tokens=TOKENS) as api,
+        StableLLM(by_model(agreeing()), api_key=KEY) as llm,
+    ):
+        add_pages(api)
+        with make_engine(env_for(api, llm), "once") as engine:
+            v = engine.verify(panel_claim).verdicts[0]
+            plain = engine.verify(CLAIMS[0].model_copy(update={"judge": "openai:judge-c"}))
+    assert [m.judge for m in v.panel or []] == list(PANEL)
+    assert plain.verdicts[0].panel is None
+    assert plain.verdicts[0].judge == "openai:judge-c"

@@ -1,0 +1,114 @@
+"""--citecheck-dry-run, prices in the reports, and a budget that fails the gate (pytester)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.plugin.fakes import CONFTEST, NOT_FOUND, SUPPORTED, claims_yaml
+
+COUNT_CALLS = """
+
+def pytest_sessionfinish(session):
+    print(f"FETCHED {len(FakeFetcher.calls)}")
+"""
+TWO_URLS = (
+    "both",
+    "Water boils at 100 C.",
+    ["https://example.com/boiling", "https://example.com/other"],
+    None,
+)
+
+
+def test_the_dry_run_lists_the_recording_and_runs_nothing(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("CRAWLBASE_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makeconftest(CONFTEST + COUNT_CALLS)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, TWO_URLS))
+    result = pytester.runpytest_subprocess(
+        "--citecheck", "--citecheck-record=once", "--citecheck-dry-run", "-s"
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "citecheck dry run (record mode once): nothing was sent",
+            "  claims: 3 to record, 0 already recorded (replayed, free)",
+            "  crawls: 4 (at most 16 with readability and JavaScript retries)",
+            "  judge calls: 4 at most (fake:judge 4)",
+            "  credits: 6 (at most 32)",
+            "  cost: set citecheck_price_credit and citecheck_prices to see it in money",
+            "dry run: claims=3 crawls=16 judge_calls=4 credits=32",
+            "FETCHED 0",
+            "*no tests ran*",
+        ]
+    )
+    assert not (pytester.path / "cassettes").exists()
+
+
+def test_prices_from_ini_put_the_spend_in_every_report(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini(
+        "[pytest]\ncitecheck_price_credit = 0.001\ncitecheck_prices = fake:judge=1000/5000\n"
+    )
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    result = pytester.runpytest(
+        "--citecheck",
+        "--citecheck-record=all",
+        "--citecheck-report=r.json",
+        "--citecheck-md=r.md",
+        "--citecheck-html=r.html",
+    )
+    # Two judge calls of 10 in / 2 out tokens: 2 x (10 x 1000 + 2 x 5000) / 1e6 = 0.04.
+    result.stdout.fnmatch_lines(["crawling API credits 0, judge tokens 20 in / 4 out, cost 0.04"])
+    spend = json.loads((pytester.path / "r.json").read_text())["spend"]
+    assert spend["cost"] == pytest.approx(0.04)
+    assert spend["judges"]["fake:judge"]["input_tokens"] == 20
+    assert "cost 0.04" in (pytester.path / "r.md").read_text()
+    assert "0.04</b>" in (pytester.path / "r.html").read_text()
+
+
+def test_a_bad_price_names_the_option_and_the_form(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ncitecheck_prices = openai:gpt-4o-mini=cheap\n")
+    result = pytester.runpytest("--citecheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*ini option citecheck_prices: *PROVIDER:MODEL=INPUT/OUTPUT*openai:gpt-4o-mini=0.15/0.60*"]
+    )
+
+
+def test_a_spent_budget_fails_the_gate_and_names_the_command(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST + COUNT_CALLS)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    # The worst case of one claim is 8 credits: a budget of 5 records nothing.
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-record=all", "--citecheck-max-credits=5", "-s"
+    )
+    result.assert_outcomes(failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*budget_exhausted*",
+            "*not recorded: the recording budget (max credits 5) ran out*record it with: "
+            "pytest --citecheck --citecheck-record=once citecheck_a.yaml::cats-bark*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*citecheck gate FAILED: 2 claims not recorded: the recording budget*"]
+    )
+    result.stdout.fnmatch_lines(["*FETCHED 0"])
+
+
+def test_the_dry_run_in_replay_mode_records_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
+    result = pytester.runpytest("--citecheck", "--citecheck-dry-run")
+    result.stdout.fnmatch_lines(
+        [
+            "  claims: 0 to record, 1 replayed (mode none records nothing: choose a record mode "
+            "with --citecheck-record)",
+            "dry run: claims=0 crawls=0 judge_calls=0 credits=0",
+        ]
+    )
