@@ -31,7 +31,9 @@ def _paragraph(topic: str, n: int = 20) -> str:
 # Five passages (each paragraph is over half the passage budget). The first four share
 # most words with the claim, so retrieval's top three never include the fifth, which
 # holds the quote.
-QUOTE = "In Denver the kettle sings at about 95 degrees Celsius."
+# It shares "lower temperature" with the claim, so the guard's relevance check reads it
+# as about the claim.
+QUOTE = "In Denver the kettle sings at about 95 degrees, a lower temperature."
 PASSAGE_FIVE = (
     f"Mountain cooking. {QUOTE} Recipes written for the coast add a few minutes of cooking "
     "time, and bakers there use a little less yeast and a little more flour."
@@ -149,8 +151,8 @@ def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_num
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
     api, llm = doubles
-    edited = "in Denver the kettle sings at about 95 degrees Celsius"  # case, no period
-    changed = "In Denver the kettle sings at about 85 degrees Celsius."
+    edited = "in Denver the kettle sings at about 95 degrees, a lower temperature"  # case, no period
+    changed = "In Denver the kettle sings at about 85 degrees, a lower temperature."
     claims = [quoted("edited", PAGE_URL, edited), quoted("changed", PAGE_URL, changed)]
     with make_engine(env_for(api, llm), "once", quote_policy=QuotePolicy("fuzzy")) as engine:
         results = engine.verify_claims_sync(
