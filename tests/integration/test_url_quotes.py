@@ -151,7 +151,7 @@ def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_num
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
     api, llm = doubles
-    edited = "in Denver the kettle sings at about 95 degrees, a lower temperature"  # case, no period
+    edited = "in Denver the kettle sings at about 95 degrees, a lower temperature"  # case, no "."
     changed = "In Denver the kettle sings at about 85 degrees, a lower temperature."
     claims = [quoted("edited", PAGE_URL, edited), quoted("changed", PAGE_URL, changed)]
     with make_engine(env_for(api, llm), "once", quote_policy=QuotePolicy("fuzzy")) as engine:
