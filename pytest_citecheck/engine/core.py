@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.recording.transport import StageTransport
-    from pytest_citecheck.stages.fetch import Fetcher
+    from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 

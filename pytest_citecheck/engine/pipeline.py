@@ -2,7 +2,7 @@
 
 Usable without pytest; :mod:`pytest_citecheck.engine.core` builds a :class:`Verifier`
 per claim from the stages it built once. Any fetcher's result goes through
-:func:`pytest_citecheck.stages.fetch_rules.apply_rules` (the page rules, the page-size
+:func:`pytest_citecheck.stages.fetch_rules.fetch_page` (the page rules, the page-size
 cap). What a judge says is capped before it reaches a verdict, so a 5 MB
 "quote" never reaches a report.
 
@@ -38,8 +38,7 @@ from pytest_citecheck.core.defaults import (
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
-from pytest_citecheck.stages.fetch import Fetcher
-from pytest_citecheck.stages.fetch_rules import apply_rules, too_large_detail
+from pytest_citecheck.stages.fetch_rules import Fetcher, fetch_page
 from pytest_citecheck.stages.guard import EXACT, QuoteIndex, QuotePolicy, guard, too_short
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
@@ -172,16 +171,7 @@ class Verifier:
                 detail=f"not fetched: {refused} "
                 f"({self.terms.setting('url_policy', self.url_policy)})",
             )
-        try:
-            fetched = self.fetcher.fetch(url)
-        except ResponseTooLarge as exc:
-            return Verdict(
-                url=url,
-                label=Label.NOT_FOUND,
-                reason=Reason.PAGE_TOO_LARGE,
-                detail=too_large_detail(exc.limit, self.terms),
-            )
-        fetched = apply_rules(url, fetched, self.max_page_bytes, self.terms)
+        fetched = fetch_page(self.fetcher, url, self.max_page_bytes, self.terms)
         base = Verdict(
             url=url,
             label=Label.ERROR,
