@@ -23,7 +23,7 @@ import pytest
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.engine.gate import budget_failures, evaluate
-from pytest_citecheck.plugin.adapters import gate_settings
+from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Report
@@ -63,32 +63,8 @@ class CitecheckSession:
 
     def engine_settings(self) -> EngineSettings:
         """The engine's settings, mapped from the options (the recheck shares them)."""
-        from pytest_citecheck.engine.core import EngineSettings
-
-        s = self.settings
-        return EngineSettings(
-            record_mode=s.record_mode,
-            judge=s.judge,
-            judge_origin=s.judge_origin,
-            judge_base_url=s.judge_base_url,
-            judge_temperature=s.judge_temperature,
-            judge_response_format=s.judge_response_format,
-            review_below=s.review_below,
-            concurrency=s.concurrency,
-            timeout=s.timeout,
-            max_page_bytes=s.max_page_bytes,
-            cache_dir=self._cache_dir(),
-            ranker=s.ranker,
-            quote_policy=s.quote_policy,
-            url_policy=s.url_policy,
-            run_id=_xdist_run_id(self.config),
-            prices=s.prices,
-            max_cost=s.max_cost,
-            max_credits=s.max_credits,
-            terms=PLUGIN_TERMS,
-            judges=s.judges,
-            judge_samples=s.judge_samples,
-            panel_rule=s.panel_rule,
+        return engine_settings(
+            self.settings, cache_dir=self._cache_dir(), run_id=_xdist_run_id(self.config)
         )
 
     def stage_hooks(self) -> StageHooks:
