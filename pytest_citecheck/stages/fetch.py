@@ -29,9 +29,9 @@ with an empty body. An empty body after readability is fetched again without
 it first (step 2 applies to it literally; readability may be what emptied it),
 then goes to the JavaScript token, as the docs advise for an empty body.
 
-A reply the page rules settle ends the crawl. The soft-404 rule reads the text
-the crawl settles on: a thin page is fetched again first, as steps 2-3 say, and a
-thin "not found" template is read after that.
+A reply that is gone, redirected to the homepage or walled off ends the crawl;
+the soft-404 rule reads the text the crawl settles on: a thin page is fetched
+again first, as steps 2-3 say, and a thin "not found" template is read after that.
 
 Why httpx and not the ``crawlbase`` SDK: the SDK keeps only
 ``original_status``, ``pc_status``, ``cb_status`` and ``url`` of a reply, so the
