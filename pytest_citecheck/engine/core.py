@@ -67,6 +67,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
     DEFAULT_URL_POLICY,
@@ -141,7 +142,7 @@ class EngineSettings:
     judges: tuple[str, ...] | None = None
     # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
     judge_samples: int = 1
-    panel_rule: str = "majority"
+    panel_rule: str = DEFAULT_PANEL_RULE
 
     @property
     def replaying(self) -> bool:

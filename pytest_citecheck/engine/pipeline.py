@@ -32,6 +32,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import (
     DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_URL_POLICY,
 )
@@ -104,7 +105,7 @@ class Verifier:
     # A judge panel (engine/panel.py): every member judges each citation, in this
     # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
     panel: Sequence[Judge] = field(default_factory=tuple)
-    panel_rule: str = "majority"
+    panel_rule: str = DEFAULT_PANEL_RULE
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
