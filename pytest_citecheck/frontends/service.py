@@ -22,13 +22,20 @@ anything is spent, in this order:
 5. the JSON has no duplicate keys and no deep nesting, the claim and URLs
    follow the claim files' schema, at most ``max_urls`` URLs and
    ``max_claim_chars`` characters (422);
-6. the judge is one the operator allows (403);
+6. the judge is one a provider serves (422) and one the operator allows (403);
 7. every URL passes the URL policy (422, ``url_refused``;
    :mod:`pytest_citecheck.stages.url_policy`);
-8. tokens and keys are configured (503 naming the variable) and the audit
-   index can be written now (503);
+8. tokens and keys are configured (503 naming the variable; replaying a recorded
+   request needs none) and the audit index can be written now (503);
 9. a verification slot frees up within ``queue_wait`` seconds (503 with
    ``Retry-After``; at most ``concurrency`` claims are verified at once).
+
+With ``record_mode`` and ``cassettes`` (``--record MODE --cassettes DIR``) each
+request records into or replays from its own cassette, named by what it verifies
+(:func:`~pytest_citecheck.recording.recorder.request_cassette_name`); requests for
+one cassette take turns (:mod:`pytest_citecheck.recording.lock`), so it is recorded
+once. A request with no recording to replay is 404, one whose recording does not fit
+it 409, the detail naming the cassette inside the folder and the fix.
 
 A failure after the spending (the audit index locked meanwhile) still answers
 the verdicts, with ``audit_problem`` saying what was not recorded. Details
@@ -730,12 +737,22 @@ def create_app(
         responses={
             401: {"model": Problem, "description": "The service key is missing or wrong."},
             403: {"model": Problem, "description": "The judge is not one the service allows."},
+            404: {
+                "model": Problem,
+                "description": "Replaying (--record none): the request has no recording.",
+            },
             408: {"model": Problem, "description": "The body did not arrive in time."},
+            409: {
+                "model": Problem,
+                "description": "Replaying: the request's recording does not fit it (stale "
+                "or corrupt).",
+            },
             413: {"model": Problem, "description": "The body is larger than the limit."},
             415: {"model": Problem, "description": "The body is not application/json."},
             422: {
                 "model": Problem,
-                "description": "The body breaks a claim-file rule, a cap or the URL policy.",
+                "description": "The body breaks a claim-file rule, a cap or the URL policy, "
+                "or names a judge no provider serves.",
             },
             503: {
                 "model": Problem,
