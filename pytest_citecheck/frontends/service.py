@@ -239,6 +239,10 @@ class Health(BaseModel):
     busy: int | None = Field(default=None, description="Verification slots in use.")
     audit: bool | None = None
     url_policy: str | None = None
+    record: str | None = Field(
+        default=None,
+        description="The record mode of --record (none: replays only); absent: live.",
+    )
     configured: dict[str, bool] | None = Field(
         default=None,
         description="Environment variables the service can use: set or not (never values).",
@@ -681,6 +685,7 @@ def create_app(
             busy=busy[0],
             audit=audit is not None,
             url_policy=config.url_policy,
+            record=config.record_mode if config.cassette_folder else None,
             configured={name: bool(env.get(name)) for name in HEALTH_ENV_VARS},
         )
 

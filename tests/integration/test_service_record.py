@@ -70,6 +70,26 @@ def test_a_recorded_request_replays_with_no_token_and_the_doubles_gone(
     assert (len(api.api_calls), len(llm.calls)) == (crawls, judged)
 
 
+def test_once_replays_what_is_recorded_without_tokens_and_asks_them_for_the_rest(
+    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path
+) -> None:
+    api, _, environ = doubles
+    config = ServiceConfig(record_mode="once", cassettes=tmp_path)
+    with serving(config, environ) as url:
+        assert httpx.post(f"{url}/verify", json=body(0), timeout=60).status_code == 200
+    crawls = len(api.api_calls)
+    with serving(config, {}) as url:
+        health = httpx.get(f"{url}/health").json()
+        recorded = httpx.post(f"{url}/verify", json=body(0), timeout=60)
+        new = httpx.post(f"{url}/verify", json=body(1), timeout=60)
+    assert health["record"] == "once"
+    assert recorded.status_code == 200, recorded.text
+    assert new.status_code == 503
+    assert "set CRAWLBASE_TOKEN" in new.json()["detail"]
+    assert "OPENAI_API_KEY" in new.json()["detail"]
+    assert len(api.api_calls) == crawls
+
+
 def test_the_same_request_is_the_same_cassette_another_is_not(tmp_path: Path) -> None:
     config = ServiceConfig(record_mode="none", cassettes=tmp_path)
     from pytest_citecheck.claims.loader import parse_claim
