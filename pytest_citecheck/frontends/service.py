@@ -100,6 +100,7 @@ from pytest_citecheck.frontends.service_defaults import (
 )
 from pytest_citecheck.recording.recorder import request_cassette_name
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+from pytest_citecheck.stages.judges import parse_judge_spec
 from pytest_citecheck.stages.url_policy import PUBLIC, check, hide_internal_urls
 
 if TYPE_CHECKING:
@@ -646,10 +647,16 @@ def create_app(
     slots = asyncio.Semaphore(config.concurrency)
 
     def judge_problem(spec: str) -> str | None:
-        """Why no judge can be built for ``spec`` (an unknown provider), else None;
-        the engine decides, so a custom judge (StageHooks) is known too."""
+        """Why no judge can be built for ``spec`` (an unknown provider), else None.
+
+        An allowed judge is built by the engine, so a custom one (StageHooks) counts;
+        any other is only parsed, so a caller's made-up names never build (or keep)
+        a judge before the allow-list refuses them."""
         try:
-            engine.judge(spec)
+            if any(same_judge(spec, a) for a in allowed_judges):
+                engine.judge(spec)
+            else:
+                parse_judge_spec(spec)
         except ValueError as exc:
             return str(exc)
         except ConfigurationError:

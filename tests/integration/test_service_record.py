@@ -185,3 +185,22 @@ def test_serve_refuses_to_start_with_unusable_record_options(
         code = main(["serve", "--port", "0", *args])
     assert code == 2
     assert words in err.getvalue()
+
+
+def test_a_judge_the_service_does_not_allow_is_403_and_never_built() -> None:
+    from fastapi.testclient import TestClient
+
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.frontends.service import create_app
+
+    config = ServiceConfig()
+    with Engine.from_settings(config.engine_settings(), environ={}) as engine:
+        app = create_app(config, engine=engine, environ={})
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            made_up = [
+                client.post("/verify", json={**body(0), "judge": f"openai:made-up-{n}"})
+                for n in range(3)
+            ]
+        built = set(engine._judges)
+    assert [r.status_code for r in made_up] == [403] * 3
+    assert not any(spec.startswith("openai:made-up") for spec in built)
