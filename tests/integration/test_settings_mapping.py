@@ -254,9 +254,10 @@ SERVICE_ENGINE = FrontEnd(
         "ranker": Option(("--ranker", "bm25"), "bm25"),
         # The service refuses internal addresses unless told otherwise.
         "url_policy": Option(("--url-policy", "off"), "off"),
+        # Without --record (and --cassettes) the service is live ("all").
+        "record_mode": Option(("--record", "once", "--cassettes", "cassettes"), "once"),
     },
     fixed={
-        "record_mode": NotExposed("the service is live: it records and replays nothing", "all"),
         "judge": NotExposed("--judge is the service's default, applied to each request"),
         "judge_origin": NotExposed("the judge is the request's (or the service's default)"),
         "judge_temperature": NotExposed("no flag: each judge's automatic temperature"),
