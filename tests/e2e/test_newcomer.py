@@ -68,7 +68,7 @@ def test_a_fresh_clone_and_venv_run_the_readme_try_it_command_as_written(
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     # The package under test is the clone's, in the fresh venv: not this checkout's.
     where = subprocess.run(
-        [str(bin_dir / "python"), "-c", "import pytest_citecheck; print(pytest_citecheck.__file__)"],
+        [str(bin_dir / "python"), "-c", "import pytest_citecheck as p; print(p.__file__)"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
