@@ -316,6 +316,17 @@ class CitecheckSession:
         if terminal is not None:
             terminal.write_line("")
             terminal.write_line(message)
+            return
+        # Quiet (-q) or between items: the terminal, with output capture suspended.
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            return
+        from contextlib import nullcontext
+
+        with capture.global_and_fixture_disabled() if capture is not None else nullcontext():
+            reporter.ensure_newline()
+            reporter.write_line(message)
 
     def result_for(self, item: Any) -> ClaimResult:
         """The item's claim result: verified ahead, or now (replay). A claim that was

@@ -191,10 +191,16 @@ def interrupt_when_judged(proc: subprocess.Popen[str], judge: Judge, replies: in
     return out
 
 
+@pytest.mark.parametrize("verbosity", ["-v", "-q"])
 @pytest.mark.parametrize("judge", [Judge(delay=0.4)], indirect=False)
 def test_ctrl_c_while_recording_starts_no_new_claim_and_reports_the_verified_ones(
-    pytester: pytest.Pytester, doubles: tuple[CrawlbaseDouble, LLMDouble], judge: Judge
+    pytester: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    judge: Judge,
+    verbosity: str,
 ) -> None:
+    """-v: the claims are awaited ahead, with progress; -q: each item awaits its own."""
+    judge.answered = 0
     api, llm = doubles
     pytester.makeconftest(RANKER_CONFTEST)
     # No failing claim here: every verified item passes.
@@ -211,7 +217,8 @@ def test_ctrl_c_while_recording_starts_no_new_claim_and_reports_the_verified_one
             "--citecheck-concurrency=2",
             "-p",
             "no:cacheprovider",
-            "-v",
+            verbosity,
+            "-rA",
         ],
         cwd=pytester.path,
         env=env,
@@ -225,7 +232,7 @@ def test_ctrl_c_while_recording_starts_no_new_claim_and_reports_the_verified_one
     assert 2 <= len(pages) < CLAIMS, out
     assert "citecheck: interrupted: no new claim starts" in out
     # The claims that finished report normally, in file order, then the run stops.
-    passed = re.findall(r"::fact-(\d+) PASSED", out)
+    passed = re.findall(r"PASSED (?:\[\w+\] )?\S*::fact-(\d+)", out)
     assert passed == [str(n) for n in range(len(passed))] and len(passed) == len(pages), out
     not_started = CLAIMS - len(pages)
     assert (
