@@ -55,8 +55,8 @@ class CitecheckSession:
         # submitted, so a later item's call never verifies a reported claim again.
         self._ahead: dict[str, Future[ClaimResult]] = {}
         self._submitted: set[str] = set()
-        # pytest's session (set at session start): its shouldstop/shouldfail stop the
-        # engine, so -x, --maxfail and a Ctrl-C start no new claim.
+        # pytest's session (set when a claim item runs): its shouldstop/shouldfail stop
+        # the engine, so -x, --maxfail and a Ctrl-C start no new claim.
         self.pytest_session: pytest.Session | None = None
         # Why the engine was stopped ("interrupted", "-x/--maxfail"); None: it was not.
         self.stopped_by: str | None = None
@@ -290,7 +290,7 @@ class CitecheckSession:
         from pytest_citecheck.engine.core import outcome
 
         maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
-        result = outcome(future) if not future.cancelled() else None
+        result = outcome(future)
         if maxfail <= 0 or result is None or not self.problems(result):
             return
         failed_before = self.pytest_session.testsfailed if self.pytest_session else 0
