@@ -649,7 +649,8 @@ class Engine:
         nodeid_for: Callable[[Claim], str] | None = None,
         on_result: Callable[[int, ClaimResult], None] | None = None,
     ) -> list[ClaimResult]:
-        """Verify ``claims`` concurrently; the results are in input order."""
+        """Verify ``claims`` concurrently; the results are in input order (a stopped
+        engine raises :class:`ClaimNotStarted` for a claim it did not start)."""
         futures = [
             asyncio.wrap_future(
                 self.submit(
@@ -697,27 +698,27 @@ class Engine:
         }
         results: dict[int, ClaimResult] = {}
         not_started = 0
-        pending = set(futures)
+        remaining = dict(futures)
         interrupted = False
-        while pending:
+        while remaining:
             try:
-                done, pending = wait(pending, timeout=_WAIT_TICK, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:
+                done, _ = wait(remaining, timeout=_WAIT_TICK, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=remaining.__getitem__):
+                    index = remaining.pop(future)
+                    result = outcome(future)
+                    if result is None:
+                        not_started += 1
+                        continue
+                    results[index] = result
+                    if on_result is not None:
+                        on_result(index, result)
+            except KeyboardInterrupt:  # wherever it lands, no finished claim is lost
                 if interrupted:
                     raise
                 interrupted = True
                 self.stop()
                 if on_interrupt is not None:
                     on_interrupt()
-                continue
-            for future in sorted(done, key=futures.__getitem__):
-                result = outcome(future)
-                if result is None:
-                    not_started += 1
-                    continue
-                results[futures[future]] = result
-                if on_result is not None:
-                    on_result(futures[future], result)
         if interrupted or not_started:
             raise Interrupted(results, not_started)
         return [results[i] for i in range(len(claims))]

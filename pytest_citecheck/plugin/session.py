@@ -268,15 +268,14 @@ class CitecheckSession:
         while pending:
             try:
                 _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
+                line = engine.progress.line()
+                if tty:
+                    terminal.rewrite(line, erase=True)
+                elif pending and engine.progress.elapsed() - last >= _LOG_EVERY:
+                    last = engine.progress.elapsed()
+                    terminal.write_line(line)
             except KeyboardInterrupt:
                 self._interrupt(terminal)
-                continue
-            line = engine.progress.line()
-            if tty:
-                terminal.rewrite(line, erase=True)
-            elif pending and engine.progress.elapsed() - last >= _LOG_EVERY:
-                last = engine.progress.elapsed()
-                terminal.write_line(line)
         # The last figures stay on their line; the item's line starts below it.
         if tty:
             terminal.rewrite(engine.progress.line(), erase=True)
