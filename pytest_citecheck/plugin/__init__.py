@@ -465,6 +465,8 @@ class SessionHooks:
         if citecheck is None:
             return
         citecheck.close()
+        if exitstatus == pytest.ExitCode.INTERRUPTED and citecheck.stopped_by is None:
+            citecheck.stopped_by = "interrupted"  # a Ctrl-C that landed in pytest's own code
         if is_worker(session.config):
             return
         report = citecheck.finish(self.deselected)
