@@ -3,7 +3,7 @@
 
     python scripts/record_examples.py            # record, post-process, replay-check
     python scripts/record_examples.py --check    # only the replay check
-    python scripts/record_examples.py --service  # the /verify examples (docs/pending/serve.md)
+    python scripts/record_examples.py --service  # the /verify examples (docs/service.md)
 
 No live service is called and none can be: the Crawling API and the judge are
 the doubles in ``tests/doubles`` on 127.0.0.1. What they serve is scripted here:
@@ -64,9 +64,9 @@ HEADER_COMMENT = (
     "# Page text: example_suite/pages/SOURCES.md. Re-create with: "
     "python scripts/record_examples.py\n"
 )
-# The /verify examples of the service documentation (docs/pending/serve.md).
+# The /verify examples of the service documentation (docs/service.md).
 SERVICE = SUITE / "service"
-SERVICE_DOC = REPO / "docs" / "pending" / "serve.md"
+SERVICE_DOC = REPO / "docs" / "service.md"
 SERVICE_HEADER_COMMENT = (
     "# Synthesized recording: " + SYNTHESIZED + ".\n"
     "# A /verify request recorded through `citecheck serve --record rewrite`; page text:\n"
@@ -696,7 +696,7 @@ def main() -> None:
     parser.add_argument(
         "--service",
         action="store_true",
-        help="record only the /verify examples of docs/pending/serve.md into "
+        help="record only the /verify examples of docs/service.md into "
         "example_suite/service/ and write their replies into the document",
     )
     args = parser.parse_args()

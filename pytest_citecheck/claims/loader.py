@@ -391,7 +391,7 @@ class _Reader:
             raise self.stop(
                 None,
                 "the file is empty",
-                "add a `claims:` list (see the claim file format in README.md)",
+                "add a `claims:` list (see the claim file format in docs/claim-files.md)",
             )
         data = self._plain(root, (), 0)
         if isinstance(data, _Broken):

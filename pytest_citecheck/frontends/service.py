@@ -452,10 +452,16 @@ def _problems(exc: ValidationError) -> list[dict[str, Any]]:
     return out
 
 
-def to_claim(request: VerifyRequest, claim_id: str) -> Claim:
-    """The request as a claim, checked by the claim files' own schema
-    (raises :class:`~pytest_citecheck.claims.loader.ClaimValidationError`)."""
-    claim = parse_claim({"id": claim_id, "claim": request.claim, "citations": request.urls})
+def to_claim(
+    request: VerifyRequest, claim_id: str, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+) -> Claim:
+    """The request as a claim, checked by the claim files' own schema, the length cap
+    included (raises :class:`~pytest_citecheck.claims.loader.ClaimValidationError`)."""
+    claim = parse_claim(
+        {"id": claim_id, "claim": request.claim, "citations": request.urls},
+        max_claim_chars=max_claim_chars,
+        terms=SERVICE_TERMS,
+    )
     # The judge is a file-level setting in claim files; the request carries it beside the claim.
     return claim.model_copy(update={"judge": request.judge}) if request.judge else claim
 
@@ -518,6 +524,7 @@ SERVICE_TERMS = Terms(
         "concurrency": "the server's --concurrency",
         "url_policy": "the server's --url-policy",
         "record_mode": "the server's --record",
+        "max_claim_chars": "the server's --max-claim-chars",
     },
     judge_origins={
         JUDGE_FROM_FLAG: "the server's --judge",
@@ -582,16 +589,10 @@ def claim_from_body(
     if len(wanted.urls) > config.max_urls:
         msg = f"{len(wanted.urls)} URLs; at most {config.max_urls} per request"
         raise Rejected(422, [{"loc": ["body", "urls"], "msg": msg, "type": "too_long"}])
-    if len(wanted.claim) > config.max_claim_chars:
-        msg = (
-            f"the claim has {len(wanted.claim)} characters; at most {config.max_claim_chars} "
-            "per request (one claim is a sentence or two)"
-        )
-        raise Rejected(422, [{"loc": ["body", "claim"], "msg": msg, "type": "too_long"}])
     if wanted.judge is None and config.judge is not None:
         wanted = wanted.model_copy(update={"judge": config.judge})
     try:
-        claim = to_claim(wanted, request_id)
+        claim = to_claim(wanted, request_id, config.max_claim_chars)
     except ClaimValidationError as exc:
         raise Rejected(422, _schema_problems(exc)) from None
     judge = claim.judge or DEFAULT_JUDGE

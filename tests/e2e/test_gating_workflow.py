@@ -23,7 +23,8 @@ from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble, verdict
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "pending" / "gating.md"
+DOC = REPO / "docs" / "gate-ci.md"
+SECTION = "## Gating prompt changes against a baseline\n"
 ANSWERS = REPO / "example_suite" / "answers"
 TOKENS = {
     "CRAWLBASE_TOKEN": "workflow-normal-token-0123",
@@ -43,7 +44,10 @@ KETTLE_PAGE = (
 
 
 def documented() -> tuple[list[str], str]:
-    text = DOC.read_text(encoding="utf-8")
+    page = DOC.read_text(encoding="utf-8")
+    text = page[page.index(SECTION) :]
+    end = text.find("\n## ", len(SECTION))
+    text = text if end < 0 else text[:end]
     [script] = re.findall(r"```bash\n(.*?)```", text, re.S)
     commands = [line for line in script.splitlines() if line and not line.startswith("#")]
     [failure] = re.findall(r"```text\n(citecheck gate FAILED: .*?)\n```", text, re.S)

@@ -2,7 +2,7 @@
 
 ``citecheck serve --record none --cassettes example_suite/service`` is started as a
 process with no token or key in its environment; each curl command of
-``docs/pending/serve.md`` is sent to it (on the test's port instead of 8000) and
+``docs/service.md`` is sent to it (on the test's port instead of 8000) and
 its status and JSON must be what the page shows.
 """
 
@@ -16,7 +16,7 @@ from pytest_citecheck.frontends.service import HEALTH_ENV_VARS
 from tests.service_examples import citecheck_serve, examples
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "pending" / "serve.md"
+DOC = REPO / "docs" / "service.md"
 CASSETTES = REPO / "example_suite" / "service"
 
 
