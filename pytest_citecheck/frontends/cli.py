@@ -56,6 +56,11 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
+INTERRUPT_NOTICE = (
+    "\ncitecheck: interrupted: no new claim starts; waiting for the claims in flight to finish"
+)
+# Ctrl-C: what finished was written, the claims not started cost nothing (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 BATCH_SUFFIXES = (".jsonl", ".yaml", ".yml")
@@ -587,6 +592,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"citecheck: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # a second Ctrl-C while the claims in flight finished
+        print("citecheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     # No command (or `audit` with no action): the help of what was typed.
     args.help_parser.print_help(sys.stderr)
     return EXIT_USAGE
@@ -825,12 +833,23 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.step(0)
         audit_problems: list[str] = []
         on_result = _recorder(audit, run_id, progress, keys, audit_problems)
-        results = engine.verify_claims_sync(
-            claims,
-            cassette_for=cassette_for,
-            nodeid_for=lambda claim: key_of[id(claim)],
-            on_result=on_result,
-        )
+        from pytest_citecheck.engine.core import Interrupted
+
+        try:
+            results = engine.verify_claims_sync(
+                claims,
+                cassette_for=cassette_for,
+                nodeid_for=lambda claim: key_of[id(claim)],
+                on_result=on_result,
+                on_interrupt=lambda: print(INTERRUPT_NOTICE, file=sys.stderr, flush=True),
+            )
+        except Interrupted as stopped:
+            # Ctrl-C: no claim started since; the ones in flight finished and are written.
+            progress.close()
+            finished = {keys[i]: r for i, r in sorted(stopped.results.items())}
+            return _finish_batch(
+                args, finished, batch, run_id, out, audit_problems, stopped.not_started
+            )
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, run_id, out, audit_problems)
@@ -942,7 +961,10 @@ def _finish_batch(
     run_id: str,
     out: TextIO,
     audit_problems: Sequence[str] = (),
+    not_started: int | None = None,
 ) -> int:
+    """The reports and the gate; ``not_started`` (Ctrl-C) writes what finished and
+    exits 130 without a gate verdict: a part of the claims decides nothing."""
     from pytest_citecheck.reports.report import Report
 
     report = Report(results=results, prices=_prices(args))
@@ -971,6 +993,11 @@ def _finish_batch(
     print(*precision_lines(report.totals), sep="\n", file=out)
     if args.audit is not None:
         print(f"audit: run {run_id} in {args.audit}", file=out)
+    if not_started is not None:
+        from pytest_citecheck.engine.core import not_started_line
+
+        print(not_started_line(not_started, "interrupted"), file=out)
+        return EXIT_INTERRUPTED
     for failure in failures:
         print(f"citecheck gate FAILED: {failure}", file=out)
     if not failures and report.output_errors:
