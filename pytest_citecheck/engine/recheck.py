@@ -218,6 +218,9 @@ class Rechecker:
         self.live, self._live_fetcher = _remembering_engine(
             replace(settings, record_mode="new_episodes"), hooks, environ, reuse=True
         )
+        # Live folders emptied by --update, removed at close: while claims are rechecked
+        # concurrently, another claim may be about to record into the same folder.
+        self._emptied: set[Path] = set()
 
     def __enter__(self) -> Rechecker:
         return self
@@ -228,6 +231,9 @@ class Rechecker:
     def close(self) -> None:
         self.replay.close()
         self.live.close()
+        for folder in sorted(self._emptied):
+            with contextlib.suppress(OSError):  # not empty: a recheck kept its recording
+                folder.rmdir()
 
     def preflight(self) -> None:
         """Fetching live needs the Crawling API token (unless a custom fetcher is used)."""
@@ -359,8 +365,7 @@ class Rechecker:
             Path(tmp).unlink(missing_ok=True)
             raise
         live_path.unlink()
-        with contextlib.suppress(OSError):  # other claims' rechecks may be in it
-            live_path.parent.rmdir()
+        self._emptied.add(live_path.parent)
         return True
 
 
