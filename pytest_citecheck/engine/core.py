@@ -647,13 +647,20 @@ class Engine:
                 turn.saved()
 
     def verify_in(self, recording: Recording, claim: Claim) -> ClaimResult:
-        """Verify ``claim`` inside an open :meth:`recording`."""
-        try:
-            judge = self.judge(self.settings.judge_for(claim))
-            panel = self.panel(claim)
-        except (ValueError, ConfigurationError) as exc:
-            return error_result(claim, Reason.CONFIGURATION, str(exc))
-        result = self._verifier(judge, recording, panel).verify_claim(claim)
+        """Verify ``claim`` inside an open :meth:`recording`, within the budget as
+        :meth:`verify` is (a claim the budget stops fails the recording: nothing of it
+        is saved, so recording it again starts from an empty cassette)."""
+
+        def run() -> ClaimResult:
+            try:
+                judge = self.judge(self.settings.judge_for(claim))
+                panel = self.panel(claim)
+            except (ValueError, ConfigurationError) as exc:
+                return error_result(claim, Reason.CONFIGURATION, str(exc))
+            return self._verifier(judge, recording, panel).verify_claim(claim)
+
+        records = not recording.replaying and not recording.write_protected
+        result = self._within_budget(claim, records, recording.nodeid, run)
         if _failed(result):
             recording.ok = False
         return result
@@ -686,8 +693,21 @@ class Engine:
             return self._pool
 
     def _verify(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
-        if not self.budget.limited or not claim.citations or not self.will_record(cassette):
-            return self._verify_unbudgeted(claim, cassette, nodeid)
+        return self._within_budget(
+            claim,
+            self.will_record(cassette),
+            nodeid,
+            lambda: self._verify_unbudgeted(claim, cassette, nodeid),
+        )
+
+    def _within_budget(
+        self, claim: Claim, records: bool, nodeid: str, run: Callable[[], ClaimResult]
+    ) -> ClaimResult:
+        """``run()`` once the budget has room for the claim's worst case (its real
+        spend is settled after); ``budget_exhausted`` when it never will. ``records``:
+        the claim may go to the network (a replayed claim costs nothing)."""
+        if not self.budget.limited or not claim.citations or not records:
+            return run()
         from pytest_citecheck.engine.estimate import estimate_claim, spend
 
         judge = self.judge_name(self.settings.judge_for(claim))
@@ -700,7 +720,7 @@ class Engine:
             )
         cost = credits = 0.0
         try:
-            result = self._verify_unbudgeted(claim, cassette, nodeid)
+            result = run()
             credits, _, money = spend([result], self.settings.prices)
             cost = money or 0.0
             return result
