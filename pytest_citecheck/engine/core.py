@@ -271,7 +271,7 @@ class _SerialRanker:
                 with self._queue_lock:
                     batch, self._queued = self._queued, []
                 if batch:
-                    prepare(batch)
+                    prepare(batch, k)
             return self._inner.rank(claim, passages, k)
 
     def __getattr__(self, name: str) -> Any:
@@ -434,8 +434,12 @@ class Engine:
             loaded.disable_progress_bar()
         from pytest_citecheck.stages import retrieval
 
+        # The pipeline shows the judge DEFAULT_TOP_K passages in page order: a page
+        # of no more is shown whole, and needs no embedding.
         return retrieval.make_ranker(
-            self.settings.ranker or retrieval.DEFAULT_RANKER, self.settings.cache_dir
+            self.settings.ranker or retrieval.DEFAULT_RANKER,
+            self.settings.cache_dir,
+            shown=retrieval.DEFAULT_TOP_K,
         )
 
     # -- start-up checks ----------------------------------------------------------

@@ -328,31 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="list what the run would record (claims, crawls, judge calls, tokens, credits, "
         "cost) and stop before any request; needs no token or key.",
     )
-    batch.add_argument(
-        "--price-credit",
-        type=amount,
-        metavar="PRICE",
-        help="price of one Crawling API credit (reports then show the cost).",
-    )
-    batch.add_argument(
-        "--prices",
-        type=judge_prices,
-        metavar="PROVIDER:MODEL=IN/OUT",
-        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
-        "(several separated by spaces, in one argument).",
-    )
-    batch.add_argument(
-        "--max-cost",
-        type=amount,
-        metavar="AMOUNT",
-        help="no claim starts that could take the spend past AMOUNT (needs the prices).",
-    )
-    batch.add_argument(
-        "--max-credits",
-        type=amount,
-        metavar="N",
-        help="no claim starts that could take the Crawling API credits past N.",
-    )
+    _add_budget_options(batch, "claim starts")
     batch.add_argument(
         "--no-progress",
         action="store_true",
@@ -538,8 +514,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="close connections whose request headers, or whose body, take longer than S "
         f"seconds (default {sd.DEFAULT_READ_TIMEOUT:g}).",
     )
+    _add_budget_options(serve, "request is verified (503 instead)")
     _add_judge_options(serve, f"a request's judge, else {DEFAULT_JUDGE}")
     return parser
+
+
+def _add_budget_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """The prices and the budget (``what``: what the budget stops)."""
+    parser.add_argument(
+        "--price-credit",
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (reports then show the cost).",
+    )
+    parser.add_argument(
+        "--prices",
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
+        "(several separated by spaces, in one argument).",
+    )
+    parser.add_argument(
+        "--max-cost",
+        type=amount,
+        metavar="AMOUNT",
+        help=f"no {what} that could take the spend past AMOUNT (needs the prices).",
+    )
+    parser.add_argument(
+        "--max-credits",
+        type=amount,
+        metavar="N",
+        help=f"no {what} that could take the Crawling API credits past N.",
+    )
 
 
 # -- entry point --------------------------------------------------------------------------
@@ -1213,7 +1219,15 @@ def run_serve(args: argparse.Namespace) -> int:
         url_policy=args.url_policy,
         queue_wait=args.queue_wait,
         read_timeout=args.read_timeout,
+        prices=_prices(args),
+        max_cost=args.max_cost,
+        max_credits=args.max_credits,
     )
+    if config.max_cost is not None:
+        judges = [args.judge or DEFAULT_JUDGE, *args.allow_judge]
+        missing = config.prices.missing(1.0, judges, lambda option: _BATCH_OPTIONS[option])
+        if missing:
+            raise UsageError(f"--max-cost needs {' and '.join(missing)} to count the spend")
     access = "a key is required" if key else "no key (loopback only)"
     print(
         f"citecheck serve: {access}; Host {', '.join(config.allowed_hosts)}; "

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_citecheck.core.defaults import DEFAULT_RANKER as DEFAULT_RANKER
+from pytest_citecheck.core.defaults import DEFAULT_TOP_K as DEFAULT_TOP_K
 from pytest_citecheck.core.defaults import RANKERS as RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.stages.passages import split_passages
@@ -55,9 +56,12 @@ RRF_K = 60
 CHUNK_WORDS = 96
 # The chunks the hybrid ranker embeds of a page: the first this many when the page's
 # chunks are ordered by their passage's BM25 score, then their own (HybridRanker).
-# Chosen with bench/retrieval.py on WiCE dev: 6 keeps today's strict@3 and embeds
-# 6.9 texts a record instead of 16.5.
-CANDIDATE_CHUNKS = 6
+# Chosen with bench/retrieval.py on WiCE dev: every count from 1 to 6 keeps the
+# every-chunk hybrid's strict@3 (0.950); 4 embeds 5.0 texts a record instead of 16.5
+# (3.5 when a page shown whole is not embedded, HybridRanker's ``shown``). Fewer than
+# one more than the passages shown would leave the model nothing to choose: BM25's
+# top three would always be shown.
+CANDIDATE_CHUNKS = 4
 
 
 class Ranker(Protocol):
@@ -77,16 +81,19 @@ class BuiltRanker(Ranker, Protocol):
     @property
     def embedding_stats(self) -> EmbeddingStats: ...
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
-        """Embed what ranking these ``(claim, passages)`` will need, in one batch
-        (an engine ranking many claims calls it first; ``rank`` works without)."""
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
+        """Embed what ranking these ``(claim, passages)`` for their best ``k`` (None:
+        every passage ranked) will need, in one batch (an engine ranking many claims
+        calls it first; ``rank`` works without)."""
         ...
 
 
-def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
+def make_ranker(name: str, cache_dir: Path | None = None, shown: int | None = None) -> BuiltRanker:
     """The ranker called ``name`` (one of :data:`RANKERS`).
 
     ``cache_dir``: where embeddings persist across runs (None: in memory only).
+    ``shown``: how many passages of a page the caller shows, in page order (see
+    :class:`HybridRanker`; the pipeline passes :data:`DEFAULT_TOP_K`).
     Build one ranker per run: its embedder embeds each unique text once.
     """
     if name == "bm25":
@@ -94,13 +101,13 @@ def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
     if name == "minilm":
         return MiniLMRanker(Embedder(cache_dir))
     if name == "hybrid":
-        return HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache_dir)))
+        return HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache_dir)), shown=shown)
     raise ValueError(f"unknown ranker {name!r}; choose one of {', '.join(RANKERS)}")
 
 
 def default_ranker(cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker the plugin records with when ``citecheck_ranker`` is not set."""
-    return make_ranker(DEFAULT_RANKER, cache_dir)
+    return make_ranker(DEFAULT_RANKER, cache_dir, DEFAULT_TOP_K)
 
 
 def describe(ranker: object) -> dict[str, str]:
@@ -329,7 +336,7 @@ class MiniLMRanker:
             at += len(cs)
         return out
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
         self.embedder.embed(
             [t for claim, passages in questions for t in (claim, *self._all_chunks(passages))]
         )
@@ -364,7 +371,7 @@ class BM25Ranker:
     def embedding_stats(self) -> EmbeddingStats:
         return EmbeddingStats()
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
         """Nothing to embed."""
 
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
@@ -424,6 +431,12 @@ class HybridRanker:
     page. With ``candidates=None``, or when BM25 finds none of the claim's
     words on the page (the model is then the only signal), every chunk is
     embedded.
+
+    ``shown``: the caller shows the best ``shown`` passages of a page and reads
+    them in page order (the pipeline shows :data:`DEFAULT_TOP_K`). A page of at
+    most that many passages is then shown whole whatever the scores, so it is
+    ranked by BM25 alone and nothing of it is embedded. None: every page is
+    ranked by both.
     """
 
     name = "hybrid"
@@ -434,6 +447,7 @@ class HybridRanker:
         semantic: MiniLMRanker,
         fusion: str = "minmax",
         candidates: int | None = CANDIDATE_CHUNKS,
+        shown: int | None = None,
     ) -> None:
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
@@ -443,9 +457,12 @@ class HybridRanker:
         self.semantic = semantic
         self.fusion = fusion
         self.candidates = candidates
+        self.shown = shown
         how = f"rrf k={RRF_K}" if fusion == "rrf" else "minmax mean"
         if candidates is not None:
             how += f", model on the top {candidates} chunks by BM25"
+        if shown is not None:
+            how += f", none on a page of at most {shown} passages"
         self.version = f"{how}: {lexical.version} + {semantic.version}"
         # Ranking the same question again (prepare, then rank) reuses its BM25 work.
         self._memo: dict[tuple[str, tuple[str, ...]], _Lexical] = {}
@@ -454,13 +471,15 @@ class HybridRanker:
     def embedding_stats(self) -> EmbeddingStats:
         return self.semantic.embedding_stats
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
-        texts = [t for claim, passages in questions for t in self.embeds(claim, passages)]
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
+        texts = [t for claim, passages in questions for t in self.embeds(claim, passages, k)]
         self.semantic.embedder.embed(texts)
 
-    def embeds(self, claim: str, passages: Sequence[str]) -> list[str]:
-        """What ranking ``passages`` against ``claim`` embeds: the claim and the
-        candidate chunks."""
+    def embeds(self, claim: str, passages: Sequence[str], k: int | None = None) -> list[str]:
+        """What ranking ``passages`` against ``claim`` for the best ``k`` (None: every
+        passage ranked) embeds: the claim and the candidate chunks, or nothing."""
+        if self._whole(passages):
+            return []
         found = self._lexical(claim, passages)
         if found.chosen is None:
             return [claim, *self.semantic._all_chunks(passages)]
@@ -470,16 +489,22 @@ class HybridRanker:
         """Return up to ``k`` ``(passage index, fused score)`` pairs, best first."""
         if not passages or k <= 0:
             return []
+        fuse = _rrf if self.fusion == "rrf" else _minmax
+        if self._whole(passages):
+            return _top(fuse(self.lexical.scores(claim, passages)), k)
         found = self._lexical(claim, passages)
         self._memo.pop((claim, tuple(passages)), None)
         if found.chosen is None:
             semantic = self.semantic.scores(claim, passages)
         else:
             semantic = self._candidate_scores(claim, len(passages), found.chosen)
-        fuse = _rrf if self.fusion == "rrf" else _minmax
         each = (found.scores, semantic)
         fused = [sum(parts) for parts in zip(*(fuse(scores) for scores in each), strict=True)]
         return _top(fused, k)
+
+    def _whole(self, passages: Sequence[str]) -> bool:
+        """The page is shown whole: BM25 alone ranks it."""
+        return self.shown is not None and len(passages) <= self.shown
 
     def _candidate_scores(
         self, claim: str, n: int, chosen: Sequence[tuple[int, str]]
