@@ -126,6 +126,9 @@ def main() -> None:
             seconds, _ = run(claims, env, tmp / f"free{n}", n, "rewrite", WordOverlap, None)
             rows.append((f"model-free ranker, concurrency {n}", seconds, None))
         if not args.no_model:
+            from pytest_citecheck.stages.retrieval import load_model
+
+            load_model()  # once, before any run is timed
             count_encodes()
             cache = tmp / "embedding-cache"
             for n in (1, args.concurrency):
