@@ -215,10 +215,10 @@ class TimedRanker:
         result: list[tuple[int, float]] = self._timed(lambda: self._inner.rank(claim, passages, k))
         return result
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
         prepare = getattr(self._inner, "prepare", None)
         if prepare is not None:
-            self._timed(lambda: prepare(questions, k))
+            self._timed(lambda: prepare(questions))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

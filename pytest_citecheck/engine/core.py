@@ -271,7 +271,7 @@ class _SerialRanker:
                 with self._queue_lock:
                     batch, self._queued = self._queued, []
                 if batch:
-                    prepare(batch, k)
+                    prepare(batch)
             return self._inner.rank(claim, passages, k)
 
     def __getattr__(self, name: str) -> Any:

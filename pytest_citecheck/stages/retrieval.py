@@ -81,10 +81,9 @@ class BuiltRanker(Ranker, Protocol):
     @property
     def embedding_stats(self) -> EmbeddingStats: ...
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
-        """Embed what ranking these ``(claim, passages)`` for their best ``k`` (None:
-        every passage ranked) will need, in one batch (an engine ranking many claims
-        calls it first; ``rank`` works without)."""
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Embed what ranking these ``(claim, passages)`` will need, in one batch
+        (an engine ranking many claims calls it first; ``rank`` works without)."""
         ...
 
 
@@ -336,7 +335,7 @@ class MiniLMRanker:
             at += len(cs)
         return out
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
         self.embedder.embed(
             [t for claim, passages in questions for t in (claim, *self._all_chunks(passages))]
         )
@@ -371,7 +370,7 @@ class BM25Ranker:
     def embedding_stats(self) -> EmbeddingStats:
         return EmbeddingStats()
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
         """Nothing to embed."""
 
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
@@ -471,13 +470,13 @@ class HybridRanker:
     def embedding_stats(self) -> EmbeddingStats:
         return self.semantic.embedding_stats
 
-    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]], k: int | None = None) -> None:
-        texts = [t for claim, passages in questions for t in self.embeds(claim, passages, k)]
+    def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
+        texts = [t for claim, passages in questions for t in self.embeds(claim, passages)]
         self.semantic.embedder.embed(texts)
 
-    def embeds(self, claim: str, passages: Sequence[str], k: int | None = None) -> list[str]:
-        """What ranking ``passages`` against ``claim`` for the best ``k`` (None: every
-        passage ranked) embeds: the claim and the candidate chunks, or nothing."""
+    def embeds(self, claim: str, passages: Sequence[str]) -> list[str]:
+        """What ranking ``passages`` against ``claim`` embeds: the claim and the
+        candidate chunks, or nothing for a page shown whole."""
         if self._whole(passages):
             return []
         found = self._lexical(claim, passages)
