@@ -1,3 +1,3 @@
-"""Documented import path (README): re-exports :mod:`pytest_citecheck.claims.models`."""
+"""Documented import path (docs/): re-exports :mod:`pytest_citecheck.claims.models`."""
 
 from pytest_citecheck.claims.models import *  # noqa: F403

@@ -3,6 +3,7 @@
 
     python scripts/record_examples.py            # record, post-process, replay-check
     python scripts/record_examples.py --check    # only the replay check
+    python scripts/record_examples.py --service  # the /verify examples (docs/service.md)
 
 No live service is called and none can be: the Crawling API and the judge are
 the doubles in ``tests/doubles`` on 127.0.0.1. What they serve is scripted here:
@@ -62,6 +63,15 @@ HEADER_COMMENT = (
     "# Synthesized recording: " + SYNTHESIZED + ".\n"
     "# Page text: example_suite/pages/SOURCES.md. Re-create with: "
     "python scripts/record_examples.py\n"
+)
+# The /verify examples of the service documentation (docs/service.md).
+SERVICE = SUITE / "service"
+SERVICE_DOC = REPO / "docs" / "service.md"
+SERVICE_HEADER_COMMENT = (
+    "# Synthesized recording: " + SYNTHESIZED + ".\n"
+    "# A /verify request recorded through `citecheck serve --record rewrite`; page text:\n"
+    "# example_suite/pages/SOURCES.md. Re-create with: python scripts/record_examples.py "
+    "--service\n"
 )
 FIXED_DATE = "Wed, 01 Jan 2025 00:00:00 GMT"
 
@@ -585,7 +595,65 @@ def dump(path: Path, data: object) -> None:
     import yaml
 
     body = yaml.dump(data, Dumper=yaml.CSafeDumper, allow_unicode=True, width=100)
-    path.write_text(HEADER_COMMENT + body, encoding="utf-8")
+    header = SERVICE_HEADER_COMMENT if path.parent == SERVICE else HEADER_COMMENT
+    path.write_text(header + body, encoding="utf-8")
+
+
+# -- the service's examples -----------------------------------------------------------
+
+
+def record_service() -> None:
+    """Record the ``/verify`` examples of the service documentation through
+    ``citecheck serve --record rewrite`` against the doubles, then replay them with
+    ``--record none`` and no environment and write the replies into the document.
+
+    An example whose claim the judge script has no verdict for is not recorded: it
+    is the document's example of a request with no recording."""
+    from tests.service_examples import citecheck_serve, examples
+
+    found = examples(SERVICE_DOC.read_text(encoding="utf-8"))
+    judge = Judge()
+    with doubles(judge) as (api, llm):
+        env = clean_env(
+            {
+                **FAKE_ENV,
+                "CITECHECK_CRAWLBASE_URL": api.base_url,
+                "OPENAI_BASE_URL": llm.base_url("openai"),
+            }
+        )
+        shutil.rmtree(SERVICE, ignore_errors=True)
+        SERVICE.mkdir(parents=True)
+        # bm25: no embedding model to load; replay reads the recorded choice anyway.
+        args = ["--record", "rewrite", "--cassettes", str(SERVICE.relative_to(REPO))]
+        with citecheck_serve([*args, "--ranker", "bm25"], env, REPO) as url:
+            for example in found:
+                claim = json.loads(example.body or b"{}").get("claim")
+                if claim not in VERDICTS:
+                    print(f"not recorded (no scripted verdict): {claim!r}")
+                    continue
+                reply = example.send(url)
+                print(f"recorded: HTTP {reply.status_code} {claim!r}")
+        for base, real in ((api.base_url, CRAWLBASE_URL), (llm.base_url("openai"), OPENAI_URL)):
+            for path in sorted(SERVICE.glob("*.yaml")):
+                postprocess(path, base, real)
+    if judge.problems:
+        sys.exit("the judge script does not fit what was asked:\n  " + "\n  ".join(judge.problems))
+    for path in sorted(SERVICE.glob("*.yaml")):
+        mark_synthesized(path)
+    write_service_replies()
+
+
+def write_service_replies() -> None:
+    """Replay the examples (``--record none``, no token or key) and write each status
+    and reply into the document, as ``python -m json.tool`` prints it."""
+    from tests.service_examples import citecheck_serve, examples, with_replies
+
+    doc = SERVICE_DOC.read_text(encoding="utf-8")
+    args = ["--record", "none", "--cassettes", str(SERVICE.relative_to(REPO))]
+    with citecheck_serve(args, clean_env(), REPO) as url:
+        replies = [(r.status_code, r.json()) for r in (e.send(url) for e in examples(doc))]
+    SERVICE_DOC.write_text(with_replies(doc, replies), encoding="utf-8")
+    print(f"wrote {len(replies)} replies into {SERVICE_DOC.relative_to(REPO)}")
 
 
 # -- checking -----------------------------------------------------------------------
@@ -625,7 +693,16 @@ def main() -> None:
         metavar="WICE_DEV.jsonl",
         help="(re)write the WiCE pages in example_suite/pages/ from the dataset, then stop",
     )
+    parser.add_argument(
+        "--service",
+        action="store_true",
+        help="record only the /verify examples of docs/service.md into "
+        "example_suite/service/ and write their replies into the document",
+    )
     args = parser.parse_args()
+    if args.service:
+        record_service()
+        return
     if args.import_wice:
         import_wice(args.import_wice)
         return

@@ -27,7 +27,7 @@ from pytest_citecheck.core.text import TEXT_FIX, text_problem
 
 
 class Label(StrEnum):
-    """What a citation (or a claim) turned out to be (README.md, "Labels")."""
+    """What a citation (or a claim) turned out to be (docs/verification.md, "Labels")."""
 
     SUPPORTED = "supported"
     CONTRADICTED = "contradicted"

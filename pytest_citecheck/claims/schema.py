@@ -34,7 +34,11 @@ __all__ = ["ClaimValidationError", "FieldProblem", "parse_citation", "parse_clai
 
 Loc = tuple[str | int, ...]
 
-TOP_KEYS = ("judge", "claims", "answers", "judges")
+TOP_KEYS = ("judge", "claims", "answers", "judges", "outlines")
+# An item of `outlines:` (written by `citecheck import`): an answer's sentences in order,
+# each naming the claim made from it (cited) or holding its own text (uncited).
+OUTLINE_KEYS = ("answer", "format", "sentences")
+OUTLINE_SENTENCE_KEYS = ("claim", "text")
 # An item of `answers:`: a saved response, expanded into claims when the file is read.
 ANSWER_KEYS = ("id", "response", "format", "documents")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")

@@ -9,8 +9,10 @@ truncated or empty file.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -50,6 +52,22 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(name)
         raise
+    _sweep_stale_temporaries(path)
+
+
+# A writer killed between mkstemp and the rename (kill -9, a power cut) leaves its
+# temporary file behind; one this old belongs to no writer that is still running.
+STALE_TEMPORARY_SECONDS = 600.0
+
+
+def _sweep_stale_temporaries(path: Path) -> None:
+    """Remove ``path``'s own leftover temporaries (``.<name>.*.tmp``) older than
+    :data:`STALE_TEMPORARY_SECONDS`; a concurrent writer's fresh one is left alone."""
+    cutoff = time.time() - STALE_TEMPORARY_SECONDS
+    for stray in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if stray.stat().st_mtime < cutoff:
+                stray.unlink()
 
 
 def append_text(path: Path, text: str) -> None:

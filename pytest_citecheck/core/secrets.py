@@ -14,6 +14,7 @@ import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pytest_citecheck.core.providers import PROVIDER_ENV, SERVICE_KEY_ENV, TOKEN_ENV
 
@@ -152,3 +153,15 @@ def uninstall_log_scrubber() -> None:
     if _installed is not None:
         logging.setLogRecordFactory(_installed)
         _installed = None
+
+
+def without_credentials(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``REDACTED@``: what reports, logs and
+    cassettes hold (a cassette stores the Crawling API's ``url=`` parameter this way)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return scrub(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="REDACTED@" + parts.netloc.rpartition("@")[2]))

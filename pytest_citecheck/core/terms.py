@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Where a judge spec came from (EngineSettings.judge_origin, or the claim's own).
 JUDGE_FROM_FLAG = "flag"
@@ -34,6 +35,9 @@ class Terms:
     (:data:`JUDGE_FROM_FLAG`, :data:`JUDGE_FROM_INI`, :data:`JUDGE_FROM_CLAIM`).
     ``record(nodeid, mode)`` is the command that records one claim (None: this
     front end cannot record); ``replay`` is how to replay instead of recording.
+    ``cassette(path)`` names a cassette file in a message (None: relative to the
+    current folder when inside it, else in full); a service names it inside its
+    cassette folder, so a caller never learns a path of the server's.
     """
 
     options: Mapping[str, str] = field(default_factory=dict)
@@ -41,6 +45,7 @@ class Terms:
     judge_origins: Mapping[str, str] = field(default_factory=dict)
     record: Callable[[str, str], str] | None = None
     replay: str | None = None
+    cassette: Callable[[Path], str] | None = None
 
     def option(self, name: str) -> str:
         """How a user names option ``name`` here."""
@@ -64,6 +69,16 @@ class Terms:
         """``"; record it with: CMD"``, or nothing when this front end cannot record."""
         command = self.record_command(nodeid, mode)
         return "" if command is None else f"; {lead}: {command}"
+
+    def cassette_name(self, path: Path) -> str:
+        """How a message names the cassette at ``path``."""
+        if self.cassette is not None:
+            return self.cassette(path)
+        absolute = path.absolute()
+        try:
+            return absolute.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return absolute.as_posix()
 
     def replay_hint(self, lead: str = "or replay the committed recordings with") -> str:
         """``" (or replay ... with FLAG)"``, or nothing when this front end cannot replay."""

@@ -753,7 +753,7 @@ class Engine:
         except OSError as exc:
             from pytest_citecheck.recording.recorder import shown_path
 
-            where = shown_path(cassette)
+            where = shown_path(cassette, self.settings.terms)
             return error_result(
                 claim,
                 Reason.CONFIGURATION,

@@ -37,6 +37,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
+from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch import Fetcher
@@ -46,7 +47,6 @@ from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
-from pytest_citecheck.stages.url_policy import without_credentials
 
 # Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
 MAX_QUOTE_CHARS = 2000

@@ -136,6 +136,23 @@ def _add_judge_options(parser: argparse.ArgumentParser, default_judge: str) -> N
     )
 
 
+def _add_record_options(parser: argparse.ArgumentParser, what: str, where: str) -> None:
+    """``--record MODE`` and ``--cassettes DIR``: batch's and serve's, one wording."""
+    parser.add_argument(
+        "--record",
+        choices=RECORD_MODES,
+        metavar="MODE",
+        help="record into / replay from cassettes, as --citecheck-record: "
+        f"{', '.join(RECORD_MODES)}. Without it {what} runs live and records nothing.",
+    )
+    parser.add_argument(
+        "--cassettes",
+        type=Path,
+        metavar="DIR",
+        help=f"cassette folder for --record: {where}.",
+    )
+
+
 def _judge_variables() -> str:
     from pytest_citecheck.core.providers import provider_variables
 
@@ -269,19 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="write the JSON report (the plugin's --citecheck-report format).",
     )
-    batch.add_argument(
-        "--record",
-        choices=RECORD_MODES,
-        metavar="MODE",
-        help="record into / replay from cassettes, as --citecheck-record: "
-        f"{', '.join(RECORD_MODES)}. Without it the batch runs live and records nothing.",
-    )
-    batch.add_argument(
-        "--cassettes",
-        type=Path,
-        metavar="DIR",
-        help="cassette folder for --record: DIR/<file stem>/<claim id>.yaml (default: "
-        "cassettes/ beside each FILE, where the plugin keeps them).",
+    _add_record_options(
+        batch,
+        "the batch",
+        "DIR/<file stem>/<claim id>.yaml (default: cassettes/ beside each FILE, where the "
+        "plugin keeps them)",
     )
     batch.add_argument(
         "--min-precision",
@@ -514,6 +523,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="close connections whose request headers, or whose body, take longer than S "
         f"seconds (default {sd.DEFAULT_READ_TIMEOUT:g}).",
     )
+    _add_record_options(
+        serve,
+        "the service",
+        "DIR/<the claim's first words>-<digest>.yaml, named by what a request verifies (the "
+        "claim, its URLs, the judge), so the same request replays the same cassette; "
+        "--record none replays with no token or key",
+    )
     _add_budget_options(serve, "request is verified (503 instead)")
     _add_judge_options(serve, f"a request's judge, else {DEFAULT_JUDGE}")
     return parser
@@ -706,8 +722,7 @@ def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
 
 def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    if args.cassettes is not None and args.record is None:
-        raise UsageError("--cassettes needs --record MODE (use --record none to replay)")
+    _check_record_options(args)
     _check_outputs(args)
     run_id, audit = _open_audit(args.audit)
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
@@ -758,6 +773,11 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, run_id, out, audit_problems)
+
+
+def _check_record_options(args: argparse.Namespace) -> None:
+    if args.cassettes is not None and args.record is None:
+        raise UsageError("--cassettes needs --record MODE (use --record none to replay)")
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -1196,12 +1216,24 @@ def run_serve(args: argparse.Namespace) -> int:
     problem = sd.binding_problem(args.host, key)
     if problem is not None:
         raise UsageError(problem)
-    for judge in args.allow_judge:
-        if judge.partition(":")[0].lower() not in PROVIDERS:
+    judges = [("--allow-judge", judge) for judge in args.allow_judge]
+    for flag, judge in [("--judge", args.judge), *judges]:
+        if judge is not None and judge.partition(":")[0].lower() not in PROVIDERS:
             raise UsageError(
-                f"--allow-judge {judge}: no provider {judge.partition(':')[0]!r} "
+                f"{flag} {judge}: no provider {judge.partition(':')[0]!r} "
                 f"(one of {', '.join(PROVIDERS)})"
             )
+    _check_record_options(args)
+    if args.record is not None and args.cassettes is None:
+        raise UsageError(
+            "--record needs --cassettes DIR: the folder the service records requests into "
+            "and replays them from"
+        )
+    if args.record == "none" and not args.cassettes.is_dir():
+        raise UsageError(
+            f"--cassettes {args.cassettes}: no such folder, and --record none only replays; "
+            "give the folder of the recordings (or record them with --record once)"
+        )
     _open_audit(args.audit)
     config = ServiceConfig(
         judge=args.judge,
@@ -1222,16 +1254,21 @@ def run_serve(args: argparse.Namespace) -> int:
         prices=_prices(args),
         max_cost=args.max_cost,
         max_credits=args.max_credits,
+        record_mode=args.record,
+        cassettes=args.cassettes,
     )
     if config.max_cost is not None:
-        judges = [args.judge or DEFAULT_JUDGE, *args.allow_judge]
-        missing = config.prices.missing(1.0, judges, lambda option: _BATCH_OPTIONS[option])
+        spending = [args.judge or DEFAULT_JUDGE, *args.allow_judge]
+        missing = config.prices.missing(1.0, spending, lambda option: _BATCH_OPTIONS[option])
         if missing:
             raise UsageError(f"--max-cost needs {' and '.join(missing)} to count the spend")
     access = "a key is required" if key else "no key (loopback only)"
+    recording = (
+        "" if args.record is None else f"; --record {args.record}, cassettes in {args.cassettes}"
+    )
     print(
         f"citecheck serve: {access}; Host {', '.join(config.allowed_hosts)}; "
-        f"URL policy {config.url_policy}",
+        f"URL policy {config.url_policy}{recording}",
         file=sys.stderr,
     )
     app = create_app(config)

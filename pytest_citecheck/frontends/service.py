@@ -22,13 +22,20 @@ anything is spent, in this order:
 5. the JSON has no duplicate keys and no deep nesting, the claim and URLs
    follow the claim files' schema, at most ``max_urls`` URLs and
    ``max_claim_chars`` characters (422);
-6. the judge is one the operator allows (403);
+6. the judge is one a provider serves (422) and one the operator allows (403);
 7. every URL passes the URL policy (422, ``url_refused``;
    :mod:`pytest_citecheck.stages.url_policy`);
-8. tokens and keys are configured (503 naming the variable) and the audit
-   index can be written now (503);
+8. tokens and keys are configured (503 naming the variable; replaying a recorded
+   request needs none) and the audit index can be written now (503);
 9. a verification slot frees up within ``queue_wait`` seconds (503 with
    ``Retry-After``; at most ``concurrency`` claims are verified at once).
+
+With ``record_mode`` and ``cassettes`` (``--record MODE --cassettes DIR``) each
+request records into or replays from its own cassette, named by what it verifies
+(:func:`~pytest_citecheck.recording.recorder.request_cassette_name`); requests for
+one cassette take turns (:mod:`pytest_citecheck.recording.lock`), so it is recorded
+once. A request with no recording to replay is 404, one whose recording does not fit
+it 409, the detail naming the cassette inside the folder and the fix.
 
 A failure after the spending (the audit index locked meanwhile) still answers
 the verdicts, with ``audit_problem`` saying what was not recorded. Details
@@ -53,7 +60,7 @@ import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +73,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.loader import ClaimValidationError, parse_claim
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, check_judge
+from pytest_citecheck.claims.models import (
+    Claim,
+    ClaimResult,
+    Label,
+    Reason,
+    Verdict,
+    check_judge,
+)
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.prices import Prices, money
@@ -85,7 +99,9 @@ from pytest_citecheck.frontends.service_defaults import (
     MAX_JSON_DEPTH,
     RETRY_AFTER_SECONDS,
 )
+from pytest_citecheck.recording.recorder import request_cassette_name
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+from pytest_citecheck.stages.judges import parse_judge_spec
 from pytest_citecheck.stages.url_policy import PUBLIC, check, hide_internal_urls
 
 if TYPE_CHECKING:
@@ -126,11 +142,16 @@ class ServiceConfig:
     prices: Prices = field(default_factory=Prices)
     max_cost: float | None = None
     max_credits: float | None = None
+    # Record into / replay from DIR/<request_cassette_name>.yaml, as batch's --record;
+    # None: live, nothing recorded.
+    record_mode: str | None = None
+    cassettes: Path | None = None
 
     def engine_settings(self) -> EngineSettings:
-        # The service is live: nothing is recorded or replayed ("all" + no cassette).
+        # Without cassettes the service is live: nothing is recorded or replayed
+        # ("all" + no cassette).
         return EngineSettings(
-            record_mode="all",
+            record_mode=self.record_mode if self.record_mode and self.cassette_folder else "all",
             judge=None,
             judge_base_url=self.judge_base_url,
             concurrency=self.concurrency,
@@ -141,8 +162,20 @@ class ServiceConfig:
             prices=self.prices,
             max_cost=self.max_cost,
             max_credits=self.max_credits,
-            terms=SERVICE_TERMS,
+            terms=service_terms(self.cassettes if self.cassette_folder else None),
         )
+
+    @property
+    def cassette_folder(self) -> bool:
+        """Whether requests record into / replay from :attr:`cassettes`."""
+        return self.cassettes is not None and self.record_mode is not None
+
+    def cassette_for(self, claim: Claim, judges: Sequence[str]) -> Path | None:
+        """The cassette of a request's claim (None: the service is live)."""
+        if self.cassettes is None or self.record_mode is None:
+            return None
+        targets = [c.target for c in claim.citations]
+        return self.cassettes / request_cassette_name(claim.claim, targets, judges)
 
 
 # -- the wire: request and response models (they are the OpenAPI schema) ----------------
@@ -216,6 +249,10 @@ class Health(BaseModel):
     busy: int | None = Field(default=None, description="Verification slots in use.")
     audit: bool | None = None
     url_policy: str | None = None
+    record: str | None = Field(
+        default=None,
+        description="The record mode of --record (none: replays only); absent: live.",
+    )
     configured: dict[str, bool] | None = Field(
         default=None,
         description="Environment variables the service can use: set or not (never values).",
@@ -424,10 +461,16 @@ def _problems(exc: ValidationError) -> list[dict[str, Any]]:
     return out
 
 
-def to_claim(request: VerifyRequest, claim_id: str) -> Claim:
-    """The request as a claim, checked by the claim files' own schema
-    (raises :class:`~pytest_citecheck.claims.loader.ClaimValidationError`)."""
-    claim = parse_claim({"id": claim_id, "claim": request.claim, "citations": request.urls})
+def to_claim(
+    request: VerifyRequest, claim_id: str, max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
+) -> Claim:
+    """The request as a claim, checked by the claim files' own schema, the length cap
+    included (raises :class:`~pytest_citecheck.claims.loader.ClaimValidationError`)."""
+    claim = parse_claim(
+        {"id": claim_id, "claim": request.claim, "citations": request.urls},
+        max_claim_chars=max_claim_chars,
+        terms=SERVICE_TERMS,
+    )
     # The judge is a file-level setting in claim files; the request carries it beside the claim.
     return claim.model_copy(update={"judge": request.judge}) if request.judge else claim
 
@@ -480,7 +523,7 @@ def public_detail(text: str) -> str:
 
 
 # How the service's replies name what a caller can change: the request's judge,
-# the flags ``citecheck serve`` was started with. It records and replays nothing.
+# the flags ``citecheck serve`` was started with. Live, it records and replays nothing.
 SERVICE_TERMS = Terms(
     options={
         "judge": "the request's judge",
@@ -493,6 +536,8 @@ SERVICE_TERMS = Terms(
         "max_credits": "the server's --max-credits",
         "price_credit": "the server's --price-credit",
         "prices": "the server's --prices",
+        "record_mode": "the server's --record",
+        "max_claim_chars": "the server's --max-claim-chars",
     },
     judge_origins={
         JUDGE_FROM_FLAG: "the server's --judge",
@@ -521,6 +566,31 @@ def budget_detail(engine: Engine) -> str:
     )
 
 
+def service_terms(cassettes: Path | None) -> Terms:
+    """:data:`SERVICE_TERMS`; with a cassette folder, also how a recording is made
+    (the operator restarts the service with ``--record``) and a cassette named by its
+    file name in that folder, never by a path of the server's."""
+    if cassettes is None:
+        return SERVICE_TERMS
+
+    def record(request_id: str, mode: str) -> str:
+        return (
+            f"citecheck serve --record {mode} --cassettes DIR (the operator, DIR being this "
+            "service's cassette folder, with the tokens and keys set)"
+        )
+
+    def cassette(path: Path) -> str:
+        try:
+            name = path.relative_to(cassettes).as_posix()
+        except ValueError:
+            name = path.name
+        return f"{name} in the service's cassette folder"
+
+    return replace(
+        SERVICE_TERMS, record=record, replay="the server's --record none", cassette=cassette
+    )
+
+
 def unconfigured_detail(message: str) -> str:
     """A 503 detail: one line per missing variable joined with "; "."""
     lines = [line.strip().removeprefix("- ") for line in message.splitlines() if line.strip()]
@@ -539,10 +609,12 @@ def claim_from_body(
     request_id: str,
     config: ServiceConfig,
     allowed_judges: Sequence[str] | None = None,
+    judge_problem: Callable[[str], str | None] | None = None,
 ) -> Claim:
     """The claim a ``/verify`` body asks about, or :class:`Rejected` saying which rule
-    it breaks: JSON, the request's shape and caps, the claim files' schema (422), the
-    judge allow-list (403), then the URL policy (422). ``allowed_judges`` None: any."""
+    it breaks: JSON, the request's shape and caps, the claim files' schema (422), a
+    judge nobody can build (422, ``judge_problem`` says why), the judge allow-list
+    (403), then the URL policy (422). ``allowed_judges`` None: any."""
     try:
         wanted = VerifyRequest.model_validate(parse_json(body))
     except ValidationError as exc:
@@ -550,19 +622,17 @@ def claim_from_body(
     if len(wanted.urls) > config.max_urls:
         msg = f"{len(wanted.urls)} URLs; at most {config.max_urls} per request"
         raise Rejected(422, [{"loc": ["body", "urls"], "msg": msg, "type": "too_long"}])
-    if len(wanted.claim) > config.max_claim_chars:
-        msg = (
-            f"the claim has {len(wanted.claim)} characters; at most {config.max_claim_chars} "
-            "per request (one claim is a sentence or two)"
-        )
-        raise Rejected(422, [{"loc": ["body", "claim"], "msg": msg, "type": "too_long"}])
     if wanted.judge is None and config.judge is not None:
         wanted = wanted.model_copy(update={"judge": config.judge})
     try:
-        claim = to_claim(wanted, request_id)
+        claim = to_claim(wanted, request_id, config.max_claim_chars)
     except ClaimValidationError as exc:
         raise Rejected(422, _schema_problems(exc)) from None
     judge = claim.judge or DEFAULT_JUDGE
+    unknown = judge_problem(judge) if judge_problem is not None else None
+    if unknown is not None:
+        msg = public_detail(unknown)
+        raise Rejected(422, [{"loc": ["body", "judge"], "msg": msg, "type": "value_error"}])
     if allowed_judges is not None and not any(same_judge(judge, a) for a in allowed_judges):
         raise Rejected(
             403,
@@ -609,6 +679,24 @@ def create_app(
         j for j in config.allowed_judges if not same_judge(j, default_judge)
     ]
     slots = asyncio.Semaphore(config.concurrency)
+
+    def judge_problem(spec: str) -> str | None:
+        """Why no judge can be built for ``spec`` (an unknown provider), else None.
+
+        An allowed judge is built by the engine, so a custom one (StageHooks) counts;
+        any other is only parsed, so a caller's made-up names never build (or keep)
+        a judge before the allow-list refuses them."""
+        try:
+            if any(same_judge(spec, a) for a in allowed_judges):
+                engine.judge(spec)
+            else:
+                parse_judge_spec(spec)
+        except ValueError as exc:
+            return str(exc)
+        except ConfigurationError:
+            return None  # a missing key or base URL: preflight answers 503 naming it
+        return None
+
     busy = [0]
 
     @asynccontextmanager
@@ -638,6 +726,7 @@ def create_app(
             busy=busy[0],
             audit=audit is not None,
             url_policy=config.url_policy,
+            record=config.record_mode if config.cassette_folder else None,
             configured={name: bool(env.get(name)) for name in HEALTH_ENV_VARS},
         )
 
@@ -694,12 +783,22 @@ def create_app(
         responses={
             401: {"model": Problem, "description": "The service key is missing or wrong."},
             403: {"model": Problem, "description": "The judge is not one the service allows."},
+            404: {
+                "model": Problem,
+                "description": "Replaying (--record none): the request has no recording.",
+            },
             408: {"model": Problem, "description": "The body did not arrive in time."},
+            409: {
+                "model": Problem,
+                "description": "Replaying: the request's recording does not fit it (stale "
+                "or corrupt).",
+            },
             413: {"model": Problem, "description": "The body is larger than the limit."},
             415: {"model": Problem, "description": "The body is not application/json."},
             422: {
                 "model": Problem,
-                "description": "The body breaks a claim-file rule, a cap or the URL policy.",
+                "description": "The body breaks a claim-file rule, a cap or the URL policy, "
+                "or names a judge no provider serves.",
             },
             503: {
                 "model": Problem,
@@ -721,54 +820,63 @@ def create_app(
             _require_key(request, config.api_key)
             _require_json(request)
             body = await _read_body(request, config.max_body_bytes, config.read_timeout)
-            claim = claim_from_body(body, request_id, config, allowed_judges)
+            claim = claim_from_body(body, request_id, config, allowed_judges, judge_problem)
         except Rejected as exc:
             return exc.response()
         except _Disconnected:
             client = request.client.host if request.client else "a client"
             log.info("request %s: %s disconnected before sending its body", request_id, client)
             return Response(status_code=400)
+        cassette = config.cassette_for(claim, engine.settings.specs_for(claim))
         try:
-            engine.preflight([claim])
+            # Replaying (--record none, or a cassette `once` will not change) needs no
+            # token or key: preflight asks the engine which claims will record.
+            engine.preflight([claim], cassette_for=lambda _: cassette)
         except ConfigurationError as exc:
             detail = public_detail(unconfigured_detail(str(exc)))
             return JSONResponse({"detail": detail}, status_code=503)
-        except ValueError as exc:  # a judge spec that names no known provider
-            return JSONResponse(
-                {
-                    "detail": [
-                        {
-                            "loc": ["body", "judge"],
-                            "msg": public_detail(str(exc)),
-                            "type": "value_error",
-                        }
-                    ]
-                },
-                status_code=422,
-            )
         try:
             await run_in_threadpool(check_audit)
             release = await take_slot()
         except Rejected as exc:
             return exc.response()
         try:
-            result = await asyncio.wrap_future(engine.submit(claim))
+            result = await asyncio.wrap_future(engine.submit(claim, cassette, request_id))
         finally:
             release()
         if any(v.reason == Reason.BUDGET_EXHAUSTED for v in result.verdicts):
             # Nothing was fetched or judged: no verdict to report or audit.
             return JSONResponse({"detail": budget_detail(engine)}, status_code=503)
-        unconfigured = next((v for v in result.verdicts if v.reason == Reason.CONFIGURATION), None)
+        unanswered = _unanswered(result)
         audit_problem = await run_in_threadpool(record, request_id, result)
-        if unconfigured is not None:
-            # e.g. a page that needs CRAWLBASE_JS_TOKEN, or a token the API refused.
-            return JSONResponse(
-                {"detail": public_detail(unconfigured.detail or "")}, status_code=503
-            )
+        if unanswered is not None:
+            status, verdict = unanswered
+            return JSONResponse({"detail": public_detail(verdict.detail or "")}, status_code=status)
         reply = to_response(request_id, result)
         return reply.model_copy(update={"audit_problem": audit_problem}) if audit_problem else reply
 
     return app
+
+
+# Verdict reasons that mean the service could not answer the request at all, and the
+# status it answers instead of the verdicts: not configured (e.g. a page that needs
+# CRAWLBASE_JS_TOKEN, a token the API refused), no recording of the request to replay,
+# a recording that does not fit it.
+_UNANSWERED = {
+    Reason.CONFIGURATION: 503,
+    Reason.NO_RECORDING: 404,
+    Reason.STALE_RECORDING: 409,
+    Reason.CORRUPT_RECORDING: 409,
+}
+
+
+def _unanswered(result: ClaimResult) -> tuple[int, Verdict] | None:
+    """The status and the verdict that explains it, when the result is no answer."""
+    for reason, status in _UNANSWERED.items():
+        found = next((v for v in result.verdicts if v.reason == reason), None)
+        if found is not None:
+            return status, found
+    return None
 
 
 def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicorn.Config:

@@ -1,2 +1,2 @@
-"""Documented import path (README): ``pytest_citecheck.judges.base``; the judges live in
+"""Documented import path (docs/python.md): ``pytest_citecheck.judges.base``; the judges live in
 :mod:`pytest_citecheck.stages.judges`."""

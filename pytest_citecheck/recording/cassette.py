@@ -46,7 +46,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import yaml
 
-from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS
+from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_credentials
 
 try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
     from yaml import CSafeDumper as _Dumper
@@ -93,8 +93,18 @@ def filtered_uri(uri: str, placeholder: Callable[[str], str]) -> str:
     if not parts.query:
         return uri
     query = sorted(parse_qsl(parts.query, keep_blank_values=True))
-    query = [(k, placeholder(v) if k == "token" else v) for k, v in query]
+    query = [(k, _stored_value(k, v, placeholder)) for k, v in query]
     return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _stored_value(name: str, value: str, placeholder: Callable[[str], str]) -> str:
+    """A query value as a cassette holds (and matching compares) it: the Crawling API's
+    token as its placeholder, the crawled ``url`` without any ``user:password@``."""
+    if name == "token":
+        return placeholder(value)
+    if name == "url":
+        return without_credentials(value)
+    return value
 
 
 def match_key(method: str, uri: str, placeholder: Callable[[str], str]) -> MatchKey:
@@ -102,7 +112,7 @@ def match_key(method: str, uri: str, placeholder: Callable[[str], str]) -> Match
     path and query matchers; the token compared as its placeholder)."""
     parts = urlsplit(uri)
     query = tuple(
-        (k, placeholder(v) if k == "token" else v)
+        (k, _stored_value(k, v, placeholder))
         for k, v in sorted(parse_qsl(parts.query, keep_blank_values=True))
     )
     port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(parts.scheme)

@@ -21,6 +21,8 @@ when a cassette is opened.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,6 +50,23 @@ def cassette_path(claim_file: Path, claim_id: str) -> Path:
     return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"
 
 
+def request_cassette_name(claim: str, targets: Sequence[str], judges: Sequence[str]) -> str:
+    """The cassette file name of a claim that has no id of its own (a ``/verify``
+    request): named by what it verifies -- the claim text, its citations in order and
+    the judges asked -- so the same request replays the same cassette, whoever sends
+    it. ``water-boils-at-100-degrees-celsius-1a2b3c4d5e6f.yaml``: the claim's first
+    words to find it by, a digest of all three to tell it apart."""
+    question = json.dumps([claim.strip(), list(targets), list(judges)], ensure_ascii=False)
+    digest = hashlib.sha256(question.encode()).hexdigest()[:12]
+    words = re.findall(r"[a-z0-9]+", claim.lower())[:_NAME_WORDS]
+    slug = "-".join(words)[:_NAME_CHARS].rstrip("-") or "claim"
+    return f"{slug}-{digest}.yaml"
+
+
+_NAME_WORDS = 6
+_NAME_CHARS = 48
+
+
 def retrieval_key(claim: str, passages: Sequence[str]) -> str:
     """Identifies one retrieval question: the claim and the exact page passages."""
     digest = hashlib.sha256(claim.encode())
@@ -73,20 +92,17 @@ class CorruptRecording(Exception):
         self.why = why
 
 
-def shown_path(path: Path) -> str:
+def shown_path(path: Path, terms: Terms = NEUTRAL) -> str:
     """The cassette's path as the user would open it: relative to the current folder
-    when inside it (``cassettes/citecheck_water/pasta.yaml``), else in full."""
-    absolute = path.absolute()
-    try:
-        return absolute.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return absolute.as_posix()
+    when inside it (``cassettes/citecheck_water/pasta.yaml``), else in full; or as
+    the front end names it (:meth:`Terms.cassette_name`)."""
+    return terms.cassette_name(path)
 
 
 def corrupt_detail(path: Path, nodeid: str, why: str, terms: Terms = NEUTRAL) -> str:
     """What a user reads for a corrupt cassette: which file, why, and the fix."""
     fix = terms.record_hint(nodeid, "rewrite", lead="record it again with")
-    return f"the recording {shown_path(path)} is corrupt: {why}{fix}"
+    return f"the recording {shown_path(path, terms)} is corrupt: {why}{fix}"
 
 
 @dataclass
@@ -148,8 +164,8 @@ class Recording:
             return
         raise StageFailed(
             Reason.STALE_RECORDING,
-            f"the recording in {shown_path(self.path)} was made with {_describe_policy(recorded)}, "
-            f"the current setting is {_describe_policy(current)}"
+            f"the recording in {shown_path(self.path, self.terms)} was made with "
+            f"{_describe_policy(recorded)}, the current setting is {_describe_policy(current)}"
             f"{self.terms.record_hint(self.nodeid, 'rewrite')}",
         )
 
@@ -191,7 +207,7 @@ class Recording:
             )
         if not isinstance(exc, UnmatchedRequest | MissingRetrieval):
             return None
-        where = shown_path(self.path)
+        where = shown_path(self.path, self.terms)
         if not self.cassette.existed:
             what = f"no recording ({where} does not exist)"
             reason = Reason.NO_RECORDING

@@ -19,7 +19,7 @@ adjacent passages) of the page that holds it, or a document's section:
   so "contracts"/"contract" and "expiration"/"expires" compare equal.
 
 The rate at which this refuses true evidence is measured on WiCE dev's gold
-evidence sentences by ``bench/relevance.py`` (README states it).
+evidence sentences by ``bench/relevance.py`` (docs/verification.md states it).
 """
 
 from __future__ import annotations

@@ -28,10 +28,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 from pytest_citecheck.core.defaults import URL_POLICIES
-from pytest_citecheck.core.secrets import scrub
 
 PUBLIC = "public"
 OFF = "off"
@@ -174,17 +173,6 @@ def name_refusal(name: str) -> str | None:
     if len(labels) == 1:
         return f"its host {name} has no domain, so only a local resolver knows it"
     return None
-
-
-def without_credentials(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced by ``REDACTED@`` (for reports and logs)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return scrub(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="REDACTED@" + parts.netloc.rpartition("@")[2]))
 
 
 _URL_IN_TEXT = re.compile(r"(?i)\bhttps?://[^\s'\"<>()\[\]{}]+|\bhttps?://\[[^\]\s]*\][^\s'\"<>]*")

@@ -39,6 +39,9 @@ Real servers differ from the defaults in ways the double can play
 - ``rejects={"json_schema"}`` -- llama-cpp-python's server: ``response_format``
   ``json_schema`` gets HTTP 500 with FastAPI's validation text (``'text' or
   'json_object'``), while ``{"type": "json_object", "schema": ...}`` is answered;
+  ``json_schema_status=422`` answers it as FastAPI does by default (422, ``{"detail":
+  [...]}``), any other 4xx in OpenAI's error envelope with the same text: the
+  refusal a server gives when its validation error is not caught as a 500;
 - ``rejects={"strict"}`` -- an Anthropic model without strict tool use: 400
   naming ``tools.0.strict`` (the wording is the double's guess);
 - ``rejects={"think"}`` -- an Ollama model or server without ``think``: 400
@@ -248,14 +251,16 @@ class LLMDouble(LoopbackServer):
         api_key: str | None = None,
         rejects: Collection[Rejected] = (),
         served_model: str | None = None,
+        json_schema_status: int = 500,
     ) -> None:
         """``api_key``: when set, a request that does not carry it (bearer or
         ``x-api-key``) gets the provider's 401, as the real API would answer.
-        ``rejects`` and ``served_model``: see the module doc."""
+        ``rejects``, ``json_schema_status`` and ``served_model``: see the module doc."""
         super().__init__()
         self.responder: Responder = responder or quote_first_passage
         self.api_key = api_key
         self.rejects = frozenset(rejects)
+        self.json_schema_status = json_schema_status
         self.served_model = served_model
         self.calls: list[JudgeCall] = []
         self._queue: deque[Scripted] = deque()
@@ -467,7 +472,21 @@ LLAMA_CPP_PYTHON_RESPONSE_FORMAT_ERROR = (
 )
 
 
-def render_rejection(call: JudgeCall, rejects: frozenset[str]) -> Raw | None:
+# The same validation error as FastAPI answers it when nothing catches it (422).
+LLAMA_CPP_PYTHON_RESPONSE_FORMAT_DETAIL = [
+    {
+        "type": "literal_error",
+        "loc": ["body", "response_format", "type"],
+        "msg": "Input should be 'text' or 'json_object'",
+        "input": "json_schema",
+        "ctx": {"expected": "'text' or 'json_object'"},
+    }
+]
+
+
+def render_rejection(
+    call: JudgeCall, rejects: frozenset[str], json_schema_status: int = 500
+) -> Raw | None:
     """The error a real server answers to a body it does not take, or None."""
     body = call.json()
     if not isinstance(body, dict):
@@ -489,8 +508,11 @@ def render_rejection(call: JudgeCall, rejects: frozenset[str]) -> Raw | None:
             and isinstance(response_format, dict)
             and response_format.get("type") not in ("text", "json_object")
         ):
+            if json_schema_status == 422:
+                return _json(422, {"detail": LLAMA_CPP_PYTHON_RESPONSE_FORMAT_DETAIL})
+            kind = "internal_server_error" if json_schema_status >= 500 else "invalid_request_error"
             return _openai_error(
-                500, "internal_server_error", None, LLAMA_CPP_PYTHON_RESPONSE_FORMAT_ERROR, {}
+                json_schema_status, kind, None, LLAMA_CPP_PYTHON_RESPONSE_FORMAT_ERROR, {}
             )
     if call.provider == "anthropic" and "strict" in rejects:
         tools = body.get("tools") or []
@@ -716,7 +738,7 @@ class _Handler(QuietHandler):
             self.double.calls.append(call)
             self._reply(Raw(404, "404 page not found", {"content-type": "text/plain"}))
             return
-        rejected = render_rejection(call, self.double.rejects)
+        rejected = render_rejection(call, self.double.rejects, self.double.json_schema_status)
         if rejected is not None:
             with self.double._lock:
                 self.double.calls.append(call)

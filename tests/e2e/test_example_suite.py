@@ -21,12 +21,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "example_suite"
 FAILING = REPO / "example_suite_failing"
-README = REPO / "README.md"
-# The README section whose fenced block is a copy of the suite's terminal summary.
-README_HEADING = "## What a run prints"
+# The pages whose section of this heading has, as its first fenced block, a copy of the
+# suite's terminal summary: README's quick start and the reports page.
+SUMMARY_PAGES = (REPO / "README.md", REPO / "docs" / "reports.md")
+SUMMARY_HEADING = "## What a run prints"
 
 LABELS = {"supported", "contradicted", "not_found", "unreachable", "fabricated"}
-# The reasons README's label table names.
+# The reasons the label table of docs/verification.md names.
 REASONS = {
     "http_404",
     "http_410",
@@ -69,7 +70,7 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
     env.update(extra_env or {})
-    env["COLUMNS"] = "80"  # the width of the separator line README's excerpt shows
+    env["COLUMNS"] = "80"  # the width of the separator line the documented excerpt shows
     command = [
         sys.executable,
         "-c",
@@ -191,6 +192,15 @@ def test_failing_sibling_exits_1_and_says_why(copies: Path) -> None:
     assert any("citation precision" in line and "citecheck_min_precision" in line for line in gate)
     assert any("contradicted" in line for line in gate), gate
     assert "HEAVY-MODULES: none" in result.stdout
+    # The reports page shows these lines as the failing suite's.
+    section = (
+        (REPO / "docs" / "reports.md")
+        .read_text(encoding="utf-8")
+        .split("`pytest --citecheck example_suite_failing`", 1)[1]
+    )
+    shown = re.search(r"```text\n(.*?)\n\s*```", section, re.S)
+    assert shown, "no excerpt of the failing suite's gate lines in docs/reports.md"
+    assert [line.strip() for line in shown.group(1).splitlines()] == gate
 
 
 def test_failing_sibling_in_github_actions_annotates_the_failing_claims_lines(
@@ -211,6 +221,15 @@ def test_failing_sibling_in_github_actions_annotates_the_failing_claims_lines(
         "title=citecheck%3A contradicted::charlie-russell-cause-of-death: "
     ), errors
     assert commands[-1].startswith("::notice title=citecheck gate failed::citecheck gate FAILED")
+    # The CI page's excerpt is this run's: whole lines, or a line's start before "...".
+    page = (REPO / "docs" / "gate-ci.md").read_text(encoding="utf-8")
+    shown = [line for line in page.splitlines() if line.startswith(("::error ", "::notice "))]
+    assert shown, "no annotation excerpt in docs/gate-ci.md"
+    for line in shown:
+        if line.endswith("..."):
+            assert any(c.startswith(line.removesuffix("...")) for c in commands), line
+        else:
+            assert line in commands, line
     # Outside GitHub Actions the same run prints no workflow command.
     plain = run(copies, "example_suite_failing")
     assert not [line for line in plain.stdout.splitlines() if line.startswith("::")]
@@ -248,15 +267,16 @@ def test_cassettes_hold_no_loopback_address_and_no_secret() -> None:
         assert "not-a-secret" not in text, name  # the recorder's fake credentials
 
 
-def test_readme_excerpt_is_what_the_suite_prints(
-    passed_run: tuple[subprocess.CompletedProcess[str], Path],
+@pytest.mark.parametrize("page", SUMMARY_PAGES, ids=lambda p: p.name)
+def test_the_documented_summary_is_what_the_suite_prints(
+    passed_run: tuple[subprocess.CompletedProcess[str], Path], page: Path
 ) -> None:
     result, _ = passed_run
-    text = README.read_text(encoding="utf-8")
-    assert README_HEADING in text, f"README.md has no {README_HEADING!r} section"
-    section = text.split(README_HEADING, 1)[1]
+    text = page.read_text(encoding="utf-8")
+    assert SUMMARY_HEADING in text, f"{page.name} has no {SUMMARY_HEADING!r} section"
+    section = text.split(SUMMARY_HEADING, 1)[1]
     match = re.search(r"```[a-z]*\n(.*?)\n```", section, re.S)
-    assert match, f"no fenced block under {README_HEADING!r}"
+    assert match, f"no fenced block under {SUMMARY_HEADING!r} in {page.name}"
     excerpt = [line.rstrip() for line in match.group(1).splitlines()]
     printed = [line.rstrip() for line in summary(result.stdout)]
     assert excerpt == printed

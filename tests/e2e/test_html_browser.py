@@ -170,7 +170,7 @@ def test_expanded_citation_shows_the_quote_highlighted(
     assert mark.inner_text() == quote
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"
-    # Tall enough to show the header, the files and the expanded claim (README's image).
+    # Tall enough to show the header, the files and the expanded claim (docs/report.png).
     page.set_viewport_size({"width": 1280, "height": 1400})
     page.screenshot(path=str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

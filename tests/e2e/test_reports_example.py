@@ -1,4 +1,4 @@
-"""README's report excerpts are what the example suite writes."""
+"""The reports page's excerpts (docs/reports.md) are what the example suite writes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Reports: HTML, markdown and `-v`"
 
 
-def test_readme_markdown_and_json_excerpts_match_the_example_suite(tmp_path: Path) -> None:
+def test_the_reports_page_markdown_and_json_excerpts_match_the_example_suite(
+    tmp_path: Path,
+) -> None:
     run = subprocess.run(
         [
             sys.executable,
@@ -32,12 +34,12 @@ def test_readme_markdown_and_json_excerpts_match_the_example_suite(tmp_path: Pat
     )
     assert run.returncode == 0, run.stdout + run.stderr
     written = (tmp_path / "summary.md").read_text(encoding="utf-8").splitlines()
-    readme = (REPO / "README.md").read_text(encoding="utf-8").split(SECTION, 1)[1]
+    readme = (REPO / "docs" / "reports.md").read_text(encoding="utf-8").split(SECTION, 1)[1]
     blocks = dict(re.findall(r"```(markdown|json)\n(.*?)\n```", readme, re.S))
     for line in blocks["markdown"].splitlines():
         if line == "...":
             continue
-        if line.endswith("… |"):  # a quote cut for the README
+        if line.endswith("… |"):  # a quote cut for the page
             assert any(w.startswith(line[: -len("… |")]) for w in written), line
         else:
             assert line in written, line

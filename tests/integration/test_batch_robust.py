@@ -259,3 +259,21 @@ def test_a_report_that_fails_at_the_end_keeps_the_others_and_does_not_say_passed
     )
     assert not out_csv.exists()
     assert json.loads(out_json.read_text(encoding="utf-8"))["totals"]["citations"] == 9
+
+
+def test_a_killed_writers_leftover_temporary_is_swept_by_the_next_write(tmp_path: Path) -> None:
+    from pytest_citecheck.core.files import STALE_TEMPORARY_SECONDS, write_atomic
+
+    target = tmp_path / "report.json"
+    old = tmp_path / ".report.json.abc123.tmp"  # what kill -9 mid-write leaves
+    fresh = tmp_path / ".report.json.def456.tmp"  # a concurrent writer's, in flight
+    other = tmp_path / ".notes.txt.ghi789.tmp"  # another file's: not ours to remove
+    for stray in (old, fresh, other):
+        stray.write_text("partial", encoding="utf-8")
+    long_ago = time.time() - STALE_TEMPORARY_SECONDS - 60
+    os.utime(old, (long_ago, long_ago))
+    os.utime(other, (long_ago, long_ago))
+    write_atomic(target, "{}\n")
+    assert target.read_text(encoding="utf-8") == "{}\n"
+    assert not old.exists()
+    assert fresh.exists() and other.exists()

@@ -160,11 +160,11 @@ def test_written_text_survives_any_characters(tmp_path: Path) -> None:
     assert loaded.citations[0].quote == odd
 
 
-def test_readme_shows_what_the_import_of_the_example_answers_prints(
+def test_the_claim_files_page_shows_what_the_import_of_the_example_answers_prints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = Path(__file__).resolve().parents[2]
-    readme = (repo / "README.md").read_text(encoding="utf-8")
+    readme = (repo / "docs" / "claim-files.md").read_text(encoding="utf-8")
     command = "$ citecheck import --from auto example_suite/answers -o citecheck_answers.yaml\n"
     shown = readme.split(command, 1)[1].split("```", 1)[0]
     shutil.copytree(repo / "example_suite" / "answers", tmp_path / "example_suite" / "answers")

@@ -7,6 +7,7 @@ Against the loopback doubles (tests/doubles), like tests/integration/test_cli.py
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,43 @@ def test_policy_off_is_the_default_and_credentials_are_still_scrubbed(
     everything = out + err + out_csv.read_text(encoding="utf-8") + str(row)
     assert "hunter2" not in everything
     assert code == 0
+
+
+def test_credentials_in_a_cited_url_never_reach_a_cassette_and_it_still_replays(
+    world: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api, llm = world
+    api.add(SECRET_URL, PAGES[BOILING])
+    claim = {"id": "secret", "claim": "Water boils at 100 degrees Celsius.", "urls": [SECRET_URL]}
+    records = write_records(tmp_path / "o.jsonl", [claim])
+    cassettes = tmp_path / "cassettes"
+    first, second = tmp_path / "recorded.json", tmp_path / "replayed.json"
+    code, _, _ = batch(
+        capsys, str(records), "--record", "all", "--cassettes", str(cassettes), "--json", str(first)
+    )
+    assert code == 0 and [c.url for c in api.api_calls] == [SECRET_URL]
+    recorded = "".join(p.read_text(encoding="utf-8") for p in cassettes.rglob("*.yaml"))
+    assert recorded and "hunter2" not in recorded and "alice" not in recorded
+    # Replay matches the live request's URL with its credentials taken out the same way.
+    api.reset()
+    llm.reset()
+    code, _, _ = batch(
+        capsys,
+        str(records),
+        "--record",
+        "none",
+        "--cassettes",
+        str(cassettes),
+        "--json",
+        str(second),
+    )
+    assert code == 0 and api.api_calls == [] and llm.calls == []
+
+    def labels(path: Path) -> list[tuple[str, str]]:
+        claims = json.loads(path.read_text(encoding="utf-8"))["claims"]
+        return [(v["label"], v["url"]) for c in claims for v in c["verdicts"]]
+
+    redacted = "https://REDACTED@example.com/articles/boiling"
+    assert labels(second) == labels(first) == [("supported", redacted)]

@@ -201,6 +201,82 @@ def test_response_format_json_schema_shows_the_whole_server_error() -> None:
     assert "Endpoint: POST /v1/chat/completions" in detail
 
 
+@pytest.mark.parametrize("status", [500, 400, 422])
+def test_an_explicit_json_schema_the_server_refuses_is_not_retried_and_says_what_to_set(
+    status: int,
+) -> None:
+    slept: list[float] = []
+    with served("json_schema", json_schema_status=status) as llm:
+        judge = judge_on(
+            llm,
+            "openai-compatible:smollm2",
+            response_format="json_schema",
+            retry=RetryPolicy(sleep=slept.append),
+            terms=PLUGIN_TERMS,
+        )
+        with pytest.raises(StageFailed) as info:
+            judge.judge(CLAIM, PASSAGES)
+        calls = len(llm.calls)
+    # Asked once: retrying the same body cannot change the server's mind.
+    assert (calls, slept) == (1, [])
+    detail = info.value.detail
+    assert info.value.reason == Reason.JUDGE_HTTP_ERROR
+    assert f"answered HTTP {status}" in detail and "after" not in detail
+    assert (
+        "the server refuses response_format json_schema, which "
+        "citecheck_judge_response_format = json_schema asks for; set "
+        "citecheck_judge_response_format = auto or citecheck_judge_response_format = json_object"
+    ) in detail
+    # The server's own words stay, whichever shape it answered in.
+    assert "Input should be 'text' or 'json_object'" in detail
+
+
+def test_auto_falls_back_to_json_object_after_a_4xx_refusal_too() -> None:
+    with served("json_schema", json_schema_status=422) as llm:
+        judge = judge_on(llm, "openai-compatible:smollm2")
+        assert judge.judge(CLAIM, PASSAGES).label == "supported"
+        kinds = [c.json()["response_format"]["type"] for c in llm.calls]
+    assert kinds == ["json_schema", "json_object"]
+
+
+def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run(
+    tmp_path: Path,
+) -> None:
+    from pytest_citecheck.claims.loader import parse_claim
+    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages
+    from tests.doubles.crawlbase import CrawlbaseDouble
+
+    claims = [
+        parse_claim({"id": r["id"], "claim": r["claim"], "citations": [f"{SITE}/articles/boiling"]})
+        for r in RECORDS
+    ]
+    with CrawlbaseDouble() as api, served("json_schema", json_schema_status=400) as llm:
+        add_pages(api)
+        settings = EngineSettings(
+            record_mode="all",
+            judge="openai-compatible:smollm2",
+            judge_base_url=llm.base_url("openai"),
+            judge_response_format="json_schema",
+            terms=PLUGIN_TERMS,
+        )
+        environ = {"CRAWLBASE_TOKEN": api.tokens["normal"], "CITECHECK_CRAWLBASE_URL": api.base_url}
+        with Engine.from_settings(
+            settings, hooks=StageHooks(make_ranker=FirstPassages), environ=environ
+        ) as engine:
+            results = engine.verify_claims_sync(claims)
+        calls = len(llm.calls)
+    assert calls == len(claims)
+    for result in results:
+        [v] = result.verdicts
+        assert (result.label, v.label, v.reason) == (
+            Label.ERROR,
+            Label.ERROR,
+            Reason.JUDGE_HTTP_ERROR,
+        )
+        assert "set citecheck_judge_response_format = auto or" in (v.detail or "")
+
+
 def test_the_hosted_openai_provider_does_not_fall_back_to_json_object() -> None:
     with served("json_schema") as llm:
         judge = judge_on(llm, "openai:gpt-4o-mini", retry=RetryPolicy(attempts=1))

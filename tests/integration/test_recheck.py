@@ -338,11 +338,11 @@ def test_html_shows_the_recorded_and_the_live_passage_side_by_side(
     assert OPENAI_KEY not in html
 
 
-def test_readme_excerpt_is_what_this_recheck_prints(
+def test_the_recheck_page_shows_what_this_recheck_prints(
     world: tuple[CrawlbaseDouble, LLMDouble], recorded: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    section = readme.read_text(encoding="utf-8").split("## Citation rot", 1)[1]
+    page = Path(__file__).resolve().parents[2] / "docs" / "recheck.md"
+    section = page.read_text(encoding="utf-8").split("## Citation rot", 1)[1]
     blocks = re.findall(r"```text\n(.*?)\n```", section, re.S)
     excerpt = [line for line in blocks[0].splitlines() if line.strip() != "..."]
 

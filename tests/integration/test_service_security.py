@@ -214,8 +214,18 @@ def test_a_claim_over_the_cap_is_422(world: World) -> None:
     with serving(config, world.environ) as url:
         reply = post(url, {"claim": "Water boils. " * 10, "urls": [f"{SITE}/articles/boiling"]})
     assert reply.status_code == 422
-    assert "at most 100" in reply.json()["detail"][0]["msg"]
+    [problem] = reply.json()["detail"]
+    assert problem["msg"] == "claim text is 129 characters long (at most 100)"
+    assert "the server's --max-claim-chars" in problem["fix"]
     assert world.upstream == 0
+
+
+def test_a_cap_raised_by_the_operator_is_the_only_cap(world: World) -> None:
+    # One rule for claim files and requests: the server's cap, not a second default.
+    long = "Water boils at 100 degrees Celsius at sea level. " * 50  # ~2,450 characters
+    with serving(ServiceConfig(max_claim_chars=5000), world.environ) as url:
+        reply = post(url, {"claim": long, "urls": [f"{SITE}/articles/boiling"]})
+    assert reply.status_code == 200, reply.text
 
 
 # -- the judge allow-list ----------------------------------------------------------------

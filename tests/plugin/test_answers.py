@@ -72,6 +72,80 @@ def test_an_imported_claim_file_is_collected_and_runs_as_is(
     )
 
 
+def test_an_imported_file_keeps_its_answers_figures_as_the_saved_answers_give_them(
+    responses: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same two answers, as saved responses (`answers:`) and as a written claim file.
+    responses.makefile(
+        ".yaml",
+        citecheck_saved=(
+            "answers:\n"
+            "  - {id: water, response: responses/water.json}\n"
+            "  - {id: cats, response: responses/cats.md}\n"
+        ),
+    )
+    saved = responses.runpytest(
+        "--citecheck", "--citecheck-record=once", "--citecheck-report=saved.json"
+    )
+    (responses.path / "citecheck_saved.yaml").unlink()
+    cwd = os.getcwd()
+    os.chdir(responses.path)
+    try:
+        assert main(["import", "responses", "-o", "citecheck_answers.yaml"]) == 0
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()
+    written = (responses.path / "citecheck_answers.yaml").read_text(encoding="utf-8")
+    assert "outlines:" in written and '- text: "Nobody cited this sentence."' in written
+    imported = responses.runpytest(
+        "--citecheck", "--citecheck-record=once", "--citecheck-report=imported.json"
+    )
+    line = "2 answers, 3 sentences, 1 uncited: answer support 0.5000 (1/2 claims)"
+    saved.stdout.fnmatch_lines([line])
+    imported.stdout.fnmatch_lines([line])
+
+    def answers(name: str) -> list[dict[str, object]]:
+        data = json.loads((responses.path / name).read_text(encoding="utf-8"))
+        found = [{k: v for k, v in a.items() if k != "file"} for a in data["answers"]]
+        return sorted(found, key=lambda a: str(a["id"]))
+
+    assert answers("imported.json") == answers("saved.json")
+    water = answers("imported.json")[1]
+    assert water["id"] == "water" and water["uncited"] == 1
+    assert [s["label"] for s in water["text"]] == ["supported", None]  # type: ignore[attr-defined]
+
+
+def test_a_written_outline_that_names_a_missing_claim_fails_at_its_line(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(
+        ".yaml",
+        citecheck_a=(
+            "claims:\n"
+            "  - id: water\n"
+            "    claim: Water boils at 100 C.\n"
+            "    citations: [{url: 'https://example.com/boiling'}]\n"
+            "outlines:\n"
+            "  - answer: a1\n"
+            "    format: markdown\n"
+            "    sentences:\n"
+            "      - claim: water\n"
+            "      - claim: wtaer\n"
+            "      - {txt: Kettles whistle.}\n"
+        ),
+    )
+    result = pytester.runpytest("--citecheck")
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "*citecheck_a.yaml:10*the outline names claim 'wtaer', which is not in `claims:`*",
+            "*citecheck_a.yaml:11*unknown key 'txt' in a sentence of an outline*",
+        ],
+        consecutive=False,
+    )
+
+
 def test_answers_in_a_claim_file_become_claims(
     responses: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

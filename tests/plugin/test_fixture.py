@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tests.plugin.fakes import CONFTEST
@@ -48,17 +51,12 @@ def test_fixture_results_join_the_gate_and_record_per_test(pytester: pytest.Pyte
     replayed.stdout.fnmatch_lines(["2 claims, 3 citations: citation precision 0.3333 (1/3)*"])
 
 
-README_EXAMPLE = """
-def test_answer_cites_its_sources(citecheck):
-    result = citecheck.verify(
-        "Water boils at 100 degrees Celsius at sea level.",
-        [
-            "https://example.com/articles/water-boiling-point",
-            {"document": "sources/handbook.md", "quote": "boils at 100 degrees"},
-        ],
-    )
-    assert result.label == "supported"
-"""
+# The fixture example of docs/python.md, run as written.
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "python.md"
+_SECTION = DOCS_PAGE.read_text(encoding="utf-8").split("## The `citecheck` fixture", 1)[1]
+_BLOCK = re.search(r"```python\n(.*?)```", _SECTION, re.S)
+assert _BLOCK, "docs/python.md has no python block under its fixture section"
+DOCS_EXAMPLE = _BLOCK.group(1)
 KEYS = ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY", "CITECHECK_JUDGE_API_KEY")
 
 
@@ -66,7 +64,7 @@ KEYS = ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY", "CITECHECK_JU
 def test_recording_without_tokens_is_the_usage_error_and_tries_no_network(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]
 ) -> None:
-    """README's fixture example, recorded with no token set: the start-up check's
+    """The documented fixture example, recorded with no token set: the start-up check's
     message, not four tries per service ending in crawl_failed / judge_unavailable.
     (An xdist worker cannot stop the session: there the test fails with it.)"""
     from tests.doubles.crawlbase import CrawlbaseDouble
@@ -74,7 +72,7 @@ def test_recording_without_tokens_is_the_usage_error_and_tries_no_network(
 
     for name in KEYS:
         monkeypatch.delenv(name, raising=False)
-    pytester.makepyfile(test_answers=README_EXAMPLE)
+    pytester.makepyfile(test_answers=DOCS_EXAMPLE)
     (pytester.path / "sources").mkdir()
     (pytester.path / "sources" / "handbook.md").write_text("Water boils at 100 degrees.\n")
     with CrawlbaseDouble() as api, LLMDouble() as llm:
@@ -128,7 +126,7 @@ def test_a_missing_recording_names_the_cassette_path_and_the_command(
 ) -> None:
     for name in KEYS:
         monkeypatch.delenv(name, raising=False)
-    pytester.makepyfile(test_answers=README_EXAMPLE)
+    pytester.makepyfile(test_answers=DOCS_EXAMPLE)
     (pytester.path / "sources").mkdir()
     (pytester.path / "sources" / "handbook.md").write_text("Water boils at 100 degrees.\n")
     result = pytester.runpytest()

@@ -17,6 +17,10 @@ from tests.plugin.fakes import (
 )
 
 XDIST_MODES = [[], ["-n", "0"], ["-n", "2"]]
+# A bar that reads the same totals as another one needs no workers of its own: the
+# precision floor, a contradiction, the baseline, a partial run and the answer
+# figures are where results cross from workers to the controller.
+IN_PROCESS = pytest.mark.parametrize("xdist", XDIST_MODES[:2], ids=["no-xdist", "n0"])
 
 
 @pytest.fixture(params=XDIST_MODES, ids=["no-xdist", "n0", "n2"])
@@ -46,6 +50,7 @@ def test_precision_floor_fails_with_the_margin(pytester: pytest.Pytester, xdist:
     )
 
 
+@IN_PROCESS
 def test_reachable_precision_floor(pytester: pytest.Pytester, xdist: list[str]) -> None:
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))
     result = run(pytester, xdist, "--citecheck-min-reachable-precision=0.5")
@@ -70,6 +75,7 @@ def test_contradicted_fails_item_and_session(pytester: pytest.Pytester, xdist: l
     )
 
 
+@IN_PROCESS
 def test_allow_contradicted_ini_and_expect(pytester: pytest.Pytester, xdist: list[str]) -> None:
     pytester.makeini("[pytest]\ncitecheck_allow_contradicted = true\n")
     expected = (*CONTRADICTED[:3], "contradicted")
@@ -79,6 +85,7 @@ def test_allow_contradicted_ini_and_expect(pytester: pytest.Pytester, xdist: lis
     assert result.ret == pytest.ExitCode.OK
 
 
+@IN_PROCESS
 def test_expect_mismatch_fails_the_item(pytester: pytest.Pytester, xdist: list[str]) -> None:
     wrong = (*SUPPORTED[:3], "not_found")
     pytester.makefile(".yaml", citecheck_a=claims_yaml(wrong))
@@ -107,6 +114,7 @@ def test_baseline_drop(pytester: pytest.Pytester, xdist: list[str]) -> None:
     assert result.ret == pytest.ExitCode.OK
 
 
+@IN_PROCESS
 def test_strict_review(pytester: pytest.Pytester, xdist: list[str]) -> None:
     pytester.makefile(".yaml", citecheck_a=claims_yaml(REVIEW))
     result = run(pytester, xdist)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from pytest_citecheck.claims.models import Label
+from pytest_citecheck.plugin.session import crashed_result
 from tests.plugin.fakes import CONFTEST, NOT_FOUND, SUPPORTED, UNREACHABLE, claims_yaml
 
 CRASHING = (
@@ -71,3 +74,13 @@ def test_crashed_worker_counts_its_claim_as_error(pytester: pytest.Pytester) -> 
     data = json.loads(report.read_text())
     doomed_result = next(c for c in data["claims"] if c["id"] == "doomed")
     assert [v["label"] for v in doomed_result["verdicts"]] == ["error", "error"]
+
+
+def test_a_crashed_claim_whose_file_no_longer_reads_is_still_an_error(tmp_path: Path) -> None:
+    # A fixture test (no claim file), and a claim file deleted while its worker died.
+    for nodeid in ("tests/test_app.py::test_answer[0]", "gone/citecheck_x.yaml::q1"):
+        result = crashed_result(nodeid, tmp_path)
+        assert result.label == Label.ERROR
+        [verdict] = result.verdicts
+        assert verdict.reason == "worker_crashed" and nodeid in (verdict.detail or "")
+        assert nodeid in result.claim

@@ -19,7 +19,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_citecheck"
 LAYERS = ("core", "claims", "stages", "recording", "engine", "reports", "front end")
 FRONT_ENDS = ("plugin", "frontends")
-# Re-export shims for README-documented import paths: for users, never for the package.
+# Re-export shims for the documented import paths (docs/): for users, never the package.
 SHIMS = {
     "pytest_citecheck.models",
     "pytest_citecheck.schema",

@@ -8,14 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.secrets import scrub, without_credentials
 from pytest_citecheck.stages.url_policy import (
     INTERNAL_MARK,
     address_refusal,
     check,
     hide_internal_urls,
     literal_address,
-    without_credentials,
 )
 
 # (URL, words the refusal must contain)

@@ -196,4 +196,23 @@ def claim_file_text(answers: Sequence[tuple[ImportedAnswer, str]], command: str)
                 lines += _citation_lines(citation)
     if not any(line.startswith("  - id: ") for line in lines):
         lines[header] = "claims: []"
+    if answers:
+        lines += [
+            "# Each answer's sentences in order, for the answer figures (answer support,",
+            "# uncited sentences) and the HTML report's answer view.",
+            "outlines:",
+        ]
+    for answer, _source in answers:
+        lines += [f"  - answer: {_quoted(answer.id)}", f"    format: {_quoted(answer.format)}"]
+        lines.append("    sentences:" if answer.sentences else "    sentences: []")
+        claims = {c.claim.id: c.claim for c in answer.claims}
+        for sentence in answer.sentences:
+            if sentence.claim_id is None:
+                lines.append(f"      - text: {_quoted(sentence.text)}")
+            elif sentence.text == claims[sentence.claim_id].claim:
+                lines.append(f"      - claim: {sentence.claim_id}")
+            else:
+                lines.append(
+                    f"      - {{claim: {sentence.claim_id}, text: {_quoted(sentence.text)}}}"
+                )
     return "\n".join(lines) + "\n"

@@ -18,7 +18,10 @@ reply can be believed lives here, once, so it cannot differ between providers:
   without that feature: the provider's :meth:`HTTPJudge.fallback_body` says
   which. The fallback is decided per call, never remembered across calls, so
   a claim's recording does not depend on which claims were recorded before it
-  (replaying one claim alone, or under xdist, sends exactly what was recorded).
+  (replaying one claim alone, or under xdist, sends exactly what was recorded);
+- a reply that refuses a feature the user asked for explicitly (``json_schema``
+  set by ``citecheck_judge_response_format``) is not retried: the error says
+  what to set instead (:meth:`HTTPJudge.refusal_hint`).
 
 Every text that leaves this module goes through :func:`pytest_citecheck.core.secrets.scrub`
 with the judge's own key added, because a provider may echo the key it got
@@ -87,13 +90,16 @@ def error_fields(payload: Any) -> tuple[set[str], str | None]:
 
     OpenAI ``{"error": {"message", "type", "code"}}``; Anthropic ``{"type":
     "error", "error": {"type", "message", "details": {"error_code"}}}``;
-    Ollama ``{"error": "text"}``.
+    Ollama ``{"error": "text"}``; a FastAPI server's own validation error (a local
+    server whose 422 nothing rewrote) ``{"detail": [{"loc", "msg"}, ...]}``.
     """
     if not isinstance(payload, dict):
         return set(), None
     error = payload.get("error")
     if isinstance(error, str):
         return set(), error
+    if error is None and "detail" in payload:
+        return set(), _fastapi_detail(payload["detail"])
     if not isinstance(error, dict):
         return set(), None
     codes = {str(error[k]) for k in ("type", "code") if isinstance(error.get(k), str)}
@@ -102,6 +108,21 @@ def error_fields(payload: Any) -> tuple[set[str], str | None]:
         codes.add(details["error_code"])
     message = error.get("message")
     return codes, message if isinstance(message, str) else None
+
+
+def _fastapi_detail(detail: Any) -> str | None:
+    """``body.response_format.type: Input should be 'text' or 'json_object'; ...``"""
+    if isinstance(detail, str):
+        return detail
+    if not isinstance(detail, list):
+        return None
+    problems = []
+    for item in detail:
+        if isinstance(item, dict) and isinstance(item.get("msg"), str):
+            loc = item.get("loc")
+            where = ".".join(map(str, loc)) if isinstance(loc, list) else ""
+            problems.append(f"{where}: {item['msg']}" if where else item["msg"])
+    return "; ".join(problems) or None
 
 
 def verdict_from_object(value: Any) -> JudgeReply:
@@ -209,6 +230,12 @@ class HTTPJudge(ABC):
         the failure is not about a feature this judge can do without."""
         return None
 
+    def refusal_hint(self, body: dict[str, Any], status: int, payload: Any) -> str | None:
+        """When a failed reply refuses a request feature the user chose explicitly
+        (so no fallback applies): what to set instead. Retrying the same body cannot
+        help, so such a reply is not retried and the error says it at once."""
+        return None
+
     # -- shared ----------------------------------------------------------------
 
     def build_request(self, claim: str, passages: Sequence[str]) -> httpx.Request:
@@ -244,7 +271,7 @@ class HTTPJudge(ABC):
             if retry_body is None:
                 break
             body = retry_body
-        return self._handle(sent)
+        return self._handle(sent, body)
 
     def close(self) -> None:
         """Close the client this judge opened itself (a caller's client is left alone)."""
@@ -284,9 +311,18 @@ class HTTPJudge(ABC):
         answers an unsupported ``response_format`` with HTTP 500)."""
 
         def is_final(response: httpx.Response) -> bool:
-            return self._is_final(response) or self._fallback(body, response) is not None
+            return (
+                self._is_final(response)
+                or self._fallback(body, response) is not None
+                or self._refusal(body, response) is not None
+            )
 
         return is_final
+
+    def _refusal(self, body: dict[str, Any], response: httpx.Response) -> str | None:
+        if response.is_success:
+            return None
+        return self.refusal_hint(body, response.status_code, _json_or_none(response))
 
     def _fallback(self, body: dict[str, Any], response: httpx.Response) -> dict[str, Any] | None:
         if response.is_success:
@@ -330,7 +366,7 @@ class HTTPJudge(ABC):
             )
         return StageFailed(Reason.JUDGE_UNAVAILABLE, self._scrub(what))
 
-    def _handle(self, sent: Sent) -> JudgeReply:
+    def _handle(self, sent: Sent, body: dict[str, Any]) -> JudgeReply:
         response = sent.response
         payload = _json_or_none(response)
         if response.is_success:
@@ -346,9 +382,11 @@ class HTTPJudge(ABC):
                 exc.detail = self._scrub(exc.detail)
                 exc.args = (exc.detail,)
                 raise
-        raise self._http_failure(response, payload, sent.attempts)
+        raise self._http_failure(response, payload, sent.attempts, self._refusal(body, response))
 
-    def _http_failure(self, response: httpx.Response, payload: Any, attempts: int) -> Exception:
+    def _http_failure(
+        self, response: httpx.Response, payload: Any, attempts: int, hint: str | None = None
+    ) -> Exception:
         status = response.status_code
         codes, message = error_fields(payload)
         code_text = f", {', '.join(sorted(codes))}" if codes else ""
@@ -372,6 +410,9 @@ class HTTPJudge(ABC):
             )
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         said = f": {shorten(message, _ERROR_CHARS)}" if message else ""
+        if hint is not None:
+            # The fix first: the server's own words can be long.
+            said = f" (not retried: {hint}){said}"
         return StageFailed(
             Reason.JUDGE_HTTP_ERROR,
             self._scrub(f"the {self.name} judge answered HTTP {status}{code_text}{tries}{said}"),

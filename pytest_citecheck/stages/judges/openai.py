@@ -22,7 +22,8 @@ What each model accepts:
   HTTP 500 naming ``response_format`` and ``json_object``; an
   ``openai-compatible`` judge then asks again in that form.
   ``response_format="json_object"`` uses it from the start, ``"json_schema"``
-  never falls back.
+  never falls back: a server that refuses it is not retried, and the error
+  suggests ``auto`` or ``json_object`` (:meth:`OpenAIJudge.refusal_hint`).
 """
 
 from __future__ import annotations
@@ -121,6 +122,26 @@ class OpenAIJudge(HTTPJudge):
                 f"{use} to skip the first try)"
             )
         return None
+
+    def refusal_hint(self, body: dict[str, Any], status: int, payload: Any) -> str | None:
+        """``json_schema`` chosen explicitly and refused by the server (llama-cpp-python
+        names ``response_format`` and ``json_object``): set ``auto`` or ``json_object``."""
+        said = error_text(payload)
+        if (
+            self.response_format != "json_schema"
+            or field_of(body, "response_format", "type") != "json_schema"
+            or status in (401, 402, 403, 429)
+            or "response_format" not in said
+            or not ("json_object" in said or "json_schema" in said)
+        ):
+            return None
+        terms = self.terms
+        chosen = terms.setting("judge_response_format", "json_schema")
+        use = terms.setting("judge_response_format", "json_object")
+        if self.provider == "openai-compatible":
+            # auto sends json_schema and, when the server names json_object, asks again so.
+            use = f"{terms.setting('judge_response_format', 'auto')} or {use}"
+        return f"the server refuses response_format json_schema, which {chosen} asks for; set {use}"
 
     def auth_headers(self) -> dict[str, str]:
         return bearer(self.api_key)
