@@ -369,12 +369,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
     print(
-        f"{'run':<52} {'wall s':>7} {'wall/floor':>10} {'rank cpu s':>10} {'embedded':>8} "
+        f"{'run':<56} {'wall s':>7} {'wall/floor':>10} {'rank cpu s':>10} {'embedded':>8} "
         f"{'429s':>5} {'peak':>4} {'billed 2x':>9} {'failed':>6}"
     )
     for o in outcomes:
         print(
-            f"{o.label:<52} {o.wall:>7.1f} {o.wall / floor:>10.2f} {o.ranking_cpu:>10.1f} "
+            f"{o.label:<56} {o.wall:>7.1f} {o.wall / floor:>10.2f} {o.ranking_cpu:>10.1f} "
             f"{o.embedded:>8} {o.rejected:>5} {o.peak:>4} {o.billed_twice:>9} {o.failed:>6}"
         )
     shipped = outcomes[-1]
