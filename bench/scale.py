@@ -226,9 +226,9 @@ class TimedRanker:
 
 def shipped_ranker(name: str, cache: Path) -> Any:
     """The ranker as the engine builds it (shown: the passages the judge is shown)."""
-    from pytest_citecheck.stages.retrieval import DEFAULT_TOP_K, make_ranker
+    from pytest_citecheck.stages.retrieval import DEFAULT_TOP_K, make_ranker, shows
 
-    return make_ranker(name, cache, shown=DEFAULT_TOP_K)
+    return shows(make_ranker(name, cache), DEFAULT_TOP_K)
 
 
 def todays_ranker(name: str, cache: Path) -> Any:

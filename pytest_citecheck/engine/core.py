@@ -436,11 +436,10 @@ class Engine:
 
         # The pipeline shows the judge DEFAULT_TOP_K passages in page order: a page
         # of no more is shown whole, and needs no embedding.
-        return retrieval.make_ranker(
-            self.settings.ranker or retrieval.DEFAULT_RANKER,
-            self.settings.cache_dir,
-            shown=retrieval.DEFAULT_TOP_K,
+        built = retrieval.make_ranker(
+            self.settings.ranker or retrieval.DEFAULT_RANKER, self.settings.cache_dir
         )
+        return retrieval.shows(built, retrieval.DEFAULT_TOP_K)
 
     # -- start-up checks ----------------------------------------------------------
 
@@ -655,16 +654,22 @@ class Engine:
         :meth:`verify` is (a claim the budget stops fails the recording: nothing of it
         is saved, so recording it again starts from an empty cassette)."""
 
-        def run() -> ClaimResult:
-            try:
-                judge = self.judge(self.settings.judge_for(claim))
-                panel = self.panel(claim)
-            except (ValueError, ConfigurationError) as exc:
-                return error_result(claim, Reason.CONFIGURATION, str(exc))
-            return self._verifier(judge, recording, panel).verify_claim(claim)
-
         records = not recording.replaying and not recording.write_protected
-        result = self._within_budget(claim, records, recording.nodeid, run)
+        result = self._within_budget(
+            claim, records, recording.nodeid, lambda: self._verify_in(recording, claim)
+        )
+        if _failed(result):
+            recording.ok = False
+        return result
+
+    def _verify_in(self, recording: Recording, claim: Claim) -> ClaimResult:
+        """:meth:`verify_in` once the budget let the claim start."""
+        try:
+            judge = self.judge(self.settings.judge_for(claim))
+            panel = self.panel(claim)
+        except (ValueError, ConfigurationError) as exc:
+            return error_result(claim, Reason.CONFIGURATION, str(exc))
+        result = self._verifier(judge, recording, panel).verify_claim(claim)
         if _failed(result):
             recording.ok = False
         return result
@@ -743,7 +748,7 @@ class Engine:
             return self._verifier(judge, None, panel).verify_claim(claim)
         try:
             with self.recording(cassette, nodeid, self.settings.judge_for(claim)) as recording:
-                return self.verify_in(recording, claim)
+                return self._verify_in(recording, claim)  # the budget is already applied
         except CorruptRecording as exc:
             return error_result(
                 claim,

@@ -87,26 +87,36 @@ class BuiltRanker(Ranker, Protocol):
         ...
 
 
-def make_ranker(name: str, cache_dir: Path | None = None, shown: int | None = None) -> BuiltRanker:
+def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker called ``name`` (one of :data:`RANKERS`).
 
     ``cache_dir``: where embeddings persist across runs (None: in memory only).
-    ``shown``: how many passages of a page the caller shows, in page order (see
-    :class:`HybridRanker`; the pipeline passes :data:`DEFAULT_TOP_K`).
-    Build one ranker per run: its embedder embeds each unique text once.
+    Build one ranker per run: its embedder embeds each unique text once. The
+    pipeline then tells it what it shows (:func:`shows`).
     """
     if name == "bm25":
         return BM25Ranker()
     if name == "minilm":
         return MiniLMRanker(Embedder(cache_dir))
     if name == "hybrid":
-        return HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache_dir)), shown=shown)
+        return HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache_dir)))
     raise ValueError(f"unknown ranker {name!r}; choose one of {', '.join(RANKERS)}")
 
 
 def default_ranker(cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker the plugin records with when ``citecheck_ranker`` is not set."""
-    return make_ranker(DEFAULT_RANKER, cache_dir, DEFAULT_TOP_K)
+    return shows(make_ranker(DEFAULT_RANKER, cache_dir), DEFAULT_TOP_K)
+
+
+def shows(ranker: BuiltRanker, passages: int) -> BuiltRanker:
+    """``ranker``, told that its caller shows the best ``passages`` of a page in page
+    order (the pipeline shows :data:`DEFAULT_TOP_K`): a hybrid then embeds nothing of
+    a page shown whole (:class:`HybridRanker`'s ``shown``). Other rankers are as built."""
+    if isinstance(ranker, HybridRanker):
+        return HybridRanker(
+            ranker.lexical, ranker.semantic, ranker.fusion, ranker.candidates, shown=passages
+        )
+    return ranker
 
 
 def describe(ranker: object) -> dict[str, str]:

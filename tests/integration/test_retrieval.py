@@ -563,7 +563,7 @@ def test_a_page_shown_whole_is_ranked_by_bm25_and_embeds_nothing(
     model = AnyVector({})
     monkeypatch.setattr(retrieval, "_models", {None: model})
     short = ["Rivers flow to the sea.", "Water boils at 100 degrees.", "Ice melts at 0 degrees."]
-    ranker = make_ranker("hybrid", None, shown=3)
+    ranker = retrieval.shows(make_ranker("hybrid", None), 3)
     ranker.prepare([("water boils", short)])
     ranked = ranker.rank("water boils", short, 3)
     assert model.calls == []  # every passage is shown whatever the model says
