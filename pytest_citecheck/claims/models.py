@@ -559,8 +559,9 @@ class Verdict(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
     judge: str | None = None
     usage: Usage | None = None
-    # Set when the guard overruled the judge (suspected_injection,
-    # quote_not_about_claim): what the judge itself answered (its quote: judge_quote).
+    # Set when the guard overruled the judge (suspected_injection, quote_not_about_claim,
+    # a refused quote): what the judge itself answered (its quote: judge_quote, or the
+    # evidence_quote of a refused quote).
     judge_label: Label | None = None
     judge_confidence: float | None = None
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is

@@ -29,6 +29,11 @@ DEFAULT_MAX_PAGE_BYTES = 2_000_000
 # The longest claim text accepted (characters): a claim is one sentence or a few,
 # and its text goes into every judge prompt. 0 lifts the cap.
 DEFAULT_MAX_CLAIM_CHARS = 2000
+# How a judge panel decides (engine/panel.py): a majority of its members, or all.
+PANEL_RULES = ("majority", "unanimous")
+DEFAULT_PANEL_RULE = "majority"
+# The largest drop in citation precision from the baseline a run may show.
+DEFAULT_MAX_DROP = 0.0
 # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy): ``off``
 # refuses none; ``public`` refuses internal addresses, local names and credentials.
 URL_POLICIES = ("off", "public")

@@ -34,6 +34,21 @@ def claim_label(labels: Sequence[Label]) -> Label:
     return Label.NOT_FOUND
 
 
+def deciding(label: Label, labels: Sequence[Label]) -> list[int]:
+    """Which citations (indices into ``labels``) decided the claim label ``label``
+    (:func:`claim_label`): the contradicted and fabricated ones for ``contradicted``,
+    else those labelled ``label``."""
+    wanted = BAD_LABELS if label is Label.CONTRADICTED else {label}
+    return [i for i, citation in enumerate(labels) if citation in wanted]
+
+
+def shown_label(label: Label, labels: Sequence[Label]) -> Label:
+    """The claim label as a report's table shows it: ``fabricated`` when a made-up
+    quote decided a contradicted claim and no citation contradicts it."""
+    fabricated = Label.FABRICATED in labels and Label.CONTRADICTED not in labels
+    return Label.FABRICATED if label is Label.CONTRADICTED and fabricated else label
+
+
 class Totals(BaseModel):
     """Citation counts over a set of claims, and the precision figures."""
 

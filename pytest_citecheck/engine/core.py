@@ -38,6 +38,11 @@ The API::
 - :meth:`Engine.recording` + :meth:`Engine.verify_in` -- several claims in one
   cassette (the ``citecheck`` fixture).
 - :attr:`Engine.progress` -- claims done/total, citations, credits, timing.
+- :meth:`Engine.stop` / ``should_stop`` -- stop starting claims (Ctrl-C, ``-x``): a
+  claim submitted but not started then never starts (no crawl, no judge call, no
+  cassette); its future raises :class:`ClaimNotStarted`. Claims in flight finish.
+  :meth:`Engine.verify_claims_sync` stops this way on Ctrl-C and raises
+  :class:`Interrupted` carrying the results that finished.
 - ``EngineSettings.run_id`` -- names one run across processes (the plugin passes
   pytest-xdist's): a cassette the run already saved is replayed, never recorded
   twice (:mod:`pytest_citecheck.recording.lock`).
@@ -56,7 +61,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +72,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
     DEFAULT_URL_POLICY,
@@ -88,12 +94,14 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.recording.transport import StageTransport
-    from pytest_citecheck.stages.fetch import Fetcher
+    from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 
 # The token that recording URL citations needs (preflight checks it).
 CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
+# How often a wait for claims wakes up (Ctrl-C is seen at the latest then).
+_WAIT_TICK = 0.2
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
 SAMPLE_TEMPERATURE = 1.0
 
@@ -141,7 +149,7 @@ class EngineSettings:
     judges: tuple[str, ...] | None = None
     # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
     judge_samples: int = 1
-    panel_rule: str = "majority"
+    panel_rule: str = DEFAULT_PANEL_RULE
 
     @property
     def replaying(self) -> bool:
@@ -185,6 +193,8 @@ class Progress:
 
     total: int = 0
     done: int = 0
+    # Submitted claims the engine was stopped before starting (no request made).
+    not_started: int = 0
     citations: int = 0
     credits: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -195,6 +205,10 @@ class Progress:
     def add(self, claims: int) -> None:
         with self._lock:
             self.total += claims
+
+    def skipped(self) -> None:
+        with self._lock:
+            self.not_started += 1
 
     def finished(self, result: ClaimResult) -> None:
         with self._lock:
@@ -212,7 +226,9 @@ class Progress:
             f"citation{'' if self.citations == 1 else 's'}, "
             f"{self.credits:g} credits, {elapsed:.1f} s"
         )
-        if 0 < self.done < self.total:
+        if self.not_started:
+            text += f", {self.not_started} not started"
+        elif 0 < self.done < self.total:
             left = elapsed / self.done * (self.total - self.done)
             text += f", ~{left:.0f} s left"
         return text + self.services()
@@ -225,6 +241,30 @@ class Progress:
             if limit.in_flight or limit.overloads
         ]
         return "; " + ", ".join(busy) if busy else ""
+
+
+class ClaimNotStarted(Exception):
+    """The engine was stopped before this claim started: no request was made for it."""
+
+    def __init__(self, claim_id: str) -> None:
+        super().__init__(f"claim {claim_id} was not started: the run was stopped")
+        self.claim_id = claim_id
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped :meth:`Engine.verify_claims_sync`: the claims in flight finished,
+    no other claim started. ``results`` maps an input index to its result."""
+
+    def __init__(self, results: Mapping[int, ClaimResult], not_started: int) -> None:
+        super().__init__(f"interrupted: {not_started} claim(s) not started")
+        self.results = dict(results)
+        self.not_started = not_started
+
+
+def not_started_line(count: int, why: str) -> str:
+    """What a stopped run says about the claims it never started."""
+    claims = "claim was" if count == 1 else "claims were"
+    return f"citecheck: {count} {claims} not started ({why}); nothing was billed for them"
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
@@ -241,6 +281,15 @@ def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
         expect=claim.expect,
         answer=claim.answer,
     )
+
+
+def outcome(future: Future[ClaimResult]) -> ClaimResult | None:
+    """A finished claim future's result; None when the claim was never started
+    (the engine was stopped, or closed with the claim still queued)."""
+    try:
+        return future.result()
+    except (ClaimNotStarted, CancelledError):
+        return None
 
 
 def _no_sleep(seconds: float) -> None:
@@ -287,8 +336,12 @@ class Engine:
         settings: EngineSettings,
         hooks: StageHooks | None = None,
         environ: Mapping[str, str] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.settings = settings
+        # Asked before each claim starts: True stops the engine (see :meth:`stop`).
+        self.should_stop = should_stop
+        self._stop = threading.Event()
         self.hooks = hooks or StageHooks()
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.progress = Progress()
@@ -568,9 +621,29 @@ class Engine:
     def submit(
         self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
     ) -> Future[ClaimResult]:
-        """Verify one claim on the engine's pool (at most ``concurrency`` at once)."""
+        """Verify one claim on the engine's pool (at most ``concurrency`` at once);
+        once the engine is stopped, the future raises :class:`ClaimNotStarted`."""
         self.progress.add(1)
-        return self._executor().submit(self.verify, claim, cassette, nodeid)
+        return self._executor().submit(self._start, claim, cassette, nodeid)
+
+    def stop(self) -> None:
+        """Start no more claims: each submitted one not yet started raises
+        :class:`ClaimNotStarted` (no request, no cassette). Claims in flight finish,
+        so every cassette on disk is a complete one."""
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called, or ``should_stop`` now says so."""
+        if not self._stop.is_set() and self.should_stop is not None and self.should_stop():
+            self._stop.set()
+        return self._stop.is_set()
+
+    def _start(self, claim: Claim, cassette: Path | None, nodeid: str | None) -> ClaimResult:
+        if self.stopped:
+            self.progress.skipped()
+            raise ClaimNotStarted(claim.id)
+        return self.verify(claim, cassette, nodeid)
 
     async def verify_claims(
         self,
@@ -580,7 +653,8 @@ class Engine:
         nodeid_for: Callable[[Claim], str] | None = None,
         on_result: Callable[[int, ClaimResult], None] | None = None,
     ) -> list[ClaimResult]:
-        """Verify ``claims`` concurrently; the results are in input order."""
+        """Verify ``claims`` concurrently; the results are in input order (a stopped
+        engine raises :class:`ClaimNotStarted` for a claim it did not start)."""
         futures = [
             asyncio.wrap_future(
                 self.submit(
@@ -609,13 +683,49 @@ class Engine:
         cassette_for: Callable[[Claim], Path | None] | None = None,
         nodeid_for: Callable[[Claim], str] | None = None,
         on_result: Callable[[int, ClaimResult], None] | None = None,
+        on_interrupt: Callable[[], None] | None = None,
     ) -> list[ClaimResult]:
-        """:meth:`verify_claims` for code that has no event loop."""
-        return asyncio.run(
-            self.verify_claims(
-                claims, cassette_for=cassette_for, nodeid_for=nodeid_for, on_result=on_result
-            )
-        )
+        """:meth:`verify_claims` for code that has no event loop (``on_result`` is
+        called in the calling thread).
+
+        Ctrl-C (KeyboardInterrupt) stops the engine (``on_interrupt`` is told): no
+        claim starts any more, the ones in flight finish (``on_result`` sees them), then
+        :class:`Interrupted` is raised with every result that finished. A second
+        Ctrl-C while they finish propagates as KeyboardInterrupt."""
+        futures = {
+            self.submit(
+                claim,
+                cassette_for(claim) if cassette_for else None,
+                nodeid_for(claim) if nodeid_for else None,
+            ): index
+            for index, claim in enumerate(claims)
+        }
+        results: dict[int, ClaimResult] = {}
+        not_started = 0
+        remaining = dict(futures)
+        interrupted = False
+        while remaining:
+            try:
+                done, _ = wait(remaining, timeout=_WAIT_TICK, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=remaining.__getitem__):
+                    index = remaining.pop(future)
+                    result = outcome(future)
+                    if result is None:
+                        not_started += 1
+                        continue
+                    results[index] = result
+                    if on_result is not None:
+                        on_result(index, result)
+            except KeyboardInterrupt:  # wherever it lands, no finished claim is lost
+                if interrupted:
+                    raise
+                interrupted = True
+                self.stop()
+                if on_interrupt is not None:
+                    on_interrupt()
+        if interrupted or not_started:
+            raise Interrupted(results, not_started)
+        return [results[i] for i in range(len(claims))]
 
     @contextmanager
     def recording(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
+from pytest_citecheck.core.defaults import DEFAULT_MAX_DROP
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
 
@@ -26,7 +27,7 @@ class GateSettings:
     min_reachable_precision: float | None = None
     allow_contradicted: bool = False
     strict_review: bool = False
-    max_drop: float = 0.0
+    max_drop: float = DEFAULT_MAX_DROP
     # Supported claims over all claims of imported answers (None: no floor).
     min_answer_support: float | None = None
     # How the failures name the bars (the front end's words).

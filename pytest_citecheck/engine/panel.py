@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from pytest_citecheck.claims.models import Label, PanelVote, Reason
+from pytest_citecheck.core.defaults import DEFAULT_PANEL_RULE as DEFAULT_RULE
+from pytest_citecheck.core.defaults import PANEL_RULES as RULES
 
-RULES = ("majority", "unanimous")
-DEFAULT_RULE = "majority"
 _DECISIVE = (Label.SUPPORTED, Label.CONTRADICTED)
 
 

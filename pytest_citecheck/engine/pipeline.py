@@ -2,7 +2,7 @@
 
 Usable without pytest; :mod:`pytest_citecheck.engine.core` builds a :class:`Verifier`
 per claim from the stages it built once. Any fetcher's result goes through
-:func:`pytest_citecheck.stages.fetch_rules.apply_rules` (the page rules, the page-size
+:func:`pytest_citecheck.stages.fetch_rules.fetch_page` (the page rules, the page-size
 cap). What a judge says is capped before it reaches a verdict, so a 5 MB
 "quote" never reaches a report.
 
@@ -32,6 +32,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import (
     DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TOP_K,
     DEFAULT_URL_POLICY,
@@ -40,8 +41,7 @@ from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, S
 from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
-from pytest_citecheck.stages.fetch import Fetcher
-from pytest_citecheck.stages.fetch_rules import apply_rules, too_large_detail
+from pytest_citecheck.stages.fetch_rules import Fetcher, fetch_page
 from pytest_citecheck.stages.guard import EXACT, QuoteIndex, QuotePolicy, guard, too_short
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
@@ -105,7 +105,7 @@ class Verifier:
     # A judge panel (engine/panel.py): every member judges each citation, in this
     # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
     panel: Sequence[Judge] = field(default_factory=tuple)
-    panel_rule: str = "majority"
+    panel_rule: str = DEFAULT_PANEL_RULE
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -172,16 +172,7 @@ class Verifier:
                 detail=f"not fetched: {refused} "
                 f"({self.terms.setting('url_policy', self.url_policy)})",
             )
-        try:
-            fetched = self.fetcher.fetch(url)
-        except ResponseTooLarge as exc:
-            return Verdict(
-                url=url,
-                label=Label.NOT_FOUND,
-                reason=Reason.PAGE_TOO_LARGE,
-                detail=too_large_detail(exc.limit, self.terms),
-            )
-        fetched = apply_rules(url, fetched, self.max_page_bytes, self.terms)
+        fetched = fetch_page(self.fetcher, url, self.max_page_bytes, self.terms)
         base = Verdict(
             url=url,
             label=Label.ERROR,

@@ -4,7 +4,7 @@ Replay says "the page said this when we recorded it"; :class:`Rechecker` says
 whether it still does. For each claim with a cassette it replays the recording
 (the recorded verdicts and the page text the cassette holds), fetches every cited
 URL live again through the same fetcher and rules (Crawling API, JavaScript
-escalation, :func:`~pytest_citecheck.stages.fetch_rules.apply_rules`), and gives
+escalation, :func:`~pytest_citecheck.stages.fetch_rules.fetch_page`), and gives
 each citation one :class:`RecheckStatus`:
 
 - ``same``: the page text is unchanged (after :func:`~pytest_citecheck.stages.guard.normalise`);
@@ -50,15 +50,14 @@ from pytest_citecheck.claims.models import (
     Verdict,
 )
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON
-from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge
+from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     from pytest_citecheck.recording.recorder import Recording
-    from pytest_citecheck.stages.fetch import Fetcher
-    from pytest_citecheck.stages.fetch_rules import FetchResult
+    from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 
 
 class RecheckStatus(StrEnum):
@@ -151,17 +150,9 @@ class _Remembering:
     def fetch(self, url: str) -> FetchResult:
         if self.reuse and url in self.pages:
             return self.pages[url]
-        from pytest_citecheck.stages.fetch_rules import FetchResult, too_large_detail
+        from pytest_citecheck.stages.fetch_rules import fetch_raw
 
-        try:
-            result = self.inner.fetch(url)
-        except ResponseTooLarge as exc:
-            result = FetchResult(
-                url=url,
-                label=Label.NOT_FOUND,
-                reason=Reason.PAGE_TOO_LARGE,
-                detail=too_large_detail(exc.limit, self.terms),
-            )
+        result = fetch_raw(self.inner, url, self.terms)
         self.pages[url] = result
         return result
 
@@ -300,7 +291,7 @@ class Rechecker:
     def _compare(
         self, citation: Citation, recorded: Verdict, recorded_page: FetchResult | None
     ) -> CitationRecheck:
-        from pytest_citecheck.stages.fetch_rules import apply_rules
+        from pytest_citecheck.stages.fetch_rules import apply_rules, fetch_page
 
         url = citation.url or ""
         if recorded.label is Label.ERROR:
@@ -308,7 +299,7 @@ class Rechecker:
             return _error(url, detail, recorded)
         max_bytes = self.settings.max_page_bytes
         try:
-            live = apply_rules(url, self._live_fetcher().fetch(url), max_bytes)
+            live = fetch_page(self._live_fetcher(), url, max_bytes)
         except Exception as exc:  # a configuration error, a bug: reported, never a pass
             return _error(url, f"the live fetch failed: {type(exc).__name__}: {exc}", recorded)
         check = CitationRecheck(

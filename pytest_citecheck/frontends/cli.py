@@ -48,12 +48,19 @@ if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
     from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.aggregate import Totals
-    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.core import Engine, EngineSettings
+    from pytest_citecheck.frontends.service import ServiceConfig
     from pytest_citecheck.reports.audit import AuditIndex
+    from pytest_citecheck.reports.report import Outputs
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
+INTERRUPT_NOTICE = (
+    "\ncitecheck: interrupted: no new claim starts; waiting for the claims in flight to finish"
+)
+# Ctrl-C: what finished was written, the claims not started cost nothing (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 BATCH_SUFFIXES = (".jsonl", ".yaml", ".yml")
@@ -591,6 +598,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"citecheck: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # a second Ctrl-C while the claims in flight finished
+        print("citecheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     # No command (or `audit` with no action): the help of what was typed.
     args.help_parser.print_help(sys.stderr)
     return EXIT_USAGE
@@ -699,25 +709,93 @@ def _prices(args: argparse.Namespace) -> Prices:
     )
 
 
-def _engine(args: argparse.Namespace, record_mode: str, terms: Terms) -> Engine:
-    from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW
-    from pytest_citecheck.engine.core import Engine, EngineSettings
+# -- the flags onto the engine's, the gate's and the reports' settings --------------------
+#
+# One function each, one line per setting a subcommand exposes; a flag a subcommand
+# does not have leaves the engine's default. tests/integration/test_settings_mapping.py
+# fails when an engine or gate setting is neither mapped here nor listed there as
+# deliberately not exposed.
 
-    settings = EngineSettings(
-        record_mode=record_mode,
+
+def engine_settings(args: argparse.Namespace, terms: Terms) -> EngineSettings:
+    """``citecheck batch``'s and ``citecheck recheck``'s flags as the engine's settings.
+
+    Without ``--record`` the batch is live ("all", and no cassette); the recheck has no
+    ``--record`` (it replays, then fetches live: engine/recheck.py chooses)."""
+    from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW, DEFAULT_URL_POLICY
+    from pytest_citecheck.engine.core import EngineSettings
+    from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
+
+    review_below = getattr(args, "review_below", None)
+    match = getattr(args, "quote_match", None)
+    return EngineSettings(
+        record_mode=getattr(args, "record", "none") or "all",
         judge=args.judge,
         judge_origin=JUDGE_FROM_FLAG if args.judge else None,
         judge_base_url=args.judge_base_url,
         concurrency=args.concurrency,
         ranker=args.ranker,
-        review_below=DEFAULT_REVIEW_BELOW if args.review_below is None else args.review_below,
-        url_policy=args.url_policy,
+        review_below=DEFAULT_REVIEW_BELOW if review_below is None else review_below,
+        quote_policy=EXACT if match is None else QuotePolicy(match, args.quote_similarity),
+        url_policy=getattr(args, "url_policy", DEFAULT_URL_POLICY),
         prices=_prices(args),
         max_cost=getattr(args, "max_cost", None),
         max_credits=getattr(args, "max_credits", None),
         terms=terms,
     )
-    return Engine.from_settings(settings)
+
+
+def gate_settings(args: argparse.Namespace) -> GateSettings:
+    """``citecheck batch``'s bars."""
+    return GateSettings(
+        min_precision=args.min_precision,
+        min_reachable_precision=args.min_reachable_precision,
+        min_answer_support=args.min_answer_support,
+        allow_contradicted=args.allow_contradicted,
+        terms=batch_terms(),
+    )
+
+
+def outputs(args: argparse.Namespace) -> Outputs:
+    """The files ``citecheck batch`` writes."""
+    from pytest_citecheck.reports.report import Outputs
+
+    return Outputs(json=args.json, csv=args.out)
+
+
+def service_config(args: argparse.Namespace, key: str | None) -> ServiceConfig:
+    """``citecheck serve``'s flags as the service's configuration (``key``: the service
+    key, read from ``--key-file`` or the environment)."""
+    from pytest_citecheck.frontends.service import ServiceConfig
+
+    return ServiceConfig(
+        judge=args.judge,
+        judge_base_url=args.judge_base_url,
+        ranker=args.ranker,
+        review_below=args.review_below,
+        concurrency=args.concurrency,
+        audit=args.audit,
+        max_urls=args.max_urls,
+        max_body_bytes=args.max_body_bytes,
+        max_claim_chars=args.max_claim_chars,
+        api_key=key,
+        allowed_hosts=allowed_hosts(args.host, args.allowed_host),
+        allowed_judges=tuple(args.allow_judge),
+        url_policy=args.url_policy,
+        queue_wait=args.queue_wait,
+        read_timeout=args.read_timeout,
+        record_mode=args.record,
+        cassettes=args.cassettes,
+        prices=_prices(args),
+        max_cost=args.max_cost,
+        max_credits=args.max_credits,
+    )
+
+
+def _engine(args: argparse.Namespace, terms: Terms) -> Engine:
+    from pytest_citecheck.engine.core import Engine
+
+    return Engine.from_settings(engine_settings(args, terms))
 
 
 def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -727,7 +805,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     run_id, audit = _open_audit(args.audit)
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
     # Without --record the batch is live: the engine then fetches and judges for real.
-    engine = _engine(args, args.record or "all", batch_terms(batch.files, args.cassettes))
+    engine = _engine(args, batch_terms(batch.files, args.cassettes))
     batch.drop_unknown_judges(engine, args.judge)
     for problem in batch.problems:
         print(problem, file=sys.stderr)
@@ -764,12 +842,23 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.step(0)
         audit_problems: list[str] = []
         on_result = _recorder(audit, run_id, progress, keys, audit_problems)
-        results = engine.verify_claims_sync(
-            claims,
-            cassette_for=cassette_for,
-            nodeid_for=lambda claim: key_of[id(claim)],
-            on_result=on_result,
-        )
+        from pytest_citecheck.engine.core import Interrupted
+
+        try:
+            results = engine.verify_claims_sync(
+                claims,
+                cassette_for=cassette_for,
+                nodeid_for=lambda claim: key_of[id(claim)],
+                on_result=on_result,
+                on_interrupt=lambda: print(INTERRUPT_NOTICE, file=sys.stderr, flush=True),
+            )
+        except Interrupted as stopped:
+            # Ctrl-C: no claim started since; the ones in flight finished and are written.
+            progress.close()
+            finished = {keys[i]: r for i, r in sorted(stopped.results.items())}
+            return _finish_batch(
+                args, finished, batch, run_id, out, audit_problems, stopped.not_started
+            )
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, run_id, out, audit_problems)
@@ -881,17 +970,14 @@ def _finish_batch(
     run_id: str,
     out: TextIO,
     audit_problems: Sequence[str] = (),
+    not_started: int | None = None,
 ) -> int:
+    """The reports and the gate; ``not_started`` (Ctrl-C) writes what finished and
+    exits 130 without a gate verdict: a part of the claims decides nothing."""
     from pytest_citecheck.reports.report import Report
 
     report = Report(results=results, prices=_prices(args))
-    gate = GateSettings(
-        min_precision=args.min_precision,
-        min_reachable_precision=args.min_reachable_precision,
-        min_answer_support=args.min_answer_support,
-        allow_contradicted=args.allow_contradicted,
-        terms=batch_terms(),
-    )
+    gate = gate_settings(args)
     failures = evaluate(report.totals, gate, answers=report.answer_totals) + budget_failures(
         results.values(), gate.terms
     )
@@ -908,14 +994,19 @@ def _finish_batch(
             f"({audit_problems[0]})"
         )
     report.gate_failures = failures
-    from pytest_citecheck.reports.report import Outputs, write_outputs
+    from pytest_citecheck.reports.report import write_outputs
 
-    write_outputs(report, Outputs(json=args.json, csv=args.out))
+    write_outputs(report, outputs(args))
     for line in report.lines():
         print(line.text, file=out)
     print(*precision_lines(report.totals), sep="\n", file=out)
     if args.audit is not None:
         print(f"audit: run {run_id} in {args.audit}", file=out)
+    if not_started is not None:
+        from pytest_citecheck.engine.core import not_started_line
+
+        print(not_started_line(not_started, "interrupted"), file=out)
+        return EXIT_INTERRUPTED
     for failure in failures:
         print(f"citecheck gate FAILED: {failure}", file=out)
     if not failures and report.output_errors:
@@ -974,23 +1065,14 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.core import EngineSettings
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker, RecheckStatus
     from pytest_citecheck.reports.recheck import RecheckReport
-    from pytest_citecheck.stages.quote_policy import QuotePolicy
 
     out = out or sys.stdout
     batch = read_batch(args.files, Path.cwd())
     for problem in batch.problems:
         print(problem, file=sys.stderr)
-    settings = EngineSettings(
-        judge=args.judge,
-        judge_origin=JUDGE_FROM_FLAG if args.judge else None,
-        judge_base_url=args.judge_base_url,
-        ranker=args.ranker,
-        quote_policy=QuotePolicy(args.quote_match, args.quote_similarity),
-        terms=batch_terms(batch.files, args.cassettes),
-    )
+    settings = engine_settings(args, batch_terms(batch.files, args.cassettes))
     with Rechecker(settings, update=args.update) as rechecker:
         try:
             rechecker.preflight()
@@ -1204,7 +1286,7 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from pytest_citecheck.frontends.service import ServiceConfig, create_app, uvicorn_config
+        from pytest_citecheck.frontends.service import create_app, uvicorn_config
     except ImportError as exc:
         raise UsageError(
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
@@ -1235,28 +1317,7 @@ def run_serve(args: argparse.Namespace) -> int:
             "give the folder of the recordings (or record them with --record once)"
         )
     _open_audit(args.audit)
-    config = ServiceConfig(
-        judge=args.judge,
-        judge_base_url=args.judge_base_url,
-        ranker=args.ranker,
-        review_below=args.review_below,
-        concurrency=args.concurrency,
-        audit=args.audit,
-        max_urls=args.max_urls,
-        max_body_bytes=args.max_body_bytes,
-        max_claim_chars=args.max_claim_chars,
-        api_key=key,
-        allowed_hosts=allowed_hosts(args.host, args.allowed_host),
-        allowed_judges=tuple(args.allow_judge),
-        url_policy=args.url_policy,
-        queue_wait=args.queue_wait,
-        read_timeout=args.read_timeout,
-        prices=_prices(args),
-        max_cost=args.max_cost,
-        max_credits=args.max_credits,
-        record_mode=args.record,
-        cassettes=args.cassettes,
-    )
+    config = service_config(args, key)
     if config.max_cost is not None:
         spending = [args.judge or DEFAULT_JUDGE, *args.allow_judge]
         missing = config.prices.missing(1.0, spending, lambda option: _BATCH_OPTIONS[option])

@@ -148,6 +148,9 @@ class ServiceConfig:
     cassettes: Path | None = None
 
     def engine_settings(self) -> EngineSettings:
+        """The service's one mapping onto the engine's settings (``citecheck serve``'s
+        flags reach this class through ``cli.service_config``); what it leaves out is
+        listed, with why, in tests/integration/test_settings_mapping.py."""
         # Without cassettes the service is live: nothing is recorded or replayed
         # ("all" + no cassette).
         return EngineSettings(

@@ -190,6 +190,7 @@ class ClaimItem(pytest.Item):
 
     def runtest(self) -> None:
         session = _session(self.config)
+        session.pytest_session = self.session
         if not session.replaying:
             # Recording: the claims are verified concurrently, here, inside the first
             # item's call (so log capture sees their HTTP); each item then reports its
@@ -326,6 +327,20 @@ class SessionHooks:
 
         return self.config.stash.get(SESSION_KEY, None)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> bool | None:
+        """A claim never started (Ctrl-C, ``-x``/``--maxfail`` while recording ahead):
+        the session stops before its item, which is not run or reported."""
+        citecheck = self.session
+        if citecheck is None or not isinstance(item, ClaimItem) or is_worker(self.config):
+            return None
+        if not citecheck.never_started(item):
+            return None
+        citecheck.stop_before(item)
+        return True
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         self._running = item
@@ -450,6 +465,8 @@ class SessionHooks:
         if citecheck is None:
             return
         citecheck.close()
+        if exitstatus == pytest.ExitCode.INTERRUPTED and citecheck.stopped_by is None:
+            citecheck.stopped_by = "interrupted"  # a Ctrl-C that landed in pytest's own code
         if is_worker(session.config):
             return
         report = citecheck.finish(self.deselected)

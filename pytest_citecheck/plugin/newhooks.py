@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_citecheck.stages.fetch import Fetcher
+    from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
 

@@ -28,12 +28,15 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_MAX_DROP,
     DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_PANEL_RULE,
     DEFAULT_RANKER,
     DEFAULT_RECHECK_FAIL_ON,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
     DEFAULT_URL_POLICY,
+    PANEL_RULES,
     RANKERS,
     RECORD_MODES,
     URL_POLICIES,
@@ -51,7 +54,6 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.compat import Temperature
 
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
-DEFAULT_MAX_DROP = 0.0
 
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
@@ -554,7 +556,7 @@ class Settings:
     # A judge panel (engine/panel.py): members, samples per member, the rule, the floor.
     judges: tuple[str, ...] | None = None
     judge_samples: int = 1
-    panel_rule: str = "majority"
+    panel_rule: str = DEFAULT_PANEL_RULE
     min_agreement: float | None = None
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
@@ -823,8 +825,6 @@ def _url_policy(config: pytest.Config) -> str:
 
 # -- a judge panel (engine/panel.py) ---------------------------------------------------
 
-PANEL_RULES = ("majority", "unanimous")
-
 
 def judge_specs(text: str) -> tuple[str, ...]:
     """argparse ``type=``: ``PROVIDER:MODEL`` specs separated by commas (or lines)."""
@@ -921,6 +921,8 @@ def _panel_settings(config: pytest.Config) -> dict[str, Any]:
     return {
         "judges": judges,
         "judge_samples": samples,
-        "panel_rule": opt.citecheck_panel_rule or ini("citecheck_panel_rule", rule) or "majority",
+        "panel_rule": opt.citecheck_panel_rule
+        or ini("citecheck_panel_rule", rule)
+        or DEFAULT_PANEL_RULE,
         "min_agreement": min_agreement,
     }

@@ -197,7 +197,10 @@ class ReportHooks:
             return
         citecheck = self.session
         report = None if citecheck is None else citecheck.report
+        stopped = None if citecheck is None else citecheck.not_started_line()
         if report is None:
+            if stopped is not None:
+                tr.write_line(stopped, yellow=True, bold=True)
             if self.unverified_files:
                 n = self.unverified_files
                 tr.write_line(
@@ -209,11 +212,16 @@ class ReportHooks:
         tr.write_sep("=", "citecheck")
         for line in report.lines():
             tr.write_line(line.text, **line.markup)
+        if stopped is not None:
+            tr.write_line(stopped, yellow=True, bold=True)
         for failure in report.gate_failures:
             tr.write_line(f"citecheck gate FAILED: {failure}", red=True, bold=True)
         if not report.gate_failures and report.output_errors:
             # The exit code is 1: the last line must not say all is well.
             tr.write_line(report.unwritten_line(), red=True, bold=True)
+        elif not report.gate_failures and stopped is not None:
+            # A part of the claims passed; the run as a whole was not judged.
+            tr.write_line("citecheck gate not decided: the run stopped early", yellow=True)
         elif not report.gate_failures:
             tr.write_line("citecheck gate passed", green=True)
         for what, path in report.written:

@@ -12,6 +12,7 @@ controller.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import ExitStack, contextmanager
@@ -23,7 +24,7 @@ import pytest
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.engine.gate import budget_failures, evaluate
-from pytest_citecheck.plugin.adapters import gate_settings
+from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Report
@@ -54,6 +55,15 @@ class CitecheckSession:
         # submitted, so a later item's call never verifies a reported claim again.
         self._ahead: dict[str, Future[ClaimResult]] = {}
         self._submitted: set[str] = set()
+        # pytest's session (set when a claim item runs): its shouldstop/shouldfail stop
+        # the engine, so -x, --maxfail and a Ctrl-C start no new claim.
+        self.pytest_session: pytest.Session | None = None
+        # Why the engine was stopped ("interrupted", "-x/--maxfail"); None: it was not.
+        self.stopped_by: str | None = None
+        # Failing claims verified ahead, counted as they finish (for --maxfail).
+        self._failing = 0
+        self._failing_lock = threading.Lock()
+        self._closed_not_started = 0
 
     @property
     def replaying(self) -> bool:
@@ -63,32 +73,8 @@ class CitecheckSession:
 
     def engine_settings(self) -> EngineSettings:
         """The engine's settings, mapped from the options (the recheck shares them)."""
-        from pytest_citecheck.engine.core import EngineSettings
-
-        s = self.settings
-        return EngineSettings(
-            record_mode=s.record_mode,
-            judge=s.judge,
-            judge_origin=s.judge_origin,
-            judge_base_url=s.judge_base_url,
-            judge_temperature=s.judge_temperature,
-            judge_response_format=s.judge_response_format,
-            review_below=s.review_below,
-            concurrency=s.concurrency,
-            timeout=s.timeout,
-            max_page_bytes=s.max_page_bytes,
-            cache_dir=self._cache_dir(),
-            ranker=s.ranker,
-            quote_policy=s.quote_policy,
-            url_policy=s.url_policy,
-            run_id=_xdist_run_id(self.config),
-            prices=s.prices,
-            max_cost=s.max_cost,
-            max_credits=s.max_credits,
-            terms=PLUGIN_TERMS,
-            judges=s.judges,
-            judge_samples=s.judge_samples,
-            panel_rule=s.panel_rule,
+        return engine_settings(
+            self.settings, cache_dir=self._cache_dir(), run_id=_xdist_run_id(self.config)
         )
 
     def stage_hooks(self) -> StageHooks:
@@ -108,7 +94,25 @@ class CitecheckSession:
             from pytest_citecheck.engine.core import Engine
 
             self._engine = Engine.from_settings(self.engine_settings(), self.stage_hooks())
+            self._engine.should_stop = self._pytest_stopping
         return self._engine
+
+    def _pytest_stopping(self) -> bool:
+        """pytest is stopping (``-x``/``--maxfail`` reached, an interrupt): no new claim."""
+        session = self.pytest_session
+        if session is None or not (session.shouldstop or session.shouldfail):
+            return False
+        if self.stopped_by is None:
+            self.stopped_by = "-x/--maxfail reached" if session.shouldfail else "the run stopped"
+        return True
+
+    @property
+    def not_started(self) -> int:
+        """Claims submitted ahead that were never started (no request, no cassette):
+        stopped before they started, or still queued when the session ended."""
+        engine = self._engine
+        skipped = self._closed_not_started if engine is None else engine.progress.not_started
+        return skipped + sum(f.cancelled() for f in self._ahead.values())
 
     def _cache_dir(self) -> Path | None:
         """--citecheck-cache-dir, else pytest's cache directory; a read-only one or
@@ -131,6 +135,7 @@ class CitecheckSession:
         """Stop the engine's pool and close its HTTP clients."""
         if self._engine is not None:
             self._engine.close()
+            self._closed_not_started = self._engine.progress.not_started
             self._engine = None
 
     # -- start-up checks -------------------------------------------------------------
@@ -217,12 +222,19 @@ class CitecheckSession:
 
     def verify_ahead(self, items: Sequence[Any], terminal: Any | None = None) -> None:
         """Record: verify ``items``' claims concurrently now, showing progress on
-        ``terminal`` (None: quiet); each item then reports its own result."""
+        ``terminal`` (None: quiet); each item then reports its own result.
+
+        Claims start in item order, and stop starting (:meth:`Engine.stop`) once
+        ``--maxfail`` failing claims have finished, or on Ctrl-C: then the claims in
+        flight finish and the items already verified report, and the session stops
+        before the first item whose claim never started."""
         engine = self.engine()
         for item in items:
             if item.nodeid not in self._submitted:
                 self._submitted.add(item.nodeid)
-                self._ahead[item.nodeid] = engine.submit(item.claim, item.cassette, item.nodeid)
+                future = engine.submit(item.claim, item.cassette, item.nodeid)
+                future.add_done_callback(self._count_failure)
+                self._ahead[item.nodeid] = future
         pending = {f for f in self._ahead.values() if not f.done()}
         if terminal is None or not pending:
             return
@@ -230,13 +242,16 @@ class CitecheckSession:
         terminal.start()
         last = 0.0
         while pending:
-            _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
-            line = engine.progress.line()
-            if tty:
-                terminal.rewrite(line, erase=True)
-            elif pending and engine.progress.elapsed() - last >= _LOG_EVERY:
-                last = engine.progress.elapsed()
-                terminal.write_line(line)
+            try:
+                _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
+                line = engine.progress.line()
+                if tty:
+                    terminal.rewrite(line, erase=True)
+                elif pending and engine.progress.elapsed() - last >= _LOG_EVERY:
+                    last = engine.progress.elapsed()
+                    terminal.write_line(line)
+            except KeyboardInterrupt:
+                self._interrupt(terminal)
         # The last figures stay on their line; the item's line starts below it.
         if tty:
             terminal.rewrite(engine.progress.line(), erase=True)
@@ -244,13 +259,102 @@ class CitecheckSession:
             terminal.write(engine.progress.line())
         terminal.done()
 
+    def _count_failure(self, future: Future[ClaimResult]) -> None:
+        """A claim finished (on the engine's thread, before it starts another): once
+        ``--maxfail`` claims fail, pytest will stop at them, so start no other."""
+        from pytest_citecheck.engine.core import outcome
+
+        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
+        result = outcome(future)
+        if maxfail <= 0 or result is None or not self.problems(result):
+            return
+        failed_before = self.pytest_session.testsfailed if self.pytest_session else 0
+        with self._failing_lock:
+            self._failing += 1
+            reached = failed_before + self._failing >= maxfail
+        if reached and self._engine is not None and not self._engine.stopped:
+            self.stopped_by = "-x/--maxfail reached"
+            self._engine.stop()
+
+    def _interrupt(self, terminal: Any | None) -> None:
+        """The first Ctrl-C: start no new claim, let the ones in flight finish (a
+        second Ctrl-C propagates to pytest)."""
+        if self.stopped_by == "interrupted":
+            raise KeyboardInterrupt
+        self.stopped_by = "interrupted"
+        if self._engine is not None:
+            self._engine.stop()
+        message = (
+            "citecheck: interrupted: no new claim starts; "
+            "waiting for the claims in flight to finish"
+        )
+        if terminal is not None:
+            terminal.write_line("")
+            terminal.write_line(message)
+            return
+        # Quiet (-q) or between items: the terminal, with output capture suspended.
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            return
+        from contextlib import nullcontext
+
+        with capture.global_and_fixture_disabled() if capture is not None else nullcontext():
+            reporter.ensure_newline()
+            reporter.write_line(message)
+
     def result_for(self, item: Any) -> ClaimResult:
-        """The item's claim result: verified ahead, or now (replay)."""
+        """The item's claim result: verified ahead, or now (replay). A claim that was
+        never started (the run was stopped) stops the session here."""
         future = self._ahead.pop(item.nodeid, None)
-        if future is not None:
-            return future.result()
-        self._submitted.add(item.nodeid)
-        return self.engine().verify(item.claim, item.cassette, item.nodeid)
+        if future is None:
+            self._submitted.add(item.nodeid)
+            return self.engine().verify(item.claim, item.cassette, item.nodeid)
+        from pytest_citecheck.engine.core import outcome
+
+        self._wait_out(future)
+        result = outcome(future)
+        if result is None:
+            self.stop_before(item)
+            pytest.skip(self.stop_reason())
+        return result
+
+    def never_started(self, item: Any) -> bool:
+        """Whether ``item``'s claim was submitted ahead and then never started."""
+        from pytest_citecheck.engine.core import outcome
+
+        future = self._ahead.get(getattr(item, "nodeid", ""))
+        if future is None or self._engine is None or not self._engine.stopped:
+            return False
+        self._wait_out(future)  # queued: it is about to say it never started
+        return outcome(future) is None
+
+    def _wait_out(self, future: Future[ClaimResult]) -> None:
+        """Wait for one claim; a first Ctrl-C meanwhile stops starting new ones."""
+        while not future.done():
+            try:
+                wait([future], timeout=_TTY_REFRESH)
+            except KeyboardInterrupt:
+                self._interrupt(None)
+
+    def stop_reason(self) -> str:
+        why = self.stopped_by or "the run stopped"
+        return f"citecheck: {why}; claims not started from here on"
+
+    def stop_before(self, item: Any) -> None:
+        """End the session before ``item``: its claim, and the ones after it, never
+        started (pytest then reports ``Interrupted``, the verified items stand)."""
+        if self.pytest_session is not None and not self.pytest_session.shouldstop:
+            self.pytest_session.shouldstop = self.stop_reason()
+
+    def not_started_line(self) -> str | None:
+        """``citecheck: 3 claims were not started (interrupted); nothing was billed...``"""
+        from pytest_citecheck.engine.core import not_started_line
+
+        count = self.not_started
+        if not count:
+            return None
+        return not_started_line(count, self.stopped_by or "the run stopped")
 
     def problems(self, result: ClaimResult) -> list[str]:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""

@@ -18,9 +18,10 @@ import re
 from importlib.resources import files
 from typing import Any
 
-from pytest_citecheck.claims.models import LABEL_ORDER
+from pytest_citecheck.claims.models import LABEL_ORDER, Label
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.engine.aggregate import deciding, shown_label
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 _TEMPLATES = files("pytest_citecheck.reports") / "templates"
@@ -52,17 +53,28 @@ def locate(text: str, quote: str) -> tuple[int, int] | None:
 
 
 def _passages(verdict: dict[str, Any], quote: str) -> tuple[list[dict[str, Any]], bool]:
-    out, found = [], False
+    """The passages to show, evidence first: the one holding the quote, then the
+    others the judge read by rank (score, best first), then any without a score in
+    page order -- so on a page full of navigation the quote is at the top."""
+    out = []
     for p in verdict.get("passages") or []:
         text = p["text"]
         span = locate(text, quote) if quote else None
         entry = {"index": p["index"], "score": p.get("score"), "text": text, "mark": None}
         if span is not None:
-            found = True
             start, end = span
             entry.update(before=text[:start], mark=text[start:end], after=text[end:])
         out.append(entry)
-    return out, found
+
+    def order(entry: dict[str, Any]) -> tuple[int, float, int]:
+        if entry["mark"] is not None:
+            return (0, 0.0, entry["index"])
+        if entry["score"] is not None:
+            return (1, -float(entry["score"]), entry["index"])
+        return (2, 0.0, entry["index"])
+
+    out.sort(key=order)
+    return out, any(entry["mark"] is not None for entry in out)
 
 
 def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
@@ -79,7 +91,7 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
         ("rid", v.get("rid")),
         ("section", v.get("section")),
         ("judge", v.get("judge")),
-        # Set when the guard overruled the judge (suspected_injection, quote_not_about_claim).
+        # Set when the guard overruled the judge (injection, relevance, a refused quote).
         ("judge's label", v.get("judge_label")),
         (
             "judge's confidence",
@@ -89,6 +101,16 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
         ("detail", v.get("detail")),
     ]
     return [(name, str(value)) for name, value in facts if value not in (None, "")]
+
+
+def _judge_said(v: dict[str, Any]) -> str | None:
+    """What the judge answered when the guard overruled it: ``the judge said supported
+    (0.92)`` (its quote is in the facts: the evidence quote or the judge's quote)."""
+    label = v.get("judge_label")
+    if not label:
+        return None
+    confidence = v.get("judge_confidence")
+    return f"the judge said {label}" + ("" if confidence is None else f" ({confidence:.2f})")
 
 
 def _member(m: dict[str, Any]) -> dict[str, Any]:
@@ -115,11 +137,14 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
                 "review": v.get("review", False),
                 "quote": quote,
                 "quote_found": found,
+                "judge_said": _judge_said(v),
                 "facts": _facts(v),
                 "passages": passages,
                 "panel": [_member(m) for m in v.get("panel") or []],
             }
         )
+    labels = [Label(v["label"]) for v in c["verdicts"]]
+    decided = deciding(Label(c["label"]), labels)
     confidences = [v["confidence"] for v in c["verdicts"] if v.get("confidence") is not None]
     search = " ".join(
         [c["nodeid"], c["claim"]]
@@ -130,11 +155,14 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
         "id": c["id"],
         "file": c["nodeid"].split("::", 1)[0],
         "claim": c["claim"],
-        "label": c["label"],
+        "label": shown_label(Label(c["label"]), labels).value,
         "labels": sorted({c["label"], *(v["label"] for v in c["verdicts"])}),
         "expect": c.get("expect"),
         "passed": c.get("passed"),
-        "reasons": sorted({v["reason"] for v in c["verdicts"] if v.get("reason")}),
+        # Only the reasons of the citations that decided the claim's label.
+        "reasons": sorted(
+            {c["verdicts"][i]["reason"] for i in decided if c["verdicts"][i].get("reason")}
+        ),
         "confidence": f"{min(confidences):.2f}" if confidences else "–",
         "review": any(v.get("review") for v in c["verdicts"]),
         "search": " ".join(search.split()).lower(),

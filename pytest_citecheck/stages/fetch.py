@@ -1,25 +1,25 @@
 """Fetching a URL citation through the Crawlbase Crawling API.
 
-:class:`CrawlbaseFetcher` turns a URL into readable markdown, or into the reason
-it cannot be judged, spending as few credits as the rules allow:
+:class:`CrawlbaseFetcher` turns a URL into the raw page the Crawling API gives
+(readable markdown, final URL, the origin's status), spending as few credits as
+the crawl rules allow:
 
 1. ``format=md&md_readability=true&store=true`` with the normal token;
 2. a page with fewer than 200 non-whitespace characters is fetched again
    without ``md_readability`` (thin pages only);
 3. the JavaScript token is used only on a real signal -- a failed crawl (520 or
    525, as the API's HTTP status or as ``cb_status``/``pc_status`` inside a 200),
-   ``cb_status``/``pc_status`` 207, or still thin (an empty body included) after
-   step 2 -- and its reply is interpreted exactly like the normal one, readability
-   retry included;
-4. ``original_status`` 404/410 -> ``unreachable`` (checked on every reply);
-5. a deep link that lands on ``/`` -> ``not_found``, ``redirected_to_homepage``;
-6. a short "page does not exist" template -> ``not_found``, ``soft_404``;
-7. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``, without any call;
+   ``cb_status``/``pc_status`` 207, a challenge a browser passes ("Just a
+   moment..."), or still thin (an empty body included) after step 2 -- and its
+   reply is crawled exactly like the normal one, readability retry included.
 
-and a blocked page (:func:`~pytest_citecheck.stages.fetch_rules.blocked_page`: a
-short bot-challenge or captcha interstitial, or an origin 401/403/429) ->
-``not_found``, ``blocked``, marked for review, without the judge. A challenge that a
-browser passes ("Just a moment...") is fetched once with the JavaScript token first.
+What the page then says (gone, redirected to the homepage, a PDF, blocked, too
+large, a soft 404) is decided by :mod:`pytest_citecheck.stages.fetch_rules` alone,
+after the fetcher returns; the fetcher asks its predicates only to stop crawling:
+a page that is gone (404/410), a deep link that lands on ``/`` or a wall a browser
+does not pass is not fetched again, and a ``.pdf`` URL is not fetched at all.
+What only the crawl can tell stays here: a failed crawl (``crawl_failed``) and a
+page with no text even rendered with JavaScript (``empty_page``).
 
 Where the Crawlbase docs are unconfirmed, both readings are
 handled: a failed crawl may come as HTTP 520/525 with an empty body (what the SDK
@@ -29,9 +29,9 @@ with an empty body. An empty body after readability is fetched again without
 it first (step 2 applies to it literally; readability may be what emptied it),
 then goes to the JavaScript token, as the docs advise for an empty body.
 
-Any reply that settles the outcome (4, 5) ends the crawl. The soft-404 check (6)
-reads the text the rules settle on: a thin page is fetched again first, as
-steps 2-3 say, and a thin "not found" template is judged after that.
+A reply that is gone, redirected to the homepage or walled off ends the crawl;
+the soft-404 rule reads the text the crawl settles on: a thin page is fetched
+again first, as steps 2-3 say, and a thin "not found" template is read after that.
 
 Why httpx and not the ``crawlbase`` SDK: the SDK keeps only
 ``original_status``, ``pc_status``, ``cb_status`` and ``url`` of a reply, so the
@@ -54,7 +54,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
@@ -65,28 +65,18 @@ from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+
+# The fetcher protocol lives with the rules every fetcher's result passes through;
+# it stays importable from here.
+from pytest_citecheck.stages.fetch_rules import Fetcher as Fetcher
 from pytest_citecheck.stages.fetch_rules import (
-    GONE_REASONS,
-    PDF_DETAIL,
-    Blocked,
     FetchResult,
-    blocked_detail,
     blocked_page,
-    gone_detail,
-    homepage_detail,
+    is_gone,
     is_pdf,
-    looks_like_soft_404,
     non_whitespace_chars,
     redirected_to_homepage,
-    soft_404_detail,
 )
-
-
-class Fetcher(Protocol):
-    """Anything that turns a URL into a :class:`FetchResult`."""
-
-    def fetch(self, url: str) -> FetchResult: ...
-
 
 # -- the rules' constants ------------------------------------------------------
 
@@ -163,8 +153,8 @@ class _Escalate:
 
     why: str
     failed: bool  # 520/525: the crawl failed (as opposed to an empty or thin page)
-    # A challenge a browser passes: what the normal reply was, if JavaScript fails too.
-    blocked: tuple[_Reply, Blocked] | None = None
+    # A challenge a browser passes: the normal reply, the page if JavaScript fails too.
+    blocked: _Reply | None = None
 
 
 @dataclass
@@ -177,6 +167,10 @@ class _Crawl:
     @property
     def fetches(self) -> list[Fetch]:
         return [r.record() for r in self.replies]
+
+    def page(self, reply: _Reply) -> FetchResult:
+        """The raw page ``reply`` gave, for the page rules to read."""
+        return self.result(reply, text=reply.text)
 
     def result(
         self,
@@ -303,24 +297,20 @@ class CrawlbaseFetcher:
     def fetch(self, url: str) -> FetchResult:
         crawl = _Crawl(url)
         if is_pdf(url):
-            return crawl.result(
-                None,
-                label=Label.NOT_FOUND,
-                reason=Reason.PDF_UNSUPPORTED,
-                detail=PDF_DETAIL,
-            )
+            # No text is extracted from a PDF: not worth a call (the rules say why).
+            return crawl.result(None)
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
             return normal
         if normal.blocked is not None and not self._has_token("javascript"):
             # Worth a JavaScript fetch only when there is a token for it.
-            return self._blocked(crawl, *normal.blocked)
+            return crawl.page(normal.blocked)
         rendered = self._crawl_with(crawl, "javascript", after=normal)
         if isinstance(rendered, FetchResult):
             return rendered
         if normal.blocked is not None:
             # The JavaScript token did not get past the challenge either.
-            return self._blocked(crawl, *normal.blocked)
+            return crawl.page(normal.blocked)
         if rendered.failed:
             last = crawl.replies[-1]
             return crawl.result(
@@ -339,12 +329,7 @@ class CrawlbaseFetcher:
                 reason=Reason.EMPTY_PAGE,
                 detail="The page has no text, not even rendered with JavaScript.",
             )
-        blocked = blocked_page(best.text, best.original_status)
-        if blocked is not None:
-            return self._blocked(crawl, best, blocked)
-        if looks_like_soft_404(best.text):
-            return self._soft_404(crawl, best)
-        return crawl.result(best, text=best.text)
+        return crawl.page(best)
 
     def _crawl_with(
         self, crawl: _Crawl, kind: TokenKind, after: _Escalate | None = None
@@ -359,7 +344,8 @@ class CrawlbaseFetcher:
         return outcome
 
     def _interpret(self, crawl: _Crawl, reply: _Reply) -> FetchResult | _Escalate | _Reply:
-        """Steps 3-6 for one reply: a decided result, a reason to escalate, or a thin reply."""
+        """One reply: the page to hand to the rules (the crawl ends), a crawl error, a
+        reason to escalate, or a thin reply (fetch it again)."""
         if reply.failure is not None:
             return crawl.result(
                 reply,
@@ -367,13 +353,8 @@ class CrawlbaseFetcher:
                 reason=Reason.CRAWL_FAILED,
                 detail=f"The Crawling API could not crawl the page: {reply.failure}.",
             )
-        if reply.original_status in GONE_REASONS:
-            return crawl.result(
-                reply,
-                label=Label.UNREACHABLE,
-                reason=GONE_REASONS[reply.original_status],
-                detail=gone_detail(reply.original_status),
-            )
+        if is_gone(reply.original_status):
+            return crawl.page(reply)  # gone: no other crawl brings it back
         if reply.status_code in FAILED_CRAWL_STATUSES:
             return _Escalate(f"HTTP {reply.status_code} from the Crawling API", failed=True)
         if reply.cb_status in FAILED_CRAWL_STATUSES and 200 <= reply.status_code < 300:
@@ -389,17 +370,12 @@ class CrawlbaseFetcher:
                 + (" after retries." if reply.status_code in self.retry.retry_statuses else "."),
             )
         if redirected_to_homepage(crawl.url, reply.final_url):
-            return crawl.result(
-                reply,
-                label=Label.NOT_FOUND,
-                reason=Reason.REDIRECTED_TO_HOMEPAGE,
-                detail=homepage_detail(reply.final_url),
-            )
+            return crawl.page(reply)  # the homepage is not the page, however rendered
         blocked = blocked_page(reply.text, reply.original_status)
         if blocked is not None:
             if blocked.browser_passes and reply.kind == "normal":
-                return _Escalate(blocked.why, failed=False, blocked=(reply, blocked))
-            return self._blocked(crawl, reply, blocked)
+                return _Escalate(blocked.why, failed=False, blocked=reply)
+            return crawl.page(reply)  # a wall: fetching again does not pass it
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
         if reply.cb_status is not None and reply.cb_status != 200:
@@ -411,28 +387,10 @@ class CrawlbaseFetcher:
                 f", original_status {reply.original_status}).",
             )
         # Thin first (re-crawling comes before the soft-404 rule): a thin page is fetched
-        # again before its text is read as a "not found" template.
+        # again before the rules read its text as a "not found" template.
         if reply.chars < THIN_CHARS:
             return reply
-        if looks_like_soft_404(reply.text):
-            return self._soft_404(crawl, reply)
-        return crawl.result(reply, text=reply.text)
-
-    @staticmethod
-    def _blocked(crawl: _Crawl, reply: _Reply, blocked: Blocked) -> FetchResult:
-        result = crawl.result(
-            reply, label=Label.NOT_FOUND, reason=Reason.BLOCKED, detail=blocked_detail(blocked)
-        )
-        return replace(result, review=True)
-
-    @staticmethod
-    def _soft_404(crawl: _Crawl, reply: _Reply) -> FetchResult:
-        return crawl.result(
-            reply,
-            label=Label.NOT_FOUND,
-            reason=Reason.SOFT_404,
-            detail=soft_404_detail(reply.text or ""),
-        )
+        return crawl.page(reply)
 
     # -- the wire ------------------------------------------------------------
 

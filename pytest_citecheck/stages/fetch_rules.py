@@ -1,32 +1,36 @@
 """The page rules, in one place: what a fetched page says before any judge reads it.
 
-Every fetcher's result passes through :func:`apply_rules` (the pipeline calls it),
-so a fetcher supplied through the ``pytest_citecheck_make_fetcher`` hook cannot
-skip them; the Crawling API fetcher also asks the same predicates while it
-crawls (they decide whether to fetch again) and words its verdicts with the same
-messages:
+A fetcher only fetches: it hands back the raw page (text, final URL, the origin's
+status) and this module alone decides what the page says. Every fetcher's result
+passes through :func:`fetch_page` (the pipeline and the recheck call it), so a
+fetcher supplied through the ``pytest_citecheck_make_fetcher`` hook cannot skip
+the rules. The Crawling API fetcher asks the same predicates while it crawls, but
+only to decide whether to fetch again or to stop; it never words a page verdict:
 
 1. ``original_status`` 404 or 410 -> ``unreachable`` (``http_404`` / ``http_410``);
 2. a deep link whose final URL is the homepage -> ``not_found``,
    ``redirected_to_homepage``;
 3. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``;
-4. a page with more than ``max_page_bytes`` bytes of text -> ``not_found``,
-   ``page_too_large``;
-5. a short "page does not exist" template -> ``not_found``, ``soft_404``;
-6. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
+4. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
    interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked
-   for review (:func:`blocked_rule`).
+   for review (:func:`blocked_rule`);
+5. a page with more than ``max_page_bytes`` bytes of text (or a reply the
+   transport cut off at that size) -> ``not_found``, ``page_too_large``;
+6. a short "page does not exist" template -> ``not_found``, ``soft_404``.
 
-A result that already carries a label is left as it is.
+A result that already carries a label (a failed crawl, an empty page) is left as
+it is.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from pytest_citecheck.claims.models import Fetch, Label, Reason
+from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 
@@ -54,6 +58,12 @@ class FetchResult:
     @property
     def credits(self) -> float:
         return sum(f.credits for f in self.fetches)
+
+
+class Fetcher(Protocol):
+    """Anything that turns a URL into a raw :class:`FetchResult` (the rules come after)."""
+
+    def fetch(self, url: str) -> FetchResult: ...
 
 
 # A "not found" template longer than this is an article that mentions 404.
@@ -189,6 +199,11 @@ def looks_like_soft_404(text: str) -> bool:
     return 0 < chars < SOFT_404_MAX_CHARS and _SOFT_404.search(text) is not None
 
 
+def is_gone(original_status: int | None) -> bool:
+    """Whether the origin said the page is gone (404, 410)."""
+    return original_status in GONE_REASONS
+
+
 def _is_deep(path: str) -> bool:
     return path not in ("", "/")
 
@@ -248,6 +263,27 @@ def blocked_rule(result: FetchResult) -> FetchResult | None:
     return replace(settled, review=True)
 
 
+def fetch_raw(fetcher: Fetcher, url: str, terms: Terms = NEUTRAL) -> FetchResult:
+    """``fetcher.fetch(url)``, a reply the transport cut off at the size cap as a
+    ``page_too_large`` result (rule 5), before any other rule."""
+    try:
+        return fetcher.fetch(url)
+    except ResponseTooLarge as exc:
+        return FetchResult(
+            url=url,
+            label=Label.NOT_FOUND,
+            reason=Reason.PAGE_TOO_LARGE,
+            detail=too_large_detail(exc.limit, terms),
+        )
+
+
+def fetch_page(
+    fetcher: Fetcher, url: str, max_page_bytes: int | None, terms: Terms = NEUTRAL
+) -> FetchResult:
+    """What ``url`` says, fetched by ``fetcher`` and read by the page rules."""
+    return apply_rules(url, fetch_raw(fetcher, url, terms), max_page_bytes, terms)
+
+
 def apply_rules(
     url: str, result: FetchResult, max_page_bytes: int | None, terms: Terms = NEUTRAL
 ) -> FetchResult:
@@ -255,7 +291,7 @@ def apply_rules(
     if result.label is not None:
         return result
     status = result.original_status
-    if status in GONE_REASONS:
+    if status is not None and is_gone(status):
         return _settled(result, Label.UNREACHABLE, GONE_REASONS[status], gone_detail(status))
     if redirected_to_homepage(url, result.final_url):
         return _settled(

@@ -77,7 +77,8 @@ class Guarded:
     detail: str | None = None
     # A human must look at it whatever the confidence (injection, off-topic quote).
     review: bool = False
-    # What the judge answered, kept when the guard overruled it for injection or relevance.
+    # What the judge answered, kept when the guard overruled it: injection, relevance, or
+    # a supported/contradicted whose quote was refused.
     judge_label: Label | None = None
     judge_confidence: float | None = None
 
@@ -195,19 +196,19 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
     if quote is None:
         if label is Label.NOT_FOUND:
             return Guarded(Label.NOT_FOUND, None, confidence, None)
-        return _refused(reply.quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE)
+        return _refused(reply.quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, reply=reply)
     if too_short(quote):
-        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
     if quote_in_passages(quote, shown):
         return Guarded(label, quote, confidence, None)
     if not policy.fuzzy:
-        return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE)
+        return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, reply=reply)
 
     from pytest_citecheck.stages import fuzzy
 
     needle = normalise(quote)
     if any(too_short(piece) for piece in fuzzy.split_ellipsis(needle)):
-        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT)
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
     near_miss = None
     for found in fuzzy.closest(needle, _runs(shown)):
         if found.similarity < policy.similarity:
@@ -228,11 +229,24 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
             f"the closest span of the passages (similarity {near_miss.similarity:.2f}) "
             f"differs in {near_miss.change}: {near_miss.span!r}"
         )
-    return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail)
+    return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail, reply)
 
 
-def _refused(quote: str | None, reason: str, detail: str | None = None) -> Guarded:
-    return Guarded(Label.NOT_FOUND, quote, 0.0, reason, detail=detail)
+def _refused(
+    quote: str | None, reason: str, detail: str | None = None, reply: JudgeReply | None = None
+) -> Guarded:
+    """``not_found`` with ``reason``; a refused ``supported``/``contradicted`` keeps what
+    the judge answered (label and confidence; its quote is the evidence quote)."""
+    overruled = reply is not None and Label(reply.label) is not Label.NOT_FOUND
+    return Guarded(
+        Label.NOT_FOUND,
+        quote,
+        0.0,
+        reason,
+        detail=detail,
+        judge_label=Label(reply.label) if reply is not None and overruled else None,
+        judge_confidence=_clamp(reply.confidence) if reply is not None and overruled else None,
+    )
 
 
 def quote_in_passages(quote: str, shown: Sequence[Passage]) -> bool:

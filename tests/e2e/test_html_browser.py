@@ -177,6 +177,64 @@ def test_expanded_citation_shows_the_quote_highlighted(
     assert tab.errors == []
 
 
+def test_on_a_noisy_page_the_highlighted_quote_is_in_view_when_the_citation_opens(
+    tab: Page, example: tuple[Path, dict[str, Any]]
+) -> None:
+    """crater-lake-winter-closures cites a page whose passages start with navigation:
+    the passage holding the quote is shown first, so no scrolling finds it."""
+    path, data = example
+    claim = next(c for c in data["claims"] if c["id"] == "crater-lake-winter-closures")
+    quote = claim["verdicts"][0]["evidence_quote"]
+    page = tab.open(path)
+    row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text=claim["id"]))
+    row.locator("button.toggle").click()
+    summary = row.locator("details.citation summary").first
+    summary.click()
+    mark = row.locator("details.citation").first.locator("mark")
+    assert mark.inner_text() == quote
+    box, view = mark.bounding_box(), page.viewport_size
+    assert box is not None and view is not None
+    # In the window as it is (the row was scrolled to when clicked): nothing to scroll past.
+    assert box["y"] >= 0 and box["y"] + box["height"] <= view["height"], (box, view)
+    first = row.locator("details.citation").first.locator("div.passage").first
+    assert quote in first.inner_text()
+    assert tab.errors == []
+
+
+def test_claim_table_shows_the_deciding_reason_fabricated_and_what_the_judge_said(
+    tab: Page, example: tuple[Path, dict[str, Any]]
+) -> None:
+    path, _ = example
+    page = tab.open(path)
+
+    def cells(claim_id: str) -> list[str]:
+        row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text=claim_id))
+        texts: list[str] = row.locator("tr.row td").all_inner_texts()
+        return [t.strip() for t in texts]
+
+    # supported by one citation; the PDF's pdf_unsupported did not decide it.
+    assert cells("crater-lake-winter-closures")[2:4] == ["supported", "–"]
+    assert cells("jwt-exp-mandatory-invented-quote")[2:4] == [
+        "fabricated",
+        "quote_not_in_document",
+    ]
+    # The guard refused the judge's quote: the row says so, the citation what the judge said.
+    assert cells("liz-patterson-death")[2:4] == ["not_found", "evidence_quote_not_in_source"]
+    row = page.locator(
+        "tbody.claim", has=page.locator("button.toggle", has_text="liz-patterson-death")
+    )
+    row.locator("button.toggle").click()
+    summary = row.locator("details.citation summary").first
+    assert "the judge said supported" in summary.inner_text()
+    summary.click()
+    facts = row.locator("dl.facts").first.inner_text()
+    assert "judge's label" in facts and "judge's confidence" in facts
+    # The label filter still finds the fabricated claim by its label.
+    page.select_option("#filter-label", "fabricated")
+    assert tab.visible_claims() == 1
+    assert tab.errors == []
+
+
 def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
     page = tab.open(hostile)
     assert page.evaluate("window.__citecheck_pwned") is None

@@ -577,3 +577,42 @@ def test_concurrent_claims_embed_in_shared_batches() -> None:
     prepared = [claim for batch in inner.prepared for claim in batch]
     assert sorted(prepared) == [f"claim {n}" for n in range(4)]  # each question once
     assert len(inner.prepared) < 4  # some shared a batch
+
+
+def test_a_stopped_engine_starts_no_claim_and_says_which_never_started(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    """``should_stop`` turning true after the second claim: the claims after it make no
+    request and leave no cassette; the sync API raises Interrupted with what finished."""
+    from pytest_citecheck.engine.core import ClaimNotStarted, Interrupted, outcome
+
+    api, llm = doubles
+    finished: list[str] = []
+
+    def where(c: Claim) -> Path:
+        return cassette_path(tmp_path / CLAIM_FILE, c.id)
+
+    with make_engine(env_for(api, llm), "once", concurrency=1) as engine:
+        # Asked on the engine's thread before each claim starts (one at a time here).
+        engine.should_stop = lambda: engine.progress.done >= 2
+        with pytest.raises(Interrupted) as stopped:
+            engine.verify_claims_sync(
+                CLAIMS, cassette_for=where, on_result=lambda i, r: finished.append(r.id)
+            )
+        assert engine.stopped
+        assert engine.progress.not_started == len(CLAIMS) - 2
+        assert "not started" in engine.progress.line()
+        # A claim submitted to a stopped engine never starts either.
+        late = engine.submit(CLAIMS[0], where(CLAIMS[0]))
+        with pytest.raises(ClaimNotStarted):
+            late.result(timeout=30)
+        assert outcome(late) is None
+    assert sorted(stopped.value.results) == [0, 1]
+    assert stopped.value.not_started == len(CLAIMS) - 2
+    assert [r.id for r in stopped.value.results.values()] == ["boiling", "gone"]
+    saved = sorted(p.stem for p in (tmp_path / "claims").rglob("*.yaml"))
+    assert saved == ["boiling", "gone"]
+    assert {str(c.url) for c in api.api_calls} <= {
+        "https://example.com/science/boiling",
+        "https://example.com/gone",
+    }

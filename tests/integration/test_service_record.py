@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Iterator
 from contextlib import redirect_stderr
 from pathlib import Path
 
@@ -18,30 +17,10 @@ import yaml
 
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.frontends.service import ServiceConfig
-from tests.doubles.batch import RECORDS, add_pages, judge_by_page
+from tests.doubles.batch import RECORDS
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.doubles.llm import LLMDouble
-from tests.integration.test_service import serving
-
-OPENAI_KEY = "sk-test-service-record-0123456789"
-
-
-@pytest.fixture
-def doubles() -> Iterator[tuple[CrawlbaseDouble, LLMDouble, dict[str, str]]]:
-    with CrawlbaseDouble() as api, LLMDouble(judge_by_page) as llm:
-        add_pages(api)
-        environ = {
-            "CRAWLBASE_TOKEN": api.tokens["normal"],
-            "CRAWLBASE_JS_TOKEN": api.tokens["javascript"],
-            "CITECHECK_CRAWLBASE_URL": api.base_url,
-            "OPENAI_API_KEY": OPENAI_KEY,
-            "OPENAI_BASE_URL": llm.base_url("openai"),
-        }
-        yield api, llm, environ
-
-
-def body(n: int = 0) -> dict[str, object]:
-    return {"claim": RECORDS[n]["claim"], "urls": RECORDS[n]["urls"]}
+from tests.integration.test_service import body, doubles, serving  # noqa: F401
 
 
 def verdicts(reply: httpx.Response) -> object:
@@ -50,7 +29,8 @@ def verdicts(reply: httpx.Response) -> object:
 
 
 def test_a_recorded_request_replays_with_no_token_and_the_doubles_gone(
-    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path
+    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]],  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     api, llm, environ = doubles
     recording = ServiceConfig(record_mode="once", cassettes=tmp_path)
@@ -71,7 +51,8 @@ def test_a_recorded_request_replays_with_no_token_and_the_doubles_gone(
 
 
 def test_once_replays_what_is_recorded_without_tokens_and_asks_them_for_the_rest(
-    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path
+    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]],  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     api, _, environ = doubles
     config = ServiceConfig(record_mode="once", cassettes=tmp_path)
@@ -133,7 +114,8 @@ def test_a_corrupt_recording_is_409_saying_so(tmp_path: Path) -> None:
 
 
 def test_concurrent_requests_for_one_cassette_record_it_once(
-    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path
+    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]],  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     api, llm, environ = doubles
     config = ServiceConfig(record_mode="once", cassettes=tmp_path, concurrency=4, queue_wait=60)

@@ -20,6 +20,7 @@ from pytest_citecheck.stages.fetch_rules import (
     FetchResult,
     apply_rules,
     blocked_page,
+    fetch_page,
     non_whitespace_chars,
 )
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
@@ -89,7 +90,7 @@ def plan(api: CrawlbaseDouble) -> list[tuple[str | None, bool]]:
 
 def fetch(api: CrawlbaseDouble, fetcher: CrawlbaseFetcher, page: Page) -> FetchResult:
     api.add(URL, page)
-    return fetcher.fetch(URL)
+    return fetch_page(fetcher, URL, None)
 
 
 def assert_blocked(result: FetchResult) -> None:
@@ -174,7 +175,7 @@ def test_a_challenge_javascript_does_not_pass_either_is_blocked(api, fetcher):
 def test_a_challenge_is_blocked_without_javascript_when_there_is_no_js_token(api):
     api.add(URL, Page(markdown=BROWSER_CHALLENGES["just a moment"], original_status=403))
     with CrawlbaseFetcher(token=api.tokens[N], js_token=None, base_url=api.base_url) as fetcher:
-        result = fetcher.fetch(URL)
+        result = fetch_page(fetcher, URL, None)
 
     assert_blocked(result)
     assert plan(api) == [(N, True)]

@@ -1,7 +1,9 @@
 """CrawlbaseFetcher against the loopback Crawling API double: crawling and the page rules.
 
 Each test asserts what the user gets (label, reason, text, credits, rid) and
-which API calls were paid for (token kind, readability flag), in order.
+which API calls were paid for (token kind, readability flag), in order. What the
+user gets is the fetcher's page read by the page rules, as the pipeline reads it
+(``fetch_page``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher, FetchResult
+from pytest_citecheck.stages.fetch_rules import fetch_page
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 
 URL = "https://example.com/articles/water-boiling-point"
@@ -72,7 +75,7 @@ def fetch(
     api: CrawlbaseDouble, fetcher: CrawlbaseFetcher, page: Page, url: str = URL
 ) -> FetchResult:
     api.add(url, page)
-    return fetcher.fetch(url)
+    return fetch_page(fetcher, url, None)
 
 
 # -- step 1: the ordinary page ------------------------------------------------
@@ -427,7 +430,7 @@ def test_thin_page_that_is_not_a_template_is_judged(api, fetcher):
 )
 def test_pdf_is_not_found_without_any_call(api, fetcher, url):
     api.add(url, Page(markdown=ARTICLE))
-    result = fetcher.fetch(url)
+    result = fetch_page(fetcher, url, None)
 
     assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.PDF_UNSUPPORTED)
     assert api.calls == []
@@ -482,7 +485,7 @@ def test_unreachable_api_is_a_crawl_error(sleeps):
         retry=RetryPolicy(sleep=sleeps.append),
     )
     with fetcher:
-        result = fetcher.fetch(URL)
+        result = fetch_page(fetcher, URL, None)
 
     assert (result.label, result.reason) == (Label.ERROR, Reason.CRAWL_FAILED)
     assert "no reply" in (result.detail or "")
@@ -588,3 +591,35 @@ def test_from_env_treats_empty_tokens_as_missing(api):
 def test_from_env_defaults_to_the_real_api():
     with CrawlbaseFetcher.from_env({}) as fetcher:  # nothing is fetched
         assert fetcher.base_url == "https://api.crawlbase.com/"
+
+
+# -- the crawler hands the raw page to the page rules ---------------------------------
+
+_RULED = {
+    "gone": (URL, Page(markdown=ARTICLE, original_status=410), Reason.HTTP_410),
+    "homepage": (
+        URL,
+        Page(markdown=ARTICLE, final_url="https://example.com/"),
+        Reason.REDIRECTED_TO_HOMEPAGE,
+    ),
+    "pdf": ("https://example.com/paper.pdf", Page(markdown=ARTICLE), Reason.PDF_UNSUPPORTED),
+    "blocked": (URL, Page(markdown="Verify you are human", pc_status=503), Reason.BLOCKED),
+    "soft_404": (URL, Page(markdown=SOFT_404 + "\n\n" + "Menu Home About " * 20), Reason.SOFT_404),
+}
+
+
+@pytest.mark.parametrize("case", list(_RULED))
+def test_the_crawler_words_no_page_verdict_the_rules_decide(api, fetcher, case):
+    """The same page, fetched by the crawler alone, carries no label: only the page
+    rules (stages/fetch_rules.py) say what it is, as for any other fetcher."""
+    url, page, reason = _RULED[case]
+    api.add(url, page)
+    raw = fetcher.fetch(url)
+    calls = plan(api)
+    ruled = fetch_page(fetcher, url, None)
+
+    assert (raw.label, raw.reason, raw.detail) == (None, None, None)
+    assert (ruled.reason, ruled.text) == (reason, None)
+    assert ruled.detail
+    # Fetched again through the rules: the same calls, nothing re-crawled for a verdict.
+    assert plan(api)[len(calls) :] == calls

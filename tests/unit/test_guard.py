@@ -85,8 +85,15 @@ def test_supported_and_contradicted_need_their_quote_in_the_passages(
     if expected == label:
         assert guarded == Guarded(Label(label), quote, 0.9, None)
     else:
-        # Downgraded; the quote stays for the report.
-        assert guarded == Guarded(Label.NOT_FOUND, quote, 0.0, NOT_IN_SOURCE)
+        # Downgraded; the quote stays for the report, and what the judge said.
+        assert guarded == Guarded(
+            Label.NOT_FOUND,
+            quote,
+            0.0,
+            NOT_IN_SOURCE,
+            judge_label=Label(label),
+            judge_confidence=0.9,
+        )
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,14 @@ LIGHT_EDITS = [
 def test_light_edits_are_accepted_in_fuzzy_mode_with_the_page_span(
     edit: str, quote: str, span: str
 ) -> None:
-    assert guard(reply(quote), SHOWN, EXACT) == Guarded(Label.NOT_FOUND, quote, 0.0, NOT_IN_SOURCE)
+    assert guard(reply(quote), SHOWN, EXACT) == Guarded(
+        Label.NOT_FOUND,
+        quote,
+        0.0,
+        NOT_IN_SOURCE,
+        judge_label=Label.SUPPORTED,
+        judge_confidence=0.9,
+    )
 
     guarded = guard(reply(quote), SHOWN, FUZZY)
     assert guarded.label is Label.SUPPORTED
@@ -321,8 +328,10 @@ def test_a_trivial_quote_that_is_in_the_page_is_no_evidence(
 ) -> None:
     # "Water boils at 50 degrees" came out supported at 0.95 on the strength of "Water".
     assert quote_in_passages(quote, SHOWN)
+    # A refused supported/contradicted keeps what the judge said; not_found had nothing to refuse.
+    said = (None, None) if label == "not_found" else (Label(label), 0.95)
     assert guard(reply(quote, label, 0.95), SHOWN, policy) == Guarded(
-        Label.NOT_FOUND, quote, 0.0, TOO_SHORT
+        Label.NOT_FOUND, quote, 0.0, TOO_SHORT, judge_label=said[0], judge_confidence=said[1]
     )
 
 

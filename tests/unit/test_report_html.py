@@ -1,0 +1,151 @@
+"""The HTML report's claim table and passages (rendered from a JSON report, no pytest run)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from pytest_citecheck.claims.models import ClaimResult, JudgeReply, Label, Passage, Verdict
+from pytest_citecheck.engine.aggregate import claim_label
+from pytest_citecheck.reports.html import render_html
+from pytest_citecheck.reports.report import Report
+from pytest_citecheck.stages.guard import guard
+
+QUOTE = "Rim Drive closes to vehicles in winter"
+NAVIGATION = [Passage(index=i, text=f"Menu item {i} | Home | About | Contact") for i in range(6)]
+EVIDENCE = Passage(index=40, text=f"Park roads. {QUOTE} because of deep snow.", score=0.41)
+BETTER_RANKED = Passage(index=12, text="Crater Lake is the deepest lake in the USA.", score=0.77)
+
+
+class Table(HTMLParser):
+    """The text of each cell of the claim table's rows, and the passages in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.passages: list[str] = []
+        self.summaries: list[str] = []
+        self._cell: list[str] | None = None
+        self._in: str | None = None
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "tr" and "row" in classes:
+            self.rows.append([])
+        elif tag == "td" and self.rows and self._in is None and self._cell is None:
+            self._cell = []
+        elif tag == "div" and "passage" in classes:
+            self._in, self._depth = "passage", 0
+            self.passages.append("")
+        elif tag == "summary":
+            self._in = "summary"
+            self.summaries.append("")
+        if self._in == "passage" and tag == "div":
+            self._depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr":
+            self._cell = None
+        elif tag == "div" and self._in == "passage":
+            self._depth -= 1
+            if self._depth == 0:
+                self._in = None
+        elif tag == "summary":
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None and self._in is None:
+            self._cell.append(data)
+        if self._in == "passage":
+            self.passages[-1] += data
+        elif self._in == "summary":
+            self.summaries[-1] += data
+
+
+def rendered(*results: ClaimResult) -> Table:
+    data = Report(results={f"citecheck_a.yaml::{r.id}": r for r in results}).scrubbed_json()
+    table = Table()
+    table.feed(render_html(data))
+    return table
+
+
+def claim(cid: str, *verdicts: Verdict) -> ClaimResult:
+    label = claim_label([v.label for v in verdicts])
+    return ClaimResult(
+        id=cid, claim="Rim Drive closes in winter.", label=label, verdicts=list(verdicts)
+    )
+
+
+def test_the_passage_with_the_quote_comes_first_then_by_rank_then_page_order() -> None:
+    verdict = Verdict(
+        url="https://example.com/crater",
+        label=Label.SUPPORTED,
+        evidence_quote=QUOTE,
+        passages=[*NAVIGATION, BETTER_RANKED, EVIDENCE],
+    )
+    table = rendered(claim("crater", verdict))
+    numbers = [int(re.match(r"passage (\d+)", p).group(1)) for p in table.passages]  # type: ignore[union-attr]
+    assert numbers == [40, 12, 0, 1, 2, 3, 4, 5]
+    assert QUOTE in table.passages[0]
+
+
+def test_the_reason_column_shows_only_the_reasons_that_decided_the_label() -> None:
+    supported = Verdict(url="https://example.com/a", label=Label.SUPPORTED, evidence_quote=QUOTE)
+    pdf = Verdict(url="https://example.com/a.pdf", label=Label.NOT_FOUND, reason="pdf_unsupported")
+    gone = Verdict(url="https://example.com/gone", label=Label.UNREACHABLE, reason="http_404")
+    table = rendered(claim("mixed", supported, pdf), claim("lost", pdf, gone))
+    by_id = {row[0]: row for row in table.rows}
+    assert by_id["mixed"][2:4] == ["supported", "–"]
+    assert by_id["lost"][2:4] == ["not_found", "pdf_unsupported"]  # http_404 did not decide it
+
+
+def test_a_fabricated_claim_shows_fabricated_in_the_table() -> None:
+    made_up = Verdict(
+        url="https://example.com/a",
+        label=Label.FABRICATED,
+        reason="quote_not_in_page",
+        evidence_quote="Rim Drive never closes.",
+    )
+    other = Verdict(url="https://example.com/b", label=Label.NOT_FOUND, reason="pdf_unsupported")
+    contradicting = Verdict(
+        url="https://example.com/c", label=Label.CONTRADICTED, evidence_quote=QUOTE
+    )
+    table = rendered(claim("made-up", made_up, other), claim("both", made_up, contradicting))
+    by_id = {row[0]: row for row in table.rows}
+    assert by_id["made-up"][2:4] == ["fabricated", "quote_not_in_page"]
+    # A citation that contradicts the claim still names it contradicted.
+    assert by_id["both"][2] == "contradicted"
+
+
+def test_a_refused_quote_shows_what_the_judge_had_said() -> None:
+    reply = JudgeReply(label="supported", quote="Rim Drive is open all year round", confidence=0.92)
+    guarded = guard(reply, [EVIDENCE])
+    assert (guarded.label, guarded.reason) == (Label.NOT_FOUND, "evidence_quote_not_in_source")
+    assert (guarded.judge_label, guarded.judge_confidence) == (Label.SUPPORTED, 0.92)
+    verdict = Verdict(
+        url="https://example.com/crater",
+        judge="openai:gpt-4o-mini",
+        passages=[EVIDENCE],
+        **guarded.verdict_fields(),
+    )
+    table = rendered(claim("refused", verdict))
+    assert table.summaries == [
+        "not_found https://example.com/crater · evidence_quote_not_in_source"
+        " · the judge said supported (0.92)"
+    ]
+    data = Report(results={"citecheck_a.yaml::refused": claim("refused", verdict)}).scrubbed_json()
+    page = render_html(data)
+    assert "judge&#39;s label</dt><dd>supported" in page
+    assert "judge&#39;s confidence</dt><dd>0.92" in page
+    assert "evidence quote</dt><dd>Rim Drive is open all year round" in page
+
+
+def test_a_not_found_reply_refused_for_its_short_quote_keeps_no_judge_label() -> None:
+    reply = JudgeReply(label="not_found", quote="Rim", confidence=0.8)
+    guarded = guard(reply, [EVIDENCE])
+    assert guarded.reason == "evidence_quote_too_short"
+    assert guarded.judge_label is None and guarded.judge_confidence is None
