@@ -15,6 +15,8 @@ RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 # The passage rankers; the default fuses BM25 and MiniLM.
 RANKERS = ("hybrid", "minilm", "bm25")
 DEFAULT_RANKER = "hybrid"
+# The passages of a page the judge is shown (the best by the ranker, in page order).
+DEFAULT_TOP_K = 3
 # Claims verified at once (each its own thread), one request's overall deadline
 # (retries included) in seconds, and the largest page (bytes of markdown) that is
 # judged. 32 claims keep the Crawling API's 20 concurrent crawls busy while the

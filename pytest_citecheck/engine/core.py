@@ -487,9 +487,12 @@ class Engine:
             loaded.disable_progress_bar()
         from pytest_citecheck.stages import retrieval
 
-        return retrieval.make_ranker(
+        # The pipeline shows the judge DEFAULT_TOP_K passages in page order: a page
+        # of no more is shown whole, and needs no embedding.
+        built = retrieval.make_ranker(
             self.settings.ranker or retrieval.DEFAULT_RANKER, self.settings.cache_dir
         )
+        return retrieval.shows(built, retrieval.DEFAULT_TOP_K)
 
     # -- start-up checks ----------------------------------------------------------
 
@@ -757,7 +760,20 @@ class Engine:
                 turn.saved()
 
     def verify_in(self, recording: Recording, claim: Claim) -> ClaimResult:
-        """Verify ``claim`` inside an open :meth:`recording`."""
+        """Verify ``claim`` inside an open :meth:`recording`, within the budget as
+        :meth:`verify` is (a claim the budget stops fails the recording: nothing of it
+        is saved, so recording it again starts from an empty cassette)."""
+
+        records = not recording.replaying and not recording.write_protected
+        result = self._within_budget(
+            claim, records, recording.nodeid, lambda: self._verify_in(recording, claim)
+        )
+        if _failed(result):
+            recording.ok = False
+        return result
+
+    def _verify_in(self, recording: Recording, claim: Claim) -> ClaimResult:
+        """:meth:`verify_in` once the budget let the claim start."""
         try:
             judge = self.judge(self.settings.judge_for(claim))
             panel = self.panel(claim)
@@ -796,8 +812,21 @@ class Engine:
             return self._pool
 
     def _verify(self, claim: Claim, cassette: Path | None, nodeid: str) -> ClaimResult:
-        if not self.budget.limited or not claim.citations or not self.will_record(cassette):
-            return self._verify_unbudgeted(claim, cassette, nodeid)
+        return self._within_budget(
+            claim,
+            self.will_record(cassette),
+            nodeid,
+            lambda: self._verify_unbudgeted(claim, cassette, nodeid),
+        )
+
+    def _within_budget(
+        self, claim: Claim, records: bool, nodeid: str, run: Callable[[], ClaimResult]
+    ) -> ClaimResult:
+        """``run()`` once the budget has room for the claim's worst case (its real
+        spend is settled after); ``budget_exhausted`` when it never will. ``records``:
+        the claim may go to the network (a replayed claim costs nothing)."""
+        if not self.budget.limited or not claim.citations or not records:
+            return run()
         from pytest_citecheck.engine.estimate import estimate_claim, spend
 
         judge = self.judge_name(self.settings.judge_for(claim))
@@ -810,7 +839,7 @@ class Engine:
             )
         cost = credits = 0.0
         try:
-            result = self._verify_unbudgeted(claim, cassette, nodeid)
+            result = run()
             credits, _, money = spend([result], self.settings.prices)
             cost = money or 0.0
             return result
@@ -829,7 +858,7 @@ class Engine:
             return self._verifier(judge, None, panel).verify_claim(claim)
         try:
             with self.recording(cassette, nodeid, self.settings.judge_for(claim)) as recording:
-                return self.verify_in(recording, claim)
+                return self._verify_in(recording, claim)  # the budget is already applied
         except CorruptRecording as exc:
             return error_result(
                 claim,

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.core.defaults import DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.passages import MAX_WORDS
@@ -42,7 +43,7 @@ CHARS_PER_TOKEN = 4.0
 CHARS_PER_WORD = 6.0
 # A reply: {"label", "quote" (a sentence or two), "confidence"}.
 REPLY_TOKENS = 100
-PASSAGES_SHOWN = 3  # the pipeline's DEFAULT_TOP_K
+PASSAGES_SHOWN = DEFAULT_TOP_K
 
 
 def _crawl_credits(worst: bool) -> float:

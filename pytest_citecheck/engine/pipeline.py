@@ -34,6 +34,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
+    DEFAULT_TOP_K,
     DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
@@ -47,7 +48,6 @@ from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
 
-DEFAULT_TOP_K = 3
 # Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
 MAX_QUOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 1000

@@ -344,31 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="list what the run would record (claims, crawls, judge calls, tokens, credits, "
         "cost) and stop before any request; needs no token or key.",
     )
-    batch.add_argument(
-        "--price-credit",
-        type=amount,
-        metavar="PRICE",
-        help="price of one Crawling API credit (reports then show the cost).",
-    )
-    batch.add_argument(
-        "--prices",
-        type=judge_prices,
-        metavar="PROVIDER:MODEL=IN/OUT",
-        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
-        "(several separated by spaces, in one argument).",
-    )
-    batch.add_argument(
-        "--max-cost",
-        type=amount,
-        metavar="AMOUNT",
-        help="no claim starts that could take the spend past AMOUNT (needs the prices).",
-    )
-    batch.add_argument(
-        "--max-credits",
-        type=amount,
-        metavar="N",
-        help="no claim starts that could take the Crawling API credits past N.",
-    )
+    _add_budget_options(batch, "claim starts")
     batch.add_argument(
         "--no-progress",
         action="store_true",
@@ -561,8 +537,38 @@ def build_parser() -> argparse.ArgumentParser:
         "claim, its URLs, the judge), so the same request replays the same cassette; "
         "--record none replays with no token or key",
     )
+    _add_budget_options(serve, "request is verified (503 instead)")
     _add_judge_options(serve, f"a request's judge, else {DEFAULT_JUDGE}")
     return parser
+
+
+def _add_budget_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """The prices and the budget (``what``: what the budget stops)."""
+    parser.add_argument(
+        "--price-credit",
+        type=amount,
+        metavar="PRICE",
+        help="price of one Crawling API credit (reports then show the cost).",
+    )
+    parser.add_argument(
+        "--prices",
+        type=judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
+        "(several separated by spaces, in one argument).",
+    )
+    parser.add_argument(
+        "--max-cost",
+        type=amount,
+        metavar="AMOUNT",
+        help=f"no {what} that could take the spend past AMOUNT (needs the prices).",
+    )
+    parser.add_argument(
+        "--max-credits",
+        type=amount,
+        metavar="N",
+        help=f"no {what} that could take the Crawling API credits past N.",
+    )
 
 
 # -- entry point --------------------------------------------------------------------------
@@ -780,6 +786,9 @@ def service_config(args: argparse.Namespace, key: str | None) -> ServiceConfig:
         read_timeout=args.read_timeout,
         record_mode=args.record,
         cassettes=args.cassettes,
+        prices=_prices(args),
+        max_cost=args.max_cost,
+        max_credits=args.max_credits,
     )
 
 
@@ -1309,6 +1318,11 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     _open_audit(args.audit)
     config = service_config(args, key)
+    if config.max_cost is not None:
+        spending = [args.judge or DEFAULT_JUDGE, *args.allow_judge]
+        missing = config.prices.missing(1.0, spending, lambda option: _BATCH_OPTIONS[option])
+        if missing:
+            raise UsageError(f"--max-cost needs {' and '.join(missing)} to count the spend")
     access = "a key is required" if key else "no key (loopback only)"
     recording = (
         "" if args.record is None else f"; --record {args.record}, cassettes in {args.cassettes}"

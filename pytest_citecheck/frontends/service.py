@@ -60,7 +60,7 @@ import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +83,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS, scrub
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.core import Engine, EngineSettings
@@ -136,6 +137,11 @@ class ServiceConfig:
     queue_wait: float = DEFAULT_QUEUE_WAIT
     read_timeout: float = DEFAULT_READ_TIMEOUT
     audit_wait: float = DEFAULT_AUDIT_WAIT
+    # The spending cap of this service run (pytest_citecheck.engine.budget) and the
+    # prices it counts money at.
+    prices: Prices = field(default_factory=Prices)
+    max_cost: float | None = None
+    max_credits: float | None = None
     # Record into / replay from DIR/<request_cassette_name>.yaml, as batch's --record;
     # None: live, nothing recorded.
     record_mode: str | None = None
@@ -156,6 +162,9 @@ class ServiceConfig:
             review_below=(DEFAULT_REVIEW_BELOW if self.review_below is None else self.review_below),
             # Requests are refused before this; the engine applies it again, as batch does.
             url_policy=self.url_policy,
+            prices=self.prices,
+            max_cost=self.max_cost,
+            max_credits=self.max_credits,
             terms=service_terms(self.cassettes if self.cassette_folder else None),
         )
 
@@ -526,6 +535,10 @@ SERVICE_TERMS = Terms(
         "review_below": "the server's --review-below",
         "concurrency": "the server's --concurrency",
         "url_policy": "the server's --url-policy",
+        "max_cost": "the server's --max-cost",
+        "max_credits": "the server's --max-credits",
+        "price_credit": "the server's --price-credit",
+        "prices": "the server's --prices",
         "record_mode": "the server's --record",
         "max_claim_chars": "the server's --max-claim-chars",
     },
@@ -534,6 +547,26 @@ SERVICE_TERMS = Terms(
         JUDGE_FROM_CLAIM: "the request's judge",
     },
 )
+
+
+def budget_detail(engine: Engine) -> str:
+    """The 503 detail once the service's spending cap is reached."""
+    budget = engine.budget
+    spent = []
+    if budget.max_cost is not None:
+        spent.append(f"spent {money(budget.spent_cost)} of {money(budget.max_cost)}")
+    if budget.max_credits is not None:
+        spent.append(f"{budget.spent_credits:g} of {budget.max_credits:g} credits")
+    options = " / ".join(
+        SERVICE_TERMS.option(name)
+        for name, cap in (("max_cost", budget.max_cost), ("max_credits", budget.max_credits))
+        if cap is not None
+    )
+    return (
+        f"the service's spending cap ({budget.describe()}) is reached ({', '.join(spent)}): "
+        f"nothing was fetched or judged for this request, and no request is verified until "
+        f"the operator restarts the service with a higher cap ({options})"
+    )
 
 
 def service_terms(cassettes: Path | None) -> Terms:
@@ -773,7 +806,8 @@ def create_app(
             503: {
                 "model": Problem,
                 "description": "A token or key is not configured, the audit index cannot be "
-                "written, or every slot is busy (with Retry-After).",
+                "written, every slot is busy (with Retry-After), or the service's spending "
+                "cap is reached.",
             },
         },
         openapi_extra={
@@ -813,6 +847,9 @@ def create_app(
             result = await asyncio.wrap_future(engine.submit(claim, cassette, request_id))
         finally:
             release()
+        if any(v.reason == Reason.BUDGET_EXHAUSTED for v in result.verdicts):
+            # Nothing was fetched or judged: no verdict to report or audit.
+            return JSONResponse({"detail": budget_detail(engine)}, status_code=503)
         unanswered = _unanswered(result)
         audit_problem = await run_in_threadpool(record, request_id, result)
         if unanswered is not None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_citecheck.core.defaults import DEFAULT_RANKER as DEFAULT_RANKER
+from pytest_citecheck.core.defaults import DEFAULT_TOP_K as DEFAULT_TOP_K
 from pytest_citecheck.core.defaults import RANKERS as RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.stages.passages import split_passages
@@ -55,9 +56,12 @@ RRF_K = 60
 CHUNK_WORDS = 96
 # The chunks the hybrid ranker embeds of a page: the first this many when the page's
 # chunks are ordered by their passage's BM25 score, then their own (HybridRanker).
-# Chosen with bench/retrieval.py on WiCE dev: 6 keeps today's strict@3 and embeds
-# 6.9 texts a record instead of 16.5.
-CANDIDATE_CHUNKS = 6
+# Chosen with bench/retrieval.py on WiCE dev: every count from 1 to 6 keeps the
+# every-chunk hybrid's strict@3 (0.950); 4 embeds 5.0 texts a record instead of 16.5
+# (3.5 when a page shown whole is not embedded, HybridRanker's ``shown``). Fewer than
+# one more than the passages shown would leave the model nothing to choose: BM25's
+# top three would always be shown.
+CANDIDATE_CHUNKS = 4
 
 
 class Ranker(Protocol):
@@ -87,7 +91,8 @@ def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker called ``name`` (one of :data:`RANKERS`).
 
     ``cache_dir``: where embeddings persist across runs (None: in memory only).
-    Build one ranker per run: its embedder embeds each unique text once.
+    Build one ranker per run: its embedder embeds each unique text once. The
+    pipeline then tells it what it shows (:func:`shows`).
     """
     if name == "bm25":
         return BM25Ranker()
@@ -100,7 +105,18 @@ def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
 
 def default_ranker(cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker the plugin records with when ``citecheck_ranker`` is not set."""
-    return make_ranker(DEFAULT_RANKER, cache_dir)
+    return shows(make_ranker(DEFAULT_RANKER, cache_dir), DEFAULT_TOP_K)
+
+
+def shows(ranker: BuiltRanker, passages: int) -> BuiltRanker:
+    """``ranker``, told that its caller shows the best ``passages`` of a page in page
+    order (the pipeline shows :data:`DEFAULT_TOP_K`): a hybrid then embeds nothing of
+    a page shown whole (:class:`HybridRanker`'s ``shown``). Other rankers are as built."""
+    if isinstance(ranker, HybridRanker):
+        return HybridRanker(
+            ranker.lexical, ranker.semantic, ranker.fusion, ranker.candidates, shown=passages
+        )
+    return ranker
 
 
 def describe(ranker: object) -> dict[str, str]:
@@ -424,6 +440,12 @@ class HybridRanker:
     page. With ``candidates=None``, or when BM25 finds none of the claim's
     words on the page (the model is then the only signal), every chunk is
     embedded.
+
+    ``shown``: the caller shows the best ``shown`` passages of a page and reads
+    them in page order (the pipeline shows :data:`DEFAULT_TOP_K`). A page of at
+    most that many passages is then shown whole whatever the scores, so it is
+    ranked by BM25 alone and nothing of it is embedded. None: every page is
+    ranked by both.
     """
 
     name = "hybrid"
@@ -434,6 +456,7 @@ class HybridRanker:
         semantic: MiniLMRanker,
         fusion: str = "minmax",
         candidates: int | None = CANDIDATE_CHUNKS,
+        shown: int | None = None,
     ) -> None:
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
@@ -443,9 +466,12 @@ class HybridRanker:
         self.semantic = semantic
         self.fusion = fusion
         self.candidates = candidates
+        self.shown = shown
         how = f"rrf k={RRF_K}" if fusion == "rrf" else "minmax mean"
         if candidates is not None:
             how += f", model on the top {candidates} chunks by BM25"
+        if shown is not None:
+            how += f", none on a page of at most {shown} passages"
         self.version = f"{how}: {lexical.version} + {semantic.version}"
         # Ranking the same question again (prepare, then rank) reuses its BM25 work.
         self._memo: dict[tuple[str, tuple[str, ...]], _Lexical] = {}
@@ -460,7 +486,9 @@ class HybridRanker:
 
     def embeds(self, claim: str, passages: Sequence[str]) -> list[str]:
         """What ranking ``passages`` against ``claim`` embeds: the claim and the
-        candidate chunks."""
+        candidate chunks, or nothing for a page shown whole."""
+        if self._whole(passages):
+            return []
         found = self._lexical(claim, passages)
         if found.chosen is None:
             return [claim, *self.semantic._all_chunks(passages)]
@@ -470,16 +498,22 @@ class HybridRanker:
         """Return up to ``k`` ``(passage index, fused score)`` pairs, best first."""
         if not passages or k <= 0:
             return []
+        fuse = _rrf if self.fusion == "rrf" else _minmax
+        if self._whole(passages):
+            return _top(fuse(self.lexical.scores(claim, passages)), k)
         found = self._lexical(claim, passages)
         self._memo.pop((claim, tuple(passages)), None)
         if found.chosen is None:
             semantic = self.semantic.scores(claim, passages)
         else:
             semantic = self._candidate_scores(claim, len(passages), found.chosen)
-        fuse = _rrf if self.fusion == "rrf" else _minmax
         each = (found.scores, semantic)
         fused = [sum(parts) for parts in zip(*(fuse(scores) for scores in each), strict=True)]
         return _top(fused, k)
+
+    def _whole(self, passages: Sequence[str]) -> bool:
+        """The page is shown whole: BM25 alone ranks it."""
+        return self.shown is not None and len(passages) <= self.shown
 
     def _candidate_scores(
         self, claim: str, n: int, chosen: Sequence[tuple[int, str]]

@@ -555,3 +555,34 @@ def test_prepare_embeds_what_rank_then_needs(monkeypatch: pytest.MonkeyPatch) ->
     ranker.rank("boils at 3 degrees", page, 3)
     assert ranker.embedding_stats.computed == before  # nothing new to embed
     assert len(model.calls) == 1
+
+
+def test_a_page_shown_whole_is_ranked_by_bm25_and_embeds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = AnyVector({})
+    monkeypatch.setattr(retrieval, "_models", {None: model})
+    short = ["Rivers flow to the sea.", "Water boils at 100 degrees.", "Ice melts at 0 degrees."]
+    ranker = retrieval.shows(make_ranker("hybrid", None), 3)
+    ranker.prepare([("water boils", short)])
+    ranked = ranker.rank("water boils", short, 3)
+    assert model.calls == []  # every passage is shown whatever the model says
+    assert sorted(i for i, _ in ranked) == [0, 1, 2]
+    assert ranked[0][0] == 1  # BM25's best first
+    # One passage more and the model ranks again: the claim and the candidates.
+    longer = [*short, "Salt raises the boiling point of water."]
+    ranker.rank("water boils", longer, 3)
+    assert sum(len(call) for call in model.calls) == 1 + retrieval.CANDIDATE_CHUNKS
+    assert "none on a page of at most 3 passages" in ranker.version
+
+
+def test_the_engine_ranks_with_the_pages_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_citecheck.engine.core import Engine, EngineSettings
+
+    model = AnyVector({})
+    monkeypatch.setattr(retrieval, "_models", {None: model})
+    with Engine.from_settings(EngineSettings(record_mode="all")) as engine:
+        ranker = engine.live_ranker()
+        assert ranker.rank("water boils", ["Water boils.", "Ice melts."], 3)[0][0] == 0
+    assert model.calls == []
+    assert "none on a page of at most 3 passages" in ranker.version

@@ -258,6 +258,10 @@ SERVICE_ENGINE = FrontEnd(
         "url_policy": Option(("--url-policy", "off"), "off"),
         # Without --record (and --cassettes) the service is live ("all").
         "record_mode": Option(("--record", "once", "--cassettes", "cassettes"), "once"),
+        # The spending cap of one service run.
+        "prices": Option(("--price-credit", "0.002"), Prices(credit=0.002)),
+        "max_cost": Option(("--max-cost", "5"), 5.0),
+        "max_credits": Option(("--max-credits", "50"), 50.0),
     },
     fixed={
         "judge": NotExposed("--judge is the service's default, applied to each request"),
@@ -271,9 +275,6 @@ SERVICE_ENGINE = FrontEnd(
         "run_id": NotExposed("one process"),
         "crawl_concurrency": NotExposed(_CRAWLS),
         "judge_concurrency": NotExposed(_JUDGE_CAP),
-        "prices": NotExposed("no flag: the service has no prices or run budget"),
-        "max_cost": NotExposed("no flag: the service has no prices or run budget"),
-        "max_credits": NotExposed("no flag: the service has no prices or run budget"),
         "terms": NotExposed(_TERMS, SERVICE_TERMS),
         "judges": NotExposed("one judge per request"),
         "judge_samples": NotExposed("one judge per request"),
