@@ -13,7 +13,6 @@ import json
 import os
 import sys
 from collections.abc import Generator, Iterator
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +95,7 @@ def citecheck(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     settings = parent.config.stash[SETTINGS_KEY]
-    if settings.enabled and any(fnmatch(file_path.name, pattern) for pattern in settings.patterns):
+    if settings.enabled and settings.is_claim_file(file_path.name):
         return ClaimFileCollector.from_parent(parent, path=file_path)
     return None
 

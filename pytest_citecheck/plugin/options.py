@@ -8,6 +8,10 @@ over the built-in default.
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import functools
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -516,6 +520,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class Settings:
     """Every citecheck setting, resolved (flag > ini > default) and validated."""
 
+    def is_claim_file(self, name: str) -> bool:
+        """Whether a file of this name matches ``citecheck_patterns`` (asked once per
+        collected file, so the patterns are one compiled expression)."""
+        return _patterns_regex(self.patterns).match(os.path.normcase(name)) is not None
+
     enabled: bool
     record_mode: str
     judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
@@ -926,3 +935,11 @@ def _panel_settings(config: pytest.Config) -> dict[str, Any]:
         or DEFAULT_PANEL_RULE,
         "min_agreement": min_agreement,
     }
+
+
+@functools.lru_cache(maxsize=8)
+def _patterns_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The glob patterns as one expression (what :func:`fnmatch.fnmatch` matches)."""
+    if not patterns:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in patterns))

@@ -13,7 +13,6 @@ import json
 import sys
 from collections.abc import Generator
 from datetime import UTC, datetime
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +95,7 @@ class ReportHooks:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
         settings = self.settings
-        if not settings.enabled and any(fnmatch(file_path.name, p) for p in settings.patterns):
+        if not settings.enabled and settings.is_claim_file(file_path.name):
             self.unverified_files += 1
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -76,3 +76,18 @@ def test_help_lists_options_in_one_group(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["citation checking (pytest-citecheck):", "*--citecheck-record=*", "*default: none*"]
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["citecheck_a.yaml", "xcitecheck_a.yaml", "citecheck_.jsonl", "answers.yaml", "a.yaml.bak"],
+)
+def test_the_compiled_patterns_match_what_fnmatch_matches(name: str) -> None:
+    import fnmatch
+
+    from pytest_citecheck.plugin.options import _patterns_regex
+
+    patterns = ("citecheck_*.yaml", "citecheck_*.jsonl", "answers.yaml", "[!x]*.yml")
+    expected = any(fnmatch.fnmatch(name, p) for p in patterns)
+    assert (_patterns_regex(patterns).match(name) is not None) is expected
+    assert _patterns_regex(()).match(name) is None
