@@ -35,7 +35,9 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_RANKER,
     DEFAULT_URL_POLICY,
+    RANKERS,
     RECORD_MODES,
     URL_POLICIES,
 )
@@ -119,8 +121,8 @@ def _add_judge_options(parser: argparse.ArgumentParser, default_judge: str) -> N
     )
     parser.add_argument(
         "--ranker",
-        choices=("hybrid", "minilm", "bm25"),
-        help="how passages are ranked against the claim (default: hybrid).",
+        choices=RANKERS,
+        help=f"how passages are ranked against the claim (default: {DEFAULT_RANKER}).",
     )
     parser.add_argument(
         "--review-below",
@@ -231,8 +233,8 @@ def _add_recheck(commands: Any) -> None:
     )
     recheck.add_argument(
         "--ranker",
-        choices=("hybrid", "minilm", "bm25"),
-        help="how the live page's passages are ranked for the judge (default: hybrid).",
+        choices=RANKERS,
+        help=f"how the live page's passages are ranked for the judge (default: {DEFAULT_RANKER}).",
     )
     recheck.add_argument(
         "--concurrency",

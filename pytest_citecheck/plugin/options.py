@@ -520,11 +520,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class Settings:
     """Every citecheck setting, resolved (flag > ini > default) and validated."""
 
-    def is_claim_file(self, name: str) -> bool:
-        """Whether a file of this name matches ``citecheck_patterns`` (asked once per
-        collected file, so the patterns are one compiled expression)."""
-        return _patterns_regex(self.patterns).match(os.path.normcase(name)) is not None
-
     enabled: bool
     record_mode: str
     judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
@@ -573,6 +568,11 @@ class Settings:
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
+
+    def is_claim_file(self, name: str) -> bool:
+        """Whether a file of this name matches ``citecheck_patterns`` (asked once per
+        collected file, so the patterns are one compiled expression)."""
+        return _patterns_regex(self.patterns).match(os.path.normcase(name)) is not None
 
 
 def _getini(config: pytest.Config, name: str) -> Any:
