@@ -58,8 +58,9 @@ CHUNK_WORDS = 96
 # chunks are ordered by their passage's BM25 score, then their own (HybridRanker).
 # Chosen with bench/retrieval.py on WiCE dev: every count from 1 to 6 keeps the
 # every-chunk hybrid's strict@3 (0.950); 4 embeds 5.0 texts a record instead of 16.5
-# (3.5 when a page shown whole is not embedded, HybridRanker's ``shown``). Fewer than
-# one more than the passages shown would leave the model nothing to choose: BM25's
+# (3.5 when a page shown whole is not embedded, HybridRanker's ``shown``; none on WiCE
+# dev once pages whose candidates settle the top three are not embedded either). Fewer
+# than one more than the passages shown would leave the model nothing to choose: BM25's
 # top three would always be shown.
 CANDIDATE_CHUNKS = 4
 
@@ -442,10 +443,16 @@ class HybridRanker:
     embedded.
 
     ``shown``: the caller shows the best ``shown`` passages of a page and reads
-    them in page order (the pipeline shows :data:`DEFAULT_TOP_K`). A page of at
-    most that many passages is then shown whole whatever the scores, so it is
-    ranked by BM25 alone and nothing of it is embedded. None: every page is
-    ranked by both.
+    them in page order (the pipeline shows :data:`DEFAULT_TOP_K`): only which
+    passages make the top ``shown`` matters, not their order. The model is then
+    asked only where its answer can change that set. A page of at most ``shown``
+    passages is shown whole whatever the scores. And when the candidate chunks
+    come from at most ``shown`` passages whose BM25 scores all beat every other
+    passage's, those passages are shown whatever the model says (its score only
+    lifts a candidate; any other passage gets the candidates' lowest), and the
+    rest of the top is BM25's next best either way. Both are ranked by BM25
+    alone and nothing of them is embedded (:meth:`settled`). None: every page
+    is ranked by both.
     """
 
     name = "hybrid"
@@ -471,7 +478,10 @@ class HybridRanker:
         if candidates is not None:
             how += f", model on the top {candidates} chunks by BM25"
         if shown is not None:
-            how += f", none on a page of at most {shown} passages"
+            how += (
+                f", none on a page of at most {shown} passages or where BM25's "
+                f"candidates settle the {shown} shown"
+            )
         self.version = f"{how}: {lexical.version} + {semantic.version}"
         # Ranking the same question again (prepare, then rank) reuses its BM25 work.
         self._memo: dict[tuple[str, tuple[str, ...]], _Lexical] = {}
@@ -492,6 +502,8 @@ class HybridRanker:
         found = self._lexical(claim, passages)
         if found.chosen is None:
             return [claim, *self.semantic._all_chunks(passages)]
+        if self.shown is not None and self.settled(found, self.shown):
+            return []
         return [claim, *(text for _, text in found.chosen)]
 
     def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
@@ -505,6 +517,8 @@ class HybridRanker:
         self._memo.pop((claim, tuple(passages)), None)
         if found.chosen is None:
             semantic = self.semantic.scores(claim, passages)
+        elif self.shown is not None and self.settled(found, k):
+            semantic = [0.0] * len(passages)  # the model could not change the top k
         else:
             semantic = self._candidate_scores(claim, len(passages), found.chosen)
         each = (found.scores, semantic)
@@ -514,6 +528,25 @@ class HybridRanker:
     def _whole(self, passages: Sequence[str]) -> bool:
         """The page is shown whole: BM25 alone ranks it."""
         return self.shown is not None and len(passages) <= self.shown
+
+    @staticmethod
+    def settled(found: _Lexical, k: int) -> bool:
+        """Whether BM25 alone decides which ``k`` passages are the top ``k``.
+
+        The model scores only the candidate chunks' passages (any other passage gets
+        the lowest of theirs), so a candidate passage never falls below one BM25
+        scores lower. With at most ``k`` candidate passages, each scoring above
+        every other passage by BM25, all of them are in the top ``k`` whatever the
+        model says, and the rest of it is the other passages BM25 ranks best (they
+        all share one semantic score). A tie in BM25 with another passage leaves
+        the choice to the model: not settled."""
+        if found.chosen is None:
+            return False
+        picked = {passage for passage, _ in found.chosen}
+        if len(picked) > k:
+            return False
+        others = [score for i, score in enumerate(found.scores) if i not in picked]
+        return not others or max(others) < min(found.scores[i] for i in picked)
 
     def _candidate_scores(
         self, claim: str, n: int, chosen: Sequence[tuple[int, str]]
