@@ -52,7 +52,7 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(name)
         raise
-    _sweep_stale_temporaries(path)
+    sweep_stale_temporaries(path)
 
 
 # A writer killed between mkstemp and the rename (kill -9, a power cut) leaves its
@@ -60,9 +60,11 @@ def write_atomic(path: Path, text: str) -> None:
 STALE_TEMPORARY_SECONDS = 600.0
 
 
-def _sweep_stale_temporaries(path: Path) -> None:
-    """Remove ``path``'s own leftover temporaries (``.<name>.*.tmp``) older than
-    :data:`STALE_TEMPORARY_SECONDS`; a concurrent writer's fresh one is left alone."""
+def sweep_stale_temporaries(path: Path) -> None:
+    """Remove ``path``'s own leftover temporaries (``.<name>.*.tmp``, what every
+    writer here names them) older than :data:`STALE_TEMPORARY_SECONDS`; a concurrent
+    writer's fresh one is left alone. Reports, cassettes and cached embeddings call
+    it after each write, so a killed run's debris goes with the next one."""
     cutoff = time.time() - STALE_TEMPORARY_SECONDS
     for stray in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
         with contextlib.suppress(OSError):

@@ -51,6 +51,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
@@ -364,6 +365,7 @@ class Rechecker:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        sweep_stale_temporaries(cassette)
         live_path.unlink()
         self._emptied.add(live_path.parent)
         return True

@@ -46,6 +46,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import yaml
 
+from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_credentials
 
 try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
@@ -507,6 +508,7 @@ class Cassette:
                 remove_empty_folders(folder)
             raise
         self.dirty = False
+        sweep_stale_temporaries(self.path)
 
 
 def remove_empty_folders(folder: Path, stop: int = 2) -> None:

@@ -35,6 +35,7 @@ from pytest_citecheck.core.defaults import DEFAULT_RANKER as DEFAULT_RANKER
 from pytest_citecheck.core.defaults import DEFAULT_TOP_K as DEFAULT_TOP_K
 from pytest_citecheck.core.defaults import RANKERS as RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.stages.passages import split_passages
 
 if TYPE_CHECKING:
@@ -287,7 +288,7 @@ class Embedder:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Write then rename: a reader (another xdist worker) never sees half a file.
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(vector.astype("<f4").tobytes())
@@ -295,6 +296,7 @@ class Embedder:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
+            sweep_stale_temporaries(path)
         except OSError as exc:
             self.cache_problem = f"embedding cache {self._dir} not writable: {exc}"
             self._dir = None  # stop trying; run on without a persistent cache

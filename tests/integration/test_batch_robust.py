@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -261,19 +262,57 @@ def test_a_report_that_fails_at_the_end_keeps_the_others_and_does_not_say_passed
     assert json.loads(out_json.read_text(encoding="utf-8"))["totals"]["citations"] == 9
 
 
-def test_a_killed_writers_leftover_temporary_is_swept_by_the_next_write(tmp_path: Path) -> None:
-    from pytest_citecheck.core.files import STALE_TEMPORARY_SECONDS, write_atomic
+def _write_report(target: Path) -> None:
+    from pytest_citecheck.core.files import write_atomic
 
-    target = tmp_path / "report.json"
-    old = tmp_path / ".report.json.abc123.tmp"  # what kill -9 mid-write leaves
-    fresh = tmp_path / ".report.json.def456.tmp"  # a concurrent writer's, in flight
-    other = tmp_path / ".notes.txt.ghi789.tmp"  # another file's: not ours to remove
+    write_atomic(target, "{}\n")
+
+
+def _save_cassette(target: Path) -> None:
+    from pytest_citecheck.recording.cassette import Cassette
+
+    cassette = Cassette(target, metadata={"citecheck": {"note": "written by a test"}})
+    cassette.save()
+
+
+def _cache_embedding(target: Path) -> None:
+    import numpy as np
+
+    from pytest_citecheck.stages.retrieval import Embedder
+
+    embedder = Embedder(target.parents[3])
+    assert embedder._file("some text") == target  # where the cache keeps this text
+    embedder._write("some text", np.ones(4, dtype=np.float32))
+
+
+def _embedding_file(tmp_path: Path) -> Path:
+    from pytest_citecheck.stages.retrieval import Embedder
+
+    path = Embedder(tmp_path / "cache")._file("some text")
+    assert path is not None
+    return path
+
+
+@pytest.mark.parametrize(
+    "write", [_write_report, _save_cassette, _cache_embedding], ids=["report", "cassette", "cache"]
+)
+def test_a_killed_writers_leftover_temporary_is_swept_by_the_next_write(
+    tmp_path: Path, write: Any
+) -> None:
+    from pytest_citecheck.core.files import STALE_TEMPORARY_SECONDS
+
+    target = _embedding_file(tmp_path) if write is _cache_embedding else tmp_path / "out.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    name = target.name
+    old = target.parent / f".{name}.abc123.tmp"  # what kill -9 mid-write leaves
+    fresh = target.parent / f".{name}.def456.tmp"  # a concurrent writer's, in flight
+    other = target.parent / ".notes.txt.ghi789.tmp"  # another file's: not ours to remove
     for stray in (old, fresh, other):
         stray.write_text("partial", encoding="utf-8")
     long_ago = time.time() - STALE_TEMPORARY_SECONDS - 60
     os.utime(old, (long_ago, long_ago))
     os.utime(other, (long_ago, long_ago))
-    write_atomic(target, "{}\n")
-    assert target.read_text(encoding="utf-8") == "{}\n"
+    write(target)
+    assert target.stat().st_size > 0
     assert not old.exists()
     assert fresh.exists() and other.exists()

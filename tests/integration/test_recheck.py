@@ -10,7 +10,9 @@ evidence is gone, and leave the original cassettes alone unless ``--update``.
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -227,11 +229,20 @@ def test_update_rewrites_the_changed_claims_and_a_replay_then_agrees(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from pytest_citecheck.core.files import STALE_TEMPORARY_SECONDS
+
     api, llm = world
     before = cassettes(recorded)
     report = tmp_path / "recheck.json"
+    # What a recheck killed mid-replace left beside a cassette: the next replace sweeps it.
+    folder = recorded.parent / "cassettes" / recorded.stem
+    stray = folder / ".changed.yaml.abc123.tmp"
+    stray.write_text("partial", encoding="utf-8")
+    long_ago = time.time() - STALE_TEMPORARY_SECONDS - 60
+    os.utime(stray, (long_ago, long_ago))
 
     code, out, _ = run(capsys, "recheck", str(recorded), "--update", "--json", str(report))
+    assert not stray.exists()
 
     assert code == 1  # what changed is still reported, and still fails the gate
     after = cassettes(recorded)
