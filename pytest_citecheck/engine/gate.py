@@ -256,3 +256,41 @@ def budget_failures(results: Iterable[ClaimResult], terms: Terms = NEUTRAL) -> l
         "budget_exhausted); raise it, or record the rest later: each claim's error names "
         "the command"
     ]
+
+
+# -- the gate's verdict, in every report ------------------------------------------
+
+GATE_PASSED = "passed"
+GATE_FAILED = "FAILED"
+GATE_NOT_DECIDED = "not decided"
+# The terminal's last line, and the reports' note, when the gate is not decided.
+NOT_DECIDED_WHY = "the run stopped early"
+
+
+def gate_verdict(failures: Iterable[str], not_started: int) -> str:
+    """FAILED on any failure (what did run can fail a run); ``not decided`` when
+    claims were never started (Ctrl-C, ``-x``): a part of the claims passing does not
+    pass the run; else passed."""
+    if any(True for _ in failures):
+        return GATE_FAILED
+    return GATE_NOT_DECIDED if not_started else GATE_PASSED
+
+
+def gate_title(gate: Mapping[str, object]) -> str:
+    """The verdict of a report's ``gate`` block (a report from before ``decided``
+    existed was decided)."""
+    if gate.get("failures"):
+        return GATE_FAILED
+    return GATE_PASSED if gate.get("decided", True) else GATE_NOT_DECIDED
+
+
+def stopped_text(gate: Mapping[str, object]) -> str:
+    """``The run stopped early (interrupted): 6 claims were not started; nothing was
+    billed for them.`` -- a report's note on a ``gate`` block with ``not_started``."""
+    n = gate.get("not_started") or 0
+    claims = "claim was" if n == 1 else "claims were"
+    why = gate.get("stopped_by") or "the run stopped"
+    return (
+        f"{NOT_DECIDED_WHY.capitalize()} ({why}): {n} {claims} not started; "
+        "nothing was billed for them."
+    )

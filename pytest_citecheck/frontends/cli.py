@@ -978,7 +978,12 @@ def _finish_batch(
     exits 130 without a gate verdict: a part of the claims decides nothing."""
     from pytest_citecheck.reports.report import Report
 
-    report = Report(results=results, prices=_prices(args))
+    report = Report(
+        results=results,
+        prices=_prices(args),
+        not_started=not_started or 0,
+        stopped_by="interrupted" if not_started else None,
+    )
     gate = gate_settings(args)
     failures = evaluate(report.totals, gate, answers=report.answer_totals) + budget_failures(
         results.values(), gate.terms
@@ -1005,9 +1010,9 @@ def _finish_batch(
     if args.audit is not None:
         print(f"audit: run {run_id} in {args.audit}", file=out)
     if not_started is not None:
-        from pytest_citecheck.engine.core import not_started_line
-
-        print(not_started_line(not_started, "interrupted"), file=out)
+        stopped = report.not_started_line()
+        if stopped is not None:
+            print(stopped, file=out)
         return EXIT_INTERRUPTED
     for failure in failures:
         print(f"citecheck gate FAILED: {failure}", file=out)

@@ -208,6 +208,8 @@ class ReportHooks:
                     yellow=True,
                 )
             return
+        from pytest_citecheck.engine.gate import GATE_NOT_DECIDED, GATE_PASSED, NOT_DECIDED_WHY
+
         tr.write_sep("=", "citecheck")
         for line in report.lines():
             tr.write_line(line.text, **line.markup)
@@ -218,10 +220,10 @@ class ReportHooks:
         if not report.gate_failures and report.output_errors:
             # The exit code is 1: the last line must not say all is well.
             tr.write_line(report.unwritten_line(), red=True, bold=True)
-        elif not report.gate_failures and stopped is not None:
+        elif report.gate_verdict == GATE_NOT_DECIDED:
             # A part of the claims passed; the run as a whole was not judged.
-            tr.write_line("citecheck gate not decided: the run stopped early", yellow=True)
-        elif not report.gate_failures:
+            tr.write_line(f"citecheck gate {GATE_NOT_DECIDED}: {NOT_DECIDED_WHY}", yellow=True)
+        elif report.gate_verdict == GATE_PASSED:
             tr.write_line("citecheck gate passed", green=True)
         for what, path in report.written:
             # As pytest-html does: where to click.

@@ -410,6 +410,8 @@ class CitecheckSession:
             prices=s.prices,
             deselected=deselected,
             baseline_over_same_claims=same_claims,
+            not_started=self.not_started,
+            stopped_by=self.stopped_by,
         )
         failures += evaluate(report.totals, gate_settings(s), baseline, report.answer_totals)
         failures += budget_failures(self.results.values(), PLUGIN_TERMS)

@@ -22,6 +22,7 @@ from pytest_citecheck.claims.models import LABEL_ORDER, Label
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.aggregate import deciding, shown_label
+from pytest_citecheck.engine.gate import gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 _TEMPLATES = files("pytest_citecheck.reports") / "templates"
@@ -191,6 +192,8 @@ def render_html(data: dict[str, Any]) -> str:
     ]
     page = env.get_template("report.html.j2").render(
         gate=data["gate"],
+        gate_title=gate_title(data["gate"]),
+        stopped=stopped_text(data["gate"]) if data["gate"].get("not_started") else None,
         totals=data["totals"],
         spend=data.get("spend"),
         money=money,

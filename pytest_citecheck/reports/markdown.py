@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_citecheck.claims.models import LABEL_ORDER
 from pytest_citecheck.core.prices import spend_text
+from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
@@ -39,10 +40,13 @@ def render_markdown(data: dict[str, Any]) -> str:
     t = data["totals"]
     gate = data["gate"]
     supported = t["by_label"].get("supported", 0)
-    verdict = "passed ✅" if gate["passed"] else "FAILED ❌"
-    out = [f"## citecheck: gate {verdict}", ""]
+    title = gate_title(gate)
+    mark = {GATE_PASSED: "✅", GATE_FAILED: "❌"}.get(title, "⚠️")
+    out = [f"## citecheck: gate {title} {mark}", ""]
     out += [f"- {cell(f)}" for f in gate["failures"]]
-    if gate["failures"]:
+    if gate.get("not_started"):
+        out.append(f"- {cell(stopped_text(gate))}")
+    if gate["failures"] or gate.get("not_started"):
         out.append("")
     out += [
         f"**{_count(t['claims'], 'claim')}, {_count(t['citations'], 'citation')}**: "

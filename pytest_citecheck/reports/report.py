@@ -227,6 +227,25 @@ class Report:
     deselected: int = 0
     # The baseline figure is the baseline's over this run's claims (a partial run).
     baseline_over_same_claims: bool = False
+    # Claims never started (Ctrl-C, -x) and why: the gate is then not decided.
+    not_started: int = 0
+    stopped_by: str | None = None
+
+    @property
+    def gate_verdict(self) -> str:
+        """passed, FAILED or not decided (:func:`~pytest_citecheck.engine.gate.gate_verdict`)."""
+        from pytest_citecheck.engine.gate import gate_verdict
+
+        return gate_verdict(self.gate_failures, self.not_started)
+
+    def not_started_line(self) -> str | None:
+        """``citecheck: 3 claims were not started (interrupted); nothing was billed
+        for them``, or None when every claim started."""
+        from pytest_citecheck.engine.core import not_started_line
+
+        if not self.not_started:
+            return None
+        return not_started_line(self.not_started, self.stopped_by or "the run stopped")
 
     @property
     def totals(self) -> Totals:
@@ -470,7 +489,7 @@ class Report:
                 for name, ft in self.files().items()
             },
             **({"spend": spent} if (spent := self.spend()) is not None else {}),
-            "gate": {"passed": not self.gate_failures, "failures": self.gate_failures},
+            "gate": self._gate_json(),
             "selection": {
                 "claims": t.claims,
                 "deselected": self.deselected,
@@ -483,6 +502,19 @@ class Report:
             ],
             **({"panel": panel} if panel is not None else {}),
             "claims": claims,
+        }
+
+    def _gate_json(self) -> dict[str, Any]:
+        from pytest_citecheck.engine.gate import GATE_NOT_DECIDED, GATE_PASSED
+
+        verdict = self.gate_verdict
+        return {
+            "passed": verdict == GATE_PASSED,
+            "decided": verdict != GATE_NOT_DECIDED,
+            "failures": self.gate_failures,
+            # Claims never started (no request, no cassette, no verdict), and why.
+            "not_started": self.not_started,
+            "stopped_by": (self.stopped_by or "the run stopped") if self.not_started else None,
         }
 
     def scrubbed_json(self) -> dict[str, Any]:

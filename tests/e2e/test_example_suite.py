@@ -128,7 +128,13 @@ def test_shipped_suite_passes_offline_with_every_label_and_reason(
     assert {v["label"] for v in verdicts} >= LABELS
     assert {v["reason"] for v in verdicts if v["reason"]} >= REASONS
     assert "error" not in {v["label"] for v in verdicts}
-    assert report["gate"] == {"passed": True, "failures": []}
+    assert report["gate"] == {
+        "passed": True,
+        "decided": True,
+        "failures": [],
+        "not_started": 0,
+        "stopped_by": None,
+    }
     # Claim-level labels too: the 404 beside a supporting page leaves its claim supported.
     by_id = {claim["id"]: claim for claim in report["claims"]}
     boiling = by_id["boiling-point"]

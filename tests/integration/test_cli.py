@@ -116,7 +116,13 @@ def test_batch_json_is_the_plugin_report_format(
     assert data["citecheck_report"] == 1
     assert data["totals"]["citations"] == 9
     assert round(data["totals"]["citation_precision"], 4) == 0.2222
-    assert data["gate"] == {"passed": True, "failures": []}
+    assert data["gate"] == {
+        "passed": True,
+        "decided": True,
+        "failures": [],
+        "not_started": 0,
+        "stopped_by": None,
+    }
     assert {c["nodeid"] for c in data["claims"]} == {
         "outputs.jsonl::boiling",
         "outputs.jsonl::eiffel",

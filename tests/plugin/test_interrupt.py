@@ -137,11 +137,17 @@ def test_x_stops_starting_claims_after_the_first_failing_one(
         "--citecheck",
         "--citecheck-record=once",
         f"--citecheck-concurrency={concurrency}",
+        "--citecheck-report=report.json",
         "-x",
         "-p",
         "no:cacheprovider",
     )
     result.assert_outcomes(passed=1, failed=1)
+    import json
+
+    gate = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))["gate"]
+    assert gate["passed"] is False
+    assert (gate["not_started"], gate["stopped_by"]) == (CLAIMS - 2, "-x/--maxfail reached")
     # Only fact-0 and fact-1 were started: the failure came before fact-0 finished
     # (two at once) or right after it (one at a time).
     assert crawled(api) == {"https://example.com/fact/0", "https://example.com/fact/1"}
@@ -215,6 +221,9 @@ def test_ctrl_c_while_recording_starts_no_new_claim_and_reports_the_verified_one
             "--citecheck",
             "--citecheck-record=once",
             "--citecheck-concurrency=2",
+            "--citecheck-report=report.json",
+            "--citecheck-md=report.md",
+            "--citecheck-html=report.html",
             "-p",
             "no:cacheprovider",
             verbosity,
@@ -245,6 +254,36 @@ def test_ctrl_c_while_recording_starts_no_new_claim_and_reports_the_verified_one
     saved = assert_all_complete(pytester.path)
     assert len(saved) == len(pages)
     assert "Traceback" not in out
+    # The reports say what the terminal says: not passed, and how many never started.
+    assert_reports_not_decided(pytester.path, not_started)
+
+
+def assert_reports_not_decided(folder: Path, not_started: int, pages: bool = True) -> None:
+    """report.json (and, with ``pages``, report.md and report.html) in ``folder`` say
+    the gate is not decided and how many claims never started."""
+    import json
+
+    gate = json.loads((folder / "report.json").read_text(encoding="utf-8"))["gate"]
+    assert gate == {
+        "passed": False,
+        "decided": False,
+        "failures": [],
+        "not_started": not_started,
+        "stopped_by": "interrupted",
+    }
+    if not pages:
+        return
+    note = (
+        f"The run stopped early (interrupted): {not_started} claims were not started; "
+        "nothing was billed for them."
+    )
+    markdown = (folder / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("## citecheck: gate not decided ⚠️\n")
+    assert f"- {note}" in markdown
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert '<span id="gate" class="gate undecided">gate not decided</span>' in html
+    assert f'<li id="stopped">{note}</li>' in html
+    assert "gate passed" not in markdown + html
 
 
 @pytest.mark.parametrize("judge", [Judge(delay=0.4)], indirect=False)
@@ -297,3 +336,4 @@ def test_ctrl_c_in_batch_writes_what_finished_and_exits_130(
     assert all(c["label"] == "supported" for c in written["claims"])
     saved = assert_all_complete(tmp_path)
     assert len(saved) == len(pages)
+    assert_reports_not_decided(tmp_path, not_started, pages=False)  # batch: JSON only
