@@ -107,6 +107,15 @@ def read_baseline(path: Path, terms: Terms = NEUTRAL) -> Baseline:
             f"baseline {path}: totals.citation_precision is {value}, not a number between "
             f"0 and 1; {write_baseline}"
         )
+    gate = data.get("gate")
+    if isinstance(gate, dict) and gate.get("decided") is False:
+        why = gate.get("stopped_by") or "the run stopped"
+        raise BaselineError(
+            f"baseline {path} is from a run that stopped early ({why}; "
+            f"{gate.get('not_started')} claims not started), so its precision covers only "
+            f"the claims that ran; write one with {terms.option('report')} from a run that "
+            "finished"
+        )
     claims = data.get("claims", [])
     labels = {
         str(c["nodeid"]): str(c["label"])

@@ -423,6 +423,14 @@ BASELINE_CASES = {
     "no-totals": ('{"claims": []}', "no totals.citation_precision"),
     "not-json": ("precision: 0.9", "not a citecheck JSON report (JSONDecodeError)"),
     "deep": ("[" * 100_000 + "]" * 100_000, "not a citecheck JSON report"),
+    # The JSON report of a run stopped by Ctrl-C: its precision is over a part.
+    "stopped": (
+        '{"totals": {"citation_precision": 1.0}, "gate": {"passed": false, "decided": false, '
+        '"failures": [], "not_started": 6, "stopped_by": "interrupted"}}',
+        "from a run that stopped early (interrupted; 6 claims not started), so its "
+        "precision covers only the claims that ran; write one with --citecheck-report from "
+        "a run that finished",
+    ),
 }
 
 
