@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason, Verdict
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
@@ -357,6 +357,7 @@ class Engine:
         self._fetcher: Fetcher | None = None
         self._judges: dict[str, Judge] = {}
         self._ranker: Ranker | None = None
+        self._builtin_ranker = False
         self._pool: ThreadPoolExecutor | None = None
 
     @classmethod
@@ -475,6 +476,7 @@ class Engine:
         with self._lock:
             if self._ranker is None:
                 custom = self.hooks.make_ranker() if self.hooks.make_ranker else None
+                self._builtin_ranker = custom is None
                 self._ranker = _SerialRanker(custom or self._default_ranker(), self._rank_lock)
             return self._ranker
 
@@ -519,7 +521,7 @@ class Engine:
 
         problems: list[str] = []
         needs: dict[str, bool] = {}  # judge spec -> will record
-        crawls = False
+        crawls = ranks = False
         for claim in claims:
             if not claim.citations:
                 continue
@@ -528,6 +530,7 @@ class Engine:
             for spec in self.settings.specs_for(claim):
                 needs[spec] = needs.get(spec, False) or judged
             crawls = crawls or (records and any(c.url for c in claim.citations))
+            ranks = ranks or (records and any(_ranks(c) for c in claim.citations))
         for spec, records in needs.items():
             problem = self._judge_problem(spec, records)
             if problem:
@@ -538,6 +541,10 @@ class Engine:
                 f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
                 f"{self.settings.terms.replay_hint()}"
             )
+        if ranks:
+            problem = self._ranker_problem()
+            if problem:
+                problems.append(problem)
         if self.settings.max_cost is not None:
             terms = self.settings.terms
             missing = self.settings.prices.missing(
@@ -552,6 +559,33 @@ class Engine:
                 )
         if problems:
             raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+    def _ranker_problem(self) -> str | None:
+        """What the built-in ranker would miss when it ranks (a custom one is the
+        user's): found before any page is fetched and billed, not after."""
+        self.live_ranker()
+        if not self._builtin_ranker:
+            return None
+        from pytest_citecheck.stages import retrieval
+
+        name = self.settings.ranker or retrieval.DEFAULT_RANKER
+        missing = retrieval.missing_modules(name)
+        if not missing:
+            return None
+        terms = self.settings.terms
+        model = any(m in missing for m in retrieval._MODEL_MODULES)
+        hint = retrieval.INSTALL_HINT if model else retrieval.BM25_INSTALL_HINT
+        light = (
+            f", or rank without the model: {terms.setting('ranker', 'bm25')} (the bm25 extra)"
+            if model and name != "bm25"
+            else ""
+        )
+        them = "it is" if len(missing) == 1 else "they are"
+        return (
+            f"recording ranks the pages' passages with the {name} ranker, which needs "
+            f"{' and '.join(missing)}; {them} not installed: {hint}{light}"
+            f"{terms.replay_hint()}"
+        )
 
     def plan(
         self,
@@ -924,6 +958,14 @@ class Engine:
         from pytest_citecheck.core.secrets import secret_values
 
         return secret_values(self.environ)
+
+
+def _ranks(citation: Citation) -> bool:
+    """Whether verifying ``citation`` ranks passages: a web page, or a whole document
+    (a quote or a section is looked up, not ranked)."""
+    if citation.url:
+        return True
+    return citation.quote is None and citation.section is None
 
 
 def _failed(result: ClaimResult) -> bool:

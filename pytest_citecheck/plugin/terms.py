@@ -42,6 +42,7 @@ PLUGIN_TERMS = Terms(
         "max_credits": "--citecheck-max-credits",
         "price_credit": "citecheck_price_credit",
         "prices": "citecheck_prices",
+        "ranker": "citecheck_ranker",
     },
     assign=" = ",
     judge_origins={

