@@ -110,11 +110,12 @@ def read_baseline(path: Path, terms: Terms = NEUTRAL) -> Baseline:
     gate = data.get("gate")
     if isinstance(gate, dict) and gate.get("decided") is False:
         why = gate.get("stopped_by") or "the run stopped"
+        n = gate.get("not_started")
+        left = f"; {n} claims not started" if isinstance(n, int) else ""
         raise BaselineError(
-            f"baseline {path} is from a run that stopped early ({why}; "
-            f"{gate.get('not_started')} claims not started), so its precision covers only "
-            f"the claims that ran; write one with {terms.option('report')} from a run that "
-            "finished"
+            f"baseline {path} is from a run that stopped early ({why}{left}), so its "
+            "precision covers only the claims that ran; write one with "
+            f"{terms.option('report')} from a run that finished"
         )
     claims = data.get("claims", [])
     labels = {
@@ -276,13 +277,13 @@ GATE_NOT_DECIDED = "not decided"
 NOT_DECIDED_WHY = "the run stopped early"
 
 
-def gate_verdict(failures: Iterable[str], not_started: int) -> str:
+def gate_verdict(failures: Iterable[str], not_started: int | None) -> str:
     """FAILED on any failure (what did run can fail a run); ``not decided`` when
-    claims were never started (Ctrl-C, ``-x``): a part of the claims passing does not
-    pass the run; else passed."""
+    claims were never started (Ctrl-C, ``-x``; None: some, not counted): a part of
+    the claims passing does not pass the run; else passed."""
     if any(True for _ in failures):
         return GATE_FAILED
-    return GATE_NOT_DECIDED if not_started else GATE_PASSED
+    return GATE_PASSED if not_started == 0 else GATE_NOT_DECIDED
 
 
 def gate_title(gate: Mapping[str, object]) -> str:
@@ -296,9 +297,11 @@ def gate_title(gate: Mapping[str, object]) -> str:
 def stopped_text(gate: Mapping[str, object]) -> str:
     """``The run stopped early (interrupted): 6 claims were not started; nothing was
     billed for them.`` -- a report's note on a ``gate`` block with ``not_started``."""
-    n = gate.get("not_started") or 0
-    claims = "claim was" if n == 1 else "claims were"
+    n = gate.get("not_started")
     why = gate.get("stopped_by") or "the run stopped"
+    if n is None:
+        return f"{NOT_DECIDED_WHY.capitalize()} ({why}): the claims never run are not counted."
+    claims = "claim was" if n == 1 else "claims were"
     return (
         f"{NOT_DECIDED_WHY.capitalize()} ({why}): {n} {claims} not started; "
         "nothing was billed for them."

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 GATE_NODEID = "citecheck::gate"
 # The key of an xdist worker's ``workeroutput`` that carries its deselected claim items.
 DESELECTED_KEY = "citecheck_deselected"
+# ... and the node ids of the claim items it selected (every worker collects them all).
+SELECTED_KEY = "citecheck_selected"
 GATE_CATEGORY = "citecheck gate failed"
 CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports
 
@@ -307,6 +309,8 @@ class SessionHooks:
         self._running: pytest.Item | None = None
         # Claim items deselected (-k, -m, --lf): the gate then judges a part of the claims.
         self.deselected = 0
+        # Node ids of the claim items selected (CitecheckSession.selected); None: unknown.
+        self.selected: set[str] | None = None
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += sum(isinstance(item, ClaimItem) for item in items)
@@ -314,9 +318,13 @@ class SessionHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         """xdist: each worker collects (and deselects) every item; their count is kept once."""
-        count = getattr(node, "workeroutput", {}).get(DESELECTED_KEY)
+        output = getattr(node, "workeroutput", {})
+        count = output.get(DESELECTED_KEY)
         if isinstance(count, int):
             self.deselected = max(self.deselected, count)
+        selected = output.get(SELECTED_KEY)
+        if isinstance(selected, list):
+            self.selected = (self.selected or set()) | {str(n) for n in selected}
 
     @property
     def session(self) -> CitecheckSession | None:
@@ -418,9 +426,13 @@ class SessionHooks:
         settings = config.stash[SETTINGS_KEY]
         if is_worker(config):
             config.workeroutput[DESELECTED_KEY] = self.deselected  # type: ignore[attr-defined]
+            if settings.enabled:
+                selected = [i.nodeid for i in _claim_items(session.items)]
+                config.workeroutput[SELECTED_KEY] = selected  # type: ignore[attr-defined]
         if not settings.enabled or config.option.collectonly or is_worker(config):
             return
         items = _claim_items(session.items)
+        self.selected = {i.nodeid for i in items}
         if items and not settings.dry_run:
             _session(config).preflight(items)
 
@@ -464,10 +476,18 @@ class SessionHooks:
         if citecheck is None:
             return
         citecheck.close()
-        if exitstatus == pytest.ExitCode.INTERRUPTED and citecheck.stopped_by is None:
-            citecheck.stopped_by = "interrupted"  # a Ctrl-C that landed in pytest's own code
+        if citecheck.stopped_by is None:
+            # Stopped outside citecheck's own waits: a Ctrl-C in pytest's code, -x or
+            # --maxfail after a failing test, a test that asked the session to stop.
+            if exitstatus == pytest.ExitCode.INTERRUPTED:
+                citecheck.stopped_by = "interrupted"
+            elif session.shouldfail:
+                citecheck.stopped_by = "-x/--maxfail reached"
+            elif session.shouldstop:
+                citecheck.stopped_by = "the run stopped"
         if is_worker(session.config):
             return
+        citecheck.selected = self.selected
         report = citecheck.finish(self.deselected)
         if report is not None and report.gate_failures:
             if session.exitstatus == 0:

@@ -213,6 +213,7 @@ class ReportHooks:
         tr.write_sep("=", "citecheck")
         for line in report.lines():
             tr.write_line(line.text, **line.markup)
+        stopped = report.not_started_line()  # the claim items pytest never ran too
         if stopped is not None:
             tr.write_line(stopped, yellow=True, bold=True)
         for failure in report.gate_failures:

@@ -64,6 +64,10 @@ class CitecheckSession:
         self._failing = 0
         self._failing_lock = threading.Lock()
         self._closed_not_started = 0
+        # Node ids of the claim items selected for this run: the ones without a result
+        # when the run stops early were never verified. None: not known (an xdist
+        # controller whose workers did not say).
+        self.selected: set[str] | None = None
 
     @property
     def replaying(self) -> bool:
@@ -356,6 +360,16 @@ class CitecheckSession:
             return None
         return not_started_line(count, self.stopped_by or "the run stopped")
 
+    def unverified(self) -> int | None:
+        """Selected claims that never got a result: claims submitted ahead and never
+        started, and, when the run stopped early (Ctrl-C, ``-x``, a failing test), the
+        claim items pytest never ran. None: the run stopped and how many is not known."""
+        if self.stopped_by is None:
+            return self.not_started
+        if self.selected is None:
+            return self.not_started or None
+        return max(self.not_started, len(self.selected - self.results.keys()))
+
     def problems(self, result: ClaimResult) -> list[str]:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
         from pytest_citecheck.engine.gate import claim_problems
@@ -410,7 +424,7 @@ class CitecheckSession:
             prices=s.prices,
             deselected=deselected,
             baseline_over_same_claims=same_claims,
-            not_started=self.not_started,
+            not_started=self.unverified(),
             stopped_by=self.stopped_by,
         )
         failures += evaluate(report.totals, gate_settings(s), baseline, report.answer_totals)

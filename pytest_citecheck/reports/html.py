@@ -193,7 +193,7 @@ def render_html(data: dict[str, Any]) -> str:
     page = env.get_template("report.html.j2").render(
         gate=data["gate"],
         gate_title=gate_title(data["gate"]),
-        stopped=stopped_text(data["gate"]) if data["gate"].get("not_started") else None,
+        stopped=stopped_text(data["gate"]) if data["gate"].get("not_started", 0) != 0 else None,
         totals=data["totals"],
         spend=data.get("spend"),
         money=money,

@@ -44,9 +44,10 @@ def render_markdown(data: dict[str, Any]) -> str:
     mark = {GATE_PASSED: "✅", GATE_FAILED: "❌"}.get(title, "⚠️")
     out = [f"## citecheck: gate {title} {mark}", ""]
     out += [f"- {cell(f)}" for f in gate["failures"]]
-    if gate.get("not_started"):
+    stopped = gate.get("not_started", 0) != 0
+    if stopped:
         out.append(f"- {cell(stopped_text(gate))}")
-    if gate["failures"] or gate.get("not_started"):
+    if gate["failures"] or stopped:
         out.append("")
     out += [
         f"**{_count(t['claims'], 'claim')}, {_count(t['citations'], 'citation')}**: "

@@ -227,8 +227,9 @@ class Report:
     deselected: int = 0
     # The baseline figure is the baseline's over this run's claims (a partial run).
     baseline_over_same_claims: bool = False
-    # Claims never started (Ctrl-C, -x) and why: the gate is then not decided.
-    not_started: int = 0
+    # Claims never started (Ctrl-C, -x) and why: the gate is then not decided. None:
+    # the run stopped early and how many never ran is not known.
+    not_started: int | None = 0
     stopped_by: str | None = None
 
     @property
@@ -243,9 +244,14 @@ class Report:
         for them``, or None when every claim started."""
         from pytest_citecheck.engine.core import not_started_line
 
+        why = self.stopped_by or "the run stopped"
+        if self.not_started is None:
+            return (
+                f"citecheck: the run stopped early ({why}); claims that never ran are not counted"
+            )
         if not self.not_started:
             return None
-        return not_started_line(self.not_started, self.stopped_by or "the run stopped")
+        return not_started_line(self.not_started, why)
 
     @property
     def totals(self) -> Totals:
@@ -514,7 +520,9 @@ class Report:
             "failures": self.gate_failures,
             # Claims never started (no request, no cassette, no verdict), and why.
             "not_started": self.not_started,
-            "stopped_by": (self.stopped_by or "the run stopped") if self.not_started else None,
+            "stopped_by": (
+                (self.stopped_by or "the run stopped") if self.not_started != 0 else None
+            ),
         }
 
     def scrubbed_json(self) -> dict[str, Any]:

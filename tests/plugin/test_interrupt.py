@@ -337,3 +337,83 @@ def test_ctrl_c_in_batch_writes_what_finished_and_exits_130(
     saved = assert_all_complete(tmp_path)
     assert len(saved) == len(pages)
     assert_reports_not_decided(tmp_path, not_started, pages=False)  # batch: JSON only
+
+
+# A Ctrl-C landing in pytest's own code as the third claim item starts (replay verifies
+# each claim as its item runs, so the items after it never ran).
+INTERRUPT_AT_THIRD = """
+started = []
+
+
+def pytest_runtest_setup(item):
+    started.append(item.nodeid)
+    if len(started) == 3:
+        raise KeyboardInterrupt
+"""
+
+
+def recorded_suite(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, api: CrawlbaseDouble, llm: LLMDouble
+) -> None:
+    """The suite of :data:`CLAIMS` supported claims, recorded: what the next run replays."""
+    pytester.makeconftest(RANKER_CONFTEST)
+    pytester.makefile(".yaml", citecheck_facts=suite_yaml().replace(FAILING, "Fact 1 holds."))
+    for name, value in environment(api, llm).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
+    pytester.runpytest_subprocess(
+        "--citecheck", "--citecheck-record=once", "-p", "no:cacheprovider"
+    ).assert_outcomes(passed=CLAIMS)
+
+
+def test_ctrl_c_in_a_replay_leaves_the_gate_not_decided(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+) -> None:
+    """Before, the replay's summary and reports said ``gate passed`` over the two
+    claims that ran."""
+    recorded_suite(pytester, monkeypatch, *doubles)
+    pytester.makeconftest(RANKER_CONFTEST + INTERRUPT_AT_THIRD)
+    result = pytester.runpytest_subprocess(
+        "--citecheck",
+        "--citecheck-report=report.json",
+        "--citecheck-md=report.md",
+        "--citecheck-html=report.html",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"citecheck: {CLAIMS - 2} claims were not started (interrupted); "
+            "nothing was billed for them",
+            "citecheck gate not decided: the run stopped early",
+        ]
+    )
+    assert "gate passed" not in result.stdout.str()
+    assert_reports_not_decided(pytester.path, CLAIMS - 2)
+
+
+def test_x_under_xdist_counts_the_claims_from_the_workers(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+) -> None:
+    """The xdist controller collects no items: its workers tell it which claims were
+    selected, so after ``-x`` it counts the claims that never ran (here none: xdist
+    lets the items it already sent finish) instead of calling the gate undecided."""
+    pytest.importorskip("xdist")
+    import json
+
+    recorded_suite(pytester, monkeypatch, *doubles)
+    pytester.makepyfile(test_a_fails="def test_fails():\n    assert False\n")
+    result = pytester.runpytest_subprocess(
+        "--citecheck", "--citecheck-report=report.json", "-n", "2", "-x", "-p", "no:cacheprovider"
+    )
+    data = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    gate, ran = data["gate"], len(data["claims"])
+    assert gate["not_started"] == CLAIMS - ran, result.stdout.str()
+    assert gate["decided"] is (ran == CLAIMS), result.stdout.str()
+    assert gate["passed"] is (ran == CLAIMS), result.stdout.str()

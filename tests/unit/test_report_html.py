@@ -149,3 +149,33 @@ def test_a_not_found_reply_refused_for_its_short_quote_keeps_no_judge_label() ->
     guarded = guard(reply, [EVIDENCE])
     assert guarded.reason == "evidence_quote_too_short"
     assert guarded.judge_label is None and guarded.judge_confidence is None
+
+
+def test_a_stopped_run_with_an_unknown_count_is_not_decided_in_every_report() -> None:
+    """Under xdist a Ctrl-C may leave the controller not knowing which claims ran."""
+    from pytest_citecheck.reports.markdown import render_markdown
+
+    supported = Verdict(url="https://example.com/crater", label=Label.SUPPORTED)
+    report = Report(
+        results={"citecheck_a.yaml::one": claim("one", supported)},
+        not_started=None,
+        stopped_by="interrupted",
+    )
+    data = report.scrubbed_json()
+    assert data["gate"] == {
+        "passed": False,
+        "decided": False,
+        "failures": [],
+        "not_started": None,
+        "stopped_by": "interrupted",
+    }
+    note = "The run stopped early (interrupted): the claims never run are not counted."
+    assert report.not_started_line() == (
+        "citecheck: the run stopped early (interrupted); claims that never ran are not counted"
+    )
+    markdown = render_markdown(data)
+    assert markdown.startswith("## citecheck: gate not decided ⚠️\n") and f"- {note}" in markdown
+    assert f'<li id="stopped">{note}</li>' in render_html(data)
+    # Every claim ran: decided, whatever stopped the session afterwards.
+    done = Report(results=report.results, not_started=0, stopped_by="-x/--maxfail reached")
+    assert done.scrubbed_json()["gate"]["passed"] is True
