@@ -64,6 +64,10 @@ class CitecheckSession:
         self._failing = 0
         self._failing_lock = threading.Lock()
         self._closed_not_started = 0
+        # The SIGINT handler replaced while claims are in flight (_catch_ctrl_c), and
+        # whether a Ctrl-C it caught is still to be said on the terminal.
+        self._sigint: Any = None
+        self._announce = False
         # Node ids of the claim items selected for this run: the ones without a result
         # when the run stops early were never verified. None: not known (an xdist
         # controller whose workers did not say).
@@ -137,6 +141,9 @@ class CitecheckSession:
 
     def close(self) -> None:
         """Stop the engine's pool and close its HTTP clients."""
+        self._release_ctrl_c()
+        if self._announce:
+            self._say_interrupted(None)
         if self._engine is not None:
             self._engine.close()
             self._closed_not_started = self._engine.progress.not_started
@@ -240,6 +247,8 @@ class CitecheckSession:
                 future.add_done_callback(self._count_failure)
                 self._ahead[item.nodeid] = future
         pending = {f for f in self._ahead.values() if not f.done()}
+        if pending:
+            self._catch_ctrl_c()
         if terminal is None or not pending:
             return
         tty = bool(getattr(terminal, "isatty", False))
@@ -248,6 +257,8 @@ class CitecheckSession:
         while pending:
             try:
                 _, pending = wait(pending, timeout=_TTY_REFRESH, return_when=FIRST_COMPLETED)
+                if self._announce:
+                    self._say_interrupted(terminal)
                 line = engine.progress.line()
                 if tty:
                     terminal.rewrite(line, erase=True)
@@ -280,14 +291,53 @@ class CitecheckSession:
             self.stopped_by = "-x/--maxfail reached"
             self._engine.stop()
 
+    def _catch_ctrl_c(self) -> None:
+        """While claims recorded ahead are in flight, the first Ctrl-C stops starting
+        claims wherever the main thread is -- waiting for a claim, or in pytest's own
+        reporting between two items -- not only while it waits (a KeyboardInterrupt
+        there would end the session before the verified items report). Installed from
+        the main thread over Python's default handler only; restored by :meth:`close`."""
+        import signal
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if self._sigint is not None or signal.getsignal(signal.SIGINT) is not (
+            signal.default_int_handler
+        ):
+            return  # already ours, or someone else's: left alone
+
+        def first_ctrl_c(signum: int, frame: Any) -> None:
+            in_flight = any(not f.done() for f in self._ahead.values())
+            if self.stopped_by == "interrupted" or not in_flight:
+                raise KeyboardInterrupt  # as without citecheck
+            self._stop_for_ctrl_c()
+            self._announce = True  # said at the next wait: not from inside a handler
+
+        self._sigint = signal.default_int_handler
+        signal.signal(signal.SIGINT, first_ctrl_c)
+
+    def _release_ctrl_c(self) -> None:
+        import signal
+
+        if self._sigint is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._sigint)
+            self._sigint = None
+
+    def _stop_for_ctrl_c(self) -> None:
+        self.stopped_by = "interrupted"
+        if self._engine is not None:
+            self._engine.stop()
+
     def _interrupt(self, terminal: Any | None) -> None:
         """The first Ctrl-C: start no new claim, let the ones in flight finish (a
         second Ctrl-C propagates to pytest)."""
         if self.stopped_by == "interrupted":
             raise KeyboardInterrupt
-        self.stopped_by = "interrupted"
-        if self._engine is not None:
-            self._engine.stop()
+        self._stop_for_ctrl_c()
+        self._say_interrupted(terminal)
+
+    def _say_interrupted(self, terminal: Any | None) -> None:
+        self._announce = False
         message = (
             "citecheck: interrupted: no new claim starts; "
             "waiting for the claims in flight to finish"
@@ -335,6 +385,8 @@ class CitecheckSession:
 
     def _wait_out(self, future: Future[ClaimResult]) -> None:
         """Wait for one claim; a first Ctrl-C meanwhile stops starting new ones."""
+        if self._announce:
+            self._say_interrupted(None)
         while not future.done():
             try:
                 wait([future], timeout=_TTY_REFRESH)

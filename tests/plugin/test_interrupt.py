@@ -417,3 +417,53 @@ def test_x_under_xdist_counts_the_claims_from_the_workers(
     assert gate["not_started"] == CLAIMS - ran, result.stdout.str()
     assert gate["decided"] is (ran == CLAIMS), result.stdout.str()
     assert gate["passed"] is (ran == CLAIMS), result.stdout.str()
+
+
+# A Ctrl-C landing in pytest's own reporting of the first claim item, while the other
+# claims recorded ahead are still in flight.
+CTRL_C_WHILE_REPORTING = """
+
+import os
+import signal
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.nodeid.endswith("::fact-0"):
+        os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+@pytest.mark.parametrize("judge", [Judge(delay=0.4)], indirect=False)
+def test_ctrl_c_between_two_items_stops_as_a_ctrl_c_while_waiting_does(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    judge: Judge,
+) -> None:
+    """Before, the KeyboardInterrupt ended the session inside the first item's report:
+    no item reported and no "no new claim starts"."""
+    api, llm = doubles
+    pytester.makeconftest(RANKER_CONFTEST + CTRL_C_WHILE_REPORTING)
+    pytester.makefile(".yaml", citecheck_facts=suite_yaml().replace(FAILING, "Fact 1 holds."))
+    for name, value in environment(api, llm).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
+    result = pytester.runpytest_subprocess(
+        "--citecheck",
+        "--citecheck-record=once",
+        "--citecheck-concurrency=2",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rA",
+    )
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, out
+    assert "citecheck: interrupted: no new claim starts" in out, out
+    pages = crawled(api)
+    assert 2 <= len(pages) < CLAIMS, out
+    passed = re.findall(r"PASSED (?:\[\w+\] )?\S*::fact-(\d+)", out)
+    assert passed == [str(n) for n in range(len(pages))], out
+    assert f"citecheck: {CLAIMS - len(pages)} claims were not started (interrupted)" in out
+    assert "citecheck gate not decided: the run stopped early" in out
+    assert len(assert_all_complete(pytester.path)) == len(pages)
