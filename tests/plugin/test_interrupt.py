@@ -128,11 +128,7 @@ def test_x_stops_starting_claims_after_the_first_failing_one(
     concurrency: str,
 ) -> None:
     api, llm = doubles
-    pytester.makeconftest(RANKER_CONFTEST)
-    pytester.makefile(".yaml", citecheck_facts=suite_yaml())
-    for name, value in environment(api, llm).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
+    a_suite(pytester, monkeypatch, doubles, suite_yaml())
     result = pytester.runpytest_subprocess(
         "--citecheck",
         "--citecheck-record=once",
@@ -170,18 +166,31 @@ def test_maxfail_counts_failures_before_it_stops(
     doubles: tuple[CrawlbaseDouble, LLMDouble],
 ) -> None:
     """``--maxfail=2`` with one failing claim: nothing stops early, every claim runs."""
-    api, llm = doubles
-    pytester.makeconftest(RANKER_CONFTEST)
-    pytester.makefile(".yaml", citecheck_facts=suite_yaml())
-    for name, value in environment(api, llm).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
+    api = doubles[0]
+    a_suite(pytester, monkeypatch, doubles, suite_yaml())
     result = pytester.runpytest_subprocess(
         "--citecheck", "--citecheck-record=once", "--citecheck-concurrency=1", "--maxfail=2"
     )
     result.assert_outcomes(passed=CLAIMS - 1, failed=1)
     assert len(crawled(api)) == CLAIMS
     assert "not started" not in result.stdout.str()
+
+
+def a_suite(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    facts: str,
+    conftest: str = "",
+) -> None:
+    """The suite ``facts`` in ``pytester``, recording against ``doubles`` (the model-free
+    ranker's conftest, plus ``conftest``)."""
+    api, llm = doubles
+    pytester.makeconftest(RANKER_CONFTEST + conftest)
+    pytester.makefile(".yaml", citecheck_facts=facts)
+    for name, value in environment(api, llm).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
 
 
 def interrupt_when_judged(proc: subprocess.Popen[str], judge: Judge, replies: int) -> str:
@@ -356,11 +365,7 @@ def recorded_suite(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, api: CrawlbaseDouble, llm: LLMDouble
 ) -> None:
     """The suite of :data:`CLAIMS` supported claims, recorded: what the next run replays."""
-    pytester.makeconftest(RANKER_CONFTEST)
-    pytester.makefile(".yaml", citecheck_facts=suite_yaml().replace(FAILING, "Fact 1 holds."))
-    for name, value in environment(api, llm).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
+    a_suite(pytester, monkeypatch, (api, llm), suite_yaml().replace(FAILING, "Fact 1 holds."))
     pytester.runpytest_subprocess(
         "--citecheck", "--citecheck-record=once", "-p", "no:cacheprovider"
     ).assert_outcomes(passed=CLAIMS)
@@ -442,12 +447,9 @@ def test_ctrl_c_between_two_items_stops_as_a_ctrl_c_while_waiting_does(
 ) -> None:
     """Before, the KeyboardInterrupt ended the session inside the first item's report:
     no item reported and no "no new claim starts"."""
-    api, llm = doubles
-    pytester.makeconftest(RANKER_CONFTEST + CTRL_C_WHILE_REPORTING)
-    pytester.makefile(".yaml", citecheck_facts=suite_yaml().replace(FAILING, "Fact 1 holds."))
-    for name, value in environment(api, llm).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CRAWLBASE_JS_TOKEN", raising=False)
+    api = doubles[0]
+    facts = suite_yaml().replace(FAILING, "Fact 1 holds.")
+    a_suite(pytester, monkeypatch, doubles, facts, CTRL_C_WHILE_REPORTING)
     result = pytester.runpytest_subprocess(
         "--citecheck",
         "--citecheck-record=once",
