@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
@@ -261,8 +261,11 @@ class Interrupted(Exception):
         self.not_started = not_started
 
 
-def not_started_line(count: int, why: str) -> str:
-    """What a stopped run says about the claims it never started."""
+def not_started_line(count: int | None, why: str) -> str:
+    """What a stopped run says about the claims it never started (None: how many
+    is not known)."""
+    if count is None:
+        return f"citecheck: the run stopped early ({why}); claims that never ran are not counted"
     claims = "claim was" if count == 1 else "claims were"
     return f"citecheck: {count} {claims} not started ({why}); nothing was billed for them"
 
@@ -517,7 +520,7 @@ class Engine:
         Raises :class:`ConfigurationError` listing each problem: the variable to
         set (never its value) and, when the judge came from ini, the option.
         """
-        from pytest_citecheck.engine.pipeline import asks_judge
+        from pytest_citecheck.engine.pipeline import asks_judge, ranks_passages
 
         problems: list[str] = []
         needs: dict[str, bool] = {}  # judge spec -> will record
@@ -530,7 +533,7 @@ class Engine:
             for spec in self.settings.specs_for(claim):
                 needs[spec] = needs.get(spec, False) or judged
             crawls = crawls or (records and any(c.url for c in claim.citations))
-            ranks = ranks or (records and any(_ranks(c) for c in claim.citations))
+            ranks = ranks or (records and any(ranks_passages(c) for c in claim.citations))
         for spec, records in needs.items():
             problem = self._judge_problem(spec, records)
             if problem:
@@ -573,7 +576,7 @@ class Engine:
         if not missing:
             return None
         terms = self.settings.terms
-        model = any(m in missing for m in retrieval._MODEL_MODULES)
+        model = any(m in missing for m in retrieval.MODEL_MODULES)
         hint = retrieval.INSTALL_HINT if model else retrieval.BM25_INSTALL_HINT
         light = (
             f", or rank without the model: {terms.setting('ranker', 'bm25')} (the bm25 extra)"
@@ -958,14 +961,6 @@ class Engine:
         from pytest_citecheck.core.secrets import secret_values
 
         return secret_values(self.environ)
-
-
-def _ranks(citation: Citation) -> bool:
-    """Whether verifying ``citation`` ranks passages: a web page, or a whole document
-    (a quote or a section is looked up, not ranked)."""
-    if citation.url:
-        return True
-    return citation.quote is None and citation.section is None
 
 
 def _failed(result: ClaimResult) -> bool:

@@ -300,7 +300,7 @@ def stopped_text(gate: Mapping[str, object]) -> str:
     n = gate.get("not_started")
     why = gate.get("stopped_by") or "the run stopped"
     if n is None:
-        return f"{NOT_DECIDED_WHY.capitalize()} ({why}): the claims never run are not counted."
+        return f"{NOT_DECIDED_WHY.capitalize()} ({why}): claims that never ran are not counted."
     claims = "claim was" if n == 1 else "claims were"
     return (
         f"{NOT_DECIDED_WHY.capitalize()} ({why}): {n} {claims} not started; "

@@ -53,6 +53,15 @@ MAX_QUOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 1000
 
 
+def ranks_passages(citation: Citation) -> bool:
+    """Whether verifying ``citation`` may rank passages: a web page, or a whole document
+    (a document's quote or section is looked up, not ranked). Start-up checks use this
+    to demand the ranker's extra only for claims that rank."""
+    if citation.url:
+        return True
+    return citation.quote is None and citation.section is None
+
+
 def asks_judge(citation: Citation) -> bool:
     """Whether verifying ``citation`` may ask the judge. A document's quote that is
     not in the document is fabricated without one (:meth:`Verifier._verify_document`);

@@ -309,7 +309,7 @@ class SessionHooks:
         self._running: pytest.Item | None = None
         # Claim items deselected (-k, -m, --lf): the gate then judges a part of the claims.
         self.deselected = 0
-        # Node ids of the claim items selected (CitecheckSession.selected); None: unknown.
+        # Node ids of the claim items selected (CitecheckSession.unverified); None: unknown.
         self.selected: set[str] | None = None
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
@@ -487,8 +487,7 @@ class SessionHooks:
                 citecheck.stopped_by = "the run stopped"
         if is_worker(session.config):
             return
-        citecheck.selected = self.selected
-        report = citecheck.finish(self.deselected)
+        report = citecheck.finish(self.deselected, self.selected)
         if report is not None and report.gate_failures:
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

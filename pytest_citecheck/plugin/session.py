@@ -68,10 +68,6 @@ class CitecheckSession:
         # whether a Ctrl-C it caught is still to be said on the terminal.
         self._sigint: Any = None
         self._announce = False
-        # Node ids of the claim items selected for this run: the ones without a result
-        # when the run stops early were never verified. None: not known (an xdist
-        # controller whose workers did not say).
-        self.selected: set[str] | None = None
 
     @property
     def replaying(self) -> bool:
@@ -412,15 +408,17 @@ class CitecheckSession:
             return None
         return not_started_line(count, self.stopped_by or "the run stopped")
 
-    def unverified(self) -> int | None:
+    def unverified(self, selected: set[str] | None) -> int | None:
         """Selected claims that never got a result: claims submitted ahead and never
         started, and, when the run stopped early (Ctrl-C, ``-x``, a failing test), the
-        claim items pytest never ran. None: the run stopped and how many is not known."""
+        claim items pytest never ran. ``selected``: the node ids of the claim items
+        selected (None: not known, an xdist controller whose workers did not say).
+        None: the run stopped and how many is not known."""
         if self.stopped_by is None:
             return self.not_started
-        if self.selected is None:
+        if selected is None:
             return self.not_started or None
-        return max(self.not_started, len(self.selected - self.results.keys()))
+        return max(self.not_started, len(selected - self.results.keys()))
 
     def problems(self, result: ClaimResult) -> list[str]:
         """Why this claim's test item fails (the one policy: ``gate.claim_problems``)."""
@@ -448,9 +446,11 @@ class CitecheckSession:
 
     # -- the gate ------------------------------------------------------------------
 
-    def finish(self, deselected: int = 0) -> Report | None:
+    def finish(self, deselected: int = 0, selected: set[str] | None = None) -> Report | None:
         """The report and the gate; ``deselected`` claim items (``-k``, ``--lf``) make
-        it a partial run, compared with the baseline over the same claims."""
+        it a partial run, compared with the baseline over the same claims; ``selected``
+        claim items without a result, when the run stopped early, were never verified
+        (:meth:`unverified`)."""
         if not self.results:
             return None
         s = self.settings
@@ -476,7 +476,7 @@ class CitecheckSession:
             prices=s.prices,
             deselected=deselected,
             baseline_over_same_claims=same_claims,
-            not_started=self.unverified(),
+            not_started=self.unverified(selected),
             stopped_by=self.stopped_by,
         )
         failures += evaluate(report.totals, gate_settings(s), baseline, report.answer_totals)

