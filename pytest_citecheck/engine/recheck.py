@@ -184,7 +184,7 @@ def _remembering_engine(
             )
         return _Remembering(inner, reuse=reuse, terms=engine.settings.terms)
 
-    engine.hooks = replace(hooks, make_fetcher=make_fetcher)
+    engine.stages.hooks = replace(hooks, make_fetcher=make_fetcher)
 
     def fetcher() -> _Remembering:
         built = engine.fetcher()
@@ -271,7 +271,8 @@ class Rechecker:
         fetcher = self._live_fetcher()
         fetcher.pages.clear()
         try:
-            with self.live.recording(live_path, nodeid, self.settings.judge_for(claim)) as rec:
+            judge = self.live.judge(self.settings.judge_for(claim))
+            with self.live.recording(live_path, nodeid, judge) as rec:
                 _seed(rec, cassette, self.live)
                 checks = [self._compare(c, verdicts[c], pages.get(c.url or "")) for c in cited]
                 self._ask_again(rec, claim, cited, checks)

@@ -217,9 +217,7 @@ class CitecheckSession:
 
         with ExitStack() as stack:
             try:
-                recording = stack.enter_context(
-                    self.engine().recording(cassette, nodeid, getattr(judge, "name", None))
-                )
+                recording = stack.enter_context(self.engine().recording(cassette, nodeid, judge))
             except CorruptRecording as exc:
                 pytest.fail(corrupt_detail(cassette, nodeid, exc.why, PLUGIN_TERMS), pytrace=False)
             yield recording

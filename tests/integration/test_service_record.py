@@ -183,6 +183,6 @@ def test_a_judge_the_service_does_not_allow_is_403_and_never_built() -> None:
                 client.post("/verify", json={**body(0), "judge": f"openai:made-up-{n}"})
                 for n in range(3)
             ]
-        built = set(engine._judges)
+        built = set(engine.stages._judges)
     assert [r.status_code for r in made_up] == [403] * 3
     assert not any(spec.startswith("openai:made-up") for spec in built)

@@ -130,7 +130,7 @@ def test_there_is_no_import_cycle() -> None:
 
 def test_the_walk_sees_function_level_imports() -> None:
     # The engine builds the pipeline lazily, inside a method: the walk must see it.
-    assert "pytest_citecheck.engine.pipeline" in GRAPH["pytest_citecheck.engine.core"]
+    assert "pytest_citecheck.engine.pipeline" in GRAPH["pytest_citecheck.engine.verification"]
 
 
 @pytest.mark.parametrize("module", ["pytest_citecheck.frontends.cli"])

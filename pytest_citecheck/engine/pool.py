@@ -1,0 +1,86 @@
+"""Many claims at once: a thread per claim in flight, at most ``concurrency``.
+
+Network calls of different claims overlap; each claim records into or replays from
+its own cassette (:mod:`pytest_citecheck.recording.transport` serves each thread's
+HTTP), so no state is shared between claims but the engine's stages. A claim checks
+the :class:`~pytest_citecheck.engine.stopping.StopSignal` as it starts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.engine.progress import Progress
+from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal, gather
+
+# Verifies one claim in the calling thread: (claim, cassette, nodeid) -> result.
+VerifyOne = Callable[[Claim, Path | None, str | None], ClaimResult]
+
+
+class ClaimPool:
+    """Runs :data:`VerifyOne` on a thread pool built on first use."""
+
+    def __init__(
+        self, verify: VerifyOne, concurrency: int, progress: Progress, stop: StopSignal
+    ) -> None:
+        self._verify = verify
+        self._concurrency = concurrency
+        self._progress = progress
+        self._stop = stop
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(
+        self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
+    ) -> Future[ClaimResult]:
+        """Verify one claim on the pool; once stopped, the future raises
+        :class:`ClaimNotStarted`."""
+        self._progress.add(1)
+        return self._executor().submit(self._start, claim, cassette, nodeid)
+
+    def verify_all(
+        self,
+        claims: Sequence[Claim],
+        *,
+        cassette_for: Callable[[Claim], Path | None] | None = None,
+        nodeid_for: Callable[[Claim], str] | None = None,
+        on_result: Callable[[int, ClaimResult], None] | None = None,
+        on_interrupt: Callable[[], None] | None = None,
+    ) -> list[ClaimResult]:
+        """Every claim's result, in input order (see :func:`~.stopping.gather` for
+        ``on_result``, ``on_interrupt`` and Ctrl-C)."""
+        futures = {
+            self.submit(
+                claim,
+                cassette_for(claim) if cassette_for else None,
+                nodeid_for(claim) if nodeid_for else None,
+            ): index
+            for index, claim in enumerate(claims)
+        }
+        results = gather(futures, self._stop, on_result, on_interrupt)
+        return [results[i] for i in range(len(claims))]
+
+    def close(self) -> None:
+        """Cancel the claims not started; wait for those in flight."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self._concurrency, thread_name_prefix="citecheck"
+                )
+            return self._pool
+
+    def _start(self, claim: Claim, cassette: Path | None, nodeid: str | None) -> ClaimResult:
+        if self._stop.is_set:
+            self._progress.skipped()
+            raise ClaimNotStarted(claim.id)
+        return self._verify(claim, cassette, nodeid)

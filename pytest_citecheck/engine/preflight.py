@@ -1,0 +1,131 @@
+"""The start-up check: every key and token the claims will need, once, before any runs.
+
+The judges they use (``settings.judge``, else each claim's ``judge``, else
+:data:`~pytest_citecheck.core.defaults.DEFAULT_JUDGE`; a panel's members), the
+Crawlbase token when URL citations will be recorded, the built-in ranker's packages
+when pages will be ranked, and the prices that ``max_cost`` counts in. A problem
+found here costs nothing; found after the first page is fetched, it is billed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.core.defaults import DEFAULT_JUDGE
+from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.providers import TOKEN_ENV
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM
+from pytest_citecheck.engine.stage_builder import StageBuilder
+
+# The token that recording URL citations needs.
+CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
+
+
+def preflight(
+    stages: StageBuilder, claims: Iterable[Claim], will_record: Callable[[Claim], bool]
+) -> None:
+    """Raise :class:`ConfigurationError` listing each problem: the variable to set
+    (never its value) and, when the judge came from ini, the option.
+    ``will_record(claim)``: the claim may go to the network."""
+    from pytest_citecheck.engine.pipeline import asks_judge, ranks_passages
+
+    settings = stages.settings
+    terms = settings.terms
+    problems: list[str] = []
+    needs: dict[str, bool] = {}  # judge spec -> will record
+    crawls = ranks = False
+    for claim in claims:
+        if not claim.citations:
+            continue
+        records = will_record(claim)
+        judged = records and any(asks_judge(c) for c in claim.citations)
+        for spec in settings.specs_for(claim):
+            needs[spec] = needs.get(spec, False) or judged
+        crawls = crawls or (records and any(c.url for c in claim.citations))
+        ranks = ranks or (records and any(ranks_passages(c) for c in claim.citations))
+    for spec, records in needs.items():
+        problem = _judge_problem(stages, spec, records)
+        if problem:
+            problems.append(problem)
+    if crawls and not stages.environ.get(CRAWLBASE_TOKEN_ENV) and not stages.custom_fetcher:
+        problems.append(
+            f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
+            f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+            f"{terms.replay_hint()}"
+        )
+    if ranks:
+        problem = _ranker_problem(stages)
+        if problem:
+            problems.append(problem)
+    if settings.max_cost is not None:
+        missing = settings.prices.missing(
+            1.0 if crawls else 0.0,
+            [stages.judge_name(s) for s, records in needs.items() if records],
+            terms.option,
+        )
+        if missing:
+            problems.append(
+                f"{terms.option('max_cost')} needs {' and '.join(missing)} to count the "
+                "spend in money"
+            )
+    if problems:
+        raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+
+def _ranker_problem(stages: StageBuilder) -> str | None:
+    """What the built-in ranker would miss when it ranks (a custom one is the
+    user's): found before any page is fetched and billed, not after."""
+    if not stages.builtin_ranker:
+        return None
+    from pytest_citecheck.stages import retrieval
+
+    name = stages.settings.ranker or retrieval.DEFAULT_RANKER
+    missing = retrieval.missing_modules(name)
+    if not missing:
+        return None
+    terms = stages.settings.terms
+    model = any(m in missing for m in retrieval.MODEL_MODULES)
+    hint = retrieval.INSTALL_HINT if model else retrieval.BM25_INSTALL_HINT
+    light = (
+        f", or rank without the model: {terms.setting('ranker', 'bm25')} (the bm25 extra)"
+        if model and name != "bm25"
+        else ""
+    )
+    them = "it is" if len(missing) == 1 else "they are"
+    return (
+        f"recording ranks the pages' passages with the {name} ranker, which needs "
+        f"{' and '.join(missing)}; {them} not installed: {hint}{light}"
+        f"{terms.replay_hint()}"
+    )
+
+
+def _judge_problem(stages: StageBuilder, spec: str, records: bool) -> str | None:
+    settings = stages.settings
+    from_flag = bool(settings.judges) and spec in (settings.judges or ())
+    from_file = settings.judge is None and spec != DEFAULT_JUDGE and not from_flag
+    try:
+        stages.judge(spec)
+        if records and stages.is_builtin_judge(spec):
+            stages.builtin_judge(spec, require_key=True)
+    except ValueError as exc:
+        # A claim file's bad judge fails that file's claims, not the session.
+        return None if from_file else f"{str(exc).rstrip('.')}{_origin(stages, spec)}"
+    except ConfigurationError as exc:
+        return f"{str(exc).rstrip('.')}{_origin(stages, spec)}"
+    return None
+
+
+def _origin(stages: StageBuilder, spec: str) -> str:
+    """Where the judge ``spec`` came from, in the front end's words."""
+    s = stages.settings
+    terms = s.terms
+    if s.judges and spec in s.judges:
+        return f" (judge {spec} is a member of the judge panel, {terms.option('judges')})"
+    if s.judge is not None and spec == s.judge:
+        if s.judge_origin is None:
+            return ""
+        return f" (judge {spec} comes from {terms.judge_origin(s.judge_origin)})"
+    if spec == DEFAULT_JUDGE:
+        return f" ({spec} is the default judge; choose another with {terms.option('judge')})"
+    return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"

@@ -1,0 +1,118 @@
+"""Stopping a run: no new claim starts, the ones in flight finish.
+
+A stop comes from :meth:`StopSignal.set` (Ctrl-C, ``-x``) or from the front end's
+``should_stop`` asked before each claim starts. A claim submitted but not started
+then never starts (no crawl, no judge call, no cassette): its future raises
+:class:`ClaimNotStarted`. :func:`gather` collects a batch's results, stopping this
+way on Ctrl-C and raising :class:`Interrupted` with the results that finished, so
+every cassette on disk is a complete one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+
+from pytest_citecheck.claims.models import ClaimResult
+
+# How often a wait for claims wakes up (Ctrl-C is seen at the latest then).
+_WAIT_TICK = 0.2
+
+
+class ClaimNotStarted(Exception):
+    """The engine was stopped before this claim started: no request was made for it."""
+
+    def __init__(self, claim_id: str) -> None:
+        super().__init__(f"claim {claim_id} was not started: the run was stopped")
+        self.claim_id = claim_id
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped :meth:`Engine.verify_claims_sync`: the claims in flight finished,
+    no other claim started. ``results`` maps an input index to its result."""
+
+    def __init__(self, results: Mapping[int, ClaimResult], not_started: int) -> None:
+        super().__init__(f"interrupted: {not_started} claim(s) not started")
+        self.results = dict(results)
+        self.not_started = not_started
+
+
+class StopSignal:
+    """Whether claims may still start: set once, never cleared."""
+
+    def __init__(self, should_stop: Callable[[], bool] | None = None) -> None:
+        # Asked before each claim starts: True sets the signal.
+        self.should_stop = should_stop
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    @property
+    def is_set(self) -> bool:
+        """Whether :meth:`set` was called, or ``should_stop`` now says so."""
+        if not self._event.is_set() and self.should_stop is not None and self.should_stop():
+            self._event.set()
+        return self._event.is_set()
+
+
+def not_started_line(count: int | None, why: str) -> str:
+    """What a stopped run says about the claims it never started (None: how many
+    is not known)."""
+    if count is None:
+        return f"citecheck: the run stopped early ({why}); claims that never ran are not counted"
+    claims = "claim was" if count == 1 else "claims were"
+    return f"citecheck: {count} {claims} not started ({why}); nothing was billed for them"
+
+
+def outcome(future: Future[ClaimResult]) -> ClaimResult | None:
+    """A finished claim future's result; None when the claim was never started
+    (the engine was stopped, or closed with the claim still queued)."""
+    try:
+        return future.result()
+    except (ClaimNotStarted, CancelledError):
+        return None
+
+
+def gather(
+    futures: Mapping[Future[ClaimResult], int],
+    stop: StopSignal,
+    on_result: Callable[[int, ClaimResult], None] | None = None,
+    on_interrupt: Callable[[], None] | None = None,
+) -> dict[int, ClaimResult]:
+    """Every result of ``futures`` (each maps to its input index), as they finish;
+    ``on_result`` is called in the calling thread, in index order among the claims
+    that finished together.
+
+    Ctrl-C (KeyboardInterrupt) sets ``stop`` (``on_interrupt`` is told): no claim
+    starts any more, the ones in flight finish (``on_result`` sees them), then
+    :class:`Interrupted` is raised with every result that finished. A second Ctrl-C
+    while they finish propagates as KeyboardInterrupt. A claim that never started
+    raises :class:`Interrupted` too."""
+    results: dict[int, ClaimResult] = {}
+    not_started = 0
+    remaining = dict(futures)
+    interrupted = False
+    while remaining:
+        try:
+            done, _ = wait(remaining, timeout=_WAIT_TICK, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=remaining.__getitem__):
+                index = remaining.pop(future)
+                result = outcome(future)
+                if result is None:
+                    not_started += 1
+                    continue
+                results[index] = result
+                if on_result is not None:
+                    on_result(index, result)
+        except KeyboardInterrupt:  # wherever it lands, no finished claim is lost
+            if interrupted:
+                raise
+            interrupted = True
+            stop.set()
+            if on_interrupt is not None:
+                on_interrupt()
+    if interrupted or not_started:
+        raise Interrupted(results, not_started)
+    return results
