@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, JudgeReply, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
@@ -646,3 +646,48 @@ def test_a_stopped_engine_starts_no_claim_and_says_which_never_started(
         "https://example.com/science/boiling",
         "https://example.com/gone",
     }
+
+
+class HouseJudge:
+    """A custom judge whose name is not the spec it was asked for."""
+
+    name = "house:grader"
+    prompt_version = "house-3"
+
+    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        quote = "Water boils at 100 degrees Celsius at sea level."
+        return JudgeReply(label="supported", quote=quote, confidence=0.9)
+
+
+def test_a_custom_judge_is_asked_for_its_spec_only_and_its_prompt_version_is_recorded(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    """Each claim resolves its judge once, for its budget, its cassette and its
+    pipeline: the factory is asked for the spec, never for the judge's own name."""
+    import yaml
+
+    api, llm = doubles
+    asked: list[str] = []
+
+    def make_judge(spec: str) -> HouseJudge:
+        asked.append(spec)
+        return HouseJudge()
+
+    boiling = claim("boiling", "Water boils at 100 degrees.", "https://example.com/science/boiling")
+    shared = tmp_path / "shared.yaml"
+    engine = Engine.from_settings(
+        EngineSettings(record_mode="once", judge="house", max_credits=100.0),
+        StageHooks(make_judge=make_judge, make_ranker=WordOverlap),
+        environ=env_for(api, llm),
+    )
+    with engine:
+        own = engine.verify(boiling, tmp_path / "own.yaml", "t::own")
+        judge = engine.judge("house")
+        with engine.recording(shared, "t::shared", judge) as recording:
+            in_shared = [engine.verify_in(recording, boiling) for _ in range(2)]
+    assert asked == ["house"]
+    assert [v.judge for r in (own, *in_shared) for v in r.verdicts] == ["house:grader"] * 3
+    assert {r.label for r in (own, *in_shared)} == {Label.SUPPORTED}
+    for path in (tmp_path / "own.yaml", shared):
+        meta = yaml.safe_load(path.read_text())["metadata"]["citecheck"]
+        assert meta["judge_prompt_version"] == "house-3"
