@@ -83,7 +83,7 @@ from pytest_citecheck.engine.settings import StageHooks as StageHooks
 from pytest_citecheck.engine.stage_builder import StageBuilder
 from pytest_citecheck.engine.stopping import ClaimNotStarted as ClaimNotStarted
 from pytest_citecheck.engine.stopping import Interrupted as Interrupted
-from pytest_citecheck.engine.stopping import StopSignal
+from pytest_citecheck.engine.stopping import StopSignal, gather
 from pytest_citecheck.engine.stopping import not_started_line as not_started_line
 from pytest_citecheck.engine.stopping import outcome as outcome
 from pytest_citecheck.engine.verification import Verification
@@ -228,13 +228,16 @@ class Engine:
         claim starts any more, the ones in flight finish (``on_result`` sees them), then
         :class:`Interrupted` is raised with every result that finished. A second
         Ctrl-C while they finish propagates as KeyboardInterrupt."""
-        return self._pool.verify_all(
-            claims,
-            cassette_for=cassette_for,
-            nodeid_for=nodeid_for,
-            on_result=on_result,
-            on_interrupt=on_interrupt,
-        )
+        futures = {
+            self.submit(
+                claim,
+                cassette_for(claim) if cassette_for else None,
+                nodeid_for(claim) if nodeid_for else None,
+            ): index
+            for index, claim in enumerate(claims)
+        }
+        results = gather(futures, self._stop, on_result, on_interrupt)
+        return [results[i] for i in range(len(claims))]
 
     @contextmanager
     def recording(

@@ -9,13 +9,13 @@ the :class:`~pytest_citecheck.engine.stopping.StopSignal` as it starts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from pytest_citecheck.claims.models import Claim, ClaimResult
 from pytest_citecheck.engine.progress import Progress
-from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal, gather
+from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal
 
 # Verifies one claim in the calling thread: (claim, cassette, nodeid) -> result.
 VerifyOne = Callable[[Claim, Path | None, str | None], ClaimResult]
@@ -41,28 +41,6 @@ class ClaimPool:
         :class:`ClaimNotStarted`."""
         self._progress.add(1)
         return self._executor().submit(self._start, claim, cassette, nodeid)
-
-    def verify_all(
-        self,
-        claims: Sequence[Claim],
-        *,
-        cassette_for: Callable[[Claim], Path | None] | None = None,
-        nodeid_for: Callable[[Claim], str] | None = None,
-        on_result: Callable[[int, ClaimResult], None] | None = None,
-        on_interrupt: Callable[[], None] | None = None,
-    ) -> list[ClaimResult]:
-        """Every claim's result, in input order (see :func:`~.stopping.gather` for
-        ``on_result``, ``on_interrupt`` and Ctrl-C)."""
-        futures = {
-            self.submit(
-                claim,
-                cassette_for(claim) if cassette_for else None,
-                nodeid_for(claim) if nodeid_for else None,
-            ): index
-            for index, claim in enumerate(claims)
-        }
-        results = gather(futures, self._stop, on_result, on_interrupt)
-        return [results[i] for i in range(len(claims))]
 
     def close(self) -> None:
         """Cancel the claims not started; wait for those in flight."""
