@@ -16,7 +16,9 @@ TERMS = Terms(options={"min_precision": "--floor", "audit": "--rows"})
 
 
 def claim(cid: str, *labels: Label) -> ClaimResult:
-    verdicts = [Verdict(url=f"https://example.com/{cid}/{i}", label=x) for i, x in enumerate(labels)]
+    verdicts = [
+        Verdict(url=f"https://example.com/{cid}/{i}", label=label) for i, label in enumerate(labels)
+    ]
     worst = Label.SUPPORTED if all(x == Label.SUPPORTED for x in labels) else labels[-1]
     return ClaimResult(id=cid, claim=f"claim {cid}", label=worst, verdicts=verdicts)
 
