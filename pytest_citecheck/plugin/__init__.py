@@ -478,8 +478,9 @@ class SessionHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """Before JUnit XML is written and the terminal's last line: a failed gate
-        becomes a failing ``citecheck::gate`` test case."""
+        """Before JUnit XML is written and the terminal's last line: the run's end
+        (report, gate, audit rows, report files); a failed gate becomes a failing
+        ``citecheck::gate`` test case."""
         citecheck = self.session
         if citecheck is None:
             return

@@ -455,7 +455,7 @@ class CitecheckSession:
             return
         self.results[nodeid] = crashed_result(nodeid, self.config.rootpath)
 
-    # -- the gate ------------------------------------------------------------------
+    # -- the run's end -------------------------------------------------------------
 
     def finish(
         self, started: datetime, deselected: int = 0, selected: set[str] | None = None
