@@ -42,7 +42,7 @@ from pytest_citecheck.core.defaults import (
     URL_POLICIES,
 )
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
-from pytest_citecheck.engine.gate import GateSettings, budget_failures, evaluate
+from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine, EngineSettings
     from pytest_citecheck.frontends.service import ServiceConfig
-    from pytest_citecheck.reports.audit import AuditIndex
+    from pytest_citecheck.reports.finish import AuditRun
     from pytest_citecheck.reports.report import Outputs
 
 EXIT_OK = 0
@@ -804,7 +804,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     _check_record_options(args)
     _check_outputs(args)
-    run_id, audit = _open_audit(args.audit)
+    audit = _open_audit(args.audit, "batch")
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
     # Without --record the batch is live: the engine then fetches and judges for real.
     engine = _engine(args, batch_terms(batch.files, args.cassettes))
@@ -843,7 +843,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
         progress.step(0)
         audit_problems: list[str] = []
-        on_result = _recorder(audit, run_id, progress, keys, audit_problems)
+        on_result = _recorder(audit, progress, keys, audit_problems)
         from pytest_citecheck.engine.core import Interrupted
 
         try:
@@ -859,11 +859,11 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             progress.close()
             finished = {keys[i]: r for i, r in sorted(stopped.results.items())}
             return _finish_batch(
-                args, finished, batch, run_id, out, audit_problems, stopped.not_started
+                args, finished, batch, audit, out, audit_problems, stopped.not_started
             )
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
-    return _finish_batch(args, by_key, batch, run_id, out, audit_problems)
+    return _finish_batch(args, by_key, batch, audit, out, audit_problems)
 
 
 def _check_record_options(args: argparse.Namespace) -> None:
@@ -882,18 +882,20 @@ def _check_outputs(args: argparse.Namespace) -> None:
                 raise UsageError(f"{flag} {path}: {problem}")
 
 
-def _open_audit(path: Path | None) -> tuple[str, AuditIndex | None]:
-    """A new run id and the audit index, checked before any work (a usage error if unusable)."""
-    from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+def _open_audit(path: Path | None, source: str) -> AuditRun | None:
+    """This run's rows in the audit index (a new run id), the index checked before
+    any work (a usage error if unusable)."""
+    from pytest_citecheck.reports.audit import AuditError, AuditIndex
+    from pytest_citecheck.reports.finish import AuditRun
 
     if path is None:
-        return new_run_id(), None
-    audit = AuditIndex(path)
+        return None
+    index = AuditIndex(path)
     try:
-        audit.check()
+        index.check()
     except AuditError as exc:
         raise UsageError(f"--audit: {exc}") from None
-    return new_run_id(), audit
+    return AuditRun(index, source)
 
 
 # The batch's names for the options the engine's messages mention.
@@ -944,22 +946,17 @@ def _problem_list(message: str) -> str:
 
 
 def _recorder(
-    audit: AuditIndex | None,
-    run_id: str,
+    audit: AuditRun | None,
     progress: _Progress,
     keys: Sequence[str],
     problems: list[str],
 ) -> Callable[[int, ClaimResult], None]:
-    from pytest_citecheck.reports.audit import AuditError
-
     def on_result(index: int, result: ClaimResult) -> None:
         # Written as each claim finishes: an interrupted run keeps what it decided.
         # A write that fails costs its rows, never the other claims or the reports.
-        if audit is not None:
-            try:
-                audit.record({keys[index]: result}, run_id, "batch")
-            except AuditError as exc:
-                problems.append(f"{keys[index]}: {exc}")
+        problem = None if audit is None else audit.record({keys[index]: result})
+        if problem is not None:
+            problems.append(f"{keys[index]}: {problem}")
         progress.step()
 
     return on_result
@@ -969,46 +966,45 @@ def _finish_batch(
     args: argparse.Namespace,
     results: dict[str, ClaimResult],
     batch: BatchInput,
-    run_id: str,
+    audit: AuditRun | None,
     out: TextIO,
     audit_problems: Sequence[str] = (),
     not_started: int | None = None,
 ) -> int:
-    """The reports and the gate; ``not_started`` (Ctrl-C) writes what finished and
-    exits 130 without a gate verdict: a part of the claims decides nothing."""
-    from pytest_citecheck.reports.report import Report
+    """The run's end (:func:`~pytest_citecheck.reports.finish.finish_run`), printed;
+    ``not_started`` (Ctrl-C) writes what finished and exits 130 without a gate
+    verdict: a part of the claims decides nothing."""
+    from pytest_citecheck.reports.finish import finish_run
 
-    report = Report(
-        results=results,
-        prices=_prices(args),
-        not_started=not_started or 0,
-        stopped_by="interrupted" if not_started else None,
-    )
-    gate = gate_settings(args)
-    failures = evaluate(report.totals, gate, answers=report.answer_totals) + budget_failures(
-        results.values(), gate.terms
-    )
+    problems = []
     if batch.problems:
-        records, problems = len(batch.bad_records), len(batch.problems)
-        counted = "" if problems == records else f"{problems} problems, "
-        failures.append(
+        records, count = len(batch.bad_records), len(batch.problems)
+        counted = "" if count == records else f"{count} problems, "
+        problems.append(
             f"{records} {'record' if records == 1 else 'records'} could not be read "
             f"({counted}shown above with file:line and the fix)"
         )
     if audit_problems:
-        failures.append(
+        # The rows were written as each claim finished: the run's end writes none.
+        problems.append(
             f"--audit: the rows of {len(audit_problems)} claim(s) could not be written "
             f"({audit_problems[0]})"
         )
-    report.gate_failures = failures
-    from pytest_citecheck.reports.report import write_outputs
-
-    write_outputs(report, outputs(args))
+    report = finish_run(
+        results,
+        gate_settings(args),
+        outputs(args),
+        not_started=not_started or 0,
+        stopped_by="interrupted" if not_started else None,
+        prices=_prices(args),
+        problems=problems,
+    )
+    failures = report.gate_failures
     for line in report.lines():
         print(line.text, file=out)
     print(*precision_lines(report.totals), sep="\n", file=out)
-    if args.audit is not None:
-        print(f"audit: run {run_id} in {args.audit}", file=out)
+    if audit is not None:
+        print(f"audit: run {audit.run_id} in {audit.index.path}", file=out)
     if not_started is not None:
         stopped = report.not_started_line()
         if stopped is not None:
@@ -1323,7 +1319,7 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--cassettes {args.cassettes}: no such folder, and --record none only replays; "
             "give the folder of the recordings (or record them with --record once)"
         )
-    _open_audit(args.audit)
+    _open_audit(args.audit, "service")
     config = service_config(args, key)
     if config.max_cost is not None:
         spending = [args.judge or DEFAULT_JUDGE, *args.allow_judge]

@@ -100,7 +100,8 @@ from pytest_citecheck.frontends.service_defaults import (
     RETRY_AFTER_SECONDS,
 )
 from pytest_citecheck.recording.recorder import request_cassette_name
-from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+from pytest_citecheck.reports.audit import AuditError, AuditIndex
+from pytest_citecheck.reports.finish import AuditRun
 from pytest_citecheck.stages.judges import parse_judge_spec
 from pytest_citecheck.stages.url_policy import PUBLIC, check, hide_internal_urls
 
@@ -670,12 +671,12 @@ def create_app(
     env: Mapping[str, str] = os.environ if environ is None else environ
     owned = engine is None
     engine = engine or Engine.from_settings(config.engine_settings(), environ=env)
+    # One run id per server process: every request's rows are one run.
     audit = (
-        AuditIndex(config.audit, busy_timeout=config.audit_wait)
+        AuditRun(AuditIndex(config.audit, busy_timeout=config.audit_wait), "service")
         if config.audit is not None
         else None
     )
-    run_id = new_run_id()
     request_ids = itertools.count(1)
     default_judge = config.judge or engine.settings.judge or DEFAULT_JUDGE
     allowed_judges = [default_judge] + [
@@ -738,7 +739,7 @@ def create_app(
         if audit is None:
             return
         try:
-            audit.check(write=True)
+            audit.index.check(write=True)
         except (AuditError, OSError, sqlite3.Error) as exc:
             log.warning("audit index %s cannot be written: %s", config.audit, exc)
             raise Rejected(
@@ -752,15 +753,14 @@ def create_app(
         """Write the audit rows; after the spending a failure is reported, not raised."""
         if audit is None:
             return None
-        try:
-            audit.record({request_id: result}, run_id, "service")
-        except (AuditError, OSError, sqlite3.Error) as exc:
-            log.warning("request %s: audit rows not written: %s", request_id, exc)
-            return (
-                "the verdicts could not be written to the service's audit index (the "
-                "operator sees why in the service log)"
-            )
-        return None
+        problem = audit.record({request_id: result})
+        if problem is None:
+            return None
+        log.warning("request %s: audit rows not written: %s", request_id, problem)
+        return (
+            "the verdicts could not be written to the service's audit index (the "
+            "operator sees why in the service log)"
+        )
 
     async def take_slot() -> Callable[[], None]:
         try:

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Generator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -311,6 +312,8 @@ class SessionHooks:
         self.deselected = 0
         # Node ids of the claim items selected (CitecheckSession.unverified); None: unknown.
         self.selected: set[str] | None = None
+        # When the run started (the report's run block).
+        self.started = datetime.now(UTC)
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += sum(isinstance(item, ClaimItem) for item in items)
@@ -383,11 +386,13 @@ class SessionHooks:
         """A judge named on the command line or in ini is built up front, so a typo
         is a usage error, not a failure per claim (keys: :meth:`pytest_collection_finish`);
         the baseline and the output paths are checked before anything runs."""
+        self.started = datetime.now(UTC)
         settings = self.config.stash[SETTINGS_KEY]
         if not settings.enabled or is_worker(session.config):
             return
-        check_paths(settings)
+        baseline = check_paths(settings)
         citecheck = _session(self.config)
+        citecheck.baseline = baseline
         if settings.judge:
             from pytest_citecheck.core.errors import ConfigurationError
 
@@ -456,7 +461,10 @@ class SessionHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
-            _session(self.config).add_report_results(report.nodeid, payload)
+            from pytest_citecheck.reports.report import ItemInfo
+
+            item = ItemInfo(report.outcome, report.location[1], report.location[0])
+            _session(self.config).add_report_results(report.nodeid, payload, item)
             if not is_worker(self.config):
                 # The session holds the results now; the report pytest keeps does not.
                 # (On a worker the attribute still has to travel to the controller.)
@@ -470,8 +478,9 @@ class SessionHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """Before JUnit XML is written and the terminal's last line: a failed gate
-        becomes a failing ``citecheck::gate`` test case."""
+        """Before JUnit XML is written and the terminal's last line: the run's end
+        (report, gate, audit rows, report files); a failed gate becomes a failing
+        ``citecheck::gate`` test case."""
         citecheck = self.session
         if citecheck is None:
             return
@@ -487,10 +496,13 @@ class SessionHooks:
                 citecheck.stopped_by = "the run stopped"
         if is_worker(session.config):
             return
-        report = citecheck.finish(self.deselected, self.selected)
-        if report is not None and report.gate_failures:
-            if session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        report = citecheck.finish(self.started, self.deselected, self.selected)
+        if report is None:
+            return
+        if (report.gate_failures or report.output_errors) and session.exitstatus == 0:
+            # A report file that cannot be written fails the run instead of vanishing.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if report.gate_failures:
             session.testscollected += 1  # the progress counter counts the gate case too
             self.config.hook.pytest_runtest_logreport(report=gate_report(report.gate_failures))
 

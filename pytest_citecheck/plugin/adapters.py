@@ -86,4 +86,5 @@ def outputs(settings: Settings, environ: Mapping[str, str] | None = None) -> Out
         markdown=settings.markdown,
         html=settings.html,
         step_summary=Path(step) if step else None,
+        sarif=settings.sarif,
     )

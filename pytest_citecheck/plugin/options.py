@@ -55,6 +55,7 @@ from pytest_citecheck.stages.quote_policy import (
 )
 
 if TYPE_CHECKING:
+    from pytest_citecheck.engine.gate import Baseline
     from pytest_citecheck.stages.judges.compat import Temperature
 
 DEFAULT_PATTERNS = ["citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl"]
@@ -680,9 +681,9 @@ def settings_from_config(config: pytest.Config) -> Settings:
     )
 
 
-def check_paths(settings: Settings) -> None:
+def check_paths(settings: Settings) -> Baseline | None:
     """Start-up checks of the files a run reads and writes: a usage error now
-    instead of a lost summary at the end."""
+    instead of a lost summary at the end. Returns the baseline, read here once."""
     from pytest_citecheck.core.files import unwritable
 
     outputs = (
@@ -704,14 +705,15 @@ def check_paths(settings: Settings) -> None:
             AuditIndex(settings.audit).check()
         except AuditError as exc:
             raise pytest.UsageError(f"--citecheck-audit: {exc}") from None
-    if settings.baseline is not None:
-        from pytest_citecheck.engine.gate import BaselineError, load_baseline_precision
-        from pytest_citecheck.plugin.terms import PLUGIN_TERMS
+    if settings.baseline is None:
+        return None
+    from pytest_citecheck.engine.gate import BaselineError, read_baseline
+    from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
-        try:
-            load_baseline_precision(settings.baseline, PLUGIN_TERMS)
-        except BaselineError as exc:
-            raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
+    try:
+        return read_baseline(settings.baseline, PLUGIN_TERMS)
+    except BaselineError as exc:
+        raise pytest.UsageError(f"--citecheck-baseline: {exc}") from None
 
 
 # -- citation rot: recheck against the live pages ------------------------------------

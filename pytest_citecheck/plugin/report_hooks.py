@@ -1,18 +1,15 @@
-"""The hooks that show results: ``-v`` labels, the terminal summary, the report files.
+"""The hooks that show results: ``-v`` labels, the terminal summary, the annotations.
 
 Registered next to the session hooks (``plugin.pytest_configure``). Everything
 here reads the :class:`~pytest_citecheck.plugin.session.CitecheckSession` and its
-:class:`~pytest_citecheck.reports.report.Report`; nothing here decides pass or
-fail, except that a report file that cannot be written fails the run instead
-of vanishing.
+:class:`~pytest_citecheck.reports.report.Report`, finished by the session (the
+report files are written there); nothing here decides pass or fail.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Generator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +18,7 @@ import pytest
 if TYPE_CHECKING:
     from pytest_citecheck.plugin.options import Settings
     from pytest_citecheck.plugin.session import CitecheckSession
-    from pytest_citecheck.reports.report import ItemInfo, Report, RunInfo
+    from pytest_citecheck.reports.report import Report
 
 # The attribute of a TestReport that carries a claim's results (set by plugin).
 REPORT_ATTR = "citecheck_results"
@@ -64,8 +61,6 @@ class ReportHooks:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.started = datetime.now(UTC)
-        self.items: dict[str, ItemInfo] = {}
         self.unverified_files = 0
         self.labels: dict[str, str] = {}
 
@@ -80,7 +75,6 @@ class ReportHooks:
     # -- start: a warning and a hint about how citecheck was asked to run --------
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.started = datetime.now(UTC)
         config = session.config
         settings = self.settings
         if is_worker(config) or not settings.enabled or settings.baseline is not None:
@@ -116,11 +110,6 @@ class ReportHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "call" and payload is not None:
-            from pytest_citecheck.reports.report import ItemInfo
-
-            self.items[report.nodeid] = ItemInfo(
-                report.outcome, report.location[1], report.location[0]
-            )
             # Kept as one short string: the session drops the payload from the report,
             # and pytest's short summary asks for the status again at the end.
             self.labels[report.nodeid] = _labels(payload)
@@ -141,54 +130,7 @@ class ReportHooks:
             return "failed", "F", (f"FAILED [{labels}]", {"red": True})
         return None
 
-    # -- end -----------------------------------------------------------------------
-
-    @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_sessionfinish(
-        self, session: pytest.Session, exitstatus: int
-    ) -> Generator[None, None, None]:
-        # Innermost wrapper: after the session hooks evaluated the gate, before the
-        # terminal reporter prints the summary (so a failed write is shown).
-        yield
-        citecheck = self.session
-        report = None if citecheck is None else citecheck.report
-        if report is None or is_worker(session.config):
-            return
-        self._complete(report)
-        if report.output_errors and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def _complete(self, report: Report) -> None:
-        from pytest_citecheck.plugin.adapters import outputs
-        from pytest_citecheck.reports.report import load_baseline_labels, write_outputs
-
-        settings = self.settings
-        report.items = self.items
-        report.run = {
-            **_run_info(report, settings.record_mode, self.started).to_json(),
-            **report.run,
-        }
-        if settings.baseline is not None:
-            report.baseline_labels = load_baseline_labels(settings.baseline)
-        write_outputs(report, outputs(settings))
-        if settings.sarif is not None:
-            self._write_sarif(report, settings.sarif)
-
-    def _write_sarif(self, report: Report, path: Path) -> None:
-        import os
-
-        from pytest_citecheck import __version__
-        from pytest_citecheck.reports import github
-
-        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
-        log = github.sarif(github.annotate(report, self.config.rootpath, workspace), __version__)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(log, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        except OSError as exc:
-            report.output_errors.append(f"{path}: {exc.strerror or exc}")
-        else:
-            report.written.append(("SARIF log", path))
+    # -- end: the session's report (CitecheckSession.finish), shown ----------------
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         tr = terminalreporter
@@ -236,11 +178,12 @@ class ReportHooks:
         import os
 
         from pytest_citecheck.reports import github
+        from pytest_citecheck.reports.finish import workspace
 
         if not github.enabled(os.environ):
             return
-        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or self.config.invocation_params.dir)
-        for annotation in github.annotate(report, self.config.rootpath, workspace):
+        checkout = workspace(self.config.invocation_params.dir)
+        for annotation in github.annotate(report, self.config.rootpath, checkout):
             tr.write_line(annotation.command())
 
 
@@ -293,31 +236,3 @@ def _config_warning(config: pytest.Config, message: str, filename: str, lineno: 
                 "location": (filename, lineno, ""),
             }
         )
-
-
-def _run_info(report: Report, record_mode: str, started: datetime) -> RunInfo:
-    from pytest_citecheck.core.providers import PROVIDERS
-    from pytest_citecheck.reports.report import RunInfo
-
-    judges = sorted(
-        {
-            judge
-            for r in report.results.values()
-            for v in r.verdicts
-            for judge in ([m.judge for m in v.panel] if v.panel else [v.judge])
-            if judge
-        }
-    )
-    prompt_version = None
-    if judges and all(j.partition(":")[0] in PROVIDERS for j in judges):
-        # Every built-in provider sends the one versioned prompt.
-        from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION
-
-        prompt_version = PROMPT_VERSION
-    return RunInfo(
-        judges=judges,
-        prompt_version=prompt_version,
-        record_mode=record_mode,
-        started=started,
-        finished=datetime.now(UTC),
-    )

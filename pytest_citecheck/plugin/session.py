@@ -23,15 +23,17 @@ import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.core.record_mode import RecordMode
-from pytest_citecheck.engine.gate import budget_failures, evaluate
 from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-from pytest_citecheck.reports.report import Report
+from pytest_citecheck.reports.report import ItemInfo, Report
 
 if TYPE_CHECKING:
     # Only types: the engine and its stages load when the first claim runs.
+    from datetime import datetime
+
     from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.gate import Baseline, BaselineError
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
 
@@ -48,6 +50,10 @@ class CitecheckSession:
         self.config = config
         self.settings = settings
         self.results: dict[str, ClaimResult] = {}
+        # What pytest said about each claim's test item (outcome, where it is).
+        self.items: dict[str, ItemInfo] = {}
+        # The baseline, read once by the start-up checks (plugin.options.check_paths).
+        self.baseline: Baseline | None = None
         self.report: Report | None = None
         self._engine: Engine | None = None
         # Claims verified ahead of their items (record modes): nodeid -> result,
@@ -426,8 +432,13 @@ class CitecheckSession:
 
     # -- results from reports (this process or xdist workers) -------------------
 
-    def add_report_results(self, nodeid: str, payload: str | list[ClaimResult]) -> None:
-        """Results of one item: JSON from an xdist worker, or this process's objects."""
+    def add_report_results(
+        self, nodeid: str, payload: str | list[ClaimResult], item: ItemInfo | None = None
+    ) -> None:
+        """Results of one item: JSON from an xdist worker, or this process's objects;
+        ``item``: what pytest said about the item."""
+        if item is not None:
+            self.items[nodeid] = item
         if isinstance(payload, str):
             results = [ClaimResult.model_validate(r) for r in json.loads(payload)]
         else:
@@ -442,53 +453,57 @@ class CitecheckSession:
             return
         self.results[nodeid] = crashed_result(nodeid, self.config.rootpath)
 
-    # -- the gate ------------------------------------------------------------------
+    # -- the run's end -------------------------------------------------------------
 
-    def finish(self, deselected: int = 0, selected: set[str] | None = None) -> Report | None:
-        """The report and the gate; ``deselected`` claim items (``-k``, ``--lf``) make
-        it a partial run, compared with the baseline over the same claims; ``selected``
-        claim items without a result, when the run stopped early, were never verified
-        (:meth:`unverified`)."""
+    def finish(
+        self, started: datetime, deselected: int = 0, selected: set[str] | None = None
+    ) -> Report | None:
+        """The run's end (:func:`~pytest_citecheck.reports.finish.finish_run`): the
+        report, the gate, the audit rows and the files. ``deselected`` claim items
+        (``-k``, ``--lf``) make it a partial run, compared with the baseline over the
+        same claims; ``selected`` claim items without a result, when the run stopped
+        early, were never verified (:meth:`unverified`)."""
         if not self.results:
             return None
-        s = self.settings
-        baseline = None
-        same_claims = False
-        failures: list[str] = []
-        if s.baseline is not None:
-            from pytest_citecheck.engine.gate import BaselineError, read_baseline
+        from pytest_citecheck.plugin.adapters import outputs
+        from pytest_citecheck.reports.finish import AuditRun, Started, finish_run
 
-            try:
-                saved = read_baseline(s.baseline, PLUGIN_TERMS)
-            except BaselineError as exc:
-                failures.append(str(exc))
-            else:
-                baseline = saved.precision
-                over = saved.precision_over(self.results) if deselected else None
-                if over is not None:
-                    baseline, same_claims = over, True
-        report = Report(
-            results=self.results,
-            baseline_precision=baseline,
-            run=s.quote_policy.metadata(),
-            prices=s.prices,
+        s = self.settings
+        audit = None
+        if s.audit is not None:
+            from pytest_citecheck.reports.audit import AuditIndex
+
+            audit = AuditRun(AuditIndex(s.audit), "pytest")
+        self.report = finish_run(
+            self.results,
+            gate_settings(s),
+            outputs(s),
+            baseline=self._baseline(),
             deselected=deselected,
-            baseline_over_same_claims=same_claims,
             not_started=self.unverified(selected),
             stopped_by=self.stopped_by,
+            prices=s.prices,
+            run=s.quote_policy.metadata(),
+            started=Started(s.record_mode, started),
+            items=self.items,
+            audit=audit,
+            root=self.config.rootpath,
+            invoked_in=self.config.invocation_params.dir,
         )
-        failures += evaluate(report.totals, gate_settings(s), baseline, report.answer_totals)
-        failures += budget_failures(self.results.values(), PLUGIN_TERMS)
-        if s.audit is not None:
-            from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+        return self.report
 
-            try:
-                AuditIndex(s.audit).record(self.results, new_run_id(), "pytest")
-            except AuditError as exc:
-                failures.append(f"--citecheck-audit: {exc}")
-        report.gate_failures = failures
-        self.report = report
-        return report
+    def _baseline(self) -> Baseline | BaselineError | None:
+        """The baseline read at start-up; read now only when no start-up check ran
+        (the ``citecheck`` fixture without ``--citecheck``)."""
+        if self.settings.baseline is None or self.baseline is not None:
+            return self.baseline
+        from pytest_citecheck.engine.gate import BaselineError, read_baseline
+
+        try:
+            self.baseline = read_baseline(self.settings.baseline, PLUGIN_TERMS)
+        except BaselineError as exc:
+            return exc
+        return self.baseline
 
 
 def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:

@@ -31,6 +31,7 @@ PLUGIN_TERMS = Terms(
         "max_drop": "citecheck_max_drop",
         "min_agreement": "citecheck_min_agreement",
         "report": "--citecheck-report",
+        "audit": "--citecheck-audit",
         "timeout": "citecheck_timeout",
         "max_page_bytes": "citecheck_max_page_bytes",
         "document_roots": "the ini option citecheck_document_roots",

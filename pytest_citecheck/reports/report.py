@@ -160,20 +160,6 @@ class LabelChange:
         return self.before == Label.SUPPORTED.value and self.after != Label.SUPPORTED.value
 
 
-def load_baseline_labels(path: Path) -> dict[str, str]:
-    """Claim labels by node id from a saved JSON report (:func:`gate.read_baseline`).
-
-    Empty for an unusable baseline: the gate reports that error; without claims
-    there is simply no diff.
-    """
-    from pytest_citecheck.engine.gate import BaselineError, read_baseline
-
-    try:
-        return read_baseline(path).labels
-    except BaselineError:
-        return {}
-
-
 @dataclass
 class Report:
     """Everything one session verified, keyed by pytest node id."""
@@ -674,31 +660,8 @@ class Outputs:
     html: Path | None = None
     # $GITHUB_STEP_SUMMARY: the markdown summary is appended to it.
     step_summary: Path | None = None
-
-
-def write_outputs(report: Report, outputs: Outputs) -> None:
-    """Write every requested file; a file that cannot be written is recorded in
-    ``report.output_errors`` (and printed) instead of losing the summary."""
-    jobs: list[tuple[str, Path | None, Callable[[Path], None]]] = [
-        ("JSON report", outputs.json, report.write_json),
-        ("CSV report", outputs.csv, report.write_csv),
-        ("markdown summary", outputs.markdown, report.write_markdown),
-        ("HTML report", outputs.html, report.write_html),
-        (
-            "markdown summary appended to $GITHUB_STEP_SUMMARY",
-            outputs.step_summary,
-            lambda p: report.write_markdown(p, append=True),
-        ),
-    ]
-    for what, path, write in jobs:
-        if path is None:
-            continue
-        try:
-            write(path)
-        except OSError as exc:
-            report.output_errors.append(scrub(f"{path}: {exc.strerror or exc}"))
-        else:
-            report.written.append((what, path))
+    # The GitHub annotations as a SARIF 2.1.0 log (code scanning).
+    sarif: Path | None = None
 
 
 # -- per item --------------------------------------------------------------------

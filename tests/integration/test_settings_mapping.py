@@ -325,6 +325,7 @@ PLUGIN_OUTPUTS = FrontEnd(
         "csv": Option(("--citecheck-csv=r.csv",), Path("r.csv")),
         "markdown": Option(("--citecheck-md=r.md",), Path("r.md")),
         "html": Option(("--citecheck-html=r.html",), Path("r.html")),
+        "sarif": Option(("--citecheck-sarif=r.sarif",), Path("r.sarif")),
     },
     fixed={"step_summary": NotExposed("not an option: $GITHUB_STEP_SUMMARY (unset here)")},
 )
@@ -341,6 +342,7 @@ BATCH_OUTPUTS = FrontEnd(
         "markdown": NotExposed("no flag: the batch prints its summary"),
         "html": NotExposed("no flag: the batch prints its summary"),
         "step_summary": NotExposed("the batch prints its summary"),
+        "sarif": NotExposed("no flag: the batch prints its summary"),
     },
 )
 
