@@ -48,6 +48,7 @@ import yaml
 
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_credentials
+from pytest_citecheck.core.text import truncate
 
 try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
     from yaml import CSafeDumper as _Dumper
@@ -186,8 +187,7 @@ def describe_difference(recorded: Interaction, method: str, uri: str, body: byte
 def _short(value: object, width: int = 60) -> str:
     if value is None:
         return "none"
-    text = str(value)
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
+    return repr(truncate(str(value), width))
 
 
 def _body_differences(recorded: bytes, live: bytes) -> list[str]:

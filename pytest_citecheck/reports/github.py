@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pytest_citecheck.claims.models import Label, Verdict
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.reports.report import Report, file_of, plural
+from pytest_citecheck.core.text import plural
+from pytest_citecheck.reports.report import Report, file_of
 
 ENV = "GITHUB_ACTIONS"
 _BAD = (Label.CONTRADICTED, Label.FABRICATED, Label.ERROR)

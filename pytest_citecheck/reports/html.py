@@ -18,18 +18,15 @@ import re
 from importlib.resources import files
 from typing import Any
 
-from pytest_citecheck.claims.models import LABEL_ORDER, Label
+from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Label
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.text import ratio
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 _TEMPLATES = files("pytest_citecheck.reports") / "templates"
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _csp_hash(text: str) -> str:
@@ -185,7 +182,7 @@ def render_html(data: dict[str, Any]) -> str:
     )
     style = (_TEMPLATES / "report.css").read_text(encoding="utf-8")
     script = (_TEMPLATES / "report.js").read_text(encoding="utf-8")
-    bad = {"contradicted", "fabricated"}
+    bad = BAD_LABELS
     changes = [
         {**c, "new_contradiction": c["after"] in bad and c["before"] not in bad}
         for c in data.get("label_changes") or []
@@ -206,7 +203,7 @@ def render_html(data: dict[str, Any]) -> str:
         answers=data.get("answers") or [],
         answer_totals=data.get("answer_totals"),
         labels=LABELS,
-        fmt=_fmt,
+        fmt=ratio,
         style=Markup(style),
         script=Markup(script),
         style_hash=_csp_hash(style),
