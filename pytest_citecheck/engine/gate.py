@@ -190,6 +190,11 @@ def _review_problem(review: int, settings: GateSettings) -> list[str]:
     return []
 
 
+def _below(what: str, value: float, bar: str, floor: float, detail: str = "") -> str:
+    """``citation precision 0.5000 is below --x 0.8000 (short by 0.3000)``."""
+    return f"{what} {value:.4f}{detail} is below {bar} {floor:.4f} (short by {floor - value:.4f})"
+
+
 def evaluate(
     totals: Totals,
     settings: GateSettings,
@@ -206,10 +211,7 @@ def evaluate(
     precision = totals.citation_precision
     floor = settings.min_precision
     if floor is not None and precision is not None and precision < floor:
-        failures.append(
-            f"citation precision {precision:.4f} is below {name('min_precision')} "
-            f"{floor:.4f} (short by {floor - precision:.4f})"
-        )
+        failures.append(_below("citation precision", precision, name("min_precision"), floor))
     reachable = totals.reachable_precision
     if settings.min_reachable_precision is not None and totals.citations:
         if reachable is None:
@@ -218,19 +220,16 @@ def evaluate(
                 f"{name('min_reachable_precision')} is {settings.min_reachable_precision:.4f}"
             )
         elif reachable < settings.min_reachable_precision:
+            bar = name("min_reachable_precision")
             failures.append(
-                f"reachable precision {reachable:.4f} is below "
-                f"{name('min_reachable_precision')} {settings.min_reachable_precision:.4f} "
-                f"(short by {settings.min_reachable_precision - reachable:.4f})"
+                _below("reachable precision", reachable, bar, settings.min_reachable_precision)
             )
     support = answers.support if answers is not None else None
     floor = settings.min_answer_support
     if floor is not None and answers is not None and support is not None and support < floor:
-        failures.append(
-            f"answer support {support:.4f} ({answers.supported}/{answers.claims} claims of "
-            f"{plural(answers.answers, 'answer')}) is below {name('min_answer_support')} "
-            f"{floor:.4f} (short by {floor - support:.4f})"
-        )
+        answered = plural(answers.answers, "answer")
+        of = f" ({answers.supported}/{answers.claims} claims of {answered})"
+        failures.append(_below("answer support", support, name("min_answer_support"), floor, of))
     agreement = totals.agreement
     floor_agreement = settings.min_agreement
     if floor_agreement is not None and agreement is not None and agreement < floor_agreement:

@@ -400,16 +400,7 @@ class Cassette:
 
     def play(self, key: MatchKey, body: bytes) -> Interaction | None:
         """The first unplayed recorded interaction matching the request, marked played."""
-        for interaction in self.interactions:
-            if interaction.played or interaction.key != key:
-                continue
-            if key[0] == "POST" and not bodies_match(
-                _as_bytes(interaction.request.get("body")), body
-            ):
-                continue
-            interaction.played = True
-            return interaction
-        return None
+        return self._take(key, body, loose=False)
 
     def replay(self, key: MatchKey, body: bytes) -> Interaction | None:
         """Replay only: :meth:`play`, else a repeat of the last played reply to this
@@ -421,12 +412,18 @@ class Cassette:
         for interaction in reversed(self.interactions):
             if interaction.played and interaction.key == key and _same_body(interaction, body):
                 return interaction
+        return self._take(key, body, loose=True)
+
+    def _take(self, key: MatchKey, body: bytes, *, loose: bool) -> Interaction | None:
+        """The first unplayed interaction for this request, marked played: the same key
+        and body, or (``loose``) the same endpoint and question."""
+        same_body = _same_question if loose else bodies_match
         for interaction in self.interactions:
-            if interaction.played or endpoint(interaction.key) != endpoint(key):
+            if interaction.played:
                 continue
-            if key[0] == "POST" and not _same_question(
-                _as_bytes(interaction.request.get("body")), body
-            ):
+            if (endpoint(interaction.key) != endpoint(key)) if loose else interaction.key != key:
+                continue
+            if key[0] == "POST" and not same_body(_as_bytes(interaction.request.get("body")), body):
                 continue
             interaction.played = True
             return interaction
