@@ -5,6 +5,8 @@ bind or name lookup fails the test that tries it. Tests that need a server
 from __future__ import annotations
 
 import socket
+import sys
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import pytest
@@ -28,3 +30,14 @@ def _no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(socket.socket, name, _refuse)
     for name in ("create_connection", "create_server", "getaddrinfo", "gethostbyname"):
         monkeypatch.setattr(socket, name, _refuse)
+
+
+# The embedding model's libraries take seconds to import; unit tests fake the model.
+HEAVY_MODULES = ("torch", "sentence_transformers", "transformers")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_model_libraries() -> Iterator[None]:
+    yield
+    loaded = [name for name in HEAVY_MODULES if name in sys.modules]
+    assert loaded == [], f"unit tests loaded {loaded}: fake the model or move the test"
