@@ -10,7 +10,9 @@ what a script, a ``conftest.py`` or a plugin can rely on::
 - the claim and its result: :class:`Claim`, :class:`Citation`, :class:`ClaimResult`,
   :class:`Verdict`, :class:`Label`, :data:`BAD_LABELS`;
 - reading a claim from a mapping: :func:`parse_claim` (raises
-  :class:`ClaimValidationError`);
+  :class:`ClaimValidationError`); claims from an LLM response with native
+  citations: :func:`import_response` gives an :class:`ImportedAnswer` (raises
+  :class:`ResponseImportError`);
 - replacing a stage through the ``pytest_citecheck_make_*`` hooks: a judge returns a
   :class:`JudgeReply` (:class:`Judge` is its protocol), a fetcher a :class:`FetchResult`
   (:class:`Fetcher`), a ranker follows :class:`Ranker`; :func:`default_ranker` is the
@@ -22,6 +24,11 @@ Package code never imports this module: it is a door for users, not a layer.
 
 from __future__ import annotations
 
+from pytest_citecheck.claims.importers import (
+    ImportedAnswer,
+    ResponseImportError,
+    import_response,
+)
 from pytest_citecheck.claims.models import (
     BAD_LABELS,
     Citation,
@@ -48,12 +55,15 @@ __all__ = [
     "EngineSettings",
     "FetchResult",
     "Fetcher",
+    "ImportedAnswer",
     "Judge",
     "JudgeReply",
     "Label",
     "Ranker",
+    "ResponseImportError",
     "StageTransport",
     "Verdict",
     "default_ranker",
+    "import_response",
     "parse_claim",
 ]
