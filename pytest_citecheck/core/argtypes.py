@@ -2,29 +2,43 @@
 
 Each is an argparse ``type=``: it returns the parsed value or raises
 :class:`argparse.ArgumentTypeError` with the reason. No pytest here, so the CLI
-loads without it (tests/integration/test_layers.py).
+loads without it (tests/unit/test_layers.py).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from pytest_citecheck.core.defaults import RECHECK_STATUSES
 
 if TYPE_CHECKING:
     from pytest_citecheck.core.prices import TokenPrice
 
+_N = TypeVar("_N", int, float)
+
+
+def _number(
+    text: str, convert: Callable[[str], _N], kind: str, ok: Callable[[_N], bool], problem: str
+) -> _N:
+    """An argparse ``type=`` body: ``text`` as a number (else "is not ``kind``"), then
+    checked (else ``problem``)."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return value
+
 
 def fraction(text: str) -> float:
     """argparse ``type=``: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
-    return value
+    return _number(
+        text, float, "a number between 0 and 1", lambda v: 0.0 <= v <= 1.0, "is not between 0 and 1"
+    )
 
 
 def judge_spec(text: str) -> str:
@@ -40,35 +54,23 @@ def judge_spec(text: str) -> str:
 
 def positive_int(text: str) -> int:
     """argparse ``type=``: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
-    return value
+    return _number(text, int, "a whole number", lambda v: v >= 1, "is not at least 1")
 
 
 def positive_seconds(text: str) -> float:
     """argparse ``type=``: a number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
+    return _number(
+        text,
+        float,
+        "a number of seconds",
+        lambda v: v > 0 and math.isfinite(v),
+        "is not a positive number of seconds",
+    )
 
 
 def claim_chars(text: str) -> int:
     """argparse ``type=``: a claim length cap in characters, 0 for none."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 lifts the cap)")
-    return value
+    return _number(text, int, "a whole number", lambda v: v >= 0, "is negative (0 lifts the cap)")
 
 
 def recheck_statuses(text: str) -> tuple[str, ...]:

@@ -1,10 +1,13 @@
 """The defaults every front end shares, in one place.
 
-Plain constants with no imports, so the pytest entry module, the engine, the
-batch CLI and the service read the same numbers without loading each other.
+Plain constants (and one enum) importing only the standard library, so the pytest
+entry module, the engine, the batch CLI and the service read the same numbers
+without loading each other.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 # The judge when neither flag, ini nor the claim file names one.
 DEFAULT_JUDGE = "openai:gpt-4o-mini"
@@ -38,8 +41,22 @@ DEFAULT_MAX_DROP = 0.0
 # refuses none; ``public`` refuses internal addresses, local names and credentials.
 URL_POLICIES = ("off", "public")
 DEFAULT_URL_POLICY = "off"
-# What ``citecheck recheck`` can find of a recorded citation (engine.recheck.RecheckStatus),
-# and what fails a recheck unless told otherwise: the evidence or the page is gone, or
+
+
+class RecheckStatus(StrEnum):
+    """What ``citecheck recheck`` can find of one recorded citation."""
+
+    SAME = "same"
+    CHANGED = "changed"
+    EVIDENCE_GONE = "evidence_gone"
+    PAGE_GONE = "page_gone"
+    MOVED = "moved"
+    BLOCKED = "blocked"
+    ERROR = "error"
+
+
+# The statuses' names, as option values spell them.
+RECHECK_STATUSES = tuple(status.value for status in RecheckStatus)
+# What fails a recheck unless told otherwise: the evidence or the page is gone, or
 # the recheck could not tell (a failure never counts as a pass).
-RECHECK_STATUSES = ("same", "changed", "evidence_gone", "page_gone", "moved", "blocked", "error")
 DEFAULT_RECHECK_FAIL_ON = ("evidence_gone", "page_gone", "error")

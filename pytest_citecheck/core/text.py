@@ -60,3 +60,27 @@ def terminal_safe(text: str) -> str:
     text = _ESCAPE_SEQUENCE.sub("", text)
     text = _SURROGATE.sub("\ufffd", text)
     return "".join(ch for ch in text if not _is_control(ch))
+
+
+ELLIPSIS = "…"
+
+
+def truncate(text: str | None, width: int, *, flatten: bool = False) -> str:
+    """``text`` in at most ``width`` characters, its last one ``…`` when cut; no text
+    is the empty string. ``flatten`` first folds every run of whitespace (newlines
+    included) into one space, for text shown on one line."""
+    if not text:
+        return ""
+    if flatten:
+        text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + ELLIPSIS
+
+
+def plural(n: int, word: str) -> str:
+    """``1 claim``, ``2 claims``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def ratio(value: float | None) -> str:
+    """A precision as reports print it: four decimals, ``n/a`` when undefined."""
+    return "n/a" if value is None else f"{value:.4f}"

@@ -18,6 +18,7 @@ from pathlib import Path
 from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
 from pytest_citecheck.core.defaults import DEFAULT_MAX_DROP
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.text import plural
 from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
 
 
@@ -168,13 +169,13 @@ def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: st
     judged_by_label = per != "expect" and Label.CONTRADICTED in _failing_labels(settings)
     if judged_by_label and (contradicted or fabricated):
         out.append(
-            f"{_plural(contradicted, 'citation')} contradicted and {fabricated} "
+            f"{plural(contradicted, 'citation')} contradicted and {fabricated} "
             f"fabricated (allow with {settings.terms.option('allow_contradicted')})"
         )
     errors = counts.get(Label.ERROR, 0)
     if errors:
         out.append(
-            f"{_plural(errors, 'citation')} could not be verified (error); an error never "
+            f"{plural(errors, 'citation')} could not be verified (error); an error never "
             "counts as verified"
         )
     return out
@@ -183,14 +184,15 @@ def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: st
 def _review_problem(review: int, settings: GateSettings) -> list[str]:
     if settings.strict_review and review:
         return [
-            f"{_plural(review, 'verdict')} below the confidence gate need review "
+            f"{plural(review, 'verdict')} below the confidence gate need review "
             f"({settings.terms.option('strict_review')})"
         ]
     return []
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def _below(what: str, value: float, bar: str, floor: float, detail: str = "") -> str:
+    """``citation precision 0.5000 is below --x 0.8000 (short by 0.3000)``."""
+    return f"{what} {value:.4f}{detail} is below {bar} {floor:.4f} (short by {floor - value:.4f})"
 
 
 def evaluate(
@@ -209,10 +211,7 @@ def evaluate(
     precision = totals.citation_precision
     floor = settings.min_precision
     if floor is not None and precision is not None and precision < floor:
-        failures.append(
-            f"citation precision {precision:.4f} is below {name('min_precision')} "
-            f"{floor:.4f} (short by {floor - precision:.4f})"
-        )
+        failures.append(_below("citation precision", precision, name("min_precision"), floor))
     reachable = totals.reachable_precision
     if settings.min_reachable_precision is not None and totals.citations:
         if reachable is None:
@@ -221,19 +220,16 @@ def evaluate(
                 f"{name('min_reachable_precision')} is {settings.min_reachable_precision:.4f}"
             )
         elif reachable < settings.min_reachable_precision:
+            bar = name("min_reachable_precision")
             failures.append(
-                f"reachable precision {reachable:.4f} is below "
-                f"{name('min_reachable_precision')} {settings.min_reachable_precision:.4f} "
-                f"(short by {settings.min_reachable_precision - reachable:.4f})"
+                _below("reachable precision", reachable, bar, settings.min_reachable_precision)
             )
     support = answers.support if answers is not None else None
     floor = settings.min_answer_support
     if floor is not None and answers is not None and support is not None and support < floor:
-        failures.append(
-            f"answer support {support:.4f} ({answers.supported}/{answers.claims} claims of "
-            f"{_plural(answers.answers, 'answer')}) is below {name('min_answer_support')} "
-            f"{floor:.4f} (short by {floor - support:.4f})"
-        )
+        answered = plural(answers.answers, "answer")
+        of = f" ({answers.supported}/{answers.claims} claims of {answered})"
+        failures.append(_below("answer support", support, name("min_answer_support"), floor, of))
     agreement = totals.agreement
     floor_agreement = settings.min_agreement
     if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
@@ -261,7 +257,7 @@ def budget_failures(results: Iterable[ClaimResult], terms: Terms = NEUTRAL) -> l
     if not stopped:
         return []
     return [
-        f"{_plural(len(stopped), 'claim')} not recorded: the recording budget "
+        f"{plural(len(stopped), 'claim')} not recorded: the recording budget "
         f"({terms.option('max_cost')} / {terms.option('max_credits')}) ran out (reason "
         "budget_exhausted); raise it, or record the rest later: each claim's error names "
         "the command"

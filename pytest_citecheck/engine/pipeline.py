@@ -40,6 +40,7 @@ from pytest_citecheck.core.defaults import (
 from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
 from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch_rules import Fetcher, fetch_page
 from pytest_citecheck.stages.guard import EXACT, QuoteIndex, QuotePolicy, guard, too_short
@@ -86,9 +87,7 @@ _NOT_A_VOTE = frozenset(
 
 def cap(text: str | None, limit: int) -> str | None:
     """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
-    if text is None or len(text) <= limit:
-        return text
-    return text[: limit - 1] + "…"
+    return None if text is None else truncate(text, limit)
 
 
 # Maps an exception the pipeline did not expect to a reason; a recording adds a

@@ -33,7 +33,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +48,7 @@ from pytest_citecheck.claims.models import (
     Reason,
     Verdict,
 )
-from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON
+from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.terms import NEUTRAL, Terms
@@ -59,18 +58,6 @@ from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 if TYPE_CHECKING:
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
-
-
-class RecheckStatus(StrEnum):
-    """What became of one recorded citation (the names: ``core.defaults.RECHECK_STATUSES``)."""
-
-    SAME = "same"
-    CHANGED = "changed"
-    EVIDENCE_GONE = "evidence_gone"
-    PAGE_GONE = "page_gone"
-    MOVED = "moved"
-    BLOCKED = "blocked"
-    ERROR = "error"
 
 
 DEFAULT_FAIL_ON = tuple(RecheckStatus(name) for name in DEFAULT_RECHECK_FAIL_ON)

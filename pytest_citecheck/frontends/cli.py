@@ -42,6 +42,7 @@ from pytest_citecheck.core.defaults import (
     URL_POLICIES,
 )
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
+from pytest_citecheck.core.text import plural as _plural
 from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
@@ -640,10 +641,6 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return EXIT_OK
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 # -- batch --------------------------------------------------------------------------------
 
 
@@ -1067,8 +1064,9 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     import os
     from concurrent.futures import ThreadPoolExecutor
 
+    from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker, RecheckStatus
+    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
     from pytest_citecheck.reports.recheck import RecheckReport
 
     out = out or sys.stdout

@@ -119,7 +119,7 @@ class RecheckHooks:
             self.report().write_markdown(Path(step_summary), append=True)
 
     def report(self) -> RecheckReport:
-        from pytest_citecheck.engine.recheck import RecheckStatus
+        from pytest_citecheck.core.defaults import RecheckStatus
         from pytest_citecheck.reports.recheck import RecheckReport
 
         fail_on = [RecheckStatus(name) for name in self.settings.recheck_fail_on]

@@ -48,6 +48,7 @@ import yaml
 
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_credentials
+from pytest_citecheck.core.text import truncate
 
 try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
     from yaml import CSafeDumper as _Dumper
@@ -186,8 +187,7 @@ def describe_difference(recorded: Interaction, method: str, uri: str, body: byte
 def _short(value: object, width: int = 60) -> str:
     if value is None:
         return "none"
-    text = str(value)
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
+    return repr(truncate(str(value), width))
 
 
 def _body_differences(recorded: bytes, live: bytes) -> list[str]:
@@ -400,16 +400,7 @@ class Cassette:
 
     def play(self, key: MatchKey, body: bytes) -> Interaction | None:
         """The first unplayed recorded interaction matching the request, marked played."""
-        for interaction in self.interactions:
-            if interaction.played or interaction.key != key:
-                continue
-            if key[0] == "POST" and not bodies_match(
-                _as_bytes(interaction.request.get("body")), body
-            ):
-                continue
-            interaction.played = True
-            return interaction
-        return None
+        return self._take(key, body, loose=False)
 
     def replay(self, key: MatchKey, body: bytes) -> Interaction | None:
         """Replay only: :meth:`play`, else a repeat of the last played reply to this
@@ -421,12 +412,18 @@ class Cassette:
         for interaction in reversed(self.interactions):
             if interaction.played and interaction.key == key and _same_body(interaction, body):
                 return interaction
+        return self._take(key, body, loose=True)
+
+    def _take(self, key: MatchKey, body: bytes, *, loose: bool) -> Interaction | None:
+        """The first unplayed interaction for this request, marked played: the same key
+        and body, or (``loose``) the same endpoint and question."""
+        same_body = _same_question if loose else bodies_match
         for interaction in self.interactions:
-            if interaction.played or endpoint(interaction.key) != endpoint(key):
+            if interaction.played:
                 continue
-            if key[0] == "POST" and not _same_question(
-                _as_bytes(interaction.request.get("body")), body
-            ):
+            if (endpoint(interaction.key) != endpoint(key)) if loose else interaction.key != key:
+                continue
+            if key[0] == "POST" and not same_body(_as_bytes(interaction.request.get("body")), body):
                 continue
             interaction.played = True
             return interaction

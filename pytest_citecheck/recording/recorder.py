@@ -34,6 +34,7 @@ from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.retrieval import Ranker, describe
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ class Recording:
 
 
 def _quoted(text: str, width: int = 60) -> str:
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
+    return repr(truncate(text, width))
 
 
 class _RecordedRanker:

@@ -162,6 +162,17 @@ def _redact_body(body: bytes, secrets: Iterable[str]) -> bytes:
     return body if cleaned == text else cleaned.encode("utf-8")
 
 
+def _cleaned(body: bytes, clean: Callable[[str], str]) -> bytes:
+    """``body`` with ``clean`` applied to its text; the same bytes when it is not
+    UTF-8 or nothing changed."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body
+    cleaned = clean(text)
+    return body if cleaned == text else cleaned.encode("utf-8")
+
+
 def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
     """No secret in any header or body; bodies lose only exact secret values
     (a page that merely looks like a credential is evidence), and an error
@@ -175,25 +186,13 @@ def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
     body = _redact_body(reply.body, extra)
     if reply.status >= 400 and body:
         # An error reply may name the server's install path (a home directory).
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None:
-            cleaned = scrub_local_paths(text)
-            body = body if cleaned == text else cleaned.encode("utf-8")
+        body = _cleaned(body, scrub_local_paths)
     is_json = any("json" in v.lower() for v in headers.get("content-type", []))
     if is_json and body:
         # Nor a local server's model path in a JSON judge reply; pages are never touched.
         from pytest_citecheck.stages.judges.compat import recordable_reply
 
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None:
-            cleaned = recordable_reply(text)
-            body = body if cleaned == text else cleaned.encode("utf-8")
+        body = _cleaned(body, recordable_reply)
     return Reply(reply.status, reply.reason, headers, body, reply.too_large)
 
 

@@ -16,20 +16,20 @@ import base64
 import hashlib
 import re
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.claims.models import LABEL_ORDER, Label
+from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Label
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.text import ratio
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
 
+if TYPE_CHECKING:
+    import jinja2
+
 LABELS = tuple(label.value for label in LABEL_ORDER)
 _TEMPLATES = files("pytest_citecheck.reports") / "templates"
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _csp_hash(text: str) -> str:
@@ -171,21 +171,27 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_html(data: dict[str, Any]) -> str:
-    """The page for one scrubbed JSON report (:meth:`Report.scrubbed_json`)."""
+def _environment() -> jinja2.Environment:
+    """The templates' environment: autoescaped, an unknown name an error."""
     import jinja2
-    from markupsafe import Markup
 
-    env = jinja2.Environment(
+    return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """The page for one scrubbed JSON report (:meth:`Report.scrubbed_json`)."""
+    from markupsafe import Markup
+
+    env = _environment()
     style = (_TEMPLATES / "report.css").read_text(encoding="utf-8")
     script = (_TEMPLATES / "report.js").read_text(encoding="utf-8")
-    bad = {"contradicted", "fabricated"}
+    bad = BAD_LABELS
     changes = [
         {**c, "new_contradiction": c["after"] in bad and c["before"] not in bad}
         for c in data.get("label_changes") or []
@@ -206,7 +212,7 @@ def render_html(data: dict[str, Any]) -> str:
         answers=data.get("answers") or [],
         answer_totals=data.get("answer_totals"),
         labels=LABELS,
-        fmt=_fmt,
+        fmt=ratio,
         style=Markup(style),
         script=Markup(script),
         style_hash=_csp_hash(style),
@@ -264,16 +270,9 @@ def _recheck_facts(check: dict[str, Any]) -> list[tuple[str, str]]:
 def render_recheck_html(data: dict[str, Any]) -> str:
     """The recheck page for one JSON recheck report
     (:meth:`~pytest_citecheck.reports.recheck.RecheckReport.to_json`)."""
-    import jinja2
     from markupsafe import Markup
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = _environment()
     style = "\n".join(
         (_TEMPLATES / name).read_text(encoding="utf-8") for name in ("report.css", "recheck.css")
     )

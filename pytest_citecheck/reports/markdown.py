@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_citecheck.claims.models import LABEL_ORDER
+from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER
 from pytest_citecheck.core.prices import spend_text
+from pytest_citecheck.core.text import plural, ratio, truncate
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -21,19 +22,9 @@ _MD_SPECIAL = re.compile(r"([\\`*|\[\]~])")
 
 def cell(text: object, width: int = 160) -> str:
     """One table cell: a single line, markdown and HTML inert."""
-    flat = " ".join(str(text).split())
-    if len(flat) > width:
-        flat = flat[: width - 1] + "…"
+    flat = truncate(str(text), width, flatten=True)
     flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", flat)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def render_markdown(data: dict[str, Any]) -> str:
@@ -50,10 +41,10 @@ def render_markdown(data: dict[str, Any]) -> str:
     if gate["failures"] or stopped:
         out.append("")
     out += [
-        f"**{_count(t['claims'], 'claim')}, {_count(t['citations'], 'citation')}**: "
+        f"**{plural(t['claims'], 'claim')}, {plural(t['citations'], 'citation')}**: "
         "citation precision "
-        f"**{_fmt(t['citation_precision'])}** ({supported}/{t['citations']}), reachable "
-        f"precision {_fmt(t['reachable_precision'])}",
+        f"**{ratio(t['citation_precision'])}** ({supported}/{t['citations']}), reachable "
+        f"precision {ratio(t['reachable_precision'])}",
         "",
         "| " + " | ".join(LABELS) + " | review |",
         "|" + "---:|" * (len(LABELS) + 1),
@@ -79,7 +70,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     if panel:
         out += [
             f"Judge panel: {panel['citations']} citations, {panel['unanimous']} unanimous "
-            f"(agreement {_fmt(panel['unanimous_share'])})",
+            f"(agreement {ratio(panel['unanimous_share'])})",
             "",
         ]
     out += _answers(data)
@@ -88,7 +79,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += ["| file | claims | citations | precision | failed |", "|---|---:|---:|---:|---:|"]
         out += [
             f"| {cell(name)} | {f['claims']} | {f['citations']} | "
-            f"{_fmt(f['citation_precision'])} | {f.get('failed', 0)} |"
+            f"{ratio(f['citation_precision'])} | {f.get('failed', 0)} |"
             for name, f in files.items()
         ]
         out.append("")
@@ -106,7 +97,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         (claim, v)
         for claim in data["claims"]
         for v in claim["verdicts"]
-        if v["label"] in ("contradicted", "fabricated")
+        if v["label"] in BAD_LABELS
     ]
     if bad:
         out += [
@@ -132,7 +123,7 @@ def _answers(data: dict[str, Any]) -> list[str]:
         return []
     out = [
         f"**{totals['answers']} answer{'s' if totals['answers'] != 1 else ''}**: answer support "
-        f"**{_fmt(totals['answer_support'])}** ({totals['supported']}/{totals['claims']} "
+        f"**{ratio(totals['answer_support'])}** ({totals['supported']}/{totals['claims']} "
         f"claims), {totals['uncited']} uncited sentence{'s' if totals['uncited'] != 1 else ''}",
         "",
         "| answer | file | sentences | cited | uncited | supported | support |",
@@ -140,7 +131,7 @@ def _answers(data: dict[str, Any]) -> list[str]:
     ]
     out += [
         f"| {cell(a['id'])} | {cell(a['file'])} | {a['sentences']} | {a['cited']} | "
-        f"{a['uncited']} | {a['supported']}/{a['claims']} | {_fmt(a['answer_support'])} |"
+        f"{a['uncited']} | {a['supported']}/{a['claims']} | {ratio(a['answer_support'])} |"
         for a in answers
     ]
     return [*out, ""]

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck, RecheckStatus
+from pytest_citecheck.core.text import plural, truncate
+from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck
 from pytest_citecheck.reports.report import Line, write_report
 
 RECHECK_FORMAT = 1
@@ -23,17 +25,6 @@ STATUS_ORDER = list(RecheckStatus)
 # Shown in red: what usually fails the gate.
 _BAD = frozenset({RecheckStatus.EVIDENCE_GONE, RecheckStatus.PAGE_GONE, RecheckStatus.ERROR})
 _WARN = frozenset({RecheckStatus.MOVED, RecheckStatus.BLOCKED, RecheckStatus.CHANGED})
-
-
-def _short(text: str | None, width: int) -> str:
-    if not text:
-        return ""
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def label_change(check: CitationRecheck) -> str | None:
@@ -89,8 +80,7 @@ class RecheckReport:
         claims = sum(1 for c in self.claims if c.citations)
         out = [
             Line(
-                f"recheck: {_plural(claims, 'claim')}, "
-                f"{_plural(len(self.citations()), 'cited page')}"
+                f"recheck: {plural(claims, 'claim')}, {plural(len(self.citations()), 'cited page')}"
             ),
             Line(" | ".join(f"{s.value} {counts[s]}" for s in STATUS_ORDER)),
         ]
@@ -125,16 +115,16 @@ class RecheckReport:
             for claim, check in details:
                 out.append(Line(f"  {check.status.value:<14}{claim.nodeid}  {check.url}"))
                 if check.detail:
-                    out.append(Line(f"      {_short(check.detail, 300)}"))
+                    out.append(Line(f"      {truncate(check.detail, 300, flatten=True)}"))
                 if check.new is not None:
                     quote = check.new.evidence_quote
-                    said = f': "{_short(quote, 100)}"' if quote else ""
+                    said = f': "{truncate(quote, 100, flatten=True)}"' if quote else ""
                     out.append(Line(f"      judge now: {check.new.label.value}{said}"))
                 if check.recorded.rid:
                     out.append(Line(f"      then: citecheck audit page {check.recorded.rid}"))
         updated = [c for c in self.claims if c.updated]
         if updated:
-            out.append(Line(f"updated {_plural(len(updated), 'cassette')}:", {"bold": True}))
+            out.append(Line(f"updated {plural(len(updated), 'cassette')}:", {"bold": True}))
             out.extend(Line(f"  {c.cassette}") for c in updated)
         elif self.update:
             out.append(Line("updated no cassette (every page is as recorded)"))

@@ -36,7 +36,7 @@ from pytest_citecheck.claims.models import (
 from pytest_citecheck.core.files import append_text, write_atomic
 from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub
-from pytest_citecheck.core.text import terminal_safe
+from pytest_citecheck.core.text import plural, ratio, terminal_safe, truncate
 from pytest_citecheck.engine.aggregate import (
     AnswerFigures,
     AnswerTotals,
@@ -76,25 +76,6 @@ CSV_COLUMNS = [
 ]
 # Added after the others when the run verified imported answers.
 ANSWER_CSV_COLUMNS = ["answer", "answer_support"]
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
-def _short(text: str | None, width: int) -> str:
-    if not text:
-        return ""
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def plural(n: int, word: str) -> str:
-    """``1 claim``, ``2 claims``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-_count = plural
 
 
 def file_of(nodeid: str) -> str:
@@ -314,9 +295,9 @@ class Report:
         t = self.totals
         out = [
             Line(
-                f"{_count(t.claims, 'claim')}, {_count(t.citations, 'citation')}: citation "
-                f"precision {_fmt(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
-                f"precision {_fmt(t.reachable_precision)} ({t.supported}/{t.reachable})"
+                f"{plural(t.claims, 'claim')}, {plural(t.citations, 'citation')}: citation "
+                f"precision {ratio(t.citation_precision)} ({t.supported}/{t.citations}), reachable "
+                f"precision {ratio(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
         ]
@@ -324,9 +305,9 @@ class Report:
         if answers is not None:
             out.append(
                 Line(
-                    f"{_count(answers.answers, 'answer')}, "
-                    f"{_count(answers.sentences, 'sentence')}, {answers.uncited} uncited: "
-                    f"answer support {_fmt(answers.support)} "
+                    f"{plural(answers.answers, 'answer')}, "
+                    f"{plural(answers.sentences, 'sentence')}, {answers.uncited} uncited: "
+                    f"answer support {ratio(answers.support)} "
                     f"({answers.supported}/{answers.claims} claims)"
                 )
             )
@@ -340,7 +321,7 @@ class Report:
             )
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
-            scope = f" (the baseline over the same {_count(t.claims, 'claim')})"
+            scope = f" (the baseline over the same {plural(t.claims, 'claim')})"
             out.append(
                 Line(
                     f"baseline precision {self.baseline_precision:.4f} -> "
@@ -364,9 +345,9 @@ class Report:
                 failed = self.failed_in(name)
                 out.append(
                     Line(
-                        f"  {name:<{width}}  {_count(ft.claims, 'claim')}, "
-                        f"{_count(ft.citations, 'citation')}, "
-                        f"precision {_fmt(ft.citation_precision)} ({ft.supported}/{ft.citations})"
+                        f"  {name:<{width}}  {plural(ft.claims, 'claim')}, "
+                        f"{plural(ft.citations, 'citation')}, "
+                        f"precision {ratio(ft.citation_precision)} ({ft.supported}/{ft.citations})"
                         + (f", {failed} failed" if failed else "")
                     )
                 )
@@ -384,14 +365,14 @@ class Report:
             for nodeid, v in bad:
                 out.append(Line(f"  {v.label.value.upper():<12} {nodeid}  {v.url}", {"red": True}))
                 if v.evidence_quote:
-                    out.append(Line(f'      "{_short(v.evidence_quote, 110)}"'))
+                    out.append(Line(f'      "{truncate(v.evidence_quote, 110, flatten=True)}"'))
         errors = self._flagged(lambda v: v.label is Label.ERROR)
         if errors:
             out.append(Line("errors:", {"bold": True}))
             for nodeid, v in errors:
                 out.append(Line(f"  ERROR        {nodeid}  {v.url}  [{v.reason}]", {"red": True}))
                 if v.detail:
-                    out.append(Line(f"      {_short(v.detail, 400)}"))
+                    out.append(Line(f"      {truncate(v.detail, 400, flatten=True)}"))
         review = self._flagged(lambda v: v.review)
         if review:
             out.append(Line("review (confidence below the gate):", {"bold": True}))
@@ -429,8 +410,8 @@ class Report:
             return []
         out = [
             Line(
-                f"judge panel: {_count(panel['citations'], 'citation')}, {panel['unanimous']} "
-                f"unanimous (agreement {_fmt(panel['unanimous_share'])})"
+                f"judge panel: {plural(panel['citations'], 'citation')}, {panel['unanimous']} "
+                f"unanimous (agreement {ratio(panel['unanimous_share'])})"
             )
         ]
         for pair, share in panel["pairwise_agreement"].items():
@@ -682,8 +663,8 @@ def citation_table(result: ClaimResult) -> list[str]:
                 label,
                 v.reason or "-",
                 conf,
-                _short(scrub(v.final_url or v.url), 60),
-                _short(scrub(v.evidence_quote or ""), 70),
+                truncate(scrub(v.final_url or v.url), 60, flatten=True),
+                truncate(scrub(v.evidence_quote or ""), 70, flatten=True),
             )
         )
     widths = [max(len(row[c]) for row in rows) for c in range(5)]
@@ -709,17 +690,17 @@ def explain_label(
     details: list[str] = []
     for result in compared or results:
         expected = f", expected {result.expect.value}" if result.expect else ""
-        lines.append(
-            f"claim {result.id!r} is {result.label.value}{expected}: {_short(result.claim, 60)}"
-        )
+        claim = truncate(result.claim, 60, flatten=True)
+        lines.append(f"claim {result.id!r} is {result.label.value}{expected}: {claim}")
         for i, v in enumerate(result.verdicts, 1):
             reason = f" [{v.reason}]" if v.reason else ""
             conf = "" if v.confidence is None else f" ({v.confidence:.2f})"
-            quote = f': "{_short(v.evidence_quote, 80)}"' if v.evidence_quote else ""
+            said = truncate(v.evidence_quote, 80, flatten=True)
+            quote = f': "{said}"' if v.evidence_quote else ""
             lines.append(f"  {i}. {v.label.value}{reason}{conf} {v.url}{quote}")
             if v.detail and v.detail not in details:
                 details.append(v.detail)
-    lines.extend(_short(d, 400) for d in details)
+    lines.extend(truncate(d, 400, flatten=True) for d in details)
     recorded = any("record it with:" in d or "record it again with:" in d for d in details)
     if rerecord is not None and not recorded:
         lines.append(f"if the sources changed, record the test again: {rerecord}")

@@ -172,6 +172,10 @@ class _Crawl:
         """The raw page ``reply`` gave, for the page rules to read."""
         return self.result(reply, text=reply.text)
 
+    def failed(self, reply: _Reply | None, detail: str) -> FetchResult:
+        """The crawl failed: an ``error`` (a failure never counts as a page)."""
+        return self.result(reply, label=Label.ERROR, reason=Reason.CRAWL_FAILED, detail=detail)
+
     def result(
         self,
         reply: _Reply | None,
@@ -313,11 +317,9 @@ class CrawlbaseFetcher:
             return crawl.page(normal.blocked)
         if rendered.failed:
             last = crawl.replies[-1]
-            return crawl.result(
+            return crawl.failed(
                 last,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"The JavaScript crawl failed ({rendered.why}) after the normal one "
+                f"The JavaScript crawl failed ({rendered.why}) after the normal one "
                 f"gave no usable page ({normal.why}).",
             )
         # Thin or empty with both tokens: keep the richest reply (the latest on a tie).
@@ -347,11 +349,9 @@ class CrawlbaseFetcher:
         """One reply: the page to hand to the rules (the crawl ends), a crawl error, a
         reason to escalate, or a thin reply (fetch it again)."""
         if reply.failure is not None:
-            return crawl.result(
+            return crawl.failed(
                 reply,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"The Crawling API could not crawl the page: {reply.failure}.",
+                f"The Crawling API could not crawl the page: {reply.failure}.",
             )
         if is_gone(reply.original_status):
             return crawl.page(reply)  # gone: no other crawl brings it back
@@ -362,11 +362,9 @@ class CrawlbaseFetcher:
                 f"cb_status {reply.cb_status} in an HTTP {reply.status_code} reply", failed=True
             )
         if not 200 <= reply.status_code < 300:
-            return crawl.result(
+            return crawl.failed(
                 reply,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"The Crawling API answered HTTP {reply.status_code}"
+                f"The Crawling API answered HTTP {reply.status_code}"
                 + (" after retries." if reply.status_code in self.retry.retry_statuses else "."),
             )
         if redirected_to_homepage(crawl.url, reply.final_url):
@@ -379,11 +377,9 @@ class CrawlbaseFetcher:
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
         if reply.cb_status is not None and reply.cb_status != 200:
-            return crawl.result(
+            return crawl.failed(
                 reply,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"The Crawling API could not crawl the page (cb_status {reply.cb_status}"
+                f"The Crawling API could not crawl the page (cb_status {reply.cb_status}"
                 f", original_status {reply.original_status}).",
             )
         # Thin first (re-crawling comes before the soft-404 rule): a thin page is fetched

@@ -35,6 +35,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_citecheck.stages.text import word_set
+
 # "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote.
 _ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.|…")
 # Characters a page or a judge uses as an apostrophe inside a word. The guard's
@@ -48,28 +50,24 @@ _NUMBER = re.compile(r"(?<![\w.,])[-−]?\d+(?:[.,]\d+)*|\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-NEGATIONS = _words(
+NEGATIONS = word_set(
     "not no never nor neither none nothing nobody nowhere without cannot n't "
     "dont doesnt didnt isnt arent wasnt werent cant couldnt wouldnt shouldnt wont "
     "hasnt havent hadnt aint mustnt neednt shant"
 )
-NUMBER_WORDS = _words(
+NUMBER_WORDS = word_set(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen "
     "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
     "sixty seventy eighty ninety hundred thousand million billion trillion dozen "
     "half halves third thirds quarter quarters fifth fifths once twice thrice double "
     "triple first second fourth sixth seventh eighth ninth tenth"
 )
-DATE_WORDS = _words(
+DATE_WORDS = word_set(
     "january february march april may june july august september october november "
     "december jan feb apr jun jul aug sep sept oct nov dec monday tuesday wednesday "
     "thursday friday saturday sunday"
 )
-UNIT_WORDS = _words(
+UNIT_WORDS = word_set(
     "percent percentage percentages celsius fahrenheit kelvin degree degrees "
     "meter meters metre metres kilometer kilometers kilometre kilometres centimeter "
     "centimeters centimetre centimetres millimeter millimeters millimetre millimetres "
@@ -82,7 +80,7 @@ UNIT_WORDS = _words(
     "calories kcal % ‰ ° $ € £ ¥"
 )
 # One or two letters are a unit only right after a number ("100 m", "5 g").
-SHORT_UNITS = _words("m g s h l w v k b c f t")
+SHORT_UNITS = word_set("m g s h l w v k b c f t")
 
 
 # Two words "match" at a quote's ends at this Indel similarity ("centre"/"center").

@@ -326,7 +326,22 @@ class Embedder:
 # -- rankers -------------------------------------------------------------------
 
 
-class MiniLMRanker:
+class _ScoringRanker:
+    """A ranker that scores every passage (:meth:`scores`, in page order) and shows
+    the best."""
+
+    def scores(self, claim: str, passages: Sequence[str]) -> list[float]:
+        raise NotImplementedError
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Return up to ``k`` ``(passage index, score)`` pairs, best first; equal
+        scores keep page order."""
+        if not passages or k <= 0:
+            return []
+        return _top(self.scores(claim, passages), k)
+
+
+class MiniLMRanker(_ScoringRanker):
     """Cosine similarity of all-MiniLM-L6-v2 embeddings (normalised).
 
     A passage scores the best cosine of its chunks: pieces of at most
@@ -348,13 +363,6 @@ class MiniLMRanker:
     @property
     def embedding_stats(self) -> EmbeddingStats:
         return self.embedder.stats
-
-    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
-        """Return up to ``k`` ``(passage index, cosine)`` pairs, best first;
-        equal scores keep page order."""
-        if not passages or k <= 0:
-            return []
-        return _top(self.scores(claim, passages), k)
 
     def scores(self, claim: str, passages: Sequence[str]) -> list[float]:
         """The cosine of every passage with the claim, in page order."""
@@ -384,7 +392,7 @@ class MiniLMRanker:
         return split_passages(passage, max_words=self.chunk_words) or [passage]
 
 
-class BM25Ranker:
+class BM25Ranker(_ScoringRanker):
     """Okapi BM25 over the passages of one page (bm25s, Lucene's IDF, k1=1.5, b=0.75).
 
     Words are lower-cased runs of two or more word characters, English stop
@@ -406,13 +414,6 @@ class BM25Ranker:
 
     def prepare(self, questions: Sequence[tuple[str, Sequence[str]]]) -> None:
         """Nothing to embed."""
-
-    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
-        """Return up to ``k`` ``(passage index, BM25 score)`` pairs, best first;
-        equal scores keep page order."""
-        if not passages or k <= 0:
-            return []
-        return _top(self.scores(claim, passages), k)
 
     def scores(self, claim: str, passages: Sequence[str]) -> list[float]:
         """The BM25 score of every passage for the claim, in page order."""

@@ -60,11 +60,12 @@ def normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The words of a space-separated list, as a set (for the word tables)."""
     return frozenset(text.split())
 
 
-STOP_WORDS = _words(
+STOP_WORDS = word_set(
     "a about above after again against all am an and any are as at be because been before "
     "being below between both but by can could did do does doing down during each few for "
     "from further had has have having he her here hers herself him himself his how i if in "

@@ -296,7 +296,8 @@ def test_the_answer_view_colours_each_sentence_by_its_claims_label(
 def recheck_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A recheck report with one unchanged page and one whose evidence sentence is gone."""
     from pytest_citecheck.claims.models import Label, Passage, Verdict
-    from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck, RecheckStatus
+    from pytest_citecheck.core.defaults import RecheckStatus
+    from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck
     from pytest_citecheck.reports.recheck import RecheckReport
 
     then = "Crowds came from across the county. The bridge opened on 3 May 2021, two years late."

@@ -24,7 +24,7 @@ from pytest_citecheck.stages.guard import EXACT, QuotePolicy
 from pytest_citecheck.stages.judges import make_judge
 from tests.doubles.llm import LLMDouble, verdict
 from tests.e2e.test_example_suite import UNSET
-from tests.unit.test_judges import KEYS, NO_SLEEP
+from tests.integration.test_judges import KEYS, NO_SLEEP
 
 CLAIM = "Water boils at 100 degrees Celsius at sea level."
 PASSAGES = ["At sea level, water boils at 100 degrees Celsius (212 degrees Fahrenheit)."]

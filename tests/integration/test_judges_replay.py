@@ -26,7 +26,7 @@ from pytest_citecheck.stages.judges import (
     recorded_prompt_version,
 )
 from tests.doubles.llm import Fault, LLMDouble, verdict
-from tests.unit.test_judges import KEYS, NO_SLEEP
+from tests.integration.test_judges import KEYS, NO_SLEEP
 
 CLAIM = "Water boils at 100 degrees Celsius at sea level."
 PASSAGES = ["At sea level, water boils at 100 degrees Celsius (212 degrees Fahrenheit)."]

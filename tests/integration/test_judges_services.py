@@ -33,7 +33,7 @@ from tests.doubles.llm import (
     ToolCalls,
     verdict,
 )
-from tests.unit.test_judges import CLAIM, KEYS, NO_SLEEP, PASSAGES, QUOTE
+from tests.integration.test_judges import CLAIM, KEYS, NO_SLEEP, PASSAGES, QUOTE
 
 GOOD = {"label": "supported", "quote": QUOTE, "confidence": 0.9}
 GOOD_TEXT = json.dumps(GOOD)

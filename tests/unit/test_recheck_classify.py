@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_citecheck.claims.models import Label, Passage, Reason, Verdict
-from pytest_citecheck.engine.recheck import RecheckStatus, classify, live_cassette_path
+from pytest_citecheck.core.defaults import RecheckStatus
+from pytest_citecheck.engine.recheck import classify, live_cassette_path
 from pytest_citecheck.reports.html import word_diff
 from pytest_citecheck.stages.fetch_rules import FetchResult
 from pytest_citecheck.stages.quote_policy import QuotePolicy

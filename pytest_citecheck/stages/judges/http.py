@@ -49,6 +49,7 @@ from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import GaveUp, IsFinal, RetryPolicy, Sent, send
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import json_text
 from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION, dump_body
@@ -74,8 +75,8 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def shorten(text: str, limit: int = _DETAIL_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A judge's words on one line, as long as a verdict's detail keeps."""
+    return truncate(text, limit, flatten=True)
 
 
 def _json_or_none(response: httpx.Response) -> Any:
