@@ -208,6 +208,11 @@ def main() -> None:
         f"{ours * 1000 / n:>12.2f} {ours / floor:>8.2f}"
     )
     print(f"heavy modules imported by the engine replay: {', '.join(heavy or []) or 'none'}")  # type: ignore[arg-type]
+    pairs = [e / b for b, e in zip(bare, engine, strict=True)]
+    print(
+        "engine / floor per run (each pair back to back): "
+        + ", ".join(f"{b:.2f}/{e:.2f} s = {r:.2f}x" for b, e, r in zip(bare, engine, pairs, strict=True))
+    )
     if memory is not None:
         seconds, rss = memory
         print(
@@ -220,6 +225,8 @@ def main() -> None:
             f"pytest --citecheck -n {args.workers} over {args.memory_claims} replayed claims: "
             f"{seconds:.1f} s, peak RSS {rss / 1024:.0f} MiB (largest process)"
         )
+    # The figure to compare: the engine's median over the floor's (lower is faster).
+    print(f"replay: ratio={ours / floor:.2f} (runs {min(pairs):.2f}-{max(pairs):.2f})")
 
 
 if __name__ == "__main__":
