@@ -211,7 +211,9 @@ def main() -> None:
     pairs = [e / b for b, e in zip(bare, engine, strict=True)]
     print(
         "engine / floor per run (each pair back to back): "
-        + ", ".join(f"{b:.2f}/{e:.2f} s = {r:.2f}x" for b, e, r in zip(bare, engine, pairs, strict=True))
+        + ", ".join(
+            f"{b:.2f}/{e:.2f} s = {r:.2f}x" for b, e, r in zip(bare, engine, pairs, strict=True)
+        )
     )
     if memory is not None:
         seconds, rss = memory

@@ -53,12 +53,14 @@ from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_
 try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
     from yaml import CSafeDumper as _Dumper
     from yaml import CSafeLoader as _Loader
-    from yaml.cyaml import CParser as _EventParser
+    from yaml._yaml import CParser as _EventParser
+
+    _LIBYAML = True
 except ImportError:  # pragma: no cover - PyYAML without libyaml
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-    _EventParser = None
+    _LIBYAML = False
 
 CASSETTE_VERSION = 1
 # A too-large response is recorded without its body, under this header, so a
@@ -270,7 +272,7 @@ def load_yaml(text: str) -> Any:
     straight from libyaml's events (no node tree, no constructor generators);
     anything else -- a tag, an anchor or alias, a merge key, a timestamp, more
     than one document, a syntax error -- is left to the safe loader itself."""
-    if _EventParser is not None:
+    if _LIBYAML:
         try:
             return _from_events(text)
         except (_Unusual, yaml.YAMLError, RecursionError):
@@ -300,8 +302,8 @@ _SAFE_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 @functools.lru_cache(maxsize=4096)
 def _plain_tag(value: str) -> str:
     """The tag the safe loader resolves a plain (unquoted) scalar to."""
-    tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
-    return tag
+    resolve: Callable[[type[yaml.ScalarNode], str, tuple[bool, bool]], str] = _RESOLVER.resolve
+    return resolve(yaml.ScalarNode, value, (True, False))
 
 
 def _from_events(text: str) -> Any:
