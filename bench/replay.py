@@ -74,7 +74,8 @@ start, cpu = time.perf_counter(), time.process_time()
 labels = [engine.verify(c, p).label for c, p in zip(claims, paths)]
 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 heavy = sorted(m for m in HEAVY if m in sys.modules)
-print(json.dumps({{"seconds": seconds, "cpu": cpu, "heavy": heavy, "errors": labels.count("error")}}))
+errors = labels.count("error")
+print(json.dumps({{"seconds": seconds, "cpu": cpu, "heavy": heavy, "errors": errors}}))
 """
 
 
