@@ -81,8 +81,14 @@ class CorruptCassette(Exception):
 
 
 def token_placeholder(tokens: Mapping[str, str | None]) -> Callable[[str], str]:
-    """Maps a ``token`` query value to what a cassette holds in its place."""
-    by_value = {value: TOKEN_PLACEHOLDERS[kind] for kind, value in tokens.items() if value}
+    """Maps a ``token`` query value to what a cassette holds in its place (the same
+    function for the same tokens, so :func:`match_key` remembers across claims)."""
+    return _placeholder(tuple(sorted((kind, value) for kind, value in tokens.items() if value)))
+
+
+@functools.lru_cache(maxsize=16)
+def _placeholder(tokens: tuple[tuple[str, str], ...]) -> Callable[[str], str]:
+    by_value = {value: TOKEN_PLACEHOLDERS[kind] for kind, value in tokens}
     placeholders = frozenset(TOKEN_PLACEHOLDERS.values())
 
     def replace(value: str) -> str:
@@ -114,9 +120,11 @@ def _stored_value(name: str, value: str, placeholder: Callable[[str], str]) -> s
     return value
 
 
+@functools.lru_cache(maxsize=1024)
 def match_key(method: str, uri: str, placeholder: Callable[[str], str]) -> MatchKey:
     """What two requests must share to match (VCR.py's method, scheme, host, port,
-    path and query matchers; the token compared as its placeholder)."""
+    path and query matchers; the token compared as its placeholder). Remembered:
+    every claim asks the judge at one URI, and many cite the same pages."""
     parts = urlsplit(uri)
     query = tuple(
         (k, _stored_value(k, v, placeholder))
