@@ -10,7 +10,9 @@
      plugin does in replay (the whole pipeline: fetch rules, passages, the
      recorded retrieval, the judge reply, the guard).
    The engine process also reports whether torch, sentence-transformers or
-   transformers were imported (they must not be).
+   transformers were imported (they must not be). Printed: each back-to-back
+   pair's ratio, the CPU-time ratio (steadier on a shared machine) and, last,
+   ``replay: ratio=<engine median / floor median>``.
 3. Runs ``pytest --citecheck`` over M claims (default 10,000: the recordings
    reused under ten claim files) and prints its wall time and peak RSS.
 
