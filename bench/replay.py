@@ -10,7 +10,9 @@
      plugin does in replay (the whole pipeline: fetch rules, passages, the
      recorded retrieval, the judge reply, the guard).
    The engine process also reports whether torch, sentence-transformers or
-   transformers were imported (they must not be).
+   transformers were imported (they must not be). Printed: each back-to-back
+   pair's ratio, the CPU-time ratio (steadier on a shared machine) and, last,
+   ``replay: ratio=<engine median / floor median>``.
 3. Runs ``pytest --citecheck`` over M claims (default 10,000: the recordings
    reused under ten claim files) and prints its wall time and peak RSS.
 
@@ -51,12 +53,12 @@ for path in work["cassettes"]:
     plan.append((path, [(i["request"]["method"], i["request"]["uri"],
                          (i["request"]["body"] or "").encode()) for i in data["interactions"]]))
 client = httpx.Client()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 for path, requests in plan:
     with vcr.use_cassette(path, record_mode="none"):
         for method, uri, body in requests:
             client.request(method, uri, content=body).read()
-print(json.dumps({"seconds": time.perf_counter() - start}))
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
 """
 
 ENGINE = f"""
@@ -70,11 +72,12 @@ claims = [Claim.model_validate(c) for c in work["claims"]]
 paths = [Path(p) for p in work["cassettes"]]
 engine = Engine.from_settings(EngineSettings(record_mode="none"), environ=work["env"])
 engine.verify(claims[0], paths[0])  # build the stages before the clock starts
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 labels = [engine.verify(c, p).label for c, p in zip(claims, paths)]
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 heavy = sorted(m for m in HEAVY if m in sys.modules)
-print(json.dumps({{"seconds": seconds, "heavy": heavy, "errors": labels.count("error")}}))
+errors = labels.count("error")
+print(json.dumps({{"seconds": seconds, "cpu": cpu, "heavy": heavy, "errors": errors}}))
 """
 
 
@@ -178,11 +181,16 @@ def main() -> None:
         )
         bare: list[float] = []
         engine: list[float] = []
+        bare_cpu: list[float] = []
+        engine_cpu: list[float] = []
         heavy: object = None
         for _ in range(args.repeat):
-            bare.append(float(run(BARE, work)["seconds"]))  # type: ignore[arg-type]
+            floor_run = run(BARE, work)
+            bare.append(float(floor_run["seconds"]))  # type: ignore[arg-type]
+            bare_cpu.append(float(floor_run["cpu"]))  # type: ignore[arg-type]
             result = run(ENGINE, work)
             engine.append(float(result["seconds"]))  # type: ignore[arg-type]
+            engine_cpu.append(float(result["cpu"]))  # type: ignore[arg-type]
             heavy = result["heavy"]
             if result["errors"]:
                 sys.exit(f"replay gave {result['errors']} errors")
@@ -208,6 +216,13 @@ def main() -> None:
         f"{ours * 1000 / n:>12.2f} {ours / floor:>8.2f}"
     )
     print(f"heavy modules imported by the engine replay: {', '.join(heavy or []) or 'none'}")  # type: ignore[arg-type]
+    pairs = [e / b for b, e in zip(bare, engine, strict=True)]
+    print(
+        "engine / floor per run (each pair back to back): "
+        + ", ".join(
+            f"{b:.2f}/{e:.2f} s = {r:.2f}x" for b, e, r in zip(bare, engine, pairs, strict=True)
+        )
+    )
     if memory is not None:
         seconds, rss = memory
         print(
@@ -220,6 +235,18 @@ def main() -> None:
             f"pytest --citecheck -n {args.workers} over {args.memory_claims} replayed claims: "
             f"{seconds:.1f} s, peak RSS {rss / 1024:.0f} MiB (largest process)"
         )
+    # On a shared machine wall time swings with the neighbours' load; the CPU time
+    # each process spent is the steadier figure of the same work.
+    cpu_ratio = statistics.median(engine_cpu) / statistics.median(bare_cpu)
+    print(
+        f"CPU time (median): floor {statistics.median(bare_cpu):.2f} s, "
+        f"engine {statistics.median(engine_cpu):.2f} s, {cpu_ratio:.2f}x"
+    )
+    # The figure to compare: the engine's median over the floor's (lower is faster).
+    print(
+        f"replay: ratio={ours / floor:.2f} (runs {min(pairs):.2f}-{max(pairs):.2f}; "
+        f"CPU time {cpu_ratio:.2f})"
+    )
 
 
 if __name__ == "__main__":

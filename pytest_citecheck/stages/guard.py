@@ -26,6 +26,7 @@ The judge's own label, quote and confidence are then kept beside the verdict.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -180,7 +181,7 @@ def _holding_passage(quote: str, shown: Sequence[Passage]) -> str:
     """The passage that holds ``quote``; for a quote across passages, their run."""
     needle = normalise(quote)
     for passage in shown:
-        if needle in normalise(passage.text):
+        if needle in _normalised_passage(passage.text):
             return passage.text
     for run in _runs(shown):
         if needle in run:
@@ -263,13 +264,23 @@ def _runs(shown: Sequence[Passage]) -> list[str]:
     runs: list[list[str]] = []
     previous: int | None = None
     for passage in sorted(shown, key=lambda p: p.index):
-        text = normalise(passage.text)
+        text = _normalised_passage(passage.text)
         if previous is not None and passage.index == previous + 1:
             runs[-1].append(text)
         else:
             runs.append([text])
         previous = passage.index
     return [" ".join(part for part in run if part) for run in runs]
+
+
+def _normalised_passage(text: str) -> str:
+    """:func:`normalise` of a shown passage, remembered when passage-sized: many
+    claims are shown the same passages of the same page."""
+    return _remembered_normalise(text) if len(text) <= _REMEMBERED_CHARS else normalise(text)
+
+
+_REMEMBERED_CHARS = 20_000
+_remembered_normalise = functools.lru_cache(maxsize=1024)(normalise)
 
 
 def _clamp(confidence: float) -> float:

@@ -33,6 +33,7 @@ Patterns, matched case-insensitively on text normalised as the guard does:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,12 +107,22 @@ class Injection:
 def find_injection(passages: Sequence[str]) -> Injection | None:
     """The first instruction-like text in ``passages`` (in order), or None."""
     for number, passage in enumerate(passages, start=1):
-        # Lines are kept (role markers start a line); other whitespace as the guard has it.
-        text = "\n".join(normalise(line) for line in passage.splitlines())
-        for name, pattern in PATTERNS:
-            match = pattern.search(text)
-            if match is not None:
-                return Injection(name, number, _excerpt(text, match.start(), match.end()))
+        found = _injection_in(passage)
+        if found is not None:
+            return Injection(found[0], number, found[1])
+    return None
+
+
+@functools.lru_cache(maxsize=2048)
+def _injection_in(passage: str) -> tuple[str, str] | None:
+    """The first pattern found in one passage and its excerpt (remembered: many
+    claims are shown the same passages of the same page)."""
+    # Lines are kept (role markers start a line); other whitespace as the guard has it.
+    text = "\n".join(normalise(line) for line in passage.splitlines())
+    for name, pattern in PATTERNS:
+        match = pattern.search(text)
+        if match is not None:
+            return name, _excerpt(text, match.start(), match.end())
     return None
 
 

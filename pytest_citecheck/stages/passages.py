@@ -7,8 +7,14 @@ so a recording of which passages retrieval picked replays on any machine.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 
 MAX_WORDS = 200
+# Recent splits, by page text: many claims cite the same page, and a replayed
+# claim gets the very text its neighbours got. Bounded by the characters held
+# (a page over a quarter of it is split each time).
+_MEMO_CHARS = 8_000_000
 
 # A blank line: a line break, any whitespace-only lines, a line break.
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -20,6 +26,38 @@ _SENTENCE_END = re.compile(r"[.!?…][\"'”’»)\]]*$")
 
 
 def split_passages(text: str, max_words: int = MAX_WORDS, keep_sentences: bool = True) -> list[str]:
+    """:func:`_split`, remembered for the last pages split (a new list each call)."""
+    return list(_MEMO.get(text, max_words, keep_sentences))
+
+
+class _SplitMemo:
+    """The passages of recently split texts, oldest dropped past ``_MEMO_CHARS``."""
+
+    def __init__(self) -> None:
+        self._splits: OrderedDict[tuple[str, int, bool], tuple[str, ...]] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, text: str, max_words: int, keep_sentences: bool) -> tuple[str, ...]:
+        key = (text, max_words, keep_sentences)
+        with self._lock:
+            found = self._splits.get(key)
+            if found is not None:
+                self._splits.move_to_end(key)
+                return found
+        passages = tuple(_split(text, max_words, keep_sentences))
+        if len(text) <= _MEMO_CHARS // 4:
+            with self._lock:
+                if key not in self._splits:
+                    self._splits[key] = passages
+                    self._chars += len(text)
+                while self._chars > _MEMO_CHARS:
+                    (old, _, _), _ = self._splits.popitem(last=False)
+                    self._chars -= len(old)
+        return passages
+
+
+def _split(text: str, max_words: int, keep_sentences: bool) -> list[str]:
     """Split on blank lines, pack paragraphs up to ``max_words`` words (``split()``),
     cut longer paragraphs at sentence ends where possible, drop blank blocks.
 
@@ -92,3 +130,6 @@ def _last_sentence_end(block: str, words: list[re.Match[str]], low: int, high: i
         if "\n" in block[before.end() : after.start()] or _SENTENCE_END.search(before.group()):
             return end
     return high
+
+
+_MEMO = _SplitMemo()
