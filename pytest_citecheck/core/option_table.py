@@ -81,19 +81,18 @@ class Option:
     cli: Mapping[str, Flag | Hidden] = field(default_factory=dict)
     # ``citecheck serve``'s ServiceConfig field (the requests' engine gets it from there).
     service: str | Hidden = Hidden("not a service setting")
+    # What docs/options.md says it does, with links (None: ``help``).
+    doc: str | None = None
 
     @property
     def target_field(self) -> str:
         return self.into or self.name
 
-    @property
-    def dest(self) -> str:
-        """The argparse/pytest destination of the plugin's flag."""
-        return "citecheck_" + self.name
-
     def default_text(self) -> str:
         if self.shown_default is not None:
             return self.shown_default
+        if self.default is None:
+            return "none"
         if isinstance(self.default, tuple):
             return ",".join(self.default)
         if isinstance(self.default, float):
@@ -236,6 +235,10 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="judge",
+        doc=(
+            "the judge: `openai`, `anthropic`, `ollama` or `openai-compatible`, e.g. "
+            "`anthropic:claude-sonnet-4-6`, `ollama:llama3.1`"
+        ),
     ),
     Option(
         "judge_base_url",
@@ -253,6 +256,11 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="judge_base_url",
+        doc=(
+            "base URL of the `openai-compatible` judge (vLLM, llama.cpp, LM Studio), e.g. "
+            "`http://127.0.0.1:8000/v1`; wins over `CITECHECK_JUDGE_BASE_URL`. The hosted "
+            "providers take theirs from the environment"
+        ),
     ),
     Option(
         "judge_temperature",
@@ -265,6 +273,10 @@ OPTIONS: tuple[Option, ...] = (
         plugin_term="ini",
         cli={c: Hidden(_AUTO_JUDGE) for c in COMMANDS},
         service=Hidden(_AUTO_JUDGE),
+        doc=(
+            "`auto` (0; not sent to OpenAI reasoning models), `omit` (never sent) or a number; "
+            "see [Judges](judges.md#which-model-needs-what)"
+        ),
     ),
     Option(
         "judge_response_format",
@@ -278,6 +290,10 @@ OPTIONS: tuple[Option, ...] = (
         plugin_term="ini",
         cli={c: Hidden(_AUTO_JUDGE) for c in COMMANDS},
         service=Hidden(_AUTO_JUDGE),
+        doc=(
+            "`auto`, `json_schema` or `json_object` (the OpenAI wire); see "
+            "[Judges](judges.md#which-model-needs-what)"
+        ),
     ),
     Option(
         "judges",
@@ -293,6 +309,10 @@ OPTIONS: tuple[Option, ...] = (
         plugin_term="both",
         cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
         service=Hidden(_ONE_JUDGE),
+        doc=(
+            "a judge panel, comma-separated (in ini one a line or comma-separated; a claim file's"
+            " `judges:`); see [Judge panels](judges.md#judge-panels-several-judges-recorded-once)"
+        ),
     ),
     Option(
         "judge_samples",
@@ -357,6 +377,10 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="ranker",
+        doc=(
+            "passage ranker when recording: `hybrid`, `bm25` or `minilm`; replay reads the "
+            "recorded choice"
+        ),
     ),
     Option(
         "quote_match",
@@ -380,6 +404,10 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service=Hidden("exact quote matching: a request cannot ask for a looser one"),
+        doc=(
+            "how the guard checks a judge's quote: `exact` or `fuzzy` (see [Quote "
+            "matching](verification.md#quote-matching-exact-or-fuzzy))"
+        ),
     ),
     Option(
         "quote_similarity",
@@ -424,6 +452,11 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="url_policy",
+        doc=(
+            "`public`: cited URLs on internal addresses or local names, or with credentials, are "
+            "`url_refused` and never fetched (see [Running the service "
+            "safely](service.md#running-the-service-safely))"
+        ),
     ),
     Option(
         "concurrency",
@@ -712,6 +745,10 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service=Hidden("each response is the request's report"),
+        doc=(
+            "write the markdown summary (also appended to `$GITHUB_STEP_SUMMARY` when set); see "
+            "[Reports](reports.md#reports-html-markdown-and-v)"
+        ),
     ),
     Option(
         "html",
@@ -730,6 +767,10 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service=Hidden("each response is the request's report"),
+        doc=(
+            "write the self-contained HTML report; see "
+            "[Reports](reports.md#reports-html-markdown-and-v)"
+        ),
     ),
     Option(
         "sarif",
@@ -742,6 +783,10 @@ OPTIONS: tuple[Option, ...] = (
         ini=Hidden(_IN_A_RUN),
         cli={"batch": Hidden("code scanning reads a pytest run's results")},
         service=Hidden("each response is the request's report"),
+        doc=(
+            "write the failing and review claims as SARIF 2.1.0 for GitHub code scanning; see "
+            "[CI](gate-ci.md#github-actions)"
+        ),
     ),
     Option(
         "audit",
@@ -757,6 +802,10 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--audit", "append one row per citation to this SQLite audit index."),
         },
         service="audit",
+        doc=(
+            "append one row per citation to a SQLite audit index (see [the audit "
+            "index](cli.md#the-audit-index-audit-citecheck-audit-listpage))"
+        ),
     ),
     # -- what recording costs ------------------------------------------------------------
     Option(
@@ -876,6 +925,11 @@ OPTIONS: tuple[Option, ...] = (
         ini=Hidden(_PER_RUN_ONLY),
         cli={c: Hidden("`citecheck recheck` is its own subcommand") for c in COMMANDS},
         service=Hidden(_PLUGIN_ONLY),
+        doc=(
+            "replay, and fetch every recorded URL citation live again; fail the claims whose "
+            "evidence or page is gone (see [Citation "
+            "rot](recheck.md#citation-rot-citecheck-recheck))"
+        ),
     ),
     Option(
         "recheck_fail_on",
@@ -1015,4 +1069,25 @@ def cli_terms(command: str, prefix: str = "") -> dict[str, str]:
         option.name: prefix + flag.flag
         for option in OPTIONS
         if isinstance(flag := option.flag_of(command), Flag)
+    }
+
+
+def composed_fields(target: Target) -> frozenset[str]:
+    """The target's fields that several settings make up together (e.g. a quote policy
+    from ``quote_match`` and ``quote_similarity``)."""
+    seen: dict[str, int] = {}
+    for option in OPTIONS:
+        if option.target == target:
+            seen[option.target_field] = seen.get(option.target_field, 0) + 1
+    return frozenset(name for name, n in seen.items() if n > 1)
+
+
+def fields_for(target: Target, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``target`` fields these setting values (keyed by setting name) set one to
+    one; a setting a front end does not expose is absent from ``values``."""
+    composed = composed_fields(target)
+    return {
+        option.target_field: values[option.name]
+        for option in OPTIONS
+        if option.target == target and option.name in values and option.target_field not in composed
     }

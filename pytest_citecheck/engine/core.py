@@ -12,7 +12,7 @@ The API::
 
     from pytest_citecheck.engine.core import Engine, EngineSettings
 
-    settings = EngineSettings(record_mode="once", concurrency=4)
+    settings = EngineSettings(record_mode=RecordMode.ONCE, concurrency=4)
     with Engine.from_settings(settings) as engine:
         engine.preflight(claims, cassette_for=path_of)   # ConfigurationError, one message
         results = engine.verify_claims_sync(claims, cassette_for=path_of)
@@ -110,7 +110,7 @@ SAMPLE_TEMPERATURE = 1.0
 class EngineSettings:
     """What the engine needs to know; every front end maps its options onto this."""
 
-    record_mode: str = "none"
+    record_mode: RecordMode = RecordMode.NONE
     # Overrides every claim's own ``judge``; None: the claim's, else DEFAULT_JUDGE.
     judge: str | None = None
     # Where ``judge`` came from, for messages: "flag", "ini" or None (an API caller).
@@ -151,9 +151,13 @@ class EngineSettings:
     judge_samples: int = 1
     panel_rule: str = DEFAULT_PANEL_RULE
 
+    def __post_init__(self) -> None:
+        # An API caller may name the mode ("once"); the engine holds a RecordMode.
+        object.__setattr__(self, "record_mode", RecordMode(self.record_mode))
+
     @property
     def replaying(self) -> bool:
-        return RecordMode(self.record_mode).replay_only
+        return self.record_mode.replay_only
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE
@@ -505,7 +509,7 @@ class Engine:
         """Whether verifying with this cassette may go to the network (what
         :meth:`preflight` checks keys for). Mode ``none`` never records; without a
         cassette any other mode verifies live."""
-        mode = RecordMode(self.settings.record_mode)
+        mode = self.settings.record_mode
         if cassette is None:
             return mode.live_without_cassette
         return mode.may_record(cassette.exists())

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.engine.gate import budget_failures, evaluate
 from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
@@ -71,7 +70,7 @@ class CitecheckSession:
 
     @property
     def replaying(self) -> bool:
-        return RecordMode(self.settings.record_mode).replay_only
+        return self.settings.record_mode.replay_only
 
     # -- the engine, built once ---------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 from pytest_citecheck.core.argtypes import Temperature as Temperature
 from pytest_citecheck.core.argtypes import parse_temperature as parse_temperature
