@@ -24,6 +24,8 @@ from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.argtypes import positive_int
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE, DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.option_table import (
+    BY_NAME,
+    COMMANDS,
     OPTIONS,
     Flag,
     cli_default,
@@ -833,12 +835,26 @@ def audit_path(given: Path | None) -> Path:
 AUDIT_LIST_COLUMNS = ("time", "run_id", "claim_id", "label", "reason", "confidence", "rid", "url")
 
 
+def audit_terms() -> Terms:
+    """How ``citecheck audit`` names what writes an audit file: every front end's flag
+    for it, from the option table."""
+    option = BY_NAME["audit"]
+    writers = [
+        f"`citecheck {command} {flag.flag} PATH`"
+        for command in COMMANDS
+        if isinstance(flag := option.flag_of(command), Flag)
+    ]
+    if isinstance(option.pytest_flag, str):
+        writers.insert(1, f"`pytest --citecheck {option.pytest_flag}=PATH`")
+    return Terms(options={"audit": f"{', '.join(writers[:-1])} or {writers[-1]}"})
+
+
 def run_audit_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.reports.audit import AuditError, AuditIndex
 
     out = out or sys.stdout
     try:
-        rows = AuditIndex(audit_path(args.audit)).rows(
+        rows = AuditIndex(audit_path(args.audit), terms=audit_terms()).rows(
             label=args.label, run_id=args.run, limit=args.limit
         )
     except AuditError as exc:

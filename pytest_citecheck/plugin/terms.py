@@ -19,9 +19,7 @@ def record_command(nodeid: str, mode: str = "once") -> str:
 
 
 PLUGIN_TERMS = Terms(
-    options={
-        option.name: term for option in OPTIONS if (term := plugin_term(option)) is not None
-    },
+    options={option.name: term for option in OPTIONS if (term := plugin_term(option)) is not None},
     assign=" = ",
     judge_origins={
         JUDGE_FROM_INI: "the ini option citecheck_judge",
