@@ -119,6 +119,33 @@ def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hid
     return {"recheck": Flag(flag, help)}
 
 
+def _serve_only(
+    name: str,
+    help: str,
+    default: Any,
+    parse: Callable[[str], Any] = at.positive_int,
+    metavar: str = "N",
+    *,
+    action: Literal["store", "append"] = "store",
+    shown_default: str | None = None,
+    service: str | None = None,
+) -> Option:
+    """A setting of ``citecheck serve`` alone: ``--NAME`` sets ServiceConfig's field."""
+    return Option(
+        name,
+        help,
+        default=default,
+        parse=parse,
+        metavar=metavar,
+        action=action,
+        shown_default=shown_default,
+        pytest_flag=Hidden(_SERVE_ONLY),
+        ini=Hidden(_SERVE_ONLY),
+        cli={"serve": Flag("--" + name.replace("_", "-"))},
+        service=service or name,
+    )
+
+
 OPTIONS: tuple[Option, ...] = (
     # -- what runs ---------------------------------------------------------------------
     Option(
@@ -972,62 +999,36 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("a service prints no progress"),
     ),
     # -- the HTTP service ----------------------------------------------------------------
-    Option(
+    _serve_only(
         "allow_judge",
         "a judge callers may name besides --judge (repeatable; default: only --judge).",
-        default=(),
-        parse=at.judge_spec,
-        metavar="PROVIDER:MODEL",
+        (),
+        at.judge_spec,
+        "PROVIDER:MODEL",
         action="append",
         shown_default="only --judge",
-        pytest_flag=Hidden(_SERVE_ONLY),
-        ini=Hidden(_SERVE_ONLY),
-        cli={"serve": Flag("--allow-judge")},
         service="allowed_judges",
     ),
-    Option(
-        "max_urls",
-        "most URLs one request may cite",
-        default=d.DEFAULT_MAX_URLS,
-        parse=at.positive_int,
-        metavar="N",
-        pytest_flag=Hidden(_SERVE_ONLY),
-        ini=Hidden(_SERVE_ONLY),
-        cli={"serve": Flag("--max-urls")},
-        service="max_urls",
-    ),
-    Option(
+    _serve_only("max_urls", "most URLs one request may cite", d.DEFAULT_MAX_URLS),
+    _serve_only(
         "max_body_bytes",
         "largest request body accepted",
-        default=d.DEFAULT_MAX_BODY_BYTES,
-        parse=at.positive_int,
+        d.DEFAULT_MAX_BODY_BYTES,
         metavar="B",
-        pytest_flag=Hidden(_SERVE_ONLY),
-        ini=Hidden(_SERVE_ONLY),
-        cli={"serve": Flag("--max-body-bytes")},
-        service="max_body_bytes",
     ),
-    Option(
+    _serve_only(
         "queue_wait",
         "answer 503 with Retry-After when no verification slot frees up within S seconds",
-        default=d.DEFAULT_QUEUE_WAIT,
-        parse=at.positive_seconds,
-        metavar="S",
-        pytest_flag=Hidden(_SERVE_ONLY),
-        ini=Hidden(_SERVE_ONLY),
-        cli={"serve": Flag("--queue-wait")},
-        service="queue_wait",
+        d.DEFAULT_QUEUE_WAIT,
+        at.positive_seconds,
+        "S",
     ),
-    Option(
+    _serve_only(
         "read_timeout",
         "close connections whose request headers, or whose body, take longer than S seconds",
-        default=d.DEFAULT_READ_TIMEOUT,
-        parse=at.positive_seconds,
-        metavar="S",
-        pytest_flag=Hidden(_SERVE_ONLY),
-        ini=Hidden(_SERVE_ONLY),
-        cli={"serve": Flag("--read-timeout")},
-        service="read_timeout",
+        d.DEFAULT_READ_TIMEOUT,
+        at.positive_seconds,
+        "S",
     ),
 )
 

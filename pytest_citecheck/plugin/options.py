@@ -31,13 +31,13 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.option_table import OPTIONS, Option
-from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.core.record_mode import RecordMode
-from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     from pytest_citecheck.core.argtypes import Temperature
+    from pytest_citecheck.core.prices import Prices
+    from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 # What the judge flag's help adds: the providers and the tokens recording needs.
@@ -177,11 +177,9 @@ class Settings:
     markdown: Path | None = None
     html: Path | None = None
     sarif: Path | None = None
-    quote_policy: QuotePolicy = EXACT
     ranker: str = DEFAULT_RANKER
     url_policy: str = DEFAULT_URL_POLICY
     dry_run: bool = False
-    prices: Prices = field(default_factory=Prices)
     max_cost: float | None = None
     max_credits: float | None = None
     # A judge panel (engine/panel.py): members, samples per member, the rule, the floor.
@@ -194,6 +192,19 @@ class Settings:
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
     # Every setting the plugin exposes, by the option table's name.
     values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def quote_policy(self) -> QuotePolicy:
+        # Composed when a run needs it: the engine is not imported by an idle plugin.
+        from pytest_citecheck.engine.settings_map import quote_policy
+
+        return quote_policy(self.values)
+
+    @property
+    def prices(self) -> Prices:
+        from pytest_citecheck.engine.settings_map import prices
+
+        return prices(self.values)
 
     def judge_for(self, file_judge: str | None) -> str:
         return self.judge or file_judge or DEFAULT_JUDGE
@@ -210,8 +221,6 @@ def _exposed(option: Option) -> bool:
 
 def settings_from_config(config: pytest.Config) -> Settings:
     """Resolve settings; raises ``pytest.UsageError`` on a bad ini value."""
-    from pytest_citecheck.engine.settings_map import prices, quote_policy
-
     values: dict[str, Any] = {}
     judge_origin: str | None = None
     for option in OPTIONS:
@@ -221,13 +230,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
                 judge_origin = origin
     values["document_roots"] = (config.rootpath, *values["document_roots"])
     own = {name: value for name, value in values.items() if name in _SETTINGS_FIELDS}
-    return Settings(
-        **own,
-        judge_origin=judge_origin,
-        quote_policy=quote_policy(values),
-        prices=prices(values),
-        values=values,
-    )
+    return Settings(**own, judge_origin=judge_origin, values=values)
 
 
 def check_paths(settings: Settings) -> None:
@@ -273,9 +276,4 @@ def _patterns_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 # Settings fields the table's values fill one to one (the others are composed).
-_SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings)) - {
-    "values",
-    "prices",
-    "quote_policy",
-    "judge_origin",
-}
+_SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings)) - {"values", "judge_origin"}
