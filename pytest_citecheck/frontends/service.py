@@ -83,11 +83,12 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.core.option_table import cli_terms
+from pytest_citecheck.core.option_table import OPTIONS, cli_terms, composed_fields
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import LIVE, RecordMode
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS, scrub
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
+from pytest_citecheck.engine import settings_map
 from pytest_citecheck.engine.core import Engine, EngineSettings
 from pytest_citecheck.frontends.service_defaults import (
     DEFAULT_AUDIT_WAIT,
@@ -156,21 +157,26 @@ class ServiceConfig:
 
     def engine_settings(self) -> EngineSettings:
         """The service's one mapping onto the engine's settings (``citecheck serve``'s
-        flags reach this class through ``cli.service_config``); what it leaves out is
-        listed, with why, in tests/integration/test_settings_mapping.py."""
-        # Without cassettes the service is live: nothing is recorded or replayed.
-        return EngineSettings(
-            record_mode=self.record_mode if self.record_mode and self.cassette_folder else LIVE,
+        flags reach this class through ``cli.service_config``): every field the option
+        table says sets an engine setting; what it leaves out is listed, with why, in
+        the table and in tests/integration/test_settings_mapping.py."""
+        composed = composed_fields("engine")
+        values = {
+            option.name: getattr(self, option.service)
+            for option in OPTIONS
+            if option.target == "engine"
+            and isinstance(option.service, str)
+            and option.target_field not in composed
+        }
+        if values.get("review_below") is None:
+            values["review_below"] = DEFAULT_REVIEW_BELOW
+        return settings_map.engine_settings(
+            values,
+            # The judge is each request's (or the service's default), never a run-wide one.
             judge=None,
-            judge_base_url=self.judge_base_url,
-            concurrency=self.concurrency,
-            ranker=self.ranker,
-            review_below=(DEFAULT_REVIEW_BELOW if self.review_below is None else self.review_below),
-            # Requests are refused before this; the engine applies it again, as batch does.
-            url_policy=self.url_policy,
+            # Without cassettes the service is live: nothing is recorded or replayed.
+            record_mode=self.record_mode if self.record_mode and self.cassette_folder else LIVE,
             prices=self.prices,
-            max_cost=self.max_cost,
-            max_credits=self.max_credits,
             terms=service_terms(self.cassettes if self.cassette_folder else None),
         )
 
