@@ -33,7 +33,7 @@ from pytest_citecheck.core.option_table import (
     cli_terms,
     fields_for,
 )
-from pytest_citecheck.core.record_mode import LIVE
+from pytest_citecheck.core.record_mode import LIVE, RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.gate import GateSettings, budget_failures, evaluate
 from pytest_citecheck.frontends import service_defaults as sd
@@ -1025,7 +1025,11 @@ def run_serve(args: argparse.Namespace) -> int:
             "--record needs --cassettes DIR: the folder the service records requests into "
             "and replays them from"
         )
-    if args.record == "none" and not args.cassettes.is_dir():
+    if (
+        args.record is not None
+        and RecordMode(args.record).replay_only
+        and not args.cassettes.is_dir()
+    ):
         raise UsageError(
             f"--cassettes {args.cassettes}: no such folder, and --record none only replays; "
             "give the folder of the recordings (or record them with --record once)"
