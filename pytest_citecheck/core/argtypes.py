@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_citecheck.core.defaults import RECHECK_STATUSES
 
@@ -103,3 +103,52 @@ def judge_prices(text: str) -> dict[str, TokenPrice]:
         return parse_judge_prices(text)
     except PriceError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# ``citecheck_judge_temperature``: "auto" (the provider decides, see openai.py),
+# "omit" (never sent) or a number (always sent as is).
+Temperature = float | Literal["auto", "omit"]
+
+
+def parse_temperature(text: str | float | None) -> Temperature:
+    """An ini/CLI value -> :data:`Temperature`; raises ValueError naming the choices."""
+    if text is None:
+        return "auto"
+    if isinstance(text, float | int) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        word = str(text).strip().lower()
+        if word in ("", "auto"):
+            return "auto"
+        if word in ("omit", "none"):
+            return "omit"
+        try:
+            value = float(word)
+        except ValueError:
+            raise ValueError(
+                f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2"
+            ) from None
+    if not 0.0 <= value <= 2.0:
+        raise ValueError(f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2")
+    return value
+
+
+def temperature(text: str) -> Temperature:
+    """argparse ``type=``: :func:`parse_temperature`."""
+    try:
+        return parse_temperature(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def judge_specs(text: str) -> tuple[str, ...]:
+    """argparse ``type=``: ``PROVIDER:MODEL`` specs separated by commas (or lines)."""
+    specs = tuple(s.strip() for s in text.replace("\n", ",").split(",") if s.strip())
+    if not specs:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} names no judge: list PROVIDER:MODEL specs separated by commas, e.g. "
+            "openai:gpt-4o-mini,anthropic:claude-haiku-4-5"
+        )
+    for spec in specs:
+        judge_spec(spec)
+    return specs

@@ -60,3 +60,18 @@ RECHECK_STATUSES = tuple(status.value for status in RecheckStatus)
 # What fails a recheck unless told otherwise: the evidence or the page is gone, or
 # the recheck could not tell (a failure never counts as a pass).
 DEFAULT_RECHECK_FAIL_ON = ("evidence_gone", "page_gone", "error")
+# How the guard matches a judge's quote against the passages, and how close a fuzzy
+# match must be (pytest_citecheck.stages.quote_policy).
+QUOTE_MATCH_MODES = ("exact", "fuzzy")
+DEFAULT_QUOTE_SIMILARITY = 0.9
+# The OpenAI wire's ``response_format`` choices (pytest_citecheck.stages.judges.openai).
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object")
+# The claim files pytest collects (ini citecheck_patterns).
+DEFAULT_PATTERNS = ("citecheck_*.yaml", "citecheck_*.yml", "citecheck_*.jsonl")
+# ``citecheck serve``'s request caps: URLs per request, body bytes, seconds a request
+# waits for a verification slot (then 503 with Retry-After), and seconds a client has
+# to send its request headers, and again its body.
+DEFAULT_MAX_URLS = 20
+DEFAULT_MAX_BODY_BYTES = 65_536
+DEFAULT_QUEUE_WAIT = 2.0
+DEFAULT_READ_TIMEOUT = 10.0

@@ -24,11 +24,10 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.base import Judge
 
 
-def will_record(record_mode: str, cassette: Path | None) -> bool:
+def will_record(mode: RecordMode, cassette: Path | None) -> bool:
     """Whether verifying with ``cassette`` may go to the network (what preflight
     checks keys for, what the budget counts). Mode ``none`` never records; without
     a cassette any other mode verifies live."""
-    mode = RecordMode(record_mode)
     if cassette is None:
         return mode.live_without_cassette
     return mode.may_record(cassette.exists())

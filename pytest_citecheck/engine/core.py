@@ -28,7 +28,7 @@ The API::
 
     from pytest_citecheck.engine.core import Engine, EngineSettings
 
-    settings = EngineSettings(record_mode="once", concurrency=4)
+    settings = EngineSettings(record_mode=RecordMode.ONCE, concurrency=4)
     with Engine.from_settings(settings) as engine:
         engine.preflight(claims, cassette_for=path_of)   # ConfigurationError, one message
         results = engine.verify_claims_sync(claims, cassette_for=path_of)

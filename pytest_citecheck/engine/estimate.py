@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.defaults import DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.passages import MAX_WORDS
 
@@ -134,7 +135,7 @@ def _document_reaches_judge(citation: Citation) -> bool:
 class Plan:
     """What recording a set of claims would do under one record mode."""
 
-    record_mode: str
+    record_mode: RecordMode
     to_record: int = 0
     recorded: int = 0
     no_citations: int = 0
@@ -169,7 +170,7 @@ class Plan:
         replayed = (
             f"{self.recorded} replayed (mode none records nothing: choose a record mode "
             f"with {terms.option('record_mode')})"
-            if self.record_mode == "none"
+            if self.record_mode.replay_only
             else f"{self.recorded} already recorded (replayed, free)"
         )
         out.append(
@@ -209,7 +210,7 @@ class Plan:
 
 def plan(
     claims: Iterable[Claim],
-    record_mode: str,
+    record_mode: RecordMode,
     will_record: Callable[[Claim], bool],
     judge_for: Callable[[Claim], str],
 ) -> Plan:

@@ -51,6 +51,7 @@ from pytest_citecheck.claims.models import (
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.files import sweep_stale_temporaries
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
@@ -201,10 +202,10 @@ class Rechecker:
         self.update = update
         self.settings = settings
         self.replay, self._replay_fetcher = _remembering_engine(
-            replace(settings, record_mode="none"), hooks, environ, reuse=False
+            replace(settings, record_mode=RecordMode.NONE), hooks, environ, reuse=False
         )
         self.live, self._live_fetcher = _remembering_engine(
-            replace(settings, record_mode="new_episodes"), hooks, environ, reuse=True
+            replace(settings, record_mode=RecordMode.NEW_EPISODES), hooks, environ, reuse=True
         )
         # Live folders emptied by --update, removed at close: while claims are rechecked
         # concurrently, another claim may be about to record into the same folder.

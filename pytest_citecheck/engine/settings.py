@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 class EngineSettings:
     """What the engine needs to know; every front end maps its options onto this."""
 
-    record_mode: str = "none"
+    record_mode: RecordMode = RecordMode.NONE
     # Overrides every claim's own ``judge``; None: the claim's, else DEFAULT_JUDGE.
     judge: str | None = None
     # Where ``judge`` came from, for messages: "flag", "ini" or None (an API caller).
@@ -76,9 +76,13 @@ class EngineSettings:
     judge_samples: int = 1
     panel_rule: str = DEFAULT_PANEL_RULE
 
+    def __post_init__(self) -> None:
+        # An API caller may name the mode ("once"); the engine holds a RecordMode.
+        object.__setattr__(self, "record_mode", RecordMode(self.record_mode))
+
     @property
     def replaying(self) -> bool:
-        return RecordMode(self.record_mode).replay_only
+        return self.record_mode.replay_only
 
     def judge_for(self, claim: Claim) -> str:
         return self.judge or claim.judge or DEFAULT_JUDGE

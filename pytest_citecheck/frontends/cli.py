@@ -21,31 +21,23 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
-from pytest_citecheck.core.argtypes import (
-    amount,
-    claim_chars,
-    fraction,
-    judge_prices,
-    judge_spec,
-    positive_int,
-    positive_seconds,
-    recheck_statuses,
+from pytest_citecheck.core.argtypes import positive_int
+from pytest_citecheck.core.defaults import DEFAULT_JUDGE, DEFAULT_MAX_CLAIM_CHARS
+from pytest_citecheck.core.option_table import (
+    BY_NAME,
+    COMMANDS,
+    OPTIONS,
+    Flag,
+    cli_default,
+    cli_help,
+    cli_terms,
+    fields_for,
 )
-from pytest_citecheck.core.defaults import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_JUDGE,
-    DEFAULT_MAX_CLAIM_CHARS,
-    DEFAULT_RANKER,
-    DEFAULT_URL_POLICY,
-    RANKERS,
-    RECORD_MODES,
-    URL_POLICIES,
-)
+from pytest_citecheck.core.record_mode import LIVE, RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.core.text import plural as _plural
 from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.frontends import service_defaults as sd
-from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 
 if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
@@ -108,59 +100,44 @@ def label_name(text: str) -> str:
 # -- the parser ---------------------------------------------------------------------------
 
 
-def _add_judge_options(parser: argparse.ArgumentParser, default_judge: str) -> None:
-    parser.add_argument(
-        "--judge",
-        type=judge_spec,
-        metavar="PROVIDER:MODEL",
-        help=f"judge model, as --citecheck-judge (default: {default_judge}).",
-    )
-    parser.add_argument(
-        "--judge-base-url",
-        metavar="URL",
-        help="base URL of the openai-compatible judge (vLLM, llama.cpp, LM Studio).",
-    )
-    parser.add_argument(
-        "--ranker",
-        choices=RANKERS,
-        help=f"how passages are ranked against the claim (default: {DEFAULT_RANKER}).",
-    )
-    parser.add_argument(
-        "--review-below",
-        type=fraction,
-        metavar="C",
-        help="mark verdicts with confidence below C for review (default 0.8).",
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=DEFAULT_CONCURRENCY,
-        metavar="N",
-        help=f"claims verified at once (default {DEFAULT_CONCURRENCY}).",
-    )
-    parser.add_argument(
-        "--audit",
-        type=Path,
-        metavar="PATH",
-        help="append one row per citation to this SQLite audit index.",
-    )
+def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
+    """``citecheck COMMAND``'s flags for the settings of the option table."""
+    for option in OPTIONS:
+        flag = option.flag_of(command)
+        if not isinstance(flag, Flag):
+            continue
+        help = cli_help(option, flag)
+        if option.action == "store_true":
+            parser.add_argument(flag.flag, action="store_true", help=help)
+            continue
+        kwargs: dict[str, Any] = {
+            "action": option.action,
+            "type": flag.parse or option.parse,
+            "default": cli_default(option, flag),
+            "help": help,
+        }
+        choices = flag.choices or option.choices
+        if choices is not None:
+            kwargs["choices"] = choices
+        if option.metavar is not None:
+            kwargs["metavar"] = option.metavar
+        parser.add_argument(flag.flag, **kwargs)
 
 
-def _add_record_options(parser: argparse.ArgumentParser, what: str, where: str) -> None:
-    """``--record MODE`` and ``--cassettes DIR``: batch's and serve's, one wording."""
-    parser.add_argument(
-        "--record",
-        choices=RECORD_MODES,
-        metavar="MODE",
-        help="record into / replay from cassettes, as --citecheck-record: "
-        f"{', '.join(RECORD_MODES)}. Without it {what} runs live and records nothing.",
-    )
-    parser.add_argument(
-        "--cassettes",
-        type=Path,
-        metavar="DIR",
-        help=f"cassette folder for --record: {where}.",
-    )
+def _values(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings ``args`` holds, by the option table's names (a subcommand's own
+    flags only: a setting it lacks is left to the default of what it sets)."""
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        flag = option.flag_of(args.command)
+        if isinstance(flag, Flag):
+            value = getattr(args, flag.flag.lstrip("-").replace("-", "_"))
+            if option.action == "append":
+                value = tuple(value)
+            elif value is not None and option.convert is not None:
+                value = option.convert(value)
+            values[option.name] = value
+    return values
 
 
 def _judge_variables() -> str:
@@ -186,78 +163,7 @@ def _add_recheck(commands: Any) -> None:
         f"{default_fail_on}), 2 usage or configuration error (e.g. CRAWLBASE_TOKEN not set).",
     )
     recheck.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
-    recheck.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report.")
-    recheck.add_argument(
-        "--md",
-        type=Path,
-        metavar="PATH",
-        help="write the markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
-    )
-    recheck.add_argument(
-        "--html",
-        type=Path,
-        metavar="PATH",
-        help="write an HTML page with the recorded and the live passage side by side.",
-    )
-    recheck.add_argument(
-        "--cassettes",
-        type=Path,
-        metavar="DIR",
-        help="where the recordings are: DIR/<file stem>/<claim id>.yaml (default: "
-        "cassettes/ beside each FILE).",
-    )
-    recheck.add_argument(
-        "--update",
-        action="store_true",
-        help="replace the cassette of every claim whose pages changed with the live "
-        "recording (judged again where its question changed); the report lists them.",
-    )
-    recheck.add_argument(
-        "--fail-on",
-        type=recheck_statuses,
-        default=DEFAULT_RECHECK_FAIL_ON,
-        metavar="STATUS,...",
-        help=f"exit 1 when a citation has one of these statuses (default {default_fail_on}; "
-        "none: never).",
-    )
-    recheck.add_argument(
-        "--judge",
-        type=judge_spec,
-        metavar="PROVIDER:MODEL",
-        help=f"judge asked again where the evidence is gone (default: a YAML file's judge:, "
-        f"else {DEFAULT_JUDGE}).",
-    )
-    recheck.add_argument(
-        "--judge-base-url",
-        metavar="URL",
-        help="base URL of the openai-compatible judge (vLLM, llama.cpp, LM Studio).",
-    )
-    recheck.add_argument(
-        "--ranker",
-        choices=RANKERS,
-        help=f"how the live page's passages are ranked for the judge (default: {DEFAULT_RANKER}).",
-    )
-    recheck.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=DEFAULT_CONCURRENCY,
-        metavar="N",
-        help=f"claims rechecked at once (default {DEFAULT_CONCURRENCY}).",
-    )
-    recheck.add_argument(
-        "--quote-match",
-        choices=QUOTE_MATCH_MODES,
-        default="exact",
-        help="how a quote must match the page, as --citecheck-quote-match: the mode the "
-        "claims were recorded with (default: exact).",
-    )
-    recheck.add_argument(
-        "--quote-similarity",
-        type=fraction,
-        default=DEFAULT_QUOTE_SIMILARITY,
-        metavar="S",
-        help=f"the similarity a fuzzy quote match needs (default {DEFAULT_QUOTE_SIMILARITY}).",
-    )
+    _add_settings(recheck, "recheck")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -287,73 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         "2 usage or configuration error (e.g. CRAWLBASE_TOKEN not set).",
     )
     batch.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
-    batch.add_argument(
-        "--out", type=Path, metavar="REPORT.csv", help="write one CSV row per citation."
-    )
-    batch.add_argument(
-        "--json",
-        type=Path,
-        metavar="PATH",
-        help="write the JSON report (the plugin's --citecheck-report format).",
-    )
-    _add_record_options(
-        batch,
-        "the batch",
-        "DIR/<file stem>/<claim id>.yaml (default: cassettes/ beside each FILE, where the "
-        "plugin keeps them)",
-    )
-    batch.add_argument(
-        "--min-precision",
-        type=fraction,
-        metavar="P",
-        help="exit 1 when citation precision is below P.",
-    )
-    batch.add_argument(
-        "--min-reachable-precision",
-        type=fraction,
-        metavar="P",
-        help="exit 1 when reachable precision is below P.",
-    )
-    batch.add_argument(
-        "--min-answer-support",
-        type=fraction,
-        metavar="P",
-        help="exit 1 when answer support (supported claims over all claims of the "
-        "answers: in the claim files) is below P.",
-    )
-    batch.add_argument(
-        "--allow-contradicted",
-        action="store_true",
-        help="do not fail on contradicted or fabricated citations.",
-    )
-    batch.add_argument(
-        "--max-claim-chars",
-        type=claim_chars,
-        default=DEFAULT_MAX_CLAIM_CHARS,
-        metavar="N",
-        help="longest claim text accepted; a longer record is reported with file:line "
-        f"(default {DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
-    )
-    batch.add_argument(
-        "--url-policy",
-        choices=URL_POLICIES,
-        default=DEFAULT_URL_POLICY,
-        help="public: cited URLs on internal addresses or local names, or with credentials, "
-        f"are url_refused and not fetched (default {DEFAULT_URL_POLICY}).",
-    )
-    batch.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="list what the run would record (claims, crawls, judge calls, tokens, credits, "
-        "cost) and stop before any request; needs no token or key.",
-    )
-    _add_budget_options(batch, "claim starts")
-    batch.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress bar (it is shown only when stderr is a terminal).",
-    )
-    _add_judge_options(batch, f"a YAML file's judge:, else {DEFAULT_JUDGE}")
+    _add_settings(batch, "batch")
 
     validate = commands.add_parser(
         "validate",
@@ -365,15 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 every file is valid, 1 a file has a problem, 2 usage error.",
     )
     validate.add_argument("files", nargs="+", type=Path, metavar="FILE", help="claim file(s).")
-    validate.add_argument(
-        "--document-root",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help="a folder `document:` citations may read (repeatable; default: the current "
-        "folder, like the rootdir of pytest run from there; citecheck_document_roots).",
-    )
+    _add_settings(validate, "validate")
 
     _add_recheck(commands)
 
@@ -481,97 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also answer requests whose Host header is NAME (repeatable; *.example.com "
         f"for a domain, * for any). Default: {', '.join(sd.LOOPBACK_HOSTS)} and --host.",
     )
-    serve.add_argument(
-        "--allow-judge",
-        action="append",
-        default=[],
-        type=judge_spec,
-        metavar="PROVIDER:MODEL",
-        help="a judge callers may name besides --judge (repeatable; default: only --judge).",
-    )
-    serve.add_argument(
-        "--url-policy",
-        choices=URL_POLICIES,
-        default="public",
-        help="public: refuse URLs on internal addresses or local names, or with credentials "
-        "(422, nothing fetched); off: refuse none (default public).",
-    )
-    serve.add_argument(
-        "--max-urls",
-        type=positive_int,
-        default=sd.DEFAULT_MAX_URLS,
-        metavar="N",
-        help=f"most URLs one request may cite (default {sd.DEFAULT_MAX_URLS}).",
-    )
-    serve.add_argument(
-        "--max-claim-chars",
-        type=positive_int,
-        default=sd.DEFAULT_MAX_CLAIM_CHARS,
-        metavar="N",
-        help=f"longest claim one request may make (default {sd.DEFAULT_MAX_CLAIM_CHARS}).",
-    )
-    serve.add_argument(
-        "--max-body-bytes",
-        type=positive_int,
-        default=sd.DEFAULT_MAX_BODY_BYTES,
-        metavar="B",
-        help=f"largest request body accepted (default {sd.DEFAULT_MAX_BODY_BYTES}).",
-    )
-    serve.add_argument(
-        "--queue-wait",
-        type=positive_seconds,
-        default=sd.DEFAULT_QUEUE_WAIT,
-        metavar="S",
-        help="answer 503 with Retry-After when no verification slot frees up within S "
-        f"seconds (default {sd.DEFAULT_QUEUE_WAIT:g}).",
-    )
-    serve.add_argument(
-        "--read-timeout",
-        type=positive_seconds,
-        default=sd.DEFAULT_READ_TIMEOUT,
-        metavar="S",
-        help="close connections whose request headers, or whose body, take longer than S "
-        f"seconds (default {sd.DEFAULT_READ_TIMEOUT:g}).",
-    )
-    _add_record_options(
-        serve,
-        "the service",
-        "DIR/<the claim's first words>-<digest>.yaml, named by what a request verifies (the "
-        "claim, its URLs, the judge), so the same request replays the same cassette; "
-        "--record none replays with no token or key",
-    )
-    _add_budget_options(serve, "request is verified (503 instead)")
-    _add_judge_options(serve, f"a request's judge, else {DEFAULT_JUDGE}")
+    _add_settings(serve, "serve")
     return parser
-
-
-def _add_budget_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """The prices and the budget (``what``: what the budget stops)."""
-    parser.add_argument(
-        "--price-credit",
-        type=amount,
-        metavar="PRICE",
-        help="price of one Crawling API credit (reports then show the cost).",
-    )
-    parser.add_argument(
-        "--prices",
-        type=judge_prices,
-        metavar="PROVIDER:MODEL=IN/OUT",
-        help="judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
-        "(several separated by spaces, in one argument).",
-    )
-    parser.add_argument(
-        "--max-cost",
-        type=amount,
-        metavar="AMOUNT",
-        help=f"no {what} that could take the spend past AMOUNT (needs the prices).",
-    )
-    parser.add_argument(
-        "--max-credits",
-        type=amount,
-        metavar="N",
-        help=f"no {what} that could take the Crawling API credits past N.",
-    )
 
 
 # -- entry point --------------------------------------------------------------------------
@@ -701,93 +444,60 @@ def read_batch(
 
 
 def _prices(args: argparse.Namespace) -> Prices:
-    from pytest_citecheck.core.prices import Prices
+    from pytest_citecheck.engine.settings_map import prices
 
-    return Prices(
-        credit=getattr(args, "price_credit", None), judges=getattr(args, "prices", None) or {}
-    )
+    return prices(_values(args))
 
 
 # -- the flags onto the engine's, the gate's and the reports' settings --------------------
 #
-# One function each, one line per setting a subcommand exposes; a flag a subcommand
-# does not have leaves the engine's default. tests/integration/test_settings_mapping.py
-# fails when an engine or gate setting is neither mapped here nor listed there as
-# deliberately not exposed.
+# The option table says which flag sets which field; engine/settings_map.py maps them.
+# tests/integration/test_settings_mapping.py fails when an engine or gate setting is
+# neither mapped nor listed there as deliberately not exposed.
 
 
 def engine_settings(args: argparse.Namespace, terms: Terms) -> EngineSettings:
     """``citecheck batch``'s and ``citecheck recheck``'s flags as the engine's settings.
 
-    Without ``--record`` the batch is live ("all", and no cassette); the recheck has no
+    Without ``--record`` the batch is live (and has no cassette); the recheck has no
     ``--record`` (it replays, then fetches live: engine/recheck.py chooses)."""
-    from pytest_citecheck.core.defaults import DEFAULT_REVIEW_BELOW, DEFAULT_URL_POLICY
-    from pytest_citecheck.engine.core import EngineSettings
-    from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
+    from pytest_citecheck.engine.settings_map import engine_settings as mapped
 
-    review_below = getattr(args, "review_below", None)
-    match = getattr(args, "quote_match", None)
-    return EngineSettings(
-        record_mode=getattr(args, "record", "none") or "all",
-        judge=args.judge,
-        judge_origin=JUDGE_FROM_FLAG if args.judge else None,
-        judge_base_url=args.judge_base_url,
-        concurrency=args.concurrency,
-        ranker=args.ranker,
-        review_below=DEFAULT_REVIEW_BELOW if review_below is None else review_below,
-        quote_policy=EXACT if match is None else QuotePolicy(match, args.quote_similarity),
-        url_policy=getattr(args, "url_policy", DEFAULT_URL_POLICY),
-        prices=_prices(args),
-        max_cost=getattr(args, "max_cost", None),
-        max_credits=getattr(args, "max_credits", None),
-        terms=terms,
-    )
+    values = _values(args)
+    if "record_mode" in values and values["record_mode"] is None:
+        values["record_mode"] = LIVE
+    return mapped(values, judge_origin=JUDGE_FROM_FLAG if args.judge else None, terms=terms)
 
 
 def gate_settings(args: argparse.Namespace) -> GateSettings:
     """``citecheck batch``'s bars."""
-    return GateSettings(
-        min_precision=args.min_precision,
-        min_reachable_precision=args.min_reachable_precision,
-        min_answer_support=args.min_answer_support,
-        allow_contradicted=args.allow_contradicted,
-        terms=batch_terms(),
-    )
+    from pytest_citecheck.engine.settings_map import gate_settings as mapped
+
+    return mapped(_values(args), terms=batch_terms())
 
 
 def outputs(args: argparse.Namespace) -> Outputs:
     """The files ``citecheck batch`` writes."""
     from pytest_citecheck.reports.report import Outputs
 
-    return Outputs(json=args.json, csv=args.out)
+    return Outputs(**fields_for("outputs", _values(args)))
 
 
 def service_config(args: argparse.Namespace, key: str | None) -> ServiceConfig:
     """``citecheck serve``'s flags as the service's configuration (``key``: the service
     key, read from ``--key-file`` or the environment)."""
+    from pytest_citecheck.engine.settings_map import COMPOSE
     from pytest_citecheck.frontends.service import ServiceConfig
 
+    values = _values(args)
+    config: dict[str, Any] = {}
+    for option in OPTIONS:
+        if isinstance(option.service, str) and option.name in values:
+            field_name = option.service
+            composed = COMPOSE.get(field_name)
+            config[field_name] = values[option.name] if composed is None else composed(values)
     return ServiceConfig(
-        judge=args.judge,
-        judge_base_url=args.judge_base_url,
-        ranker=args.ranker,
-        review_below=args.review_below,
-        concurrency=args.concurrency,
-        audit=args.audit,
-        max_urls=args.max_urls,
-        max_body_bytes=args.max_body_bytes,
-        max_claim_chars=args.max_claim_chars,
-        api_key=key,
-        allowed_hosts=allowed_hosts(args.host, args.allowed_host),
-        allowed_judges=tuple(args.allow_judge),
-        url_policy=args.url_policy,
-        queue_wait=args.queue_wait,
-        read_timeout=args.read_timeout,
-        record_mode=args.record,
-        cassettes=args.cassettes,
-        prices=_prices(args),
-        max_cost=args.max_cost,
-        max_credits=args.max_credits,
+        **config, api_key=key, allowed_hosts=allowed_hosts(args.host, args.allowed_host)
     )
 
 
@@ -896,24 +606,7 @@ def _open_audit(path: Path | None, source: str) -> AuditRun | None:
 
 
 # The batch's names for the options the engine's messages mention.
-_BATCH_OPTIONS = {
-    "judge": "--judge",
-    "judge_base_url": "--judge-base-url",
-    "min_precision": "--min-precision",
-    "min_reachable_precision": "--min-reachable-precision",
-    "min_answer_support": "--min-answer-support",
-    "allow_contradicted": "--allow-contradicted",
-    "ranker": "--ranker",
-    "review_below": "--review-below",
-    "concurrency": "--concurrency",
-    "max_claim_chars": "--max-claim-chars",
-    "url_policy": "--url-policy",
-    "record_mode": "--record",
-    "max_cost": "--max-cost",
-    "max_credits": "--max-credits",
-    "price_credit": "--price-credit",
-    "prices": "--prices",
-}
+_BATCH_OPTIONS = cli_terms("batch")
 
 
 def batch_terms(files: Mapping[str, Path] | None = None, cassettes: Path | None = None) -> Terms:
@@ -1136,12 +829,26 @@ def audit_path(given: Path | None) -> Path:
 AUDIT_LIST_COLUMNS = ("time", "run_id", "claim_id", "label", "reason", "confidence", "rid", "url")
 
 
+def audit_terms() -> Terms:
+    """How ``citecheck audit`` names what writes an audit file: every front end's flag
+    for it, from the option table."""
+    option = BY_NAME["audit"]
+    writers = [
+        f"`citecheck {command} {flag.flag} PATH`"
+        for command in COMMANDS
+        if isinstance(flag := option.flag_of(command), Flag)
+    ]
+    if isinstance(option.pytest_flag, str):
+        writers.insert(1, f"`pytest --citecheck {option.pytest_flag}=PATH`")
+    return Terms(options={"audit": f"{', '.join(writers[:-1])} or {writers[-1]}"})
+
+
 def run_audit_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.reports.audit import AuditError, AuditIndex
 
     out = out or sys.stdout
     try:
-        rows = AuditIndex(audit_path(args.audit)).rows(
+        rows = AuditIndex(audit_path(args.audit), terms=audit_terms()).rows(
             label=args.label, run_id=args.run, limit=args.limit
         )
     except AuditError as exc:
@@ -1312,7 +1019,11 @@ def run_serve(args: argparse.Namespace) -> int:
             "--record needs --cassettes DIR: the folder the service records requests into "
             "and replays them from"
         )
-    if args.record == "none" and not args.cassettes.is_dir():
+    if (
+        args.record is not None
+        and RecordMode(args.record).replay_only
+        and not args.cassettes.is_dir()
+    ):
         raise UsageError(
             f"--cassettes {args.cassettes}: no such folder, and --record none only replays; "
             "give the folder of the recordings (or record them with --record once)"

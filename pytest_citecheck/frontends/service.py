@@ -83,9 +83,12 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE, DEFAULT_REVIEW_BELOW
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.option_table import OPTIONS, cli_terms, composed_fields
 from pytest_citecheck.core.prices import Prices, money
+from pytest_citecheck.core.record_mode import LIVE, RecordMode
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS, scrub
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
+from pytest_citecheck.engine import settings_map
 from pytest_citecheck.engine.core import Engine, EngineSettings
 from pytest_citecheck.frontends.service_defaults import (
     DEFAULT_AUDIT_WAIT,
@@ -145,27 +148,36 @@ class ServiceConfig:
     max_credits: float | None = None
     # Record into / replay from DIR/<request_cassette_name>.yaml, as batch's --record;
     # None: live, nothing recorded.
-    record_mode: str | None = None
+    record_mode: RecordMode | None = None
     cassettes: Path | None = None
+
+    def __post_init__(self) -> None:
+        # An API caller may name the mode ("once"); the service holds a RecordMode.
+        if self.record_mode is not None:
+            object.__setattr__(self, "record_mode", RecordMode(self.record_mode))
 
     def engine_settings(self) -> EngineSettings:
         """The service's one mapping onto the engine's settings (``citecheck serve``'s
-        flags reach this class through ``cli.service_config``); what it leaves out is
-        listed, with why, in tests/integration/test_settings_mapping.py."""
-        # Without cassettes the service is live: nothing is recorded or replayed
-        # ("all" + no cassette).
-        return EngineSettings(
-            record_mode=self.record_mode if self.record_mode and self.cassette_folder else "all",
+        flags reach this class through ``cli.service_config``): every field the option
+        table says sets an engine setting; what it leaves out is listed, with why, in
+        the table and in tests/integration/test_settings_mapping.py."""
+        composed = composed_fields("engine")
+        values = {
+            option.name: getattr(self, option.service)
+            for option in OPTIONS
+            if option.target == "engine"
+            and isinstance(option.service, str)
+            and option.target_field not in composed
+        }
+        if values.get("review_below") is None:
+            values["review_below"] = DEFAULT_REVIEW_BELOW
+        return settings_map.engine_settings(
+            values,
+            # The judge is each request's (or the service's default), never a run-wide one.
             judge=None,
-            judge_base_url=self.judge_base_url,
-            concurrency=self.concurrency,
-            ranker=self.ranker,
-            review_below=(DEFAULT_REVIEW_BELOW if self.review_below is None else self.review_below),
-            # Requests are refused before this; the engine applies it again, as batch does.
-            url_policy=self.url_policy,
+            # Without cassettes the service is live: nothing is recorded or replayed.
+            record_mode=self.record_mode if self.record_mode and self.cassette_folder else LIVE,
             prices=self.prices,
-            max_cost=self.max_cost,
-            max_credits=self.max_credits,
             terms=service_terms(self.cassettes if self.cassette_folder else None),
         )
 
@@ -529,20 +541,7 @@ def public_detail(text: str) -> str:
 # How the service's replies name what a caller can change: the request's judge,
 # the flags ``citecheck serve`` was started with. Live, it records and replays nothing.
 SERVICE_TERMS = Terms(
-    options={
-        "judge": "the request's judge",
-        "judge_base_url": "the server's --judge-base-url",
-        "ranker": "the server's --ranker",
-        "review_below": "the server's --review-below",
-        "concurrency": "the server's --concurrency",
-        "url_policy": "the server's --url-policy",
-        "max_cost": "the server's --max-cost",
-        "max_credits": "the server's --max-credits",
-        "price_credit": "the server's --price-credit",
-        "prices": "the server's --prices",
-        "record_mode": "the server's --record",
-        "max_claim_chars": "the server's --max-claim-chars",
-    },
+    options={**cli_terms("serve", prefix="the server's "), "judge": "the request's judge"},
     judge_origins={
         JUDGE_FROM_FLAG: "the server's --judge",
         JUDGE_FROM_CLAIM: "the request's judge",

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import ipaddress
 
+from pytest_citecheck.core.defaults import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS as DEFAULT_MAX_CLAIM_CHARS
+from pytest_citecheck.core.defaults import DEFAULT_MAX_URLS as DEFAULT_MAX_URLS
+from pytest_citecheck.core.defaults import DEFAULT_QUEUE_WAIT as DEFAULT_QUEUE_WAIT
+from pytest_citecheck.core.defaults import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
 from pytest_citecheck.core.providers import SERVICE_KEY_ENV as SERVICE_KEY_ENV
 
-DEFAULT_MAX_URLS = 20
-DEFAULT_MAX_BODY_BYTES = 65_536
-# Seconds a request waits for a verification slot before a 503 with Retry-After.
-DEFAULT_QUEUE_WAIT = 2.0
 RETRY_AFTER_SECONDS = 5
-# Seconds a client has to send its request headers, and again its body.
-DEFAULT_READ_TIMEOUT = 10.0
 # Seconds a request waits for an audit file another writer holds (before spending, and
 # when recording after it).
 DEFAULT_AUDIT_WAIT = 5.0

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.plugin.options import SETTINGS_KEY, check_paths, settings_from_config
 from pytest_citecheck.plugin.options import pytest_addoption as pytest_addoption
 from pytest_citecheck.plugin.report_hooks import REPORT_ATTR, ReportHooks, is_worker
@@ -418,9 +417,7 @@ class SessionHooks:
             )
         if settings.dry_run:
             return  # no request is made: no key or token is needed
-        if not RecordMode(settings.record_mode).replay_only and _is_xdist_controller(
-            session.config
-        ):
+        if not settings.record_mode.replay_only and _is_xdist_controller(session.config):
             # Workers cannot stop the session cleanly: check keys before they start.
             _session(self.config).preflight_files()
 

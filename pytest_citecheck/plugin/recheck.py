@@ -76,9 +76,8 @@ class RecheckHooks:
         self.checks: list[ClaimRecheck] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        from pytest_citecheck.core.record_mode import RecordMode
 
-        if not RecordMode(self.settings.record_mode).replay_only:
+        if not self.settings.record_mode.replay_only:
             raise pytest.UsageError(
                 "--citecheck-recheck compares the live pages with the recordings, which it "
                 "replays: drop --citecheck-record (or use --citecheck-record=none)"

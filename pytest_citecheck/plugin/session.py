@@ -77,7 +77,7 @@ class CitecheckSession:
 
     @property
     def replaying(self) -> bool:
-        return RecordMode(self.settings.record_mode).replay_only
+        return self.settings.record_mode.replay_only
 
     # -- the engine, built once ---------------------------------------------------
 

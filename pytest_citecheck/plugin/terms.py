@@ -1,13 +1,15 @@
 """The plugin's names for its options: ini options and ``--citecheck-*`` flags.
 
 The engine words every message through a :class:`~pytest_citecheck.core.terms.Terms`;
-these are the ones a pytest user reads (docs/architecture.md, "Wording").
+these are the ones a pytest user reads (docs/architecture.md, "Wording"), each
+derived from the option table.
 """
 
 from __future__ import annotations
 
 import shlex
 
+from pytest_citecheck.core.option_table import OPTIONS, plugin_term
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, JUDGE_FROM_INI, Terms
 
 
@@ -17,34 +19,7 @@ def record_command(nodeid: str, mode: str = "once") -> str:
 
 
 PLUGIN_TERMS = Terms(
-    options={
-        "judge": "--citecheck-judge or the ini option citecheck_judge",
-        "judges": "--citecheck-judges or the ini option citecheck_judges",
-        "judge_base_url": "the ini option citecheck_judge_base_url",
-        "judge_temperature": "citecheck_judge_temperature",
-        "judge_response_format": "citecheck_judge_response_format",
-        "min_precision": "citecheck_min_precision",
-        "min_reachable_precision": "citecheck_min_reachable_precision",
-        "min_answer_support": "citecheck_min_answer_support",
-        "allow_contradicted": "citecheck_allow_contradicted",
-        "strict_review": "--citecheck-strict-review",
-        "max_drop": "citecheck_max_drop",
-        "min_agreement": "citecheck_min_agreement",
-        "report": "--citecheck-report",
-        "audit": "--citecheck-audit",
-        "timeout": "citecheck_timeout",
-        "max_page_bytes": "citecheck_max_page_bytes",
-        "document_roots": "the ini option citecheck_document_roots",
-        "max_claim_chars": "--citecheck-max-claim-chars or the ini option "
-        "citecheck_max_claim_chars",
-        "url_policy": "citecheck_url_policy",
-        "record_mode": "--citecheck-record",
-        "max_cost": "--citecheck-max-cost",
-        "max_credits": "--citecheck-max-credits",
-        "price_credit": "citecheck_price_credit",
-        "prices": "citecheck_prices",
-        "ranker": "citecheck_ranker",
-    },
+    options={option.name: term for option in OPTIONS if (term := plugin_term(option)) is not None},
     assign=" = ",
     judge_origins={
         JUDGE_FROM_INI: "the ini option citecheck_judge",

@@ -44,7 +44,7 @@ from pytest_citecheck.core.record_mode import RecordMode
 class RecordingTurn:
     """One process's turn at a cassette: the mode to open it with."""
 
-    mode: str
+    mode: RecordMode
     run_id: str
     _lock: IO[str] | None = None
 
@@ -65,21 +65,22 @@ def lock_path(cassette: Path) -> Path:
 
 
 @contextmanager
-def recording_turn(cassette: Path, mode: str, run_id: str) -> Iterator[RecordingTurn]:
+def recording_turn(cassette: Path, mode: RecordMode | str, run_id: str) -> Iterator[RecordingTurn]:
     """Wait for this process's turn at ``cassette`` and hold it inside the ``with``.
 
     Yields the mode to open the cassette with: ``mode``, or ``none`` when this
     run (``run_id``) already saved it. Call :meth:`RecordingTurn.saved` after
     saving. Mode ``none``, or no way to lock, yields ``mode`` at once.
     """
-    lock = None if RecordMode(mode).replay_only else _acquire(cassette)
+    mode = RecordMode(mode)  # a mode's name, from an API caller
+    lock = None if mode.replay_only else _acquire(cassette)
     if lock is None:
         yield RecordingTurn(mode, run_id)
         return
     with lock:
         lock.seek(0)
         if lock.read().strip() == run_id and cassette.exists():
-            mode = "none"
+            mode = RecordMode.NONE
         yield RecordingTurn(mode, run_id, lock)
 
 

@@ -111,7 +111,7 @@ class Recording:
     """An open cassette for one claim (or one test's fixture calls)."""
 
     path: Path
-    mode: str
+    mode: RecordMode
     nodeid: str
     cassette: Cassette
     http: ClaimHTTP
@@ -125,7 +125,7 @@ class Recording:
 
     @property
     def replaying(self) -> bool:
-        return RecordMode(self.mode).replay_only
+        return self.mode.replay_only
 
     @property
     def write_protected(self) -> bool:
@@ -191,7 +191,7 @@ class Recording:
             for key in _QUOTE_POLICY_KEYS:
                 meta.pop(key, None)
             meta.update(self.quote_policy)
-        if RecordMode(self.mode).drops_rerecorded:
+        if self.mode.drops_rerecorded:
             cassette.drop_rerecorded()
         cassette.save()
         return True
@@ -258,7 +258,7 @@ class _RecordedRanker:
             if stored is None:
                 raise MissingRetrieval(key, claim)
             return _ranked(stored, k, len(passages), key)
-        if stored is not None and RecordMode(recording.mode).plays_back:
+        if stored is not None and recording.mode.plays_back:
             return _ranked(stored, k, len(passages), key)
         live = self._live()
         ranked = live.rank(claim, passages, k)
@@ -340,7 +340,7 @@ def _ranked(stored: Any, k: int, passages: int, key: str) -> list[tuple[int, flo
 @contextmanager
 def open_recording(
     path: Path,
-    mode: str,
+    mode: RecordMode | str,
     nodeid: str,
     tokens: Mapping[str, str | None],
     *,
@@ -359,7 +359,7 @@ def open_recording(
     from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, token_placeholder
     from pytest_citecheck.recording.transport import ClaimHTTP, claim_http
 
-    record_mode = RecordMode(mode)  # ValueError for an unknown mode
+    record_mode = RecordMode(mode)  # a mode's name from an API caller; ValueError if unknown
     placeholder = token_placeholder(tokens)
     if record_mode.starts_empty:
         cassette = Cassette(path)
@@ -370,9 +370,16 @@ def open_recording(
             raise CorruptRecording(exc.why) from None
         _check_metadata(cassette.metadata.get(METADATA_KEY, {}))
     values = tuple(v for v in (*tokens.values(), *secrets) if v and len(v) >= 4)
-    http = ClaimHTTP(cassette, mode, placeholder, values, max_bytes)
+    http = ClaimHTTP(cassette, record_mode, placeholder, values, max_bytes)
     recording = Recording(
-        path, mode, nodeid, cassette, http, prompt_version, quote_policy=quote_policy, terms=terms
+        path,
+        record_mode,
+        nodeid,
+        cassette,
+        http,
+        prompt_version,
+        quote_policy=quote_policy,
+        terms=terms,
     )
     with claim_http(http):
         yield recording

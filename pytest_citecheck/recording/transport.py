@@ -201,7 +201,7 @@ class ClaimHTTP:
     """One claim's cassette, answering its HTTP requests."""
 
     cassette: Cassette
-    mode: str
+    mode: RecordMode
     placeholder: Callable[[str], str]
     secrets: tuple[str, ...] = ()
     max_bytes: int | None = None
@@ -209,11 +209,11 @@ class ClaimHTTP:
 
     @property
     def write_protected(self) -> bool:
-        return RecordMode(self.mode).protects(self.cassette.existed)
+        return self.mode.protects(self.cassette.existed)
 
     @property
     def plays_back(self) -> bool:
-        return RecordMode(self.mode).plays_back
+        return self.mode.plays_back
 
     def handle(self, request: httpx.Request, live: httpx.BaseTransport) -> httpx.Response:
         body = request.read()

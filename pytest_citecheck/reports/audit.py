@@ -30,6 +30,7 @@ from pathlib import Path
 from pytest_citecheck.claims.models import ClaimResult
 from pytest_citecheck.core.files import unwritable
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 DEFAULT_AUDIT_PATH = Path("citecheck-audit.db")
 AUDIT_ENV = "CITECHECK_AUDIT"
@@ -151,16 +152,19 @@ def _text(value: str) -> str:
 class AuditIndex:
     """An audit file. Cheap to create: every call opens its own connection."""
 
-    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self, path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS, terms: Terms = NEUTRAL
+    ) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
+        # How a message names the option that writes an audit file (the front end's words).
+        self.terms = terms
 
     @contextmanager
     def _connect(self, create: bool) -> Iterator[sqlite3.Connection]:
         if not create and not self.path.exists():
             raise AuditError(
-                f"{self.path} does not exist: write one with `citecheck batch --audit "
-                f"{self.path}` (or --citecheck-audit, or `citecheck serve --audit`)"
+                f"{self.path} does not exist: write one with {self.terms.option('audit')}"
             )
         if create:
             problem = unwritable(self.path)

@@ -1,6 +1,6 @@
 """How the guard matches a judge's quote: ``exact`` or ``fuzzy``.
 
-Plain data with no imports from the package, so the pytest options can build
+Plain data importing only core constants, so the pytest options can build
 it without loading pydantic or the guard.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-QUOTE_MATCH_MODES = ("exact", "fuzzy")
-DEFAULT_QUOTE_SIMILARITY = 0.9
+from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY as DEFAULT_QUOTE_SIMILARITY
+from pytest_citecheck.core.defaults import QUOTE_MATCH_MODES as QUOTE_MATCH_MODES
 
 
 @dataclass(frozen=True)

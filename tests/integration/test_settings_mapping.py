@@ -184,6 +184,9 @@ BATCH_ENGINE = FrontEnd(
         "prices": Option(("--price-credit", "0.002"), Prices(credit=0.002)),
         "max_cost": Option(("--max-cost", "5"), 5.0),
         "max_credits": Option(("--max-credits", "100"), 100.0),
+        "quote_policy": Option(
+            ("--quote-match", "fuzzy", "--quote-similarity", "0.7"), QuotePolicy("fuzzy", 0.7)
+        ),
     },
     fixed={
         "judge_temperature": NotExposed("no flag: each judge's automatic temperature"),
@@ -191,7 +194,6 @@ BATCH_ENGINE = FrontEnd(
         "timeout": NotExposed("no flag: the engine's per-request deadline"),
         "max_page_bytes": NotExposed("no flag: the engine's page-size cap"),
         "cache_dir": NotExposed("no flag: the batch keeps no embedding cache across runs"),
-        "quote_policy": NotExposed("no flag: exact quote matching (the recheck has one)"),
         "run_id": NotExposed("one process: no other process shares its cassettes"),
         "crawl_concurrency": NotExposed(_CRAWLS),
         "judge_concurrency": NotExposed(_JUDGE_CAP),

@@ -14,34 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
-# ``citecheck_judge_temperature``: "auto" (the provider decides, see openai.py),
-# "omit" (never sent) or a number (always sent as is).
-Temperature = float | Literal["auto", "omit"]
-
-
-def parse_temperature(text: str | float | None) -> Temperature:
-    """An ini/CLI value -> :data:`Temperature`; raises ValueError naming the choices."""
-    if text is None:
-        return "auto"
-    if isinstance(text, float | int) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        word = str(text).strip().lower()
-        if word in ("", "auto"):
-            return "auto"
-        if word in ("omit", "none"):
-            return "omit"
-        try:
-            value = float(word)
-        except ValueError:
-            raise ValueError(
-                f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2"
-            ) from None
-    if not 0.0 <= value <= 2.0:
-        raise ValueError(f"{text!r} is not a temperature: use auto, omit or a number from 0 to 2")
-    return value
+from pytest_citecheck.core.argtypes import Temperature as Temperature
+from pytest_citecheck.core.argtypes import parse_temperature as parse_temperature
 
 
 def error_param(payload: Any) -> str | None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.core.defaults import RESPONSE_FORMATS as RESPONSE_FORMATS
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import Temperature, error_param, error_text
@@ -48,7 +49,6 @@ from pytest_citecheck.stages.judges.http import (
 from pytest_citecheck.stages.judges.prompt import VERDICT_NAME, build_messages, verdict_schema
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RESPONSE_FORMATS = ("auto", "json_schema", "json_object")
 
 # OpenAI's reasoning models: only the default temperature.
 REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5)(?![a-z])", re.I)

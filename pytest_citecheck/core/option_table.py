@@ -1,0 +1,1095 @@
+"""Every citecheck setting, declared once: its value, default and help, what it sets,
+and how each front end spells it (or why a front end does not offer it).
+
+The pytest options and ini entries (``plugin/options.py``), each subcommand's
+argparse arguments and mappings (``frontends/cli.py``), the ``Terms`` every
+message is worded with, and ``docs/options.md``
+(``python -m pytest_citecheck.frontends.optionsdoc``) are derived from
+:data:`OPTIONS`. Adding a setting to every front end is one :class:`Option` here
+plus its use where it acts.
+
+Plain data over ``core`` only: the installed plugin reads it at every pytest start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_citecheck.core import argtypes as at
+from pytest_citecheck.core import defaults as d
+from pytest_citecheck.core.record_mode import RecordMode
+
+# The subcommands of ``citecheck`` that take settings.
+COMMANDS = ("batch", "recheck", "serve", "validate")
+# Where a setting's value goes: a field of the engine's, the gate's or the reports' settings.
+Target = Literal["engine", "gate", "outputs"]
+# How the plugin's messages name a setting: its ini key, its flag, both, or
+# "the ini option KEY".
+PluginTerm = Literal["ini", "flag", "both", "ini option"]
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """A front end deliberately offers no way to set this, because ``why``."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A ``citecheck SUBCOMMAND`` flag. ``help``/``default``/``parse``/``choices``
+    override the setting's own where this subcommand differs."""
+
+    flag: str
+    help: str | None = None
+    default: Any = None
+    parse: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    # Whether ``default`` (even None) replaces the setting's default.
+    own_default: bool = False
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting. ``name`` is its neutral name: the ``Terms`` key, the field of the
+    plugin's ``Settings`` and, unless ``into`` says otherwise, of its ``target``."""
+
+    name: str
+    help: str
+    default: Any = None
+    # argparse ``type=`` (also parses an ini value); None: the text as given.
+    parse: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    action: Literal["store", "store_true", "append"] = "store"
+    # How help and docs show the default (None: the default itself).
+    shown_default: str | None = None
+    target: Target | None = None
+    into: str | None = None
+    # Turns the parsed value into the settings' type (e.g. a RecordMode).
+    convert: Callable[[Any], Any] | None = None
+    # The plugin.
+    pytest_flag: str | Hidden = Hidden("not a pytest setting")
+    ini: str | Hidden = Hidden("not a pytest setting")
+    ini_type: Literal["string", "int", "float", "bool", "paths", "args"] = "string"
+    ini_default: Any = None
+    plugin_term: PluginTerm | None = None
+    # ``citecheck SUBCOMMAND``: one entry per subcommand of COMMANDS (missing: Hidden(CLI_NA)).
+    cli: Mapping[str, Flag | Hidden] = field(default_factory=dict)
+    # ``citecheck serve``'s ServiceConfig field (the requests' engine gets it from there).
+    service: str | Hidden = Hidden("not a service setting")
+    # What docs/options.md says it does, with links (None: ``help``).
+    doc: str | None = None
+
+    @property
+    def target_field(self) -> str:
+        return self.into or self.name
+
+    def default_text(self) -> str:
+        if self.shown_default is not None:
+            return self.shown_default
+        if self.default is None:
+            return "none"
+        if isinstance(self.default, tuple):
+            return ",".join(self.default)
+        if isinstance(self.default, float):
+            return f"{self.default:g}"
+        return str(self.default)
+
+    def flag_of(self, command: str) -> Flag | Hidden:
+        return self.cli.get(command) or Hidden(_NOT_A_CLI_SETTING)
+
+
+_NOT_A_CLI_SETTING = "not a setting of this subcommand"
+_PLUGIN_ONLY = "a pytest-run setting"
+_SERVE_ONLY = "a setting of the HTTP service"
+_IN_A_RUN = "named per run on the command line, not kept in a config file"
+_NO_PANEL = "no panel here: a claim file's judges: still makes one"
+_ONE_JUDGE = "one judge per request (the request's, or --judge)"
+_NO_BUDGET = "the recheck has no prices or budget"
+_NOT_JUDGING = "validate reads claim files only: nothing is fetched or judged"
+_AUTO_JUDGE = "each judge's automatic value; set it in the pytest ini file"
+_PER_RUN_ONLY = "the ini file holds what every run shares; this is asked for per run"
+
+
+def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hidden]:
+    return {"recheck": Flag(flag, help)}
+
+
+def _serve_only(
+    name: str,
+    help: str,
+    default: Any,
+    parse: Callable[[str], Any] = at.positive_int,
+    metavar: str = "N",
+    *,
+    action: Literal["store", "append"] = "store",
+    shown_default: str | None = None,
+    service: str | None = None,
+) -> Option:
+    """A setting of ``citecheck serve`` alone: ``--NAME`` sets ServiceConfig's field."""
+    return Option(
+        name,
+        help,
+        default=default,
+        parse=parse,
+        metavar=metavar,
+        action=action,
+        shown_default=shown_default,
+        pytest_flag=Hidden(_SERVE_ONLY),
+        ini=Hidden(_SERVE_ONLY),
+        cli={"serve": Flag("--" + name.replace("_", "-"))},
+        service=service or name,
+    )
+
+
+OPTIONS: tuple[Option, ...] = (
+    # -- what runs ---------------------------------------------------------------------
+    Option(
+        "enabled",
+        "collect claim files (citecheck_*.yaml|yml|jsonl) and verify their citations.",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        pytest_flag="--citecheck",
+        ini=Hidden("pytest runs citecheck when asked to (a plain pytest run stays plain)"),
+        cli={c: Hidden("the subcommand runs it") for c in COMMANDS},
+        service=Hidden("the service runs it"),
+    ),
+    Option(
+        "patterns",
+        "glob patterns of claim files",
+        default=tuple(d.DEFAULT_PATTERNS),
+        shown_default=" ".join(d.DEFAULT_PATTERNS),
+        pytest_flag=Hidden("a project's file naming lives in its ini file"),
+        ini="citecheck_patterns",
+        ini_type="args",
+        ini_default=list(d.DEFAULT_PATTERNS),
+        cli={c: Hidden("the claim files are named on the command line") for c in COMMANDS},
+        service=Hidden("a request carries its claim"),
+    ),
+    Option(
+        "record_mode",
+        "VCR record mode for citecheck cassettes (default: none = replay only, no "
+        "network). once/new_episodes/all/rewrite fetch pages and ask the judge with real "
+        "tokens.",
+        default="none",
+        choices=d.RECORD_MODES,
+        target="engine",
+        convert=RecordMode,
+        pytest_flag="--citecheck-record",
+        ini=Hidden("recording spends credits: it is asked for per run, never left on"),
+        plugin_term="flag",
+        cli={
+            "batch": Flag(
+                "--record",
+                "record into / replay from cassettes, as --citecheck-record: "
+                f"{', '.join(d.RECORD_MODES)}. Without it the batch runs live and records "
+                "nothing.",
+                own_default=True,
+            ),
+            "recheck": Hidden("the recheck replays the recordings, then fetches live"),
+            "serve": Flag(
+                "--record",
+                "record into / replay from cassettes, as --citecheck-record: "
+                f"{', '.join(d.RECORD_MODES)}. Without it the service runs live and records "
+                "nothing.",
+                own_default=True,
+            ),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="record_mode",
+    ),
+    Option(
+        "cassettes",
+        "cassette folder",
+        parse=Path,
+        metavar="DIR",
+        pytest_flag=Hidden("cassettes/ beside each claim file, where they are committed"),
+        ini=Hidden("cassettes/ beside each claim file, where they are committed"),
+        cli={
+            "batch": Flag(
+                "--cassettes",
+                "cassette folder for --record: DIR/<file stem>/<claim id>.yaml (default: "
+                "cassettes/ beside each FILE, where the plugin keeps them).",
+            ),
+            "recheck": Flag(
+                "--cassettes",
+                "where the recordings are: DIR/<file stem>/<claim id>.yaml (default: "
+                "cassettes/ beside each FILE).",
+            ),
+            "serve": Flag(
+                "--cassettes",
+                "cassette folder for --record: DIR/<the claim's first words>-<digest>.yaml, "
+                "named by what a request verifies (the claim, its URLs, the judge), so the "
+                "same request replays the same cassette; --record none replays with no "
+                "token or key.",
+            ),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="cassettes",
+    ),
+    # -- the judge -----------------------------------------------------------------------
+    Option(
+        "judge",
+        "judge model",
+        parse=at.judge_spec,
+        metavar="PROVIDER:MODEL",
+        shown_default=d.DEFAULT_JUDGE,
+        target="engine",
+        pytest_flag="--citecheck-judge",
+        ini="citecheck_judge",
+        plugin_term="both",
+        cli={
+            "batch": Flag(
+                "--judge",
+                "judge model, as --citecheck-judge (default: a YAML file's judge:, else "
+                f"{d.DEFAULT_JUDGE}).",
+            ),
+            "recheck": Flag(
+                "--judge",
+                "judge asked again where the evidence is gone (default: a YAML file's "
+                f"judge:, else {d.DEFAULT_JUDGE}).",
+            ),
+            "serve": Flag(
+                "--judge",
+                "judge model, as --citecheck-judge (default: a request's judge, else "
+                f"{d.DEFAULT_JUDGE}).",
+            ),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="judge",
+        doc=(
+            "the judge: `openai`, `anthropic`, `ollama` or `openai-compatible`, e.g. "
+            "`anthropic:claude-sonnet-4-6`, `ollama:llama3.1`"
+        ),
+    ),
+    Option(
+        "judge_base_url",
+        "base URL of the openai-compatible judge (vLLM, llama.cpp, LM Studio)",
+        metavar="URL",
+        shown_default="none",
+        target="engine",
+        pytest_flag="--citecheck-judge-base-url",
+        ini="citecheck_judge_base_url",
+        plugin_term="ini option",
+        cli={
+            "batch": Flag("--judge-base-url"),
+            "recheck": Flag("--judge-base-url"),
+            "serve": Flag("--judge-base-url"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="judge_base_url",
+        doc=(
+            "base URL of the `openai-compatible` judge (vLLM, llama.cpp, LM Studio), e.g. "
+            "`http://127.0.0.1:8000/v1`; wins over `CITECHECK_JUDGE_BASE_URL`. The hosted "
+            "providers take theirs from the environment"
+        ),
+    ),
+    Option(
+        "judge_temperature",
+        "judge temperature: auto (0; not sent to OpenAI reasoning models), omit, or a number",
+        default="auto",
+        parse=at.temperature,
+        target="engine",
+        pytest_flag=Hidden("a judge's quirk, kept with the project's judge in its ini file"),
+        ini="citecheck_judge_temperature",
+        plugin_term="ini",
+        cli={c: Hidden(_AUTO_JUDGE) for c in COMMANDS},
+        service=Hidden(_AUTO_JUDGE),
+        doc=(
+            "`auto` (0; not sent to OpenAI reasoning models), `omit` (never sent) or a number; "
+            "see [Judges](judges.md#which-model-needs-what)"
+        ),
+    ),
+    Option(
+        "judge_response_format",
+        "OpenAI-wire response_format: auto (json_schema, json_object + schema for a server "
+        "that asks for it), json_schema or json_object",
+        default="auto",
+        choices=d.RESPONSE_FORMATS,
+        target="engine",
+        pytest_flag=Hidden("a judge's quirk, kept with the project's judge in its ini file"),
+        ini="citecheck_judge_response_format",
+        plugin_term="ini",
+        cli={c: Hidden(_AUTO_JUDGE) for c in COMMANDS},
+        service=Hidden(_AUTO_JUDGE),
+        doc=(
+            "`auto`, `json_schema` or `json_object` (the OpenAI wire); see "
+            "[Judges](judges.md#which-model-needs-what)"
+        ),
+    ),
+    Option(
+        "judges",
+        "a panel of judges, comma-separated (or one per line in the ini file; a claim "
+        "file's judges:); each judges every citation and the panel rule decides. Recording "
+        "costs one judge call per member.",
+        parse=at.judge_specs,
+        metavar="P:M,P:M,...",
+        shown_default="none",
+        target="engine",
+        pytest_flag="--citecheck-judges",
+        ini="citecheck_judges",
+        plugin_term="both",
+        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        service=Hidden(_ONE_JUDGE),
+        doc=(
+            "a judge panel, comma-separated (in ini one a line or comma-separated; a claim file's"
+            " `judges:`); see [Judge panels](judges.md#judge-panels-several-judges-recorded-once)"
+        ),
+    ),
+    Option(
+        "judge_samples",
+        "ask each judge N times (sampled at temperature 1 unless citecheck_judge_temperature "
+        "is set); N > 1 makes a panel",
+        default=1,
+        parse=at.positive_int,
+        metavar="N",
+        target="engine",
+        pytest_flag="--citecheck-judge-samples",
+        ini="citecheck_judge_samples",
+        ini_type="int",
+        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        service=Hidden(_ONE_JUDGE),
+    ),
+    Option(
+        "panel_rule",
+        "how a panel decides: majority (more than half the members) or unanimous",
+        default=d.DEFAULT_PANEL_RULE,
+        choices=d.PANEL_RULES,
+        target="engine",
+        pytest_flag="--citecheck-panel-rule",
+        ini="citecheck_panel_rule",
+        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        service=Hidden(_ONE_JUDGE),
+    ),
+    Option(
+        "review_below",
+        "mark verdicts with confidence below C for review",
+        default=d.DEFAULT_REVIEW_BELOW,
+        parse=at.fraction,
+        metavar="C",
+        target="engine",
+        pytest_flag="--citecheck-review-below",
+        ini="citecheck_review_below",
+        ini_type="float",
+        cli={
+            "batch": Flag("--review-below"),
+            "recheck": Hidden("a judge asked again uses the default review threshold"),
+            "serve": Flag("--review-below"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="review_below",
+    ),
+    Option(
+        "ranker",
+        "how passages are ranked against the claim when recording (replay reads the "
+        "recorded choice)",
+        default=d.DEFAULT_RANKER,
+        choices=d.RANKERS,
+        target="engine",
+        pytest_flag="--citecheck-ranker",
+        ini="citecheck_ranker",
+        cli={
+            "batch": Flag("--ranker"),
+            "recheck": Flag(
+                "--ranker",
+                "how the live page's passages are ranked for the judge (default: "
+                f"{d.DEFAULT_RANKER}).",
+            ),
+            "serve": Flag("--ranker"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="ranker",
+        doc=(
+            "passage ranker when recording: `hybrid`, `bm25` or `minilm`; replay reads the "
+            "recorded choice"
+        ),
+    ),
+    Option(
+        "quote_match",
+        "how the guard matches a judge's quote against the passages: exact (a substring "
+        "after normalising quotes and whitespace) or fuzzy (also a lightly edited quote; the "
+        "verdict reports the page's own span)",
+        default="exact",
+        choices=d.QUOTE_MATCH_MODES,
+        target="engine",
+        into="quote_policy",
+        pytest_flag="--citecheck-quote-match",
+        ini="citecheck_quote_match",
+        cli={
+            "batch": Flag("--quote-match"),
+            "recheck": Flag(
+                "--quote-match",
+                "how a quote must match the page, as --citecheck-quote-match: the mode the "
+                "claims were recorded with (default: exact).",
+            ),
+            "serve": Hidden("exact quote matching: a request cannot ask for a looser one"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("exact quote matching: a request cannot ask for a looser one"),
+        doc=(
+            "how the guard checks a judge's quote: `exact` or `fuzzy` (see [Quote "
+            "matching](verification.md#quote-matching-exact-or-fuzzy))"
+        ),
+    ),
+    Option(
+        "quote_similarity",
+        "the similarity a fuzzy quote match needs",
+        default=d.DEFAULT_QUOTE_SIMILARITY,
+        parse=at.fraction,
+        metavar="S",
+        target="engine",
+        into="quote_policy",
+        pytest_flag="--citecheck-quote-similarity",
+        ini="citecheck_quote_similarity",
+        ini_type="float",
+        cli={
+            "batch": Flag("--quote-similarity"),
+            "recheck": Flag("--quote-similarity"),
+            "serve": Hidden("exact quote matching: a request cannot ask for a looser one"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("exact quote matching: a request cannot ask for a looser one"),
+    ),
+    # -- fetching ------------------------------------------------------------------------
+    Option(
+        "url_policy",
+        "public: refuse cited URLs on internal addresses or local names, or with "
+        "credentials, as url_refused without fetching them; off: refuse none",
+        default=d.DEFAULT_URL_POLICY,
+        choices=d.URL_POLICIES,
+        target="engine",
+        pytest_flag="--citecheck-url-policy",
+        ini="citecheck_url_policy",
+        plugin_term="ini",
+        cli={
+            "batch": Flag("--url-policy"),
+            "recheck": Hidden("the recheck fetches the URLs the recordings fetched"),
+            "serve": Flag(
+                "--url-policy",
+                "public: refuse URLs on internal addresses or local names, or with "
+                "credentials (422, nothing fetched); off: refuse none (default public).",
+                default="public",
+                own_default=True,
+            ),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="url_policy",
+        doc=(
+            "`public`: cited URLs on internal addresses or local names, or with credentials, are "
+            "`url_refused` and never fetched (see [Running the service "
+            "safely](service.md#running-the-service-safely))"
+        ),
+    ),
+    Option(
+        "concurrency",
+        "claims verified at once (replaying does not need it)",
+        default=d.DEFAULT_CONCURRENCY,
+        parse=at.positive_int,
+        metavar="N",
+        target="engine",
+        pytest_flag="--citecheck-concurrency",
+        ini="citecheck_concurrency",
+        ini_type="int",
+        cli={
+            "batch": Flag("--concurrency"),
+            "recheck": Flag(
+                "--concurrency",
+                f"claims rechecked at once (default {d.DEFAULT_CONCURRENCY}).",
+            ),
+            "serve": Flag("--concurrency"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service="concurrency",
+    ),
+    Option(
+        "timeout",
+        "seconds one HTTP request may take, retries included",
+        default=d.DEFAULT_TIMEOUT,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+        target="engine",
+        pytest_flag="--citecheck-timeout",
+        ini="citecheck_timeout",
+        ini_type="float",
+        cli={c: Hidden("the engine's per-request deadline") for c in COMMANDS},
+        service=Hidden("the engine's per-request deadline"),
+    ),
+    Option(
+        "max_page_bytes",
+        "largest page (bytes of markdown) that is judged",
+        default=d.DEFAULT_MAX_PAGE_BYTES,
+        parse=at.positive_int,
+        metavar="BYTES",
+        target="engine",
+        pytest_flag="--citecheck-max-page-bytes",
+        ini="citecheck_max_page_bytes",
+        ini_type="int",
+        cli={c: Hidden("the engine's page-size cap") for c in COMMANDS},
+        service=Hidden("the engine's page-size cap"),
+    ),
+    Option(
+        "cache_dir",
+        "where the embedding cache lives (default: pytest's cache directory, "
+        ".pytest_cache/d/citecheck; none with -p no:cacheprovider)",
+        parse=Path,
+        metavar="DIR",
+        shown_default="pytest's cache",
+        target="engine",
+        pytest_flag="--citecheck-cache-dir",
+        ini=Hidden("pytest's cache directory is already configurable (cache_dir)"),
+        cli={c: Hidden("no embedding cache is kept across runs") for c in COMMANDS},
+        service=Hidden("no embedding cache is kept on disk"),
+    ),
+    # -- claim files ---------------------------------------------------------------------
+    Option(
+        "max_claim_chars",
+        "longest claim text accepted; a longer one makes its claim file invalid (0: no cap)",
+        default=d.DEFAULT_MAX_CLAIM_CHARS,
+        parse=at.claim_chars,
+        metavar="N",
+        pytest_flag="--citecheck-max-claim-chars",
+        ini="citecheck_max_claim_chars",
+        ini_type="int",
+        plugin_term="both",
+        cli={
+            "batch": Flag(
+                "--max-claim-chars",
+                "longest claim text accepted; a longer record is reported with file:line "
+                f"(default {d.DEFAULT_MAX_CLAIM_CHARS}; 0: no cap).",
+            ),
+            "recheck": Hidden("the recheck reads claims that were recorded"),
+            "serve": Flag(
+                "--max-claim-chars",
+                f"longest claim one request may make (default {d.DEFAULT_MAX_CLAIM_CHARS}).",
+                parse=at.positive_int,
+            ),
+            "validate": Hidden("validate checks the schema's own cap"),
+        },
+        service="max_claim_chars",
+    ),
+    Option(
+        "document_roots",
+        "a folder outside the rootdir that `document:` citations may read (repeatable; the "
+        "ini option lists them relative to the ini file)",
+        default=(),
+        parse=Path,
+        metavar="DIR",
+        action="append",
+        shown_default="only the rootdir",
+        pytest_flag="--citecheck-document-root",
+        ini="citecheck_document_roots",
+        ini_type="paths",
+        ini_default=[],
+        plugin_term="ini option",
+        cli={
+            "batch": Hidden("documents resolve inside the current folder"),
+            "recheck": Hidden("documents resolve inside the current folder"),
+            "serve": Hidden("a request cites URLs, never the server's files"),
+            "validate": Flag(
+                "--document-root",
+                "a folder `document:` citations may read (repeatable; default: the current "
+                "folder, like the rootdir of pytest run from there; citecheck_document_roots).",
+            ),
+        },
+        service=Hidden("a request cites URLs, never the server's files"),
+    ),
+    # -- the gate ------------------------------------------------------------------------
+    Option(
+        "min_precision",
+        "fail when citation precision is below P",
+        parse=at.fraction,
+        metavar="P",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-precision",
+        ini="citecheck_min_precision",
+        ini_type="float",
+        plugin_term="ini",
+        cli={"batch": Flag("--min-precision", "exit 1 when citation precision is below P.")},
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_reachable_precision",
+        "fail when reachable precision is below P",
+        parse=at.fraction,
+        metavar="P",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-reachable-precision",
+        ini="citecheck_min_reachable_precision",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-reachable-precision", "exit 1 when reachable precision is below P."
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_answer_support",
+        "fail when answer support (supported claims over all claims of imported answers) "
+        "is below P",
+        parse=at.fraction,
+        metavar="P",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-answer-support",
+        ini="citecheck_min_answer_support",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-answer-support",
+                "exit 1 when answer support (supported claims over all claims of the "
+                "answers: in the claim files) is below P.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "allow_contradicted",
+        "do not fail on contradicted or fabricated citations",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="gate",
+        pytest_flag="--citecheck-allow-contradicted",
+        ini="citecheck_allow_contradicted",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="ini",
+        cli={"batch": Flag("--allow-contradicted")},
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "strict_review",
+        "fail claims and the session on verdicts marked for review",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="gate",
+        pytest_flag="--citecheck-strict-review",
+        ini="citecheck_strict_review",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={"batch": Hidden("a verdict marked for review counts normally")},
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "baseline",
+        "compare precision with a saved --citecheck-report and fail on a drop larger than "
+        "citecheck_max_drop",
+        parse=Path,
+        metavar="REPORT.json",
+        shown_default="none",
+        pytest_flag="--citecheck-baseline",
+        ini=Hidden(_IN_A_RUN),
+        cli={"batch": Hidden("no baseline in the batch")},
+        service=Hidden(_PLUGIN_ONLY),
+    ),
+    Option(
+        "max_drop",
+        "largest allowed precision drop against the baseline",
+        default=d.DEFAULT_MAX_DROP,
+        parse=at.fraction,
+        metavar="D",
+        target="gate",
+        pytest_flag="--citecheck-max-drop",
+        ini="citecheck_max_drop",
+        ini_type="float",
+        plugin_term="ini",
+        cli={"batch": Hidden("no baseline in the batch")},
+        service=Hidden(_PLUGIN_ONLY),
+    ),
+    Option(
+        "min_agreement",
+        "fail when fewer than this share of the citations a panel judged were unanimous",
+        parse=at.fraction,
+        metavar="A",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-agreement",
+        ini="citecheck_min_agreement",
+        ini_type="float",
+        plugin_term="ini",
+        cli={"batch": Hidden(_NO_PANEL)},
+        service=Hidden(_ONE_JUDGE),
+    ),
+    # -- what a run writes ---------------------------------------------------------------
+    Option(
+        "report",
+        "write a JSON report (also the --citecheck-baseline format).",
+        parse=Path,
+        metavar="PATH.json",
+        shown_default="none",
+        target="outputs",
+        into="json",
+        pytest_flag="--citecheck-report",
+        ini=Hidden(_IN_A_RUN),
+        plugin_term="flag",
+        cli={
+            "batch": Flag(
+                "--json", "write the JSON report (the plugin's --citecheck-report format)."
+            ),
+            "recheck": Flag("--json", "write the JSON report."),
+        },
+        service=Hidden("each response is the request's report"),
+    ),
+    Option(
+        "csv",
+        "write one CSV row per citation.",
+        parse=Path,
+        metavar="PATH",
+        shown_default="none",
+        target="outputs",
+        pytest_flag="--citecheck-csv",
+        ini=Hidden(_IN_A_RUN),
+        cli={"batch": Flag("--out", "write one CSV row per citation.")},
+        service=Hidden("each response is the request's report"),
+    ),
+    Option(
+        "markdown",
+        "write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when that variable "
+        "is set).",
+        parse=Path,
+        metavar="PATH.md",
+        shown_default="none",
+        target="outputs",
+        pytest_flag="--citecheck-md",
+        ini=Hidden(_IN_A_RUN),
+        cli={
+            "batch": Hidden("the batch prints its summary"),
+            "recheck": Flag(
+                "--md",
+                "write the markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+            ),
+        },
+        service=Hidden("each response is the request's report"),
+        doc=(
+            "write the markdown summary (also appended to `$GITHUB_STEP_SUMMARY` when set); see "
+            "[Reports](reports.md#reports-html-markdown-and-v)"
+        ),
+    ),
+    Option(
+        "html",
+        "write a self-contained HTML report (no network, opens from file://).",
+        parse=Path,
+        metavar="PATH.html",
+        shown_default="none",
+        target="outputs",
+        pytest_flag="--citecheck-html",
+        ini=Hidden(_IN_A_RUN),
+        cli={
+            "batch": Hidden("the batch prints its summary"),
+            "recheck": Flag(
+                "--html",
+                "write an HTML page with the recorded and the live passage side by side.",
+            ),
+        },
+        service=Hidden("each response is the request's report"),
+        doc=(
+            "write the self-contained HTML report; see "
+            "[Reports](reports.md#reports-html-markdown-and-v)"
+        ),
+    ),
+    Option(
+        "sarif",
+        "write the failing and review claims as SARIF 2.1.0, for GitHub code scanning "
+        "(github/codeql-action/upload-sarif).",
+        parse=Path,
+        metavar="PATH.sarif",
+        shown_default="none",
+        target="outputs",
+        pytest_flag="--citecheck-sarif",
+        ini=Hidden(_IN_A_RUN),
+        cli={"batch": Hidden("code scanning reads a pytest run's results")},
+        service=Hidden("each response is the request's report"),
+        doc=(
+            "write the failing and review claims as SARIF 2.1.0 for GitHub code scanning; see "
+            "[CI](gate-ci.md#github-actions)"
+        ),
+    ),
+    Option(
+        "audit",
+        "append one row per citation to this SQLite audit index (read it with "
+        "`citecheck audit list`).",
+        parse=Path,
+        metavar="PATH",
+        shown_default="none",
+        pytest_flag="--citecheck-audit",
+        ini=Hidden(_IN_A_RUN),
+        cli={
+            "batch": Flag("--audit", "append one row per citation to this SQLite audit index."),
+            "serve": Flag("--audit", "append one row per citation to this SQLite audit index."),
+        },
+        service="audit",
+        doc=(
+            "append one row per citation to a SQLite audit index (see [the audit "
+            "index](cli.md#the-audit-index-audit-citecheck-audit-listpage))"
+        ),
+    ),
+    # -- what recording costs ------------------------------------------------------------
+    Option(
+        "dry_run",
+        "list what recording would do (claims, crawls, judge calls, tokens, credits, cost) "
+        "and stop before any request; needs no token or key.",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        pytest_flag="--citecheck-dry-run",
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={
+            "batch": Flag(
+                "--dry-run",
+                "list what the run would record (claims, crawls, judge calls, tokens, "
+                "credits, cost) and stop before any request; needs no token or key.",
+            )
+        },
+        service=Hidden("a service verifies what it is asked"),
+    ),
+    Option(
+        "price_credit",
+        "price of one Crawling API credit (reports then show the cost)",
+        parse=at.amount,
+        metavar="PRICE",
+        shown_default="not set: credits only",
+        target="engine",
+        into="prices",
+        pytest_flag="--citecheck-price-credit",
+        ini="citecheck_price_credit",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag("--price-credit"),
+            "recheck": Hidden(_NO_BUDGET),
+            "serve": Flag("--price-credit"),
+        },
+        service="prices",
+    ),
+    Option(
+        "prices",
+        "judge prices per million input/output tokens, e.g. openai:gpt-4o-mini=0.15/0.60 "
+        "(several separated by spaces)",
+        parse=at.judge_prices,
+        metavar="PROVIDER:MODEL=IN/OUT",
+        shown_default="none",
+        target="engine",
+        pytest_flag="--citecheck-prices",
+        ini="citecheck_prices",
+        plugin_term="ini",
+        cli={
+            "batch": Flag("--prices"),
+            "recheck": Hidden(_NO_BUDGET),
+            "serve": Flag("--prices"),
+        },
+        service="prices",
+    ),
+    Option(
+        "max_cost",
+        "no claim starts recording that could take the spend past AMOUNT (at the prices set)",
+        parse=at.amount,
+        metavar="AMOUNT",
+        shown_default="no cap",
+        target="engine",
+        pytest_flag="--citecheck-max-cost",
+        ini="citecheck_max_cost",
+        ini_type="float",
+        plugin_term="flag",
+        cli={
+            "batch": Flag(
+                "--max-cost",
+                "no claim starts that could take the spend past AMOUNT (needs the prices).",
+            ),
+            "recheck": Hidden(_NO_BUDGET),
+            "serve": Flag(
+                "--max-cost",
+                "no request is verified (503 instead) that could take the spend past AMOUNT "
+                "(needs the prices).",
+            ),
+        },
+        service="max_cost",
+    ),
+    Option(
+        "max_credits",
+        "no claim starts recording that could take the Crawling API credits past N",
+        parse=at.amount,
+        metavar="N",
+        shown_default="no cap",
+        target="engine",
+        pytest_flag="--citecheck-max-credits",
+        ini="citecheck_max_credits",
+        ini_type="float",
+        plugin_term="flag",
+        cli={
+            "batch": Flag(
+                "--max-credits",
+                "no claim starts that could take the Crawling API credits past N.",
+            ),
+            "recheck": Hidden(_NO_BUDGET),
+            "serve": Flag(
+                "--max-credits",
+                "no request is verified (503 instead) that could take the Crawling API "
+                "credits past N.",
+            ),
+        },
+        service="max_credits",
+    ),
+    # -- citation rot --------------------------------------------------------------------
+    Option(
+        "recheck",
+        "fetch every recorded URL citation live again and fail the claims whose page or "
+        "evidence is gone (needs CRAWLBASE_TOKEN; replays the recordings).",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        pytest_flag="--citecheck-recheck",
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={c: Hidden("`citecheck recheck` is its own subcommand") for c in COMMANDS},
+        service=Hidden(_PLUGIN_ONLY),
+        doc=(
+            "replay, and fetch every recorded URL citation live again; fail the claims whose "
+            "evidence or page is gone (see [Citation "
+            "rot](recheck.md#citation-rot-citecheck-recheck))"
+        ),
+    ),
+    Option(
+        "recheck_fail_on",
+        "recheck statuses that fail a claim (none: never)",
+        default=d.DEFAULT_RECHECK_FAIL_ON,
+        parse=at.recheck_statuses,
+        metavar="STATUS,...",
+        pytest_flag="--citecheck-recheck-fail-on",
+        ini="citecheck_recheck_fail_on",
+        cli={
+            "recheck": Flag(
+                "--fail-on",
+                "exit 1 when a citation has one of these statuses (default "
+                f"{','.join(d.DEFAULT_RECHECK_FAIL_ON)}; none: never).",
+            )
+        },
+        service=Hidden(_PLUGIN_ONLY),
+    ),
+    Option(
+        "update",
+        "replace the cassette of every claim whose pages changed with the live recording "
+        "(judged again where its question changed); the report lists them.",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        pytest_flag=Hidden("a pytest recheck reports; `citecheck recheck --update` rewrites"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"recheck": Flag("--update")},
+        service=Hidden(_PLUGIN_ONLY),
+    ),
+    Option(
+        "no_progress",
+        "no progress bar (it is shown only when stderr is a terminal).",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        pytest_flag=Hidden("pytest's -q quietens it"),
+        ini=Hidden("pytest's -q quietens it"),
+        cli={"batch": Flag("--no-progress")},
+        service=Hidden("a service prints no progress"),
+    ),
+    # -- the HTTP service ----------------------------------------------------------------
+    _serve_only(
+        "allow_judge",
+        "a judge callers may name besides --judge (repeatable; default: only --judge).",
+        (),
+        at.judge_spec,
+        "PROVIDER:MODEL",
+        action="append",
+        shown_default="only --judge",
+        service="allowed_judges",
+    ),
+    _serve_only("max_urls", "most URLs one request may cite", d.DEFAULT_MAX_URLS),
+    _serve_only(
+        "max_body_bytes",
+        "largest request body accepted",
+        d.DEFAULT_MAX_BODY_BYTES,
+        metavar="B",
+    ),
+    _serve_only(
+        "queue_wait",
+        "answer 503 with Retry-After when no verification slot frees up within S seconds",
+        d.DEFAULT_QUEUE_WAIT,
+        at.positive_seconds,
+        "S",
+    ),
+    _serve_only(
+        "read_timeout",
+        "close connections whose request headers, or whose body, take longer than S seconds",
+        d.DEFAULT_READ_TIMEOUT,
+        at.positive_seconds,
+        "S",
+    ),
+)
+
+BY_NAME: Mapping[str, Option] = {option.name: option for option in OPTIONS}
+
+
+def cli_help(option: Option, flag: Flag) -> str:
+    """A subcommand flag's help: its own, else the setting's with its default."""
+    if flag.help is not None:
+        return flag.help
+    default = flag.default if flag.own_default else option.default_text()
+    return f"{option.help} (default: {default})."
+
+
+def cli_default(option: Option, flag: Flag) -> Any:
+    if flag.own_default:
+        return flag.default
+    if option.action == "append":
+        return []
+    return option.default if option.action != "store_true" else False
+
+
+def plugin_term(option: Option) -> str | None:
+    """How the plugin's messages name ``option``."""
+    flag, ini = option.pytest_flag, option.ini
+    style = option.plugin_term or ("ini" if isinstance(ini, str) else "flag")
+    if style == "ini" and isinstance(ini, str):
+        return ini
+    if style == "ini option" and isinstance(ini, str):
+        return f"the ini option {ini}"
+    if style == "both" and isinstance(flag, str) and isinstance(ini, str):
+        return f"{flag} or the ini option {ini}"
+    return flag if isinstance(flag, str) else None
+
+
+def cli_terms(command: str, prefix: str = "") -> dict[str, str]:
+    """How ``citecheck COMMAND``'s messages name the settings it has flags for."""
+    return {
+        option.name: prefix + flag.flag
+        for option in OPTIONS
+        if isinstance(flag := option.flag_of(command), Flag)
+    }
+
+
+def composed_fields(target: Target) -> frozenset[str]:
+    """The target's fields that several settings make up together (e.g. a quote policy
+    from ``quote_match`` and ``quote_similarity``)."""
+    seen: dict[str, int] = {}
+    for option in OPTIONS:
+        if option.target == target:
+            seen[option.target_field] = seen.get(option.target_field, 0) + 1
+    return frozenset(name for name, n in seen.items() if n > 1)
+
+
+def fields_for(target: Target, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``target`` fields these setting values (keyed by setting name) set one to
+    one; a setting a front end does not expose is absent from ``values``."""
+    composed = composed_fields(target)
+    return {
+        option.target_field: values[option.name]
+        for option in OPTIONS
+        if option.target == target and option.name in values and option.target_field not in composed
+    }
