@@ -32,37 +32,53 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_import_a_folder_of_real_responses(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The recordings keep their subfolders: a folder is read with its subfolders.
     responses = tmp_path / "responses"
-    responses.mkdir()
-    for path in NATIVE.glob("*/*.json"):
-        shutil.copy(path, responses / path.name)
-    # The documents Anthropic's document citations name, beside the claim file.
+    shutil.copytree(NATIVE, responses, ignore=shutil.ignore_patterns("*.md"))
+    # The documents two of Anthropic's document citations name, beside the claim file;
+    # the others name documents that are not there.
     (tmp_path / "facts.txt").write_text("The Ruby programming language was created by ...\n")
     (tmp_path / "sample.pdf").write_text("Sample PDF\n")
     out_file = tmp_path / "citecheck_native.yaml"
     code, out, err = run(capsys, "import", str(responses), "-o", str(out_file))
     # Two recordings cannot be claims; the others are written all the same.
     assert code == 1
+    assert err.startswith("citecheck import: 2 response(s) could not be imported:\n")
+    assert len(err.splitlines()) == 3  # one line per response
     assert "pydantic-ai__pause_turn_part1.json: stop_reason: " in err
     assert "groundingChunks[1].retrievedContext" in err
     loaded = load_claim_file(out_file).claims
     expected = []
-    for path in sorted(responses.iterdir()):
+    held = 0
+    paths = sorted(p for p in responses.rglob("*.json"))
+    for path in paths:
         if path.stem in (
             "pydantic-ai__pause_turn_part1",
             "pydantic-ai__file_search_retrievedContext",
         ):
             continue
         answer = import_response(json.loads(path.read_text(encoding="utf-8")), answer_id=path.stem)
-        expected += answer.claim_list
+        for claim in answer.claim_list:
+            documents = [c.document for c in claim.citations if c.document is not None]
+            if all((tmp_path / d).is_file() for d in documents):
+                expected.append(claim)
+            else:
+                held += 1
         assert f"{path.stem}: {len(answer.claims)} claim(s), {len(answer.uncited)} uncited" in out
-    assert [c.model_dump(include={"id", "claim", "citations"}) for c in loaded] == [
-        c.model_dump(include={"id", "claim", "citations"}) for c in expected
-    ]
+    assert held > 0
+    assert sorted(c.id for c in loaded) == sorted(c.id for c in expected)
+    by_id = {c.id: c for c in loaded}
+    assert [
+        by_id[c.id].model_dump(include={"id", "claim", "citations"}) for c in expected
+    ] == [c.model_dump(include={"id", "claim", "citations"}) for c in expected]
     text = out_file.read_text(encoding="utf-8")
     assert "  # uncited: Overall, today's weather in San Francisco is pleasant" in text
     assert text.startswith("# Written by `citecheck import --from auto ")
-    assert f"wrote {out_file}: {len(expected)} claim(s) from 22 response(s); 2 could not" in out
+    assert (
+        f"wrote {out_file}: {len(expected)} claim(s) from {len(paths) - 2} response(s); "
+        "2 could not"
+    ) in out
+    assert f"not checked: {held} claim(s) cite document(s) that are no file beside" in out
 
 
 def test_jsonl_of_responses_with_named_answers_and_a_bad_line(
@@ -116,7 +132,9 @@ def test_the_format_flag_is_checked_per_response(
         "-o",
         str(tmp_path / "citecheck_r.yaml"),
     )
-    assert code == 1 and f"{response}: content: expected a list" in err
+    # The error names the format the body is in, not the place the wrong reader stopped.
+    assert code == 1
+    assert f"{response}: this body is openai-responses, not anthropic" in err
     code, _, err = run(capsys, "import", "--from", "openai", str(response), "-o", "x.yaml")
     assert code == 2 and "invalid choice: 'openai'" in err
 

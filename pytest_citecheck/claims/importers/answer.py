@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +31,7 @@ from pytest_citecheck.claims.models import (
 from pytest_citecheck.core.errors import CitecheckError
 
 __all__ = [
+    "QuoteBy",
     "AnswerSentence",
     "CitedSource",
     "ImportedAnswer",
@@ -61,12 +62,23 @@ class ResponseImportError(CitecheckError, ValueError):
         return f"{place}: {self.problem}\n  fix: {self.fix}"
 
 
+# Who wrote a quote: the provider's retrieval, the model, or a person.
+QuoteBy = Literal["provider", "model", "user"]
+
+
 class CitedSource(BaseModel):
     """One citation as the provider gave it, with where it sits in the response.
 
     ``url`` is the URL as cited (tracking parameters such as ``utm_source`` removed);
     ``resolved_url`` is where a redirect link (Gemini's grounding redirects) leads,
     filled in once it has been followed (the importers never touch the network).
+
+    ``quote_by`` says who wrote ``quote``: ``provider`` when the API extracted it from
+    what it read (Anthropic ``cited_text``, Bedrock ``sourceContent``, Gemini
+    ``retrievedContext.text``, xAI chunk content): the model cannot have invented it;
+    ``model`` for a quote the model wrote into its answer. ``retrieved_at`` is when the
+    provider fetched the page (Anthropic web fetch); ``note`` what the provider said
+    about the page (Gemini url_context: paywalled, unreachable).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,12 +86,20 @@ class CitedSource(BaseModel):
     url: str | None = None
     document: str | None = None
     quote: str | None = None
+    quote_by: QuoteBy | None = None
     title: str | None = None
     resolved_url: str | None = None
+    retrieved_at: str | None = None
+    note: str | None = None
     where: str = ""
 
     def citation(self) -> Citation:
-        return Citation(url=self.url, document=self.document, quote=self.quote)
+        fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
+        # Citation records who wrote a quote once it has the field; until then the
+        # provenance stays here, on the imported source.
+        if self.quote is not None and "quote_by" in Citation.model_fields:
+            fields["quote_by"] = self.quote_by or "model"
+        return Citation(**fields)
 
 
 class AnswerSentence(BaseModel):
@@ -117,6 +137,9 @@ class ImportedAnswer(BaseModel):
     unattached: list[CitedSource] = []
     # Facts a user should know, e.g. "the response has no grounding metadata".
     notes: list[str] = []
+    # What may be wrong with the import itself: sources the response carries that no
+    # sentence got (printed as warnings, never silent).
+    warnings: list[str] = []
 
     @property
     def claim_list(self) -> list[Claim]:

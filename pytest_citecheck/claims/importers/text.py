@@ -72,6 +72,9 @@ class Draft:
     removals: list[tuple[int, int]] = field(default_factory=list)
     unattached: list[CitedSource] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Pages the provider read for this answer (fetched or searched) that are not listed
+    # as citations: counted when no sentence is cited, so that is never silent.
+    fetched: list[str] = field(default_factory=list)
     # Per text part: the starts of links already taken by an annotation without offsets.
     taken: dict[int, set[int]] = field(default_factory=dict)
 
@@ -280,6 +283,7 @@ def build(
 def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -> Claim:
     """One citation per distinct URL or document; the first quote given for it is kept."""
     citations: dict[tuple[str, str], Citation] = {}
+    firsts: dict[tuple[str, str], CitedSource] = {}
     for source in sources:
         key = (
             ("url", dedup_key(source.url))
@@ -297,11 +301,13 @@ def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -
                 f"the citation cannot be used: {message}",
                 "cite an http(s) URL or a document; fix or remove this citation in the response",
             ) from None
-        previous = citations.get(key)
+        previous = firsts.get(key)
         if previous is None:
-            citations[key] = citation
-        elif previous.quote is None and citation.quote is not None:
-            citations[key] = previous.model_copy(update={"quote": citation.quote})
+            firsts[key], citations[key] = source, citation
+        elif previous.quote is None and source.quote is not None:
+            # The quote comes with who wrote it.
+            merged = previous.model_copy(update={"quote": source.quote, "quote_by": source.quote_by})
+            firsts[key], citations[key] = merged, merged.citation()
     return Claim(id=cid, claim=text, citations=list(citations.values()))
 
 
