@@ -156,6 +156,74 @@ def test_usage_errors(
     assert code == 2 and message in err
 
 
+def test_o_refuses_to_overwrite_a_file_it_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    response = tmp_path / "r.json"
+    shutil.copy(NATIVE / "openai_responses/ruby_llm__web_search_gpt-5_2.json", response)
+    mine = tmp_path / "citecheck_mine.yaml"
+    hand_written = "claims:\n  - id: x\n    claim: A claim written by hand.\n    citations: []\n"
+    mine.write_text(hand_written, encoding="utf-8")
+    code, _, err = run(capsys, "import", str(response), "-o", str(mine))
+    assert code == 2
+    assert "the file exists and was not written by `citecheck import`" in err
+    assert "--force to replace it" in err
+    assert mine.read_text(encoding="utf-8") == hand_written
+    # Its own file is regenerated without asking; a foreign one with --force.
+    assert run(capsys, "import", str(response), "-o", str(mine), "--force")[0] == 0
+    assert run(capsys, "import", str(response), "-o", str(mine))[0] == 0
+    assert mine.read_text(encoding="utf-8").startswith("# Written by `citecheck import ")
+
+
+def test_folders_are_read_with_their_subfolders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "responses" / "2026" / "june"
+    deep.mkdir(parents=True)
+    shutil.copy(NATIVE / "openai_responses/ruby_llm__web_search_gpt-5_2.json", deep / "r.json")
+    (tmp_path / "responses" / ".git").mkdir()
+    (tmp_path / "responses" / ".git" / "x.json").write_text("{}")
+    out_file = tmp_path / "citecheck_r.yaml"
+    code, out, err = run(capsys, "import", str(tmp_path / "responses"), "-o", str(out_file))
+    assert (code, err) == (0, "")
+    assert f"wrote {out_file}: 1 claim(s) from 1 response(s)" in out
+
+
+def test_a_saved_stream_is_one_response_and_a_broken_one_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = NATIVE / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json"
+    good = tmp_path / "good.json"
+    shutil.copy(stream, good)
+    events = json.loads(stream.read_text(encoding="utf-8"))
+    cut = [e for e in events if e["type"] not in ("response.completed", "response.output_item.done")]
+    (tmp_path / "cut.json").write_text(json.dumps(cut), encoding="utf-8")
+    out_file = tmp_path / "citecheck_s.yaml"
+    code, out, err = run(capsys, "import", str(good), str(tmp_path / "cut.json"), "-o", str(out_file))
+    assert code == 1
+    assert err.splitlines() == [
+        "citecheck import: 1 response(s) could not be imported:",
+        f"  {tmp_path / 'cut.json'}: events: the stream ends before the response is complete "
+        "(no response.completed and no finished output item) (fix: save the whole stream, up "
+        "to response.completed)",
+    ]
+    assert "good: 12 claim(s), 15 uncited sentence(s) (openai-responses, " in out
+
+
+def test_a_response_with_sources_and_no_cited_sentence_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    response = tmp_path / "deepseek.json"
+    shutil.copy(NATIVE / "deepseek_responses/ruby_llm__deepseek-v4-flash_web_search.json", response)
+    code, out, _ = run(capsys, "import", str(response), "-o", str(tmp_path / "citecheck_d.yaml"))
+    assert code == 0
+    assert (
+        "  warning: read as openai-responses (auto-detected): no sentence is cited, yet the "
+        "response carries 3 source(s)"
+    ) in out
+    assert "all 3 are ignored; if it is another API's response, pass its format" in out
+
+
 def test_written_text_survives_any_characters(tmp_path: Path) -> None:
     odd = 'Quote "this" \\ and\u2028that\u0085 tab\there: # not a comment — ünïcode 🌊'
     claim = Claim(
