@@ -1280,7 +1280,9 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(claim_file_text(answers, command, held), encoding="utf-8")
     if failures:
-        print(f"citecheck import: {len(failures)} response(s) could not be imported:", file=sys.stderr)
+        print(
+            f"citecheck import: {len(failures)} response(s) could not be imported:", file=sys.stderr
+        )
     for failure in failures:
         # One line each, however many events a response has.
         place = f"{failure.response}: {failure.where}" if failure.where else failure.response

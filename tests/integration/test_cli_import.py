@@ -68,15 +68,14 @@ def test_import_a_folder_of_real_responses(
     assert held > 0
     assert sorted(c.id for c in loaded) == sorted(c.id for c in expected)
     by_id = {c.id: c for c in loaded}
-    assert [
-        by_id[c.id].model_dump(include={"id", "claim", "citations"}) for c in expected
-    ] == [c.model_dump(include={"id", "claim", "citations"}) for c in expected]
+    assert [by_id[c.id].model_dump(include={"id", "claim", "citations"}) for c in expected] == [
+        c.model_dump(include={"id", "claim", "citations"}) for c in expected
+    ]
     text = out_file.read_text(encoding="utf-8")
     assert "  # uncited: Overall, today's weather in San Francisco is pleasant" in text
     assert text.startswith("# Written by `citecheck import --from auto ")
     assert (
-        f"wrote {out_file}: {len(expected)} claim(s) from {len(paths) - 2} response(s); "
-        "2 could not"
+        f"wrote {out_file}: {len(expected)} claim(s) from {len(paths) - 2} response(s); 2 could not"
     ) in out
     assert f"not checked: {held} claim(s) cite document(s) that are no file beside" in out
 
@@ -192,14 +191,20 @@ def test_folders_are_read_with_their_subfolders(
 def test_a_saved_stream_is_one_response_and_a_broken_one_one_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    stream = NATIVE / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json"
+    stream = (
+        NATIVE / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json"
+    )
     good = tmp_path / "good.json"
     shutil.copy(stream, good)
     events = json.loads(stream.read_text(encoding="utf-8"))
-    cut = [e for e in events if e["type"] not in ("response.completed", "response.output_item.done")]
+    cut = [
+        e for e in events if e["type"] not in ("response.completed", "response.output_item.done")
+    ]
     (tmp_path / "cut.json").write_text(json.dumps(cut), encoding="utf-8")
     out_file = tmp_path / "citecheck_s.yaml"
-    code, out, err = run(capsys, "import", str(good), str(tmp_path / "cut.json"), "-o", str(out_file))
+    code, out, err = run(
+        capsys, "import", str(good), str(tmp_path / "cut.json"), "-o", str(out_file)
+    )
     assert code == 1
     assert err.splitlines() == [
         "citecheck import: 1 response(s) could not be imported:",

@@ -286,15 +286,13 @@ DOCUMENT_CITED = {
 
 
 def test_claims_citing_documents_not_given_are_comments_and_the_rest_runs(
-    responses: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+    responses: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (responses.path / "responses" / "ruby.json").write_text(json.dumps(DOCUMENT_CITED))
-    cwd = os.getcwd()
-    os.chdir(responses.path)
-    try:
-        code = main(["import", "responses", "-o", "citecheck_answers.yaml"])
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(responses.path)
+    code = main(["import", "responses", "-o", "citecheck_answers.yaml"])
     out = capsys.readouterr().out
     assert code == 0
     assert (
@@ -306,7 +304,7 @@ def test_claims_citing_documents_not_given_are_comments_and_the_rest_runs(
     assert '  # not checked: the claim cites document(s) "facts.txt", which is no file here' in (
         written
     )
-    assert "  #     - document: \"facts.txt\"" in written
+    assert '  #     - document: "facts.txt"' in written
     result = responses.runpytest("--citecheck", "--citecheck-record=once", "-v")
     # The two web claims run; the file is no invalid-claim-file item.
     result.assert_outcomes(passed=2)
@@ -319,10 +317,7 @@ def test_a_wrong_format_under_answers_names_the_format_of_the_body(
     responses.makefile(
         ".yaml",
         citecheck_wrong=(
-            "answers:\n"
-            "  - id: water\n"
-            "    response: responses/water.json\n"
-            "    format: gemini\n"
+            "answers:\n  - id: water\n    response: responses/water.json\n    format: gemini\n"
         ),
     )
     result = responses.runpytest("--citecheck", "--citecheck-record=once")

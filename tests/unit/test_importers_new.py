@@ -31,7 +31,10 @@ def load(name: str) -> Any:
 def targets(answer: ImportedAnswer) -> dict[str, list[tuple[str, str | None]]]:
     """Claim text -> (URL or document, quote's first 40 characters) per citation."""
     return {
-        c.claim.claim: [(x.url or x.document or "", (x.quote or None) and x.quote[:40]) for x in c.claim.citations]
+        c.claim.claim: [
+            (x.url or x.document or "", (x.quote or None) and x.quote[:40])
+            for x in c.claim.citations
+        ]
         for c in answer.claims
     }
 
@@ -233,8 +236,10 @@ def test_cohere_stream_events_fit_the_sdk_types() -> None:
 def test_a_saved_stream_is_one_response_not_one_per_event(tmp_path: Path) -> None:
     path = tmp_path / "stream.json"
     path.write_text(
-        (NATIVE / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json")
-        .read_text(encoding="utf-8"),
+        (
+            NATIVE
+            / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json"
+        ).read_text(encoding="utf-8"),
         encoding="utf-8",
     )
     (saved,) = read_saved(path)
@@ -304,7 +309,11 @@ def test_a_citation_of_a_fetched_page_cites_its_url_with_the_fetch_time() -> Non
     ]
     answer = import_response(data, answer_id="a")
     ((source,),) = [c.sources for c in answer.claims]
-    assert (source.url, source.quote, source.quote_by) == ("https://ai.pydantic.dev", quote, "provider")
+    assert (source.url, source.quote, source.quote_by) == (
+        "https://ai.pydantic.dev",
+        quote,
+        "provider",
+    )
     assert source.retrieved_at == "2025-11-14T23:34:21.151000+00:00"
     written = claim_file_text([(answer, "r.json")], "citecheck import r.json -o citecheck_r.yaml")
     assert "# the provider fetched this page at 2025-11-14T23:34:21.151000+00:00" in written
@@ -431,7 +440,9 @@ def test_perplexity_agent_sdk_object_and_annotations() -> None:
     answer = import_response(ResponseCreateResponse.model_validate(body), answer_id="a")
     # The annotation and the [7] it covers are one citation, not two.
     assert [len(c.sources) for c in answer.claims] == [1]
-    assert targets(answer) == {"Water boils at 100 °C at sea level.": [("https://a.org/water", None)]}
+    assert targets(answer) == {
+        "Water boils at 100 °C at sea level.": [("https://a.org/water", None)]
+    }
 
 
 def test_perplexity_agent_marker_with_no_such_id_is_an_error() -> None:
@@ -482,7 +493,9 @@ def test_mistral_conversation_tool_references_cite_the_text_before_them() -> Non
     data = response.model_dump(mode="json", by_alias=True)
     assert detect_format(data) == "mistral"
     answer = import_response(response, answer_id="a")
-    assert targets(answer) == {"Water boils at 100 °C at sea level.": [("https://a.org/water", None)]}
+    assert targets(answer) == {
+        "Water boils at 100 °C at sea level.": [("https://a.org/water", None)]
+    }
     assert [s.text for s in answer.uncited] == ["It freezes at 0 °C."]
     assert answer.notes == ["1 tool_reference chunk(s) have no URL (a library document): not cited"]
 

@@ -91,7 +91,9 @@ def detect_format(data: object) -> str | None:
         return None
     output = data.get("output")
     if isinstance(output, list):
-        if any(isinstance(i, dict) and i.get("type") in perplexity_agent.ITEM_TYPES for i in output):
+        if any(
+            isinstance(i, dict) and i.get("type") in perplexity_agent.ITEM_TYPES for i in output
+        ):
             return perplexity_agent.FORMAT
         return openai_responses.FORMAT
     if isinstance(output, dict) and isinstance(output.get("message"), dict):
@@ -289,7 +291,9 @@ def ignored_sources(
     found: dict[str, str] = {}
     for source in answer.unattached:
         if source.url or source.document:
-            found.setdefault(dedup_key(source.url) if source.url else source.document or "", source.where)
+            found.setdefault(
+                dedup_key(source.url) if source.url else source.document or "", source.where
+            )
     for url in draft.fetched:
         found.setdefault(dedup_key(url), "a fetched page")
     _source_urls(data, "", found)
@@ -303,9 +307,5 @@ def ignored_sources(
         f"read as {answer.format} ({how}): no sentence is cited, yet the response carries "
         f"{len(unused)} source(s) (e.g. at {', '.join(places)}) and all {len(unused)} are "
         "ignored"
-        + (
-            "; if it is another API's response, pass its format (--from / format:)"
-            if auto
-            else ""
-        )
+        + ("; if it is another API's response, pass its format (--from / format:)" if auto else "")
     )

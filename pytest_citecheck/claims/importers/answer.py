@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -31,14 +32,16 @@ from pytest_citecheck.claims.models import (
 from pytest_citecheck.core.errors import CitecheckError
 
 __all__ = [
-    "QuoteBy",
     "AnswerSentence",
     "CitedSource",
     "ImportedAnswer",
     "ImportedClaim",
+    "QuoteBy",
     "Reader",
     "ResponseImportError",
     "claim_id",
+    "either_case",
+    "provider_quote",
 ]
 
 
@@ -64,6 +67,11 @@ class ResponseImportError(CitecheckError, ValueError):
 
 # Who wrote a quote: the provider's retrieval, the model, or a person.
 QuoteBy = Literal["provider", "model", "user"]
+
+
+def provider_quote(quote: str | None) -> QuoteBy | None:
+    """Who wrote a quote the provider extracted from what it read: the provider."""
+    return "provider" if quote is not None else None
 
 
 class CitedSource(BaseModel):
@@ -192,6 +200,14 @@ def claim_id(answer_id: str, sentence: str) -> str:
 # -- reading untrusted JSON -----------------------------------------------------------------
 
 
+def either_case(mapping: dict[str, Any], name: str) -> Any:
+    """``name`` (camelCase, as REST and protobuf JSON write it) or its snake_case twin
+    (as SDK ``model_dump()`` and ``preserving_proto_field_name`` write it)."""
+    if name in mapping:
+        return mapping[name]
+    return mapping.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower())
+
+
 class Reader:
     """Reads one response's JSON with its path kept, so every problem names its place."""
 
@@ -230,6 +246,34 @@ class Reader:
 
     def optional_text(self, value: Any, where: str) -> str | None:
         return None if value is None else self.text(value, where)
+
+    def document(
+        self,
+        documents: Sequence[str] | None,
+        index: int | None,
+        title: str | None,
+        where: str,
+        field: str,
+        kind: str,
+    ) -> str:
+        """The request document a citation names by its place (``where.field``): the
+        path given for it, else the provider's title for it."""
+        if documents is not None:
+            if index is None or index >= len(documents):
+                raise self.fail(
+                    f"{where}.{field}",
+                    f"{field} {index} is not among the {len(documents)} document(s) given",
+                    "list every document of the request, earlier turns included, in order",
+                )
+            return documents[index]
+        if title and title.strip():
+            return title.strip()
+        raise self.fail(
+            where,
+            f"the {kind} citation names document {index} but no title",
+            "pass the request's documents in order (documents=[...], "
+            "or `documents:` in the claim file's answer)",
+        )
 
     def index(self, value: Any, where: str) -> int | None:
         """An offset or index: a non-negative integer, or absent."""

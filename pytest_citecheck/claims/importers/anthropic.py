@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_citecheck.claims.importers.answer import CitedSource, QuoteBy, Reader
+from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Span, clean_url
+from pytest_citecheck.claims.importers.text import Draft, Span, clean_url, url_or_document
 
 FORMAT = "anthropic"
 _DOCUMENT_LOCATIONS = ("char_location", "page_location", "content_block_location")
@@ -114,11 +114,6 @@ def _quote(reader: Reader, citation: dict[str, Any], where: str) -> str | None:
     return cited.strip() or None if cited is not None else None
 
 
-def _by(quote: str | None) -> QuoteBy | None:
-    """``cited_text`` is extracted by the API from what it read: a provider quote."""
-    return "provider" if quote is not None else None
-
-
 @dataclass(frozen=True)
 class Fetched:
     """A page the web fetch tool read: a document the answer may cite."""
@@ -142,9 +137,7 @@ def _fetch_result(
     retrieved = reader.optional_text(result.get("retrieved_at"), f"{where}.content.retrieved_at")
     document = result.get("content")
     title = document.get("title") if isinstance(document, dict) else None
-    fetched.append(
-        Fetched(clean_url(url), title if isinstance(title, str) else None, retrieved)
-    )
+    fetched.append(Fetched(clean_url(url), title if isinstance(title, str) else None, retrieved))
 
 
 def _fetched_page(
@@ -173,10 +166,17 @@ def _source(
     citation = reader.mapping(value, where)
     kind = citation.get("type")
     quote = _quote(reader, citation, where)
+    by = provider_quote(quote)  # cited_text: extracted by the API from what it read
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
     if kind == "web_search_result_location":
         url = reader.text(citation.get("url"), f"{where}.url")
-        return CitedSource(url=clean_url(url), quote=quote, quote_by=_by(quote), title=title, where=where)
+        return CitedSource(
+            url=clean_url(url),
+            quote=quote,
+            quote_by=by,
+            title=title,
+            where=where,
+        )
     if kind in _DOCUMENT_LOCATIONS:
         index = reader.index(citation.get("document_index"), f"{where}.document_index")
         doc_title = reader.optional_text(citation.get("document_title"), f"{where}.document_title")
@@ -185,34 +185,16 @@ def _source(
             return CitedSource(
                 url=page.url,
                 quote=quote,
-                quote_by=_by(quote),
+                quote_by=by,
                 title=page.title,
                 retrieved_at=page.retrieved_at,
                 where=where,
             )
-        if documents is not None:
-            if index is None or index >= len(documents):
-                raise reader.fail(
-                    f"{where}.document_index",
-                    f"document_index {index} is not among the {len(documents)} document(s) given",
-                    "list every document of the request, earlier turns included, in order",
-                )
-            name = documents[index]
-        elif doc_title and doc_title.strip():
-            name = doc_title.strip()
-        else:
-            raise reader.fail(
-                where,
-                f"the {kind} citation names document {index} but no title",
-                "pass the request's documents in order (documents=[...], "
-                "or `documents:` in the claim file's answer)",
-            )
-        return CitedSource(document=name, quote=quote, quote_by=_by(quote), title=doc_title, where=where)
+        name = reader.document(documents, index, doc_title, where, "document_index", str(kind))
+        return CitedSource(document=name, quote=quote, quote_by=by, title=doc_title, where=where)
     if kind == "search_result_location":
         source = reader.text(citation.get("source"), f"{where}.source")
-        if source.strip().lower().startswith(("http://", "https://")):
-            return CitedSource(url=clean_url(source), quote=quote, quote_by=_by(quote), title=title, where=where)
-        return CitedSource(document=source.strip(), quote=quote, quote_by=_by(quote), title=title, where=where)
+        return url_or_document(source, quote=quote, quote_by=by, title=title, where=where)
     raise reader.fail(
         where,
         f"unknown citation type {kind!r}",

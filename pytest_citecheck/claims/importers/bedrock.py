@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
 from pytest_citecheck.claims.importers.openai_responses import no_text
 from pytest_citecheck.claims.importers.text import Draft, Marker, Span, clean_url
 
@@ -54,7 +54,9 @@ def read(
             sources = [
                 _source(reader, c, f"{where}.citationsContent.citations[{k}]", documents)
                 for k, c in enumerate(
-                    reader.items(cited.get("citations") or [], f"{where}.citationsContent.citations")
+                    reader.items(
+                        cited.get("citations") or [], f"{where}.citationsContent.citations"
+                    )
                 )
             ]
             if text:
@@ -72,16 +74,15 @@ def read(
     return draft, None
 
 
-def _source(
-    reader: Reader, value: Any, where: str, documents: Sequence[str] | None
-) -> CitedSource:
+def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | None) -> CitedSource:
     citation = reader.mapping(value, where)
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
     quoted = reader.items(citation.get("sourceContent") or [], f"{where}.sourceContent")
-    quote = " ".join(
-        str(q.get("text", "")).strip() for q in quoted if isinstance(q, dict)
-    ).strip() or None
-    by = "provider" if quote is not None else None
+    quote = (
+        " ".join(str(q.get("text", "")).strip() for q in quoted if isinstance(q, dict)).strip()
+        or None
+    )
+    by = provider_quote(quote)
     location = reader.mapping(citation.get("location") or {}, f"{where}.location")
     if "web" in location:
         web = reader.mapping(location["web"], f"{where}.location.web")
@@ -97,25 +98,10 @@ def _source(
             continue
         place = reader.mapping(location[kind], f"{where}.location.{kind}")
         index = reader.index(place.get("documentIndex"), f"{where}.location.{kind}.documentIndex")
-        if documents is not None:
-            if index is None or index >= len(documents):
-                raise reader.fail(
-                    f"{where}.location.{kind}.documentIndex",
-                    f"documentIndex {index} is not among the {len(documents)} document(s) given",
-                    "list every document of the request, in order",
-                )
-            return CitedSource(
-                document=documents[index], quote=quote, quote_by=by, title=title, where=where
-            )
-        if title and title.strip():
-            return CitedSource(
-                document=title.strip(), quote=quote, quote_by=by, title=title, where=where
-            )
-        raise reader.fail(
-            where,
-            f"the {kind} citation names document {index} but no title",
-            "pass the request's documents in order (documents=[...])",
+        name = reader.document(
+            documents, index, title, f"{where}.location.{kind}", "documentIndex", kind
         )
+        return CitedSource(document=name, quote=quote, quote_by=by, title=title, where=where)
     name = source.strip() if isinstance(source, str) and source.strip() else (title or "").strip()
     if "searchResultLocation" in location and name:
         return CitedSource(document=name, quote=quote, quote_by=by, title=title, where=where)

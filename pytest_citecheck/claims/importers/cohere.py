@@ -21,7 +21,7 @@ from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Span, clean_url
+from pytest_citecheck.claims.importers.text import Draft, Paragraphs, Span, clean_url
 
 FORMAT = "cohere"
 _DOC_ID = re.compile(r"doc[:_](\d+)")
@@ -37,23 +37,15 @@ def read(
         content = [{"type": "text", "text": content}]
     items = reader.items(content or [], "message.content")
     offsets: dict[int, int] = {}
-    pieces: list[str] = []
-    position = 0
+    joined = Paragraphs()
     for i, item in enumerate(items):
         item = reader.mapping(item, f"message.content[{i}]")
-        if item.get("type") != "text":
-            continue
-        text = reader.text(item.get("text"), f"message.content[{i}].text")
-        if pieces:
-            pieces.append("\n\n")
-            position += 2
-        offsets[i] = position
-        pieces.append(text)
-        position += len(text)
+        if item.get("type") == "text":
+            offsets[i] = joined.add(reader.text(item.get("text"), f"message.content[{i}].text"))
     if not offsets:
         calls = ["tool_calls"] if message.get("tool_calls") else []
         raise no_text(reader, "message.content", calls)
-    draft = Draft(text="".join(pieces))
+    draft = Draft(text=joined.text)
     first_text = min(offsets)
     citations = reader.items(message.get("citations") or [], "message.citations")
     for k, value in enumerate(citations):
@@ -67,8 +59,8 @@ def read(
                 f"content item {index} is not a text item of the answer",
                 "save the response unedited",
             )
-        text: str = items[index]["text"]
-        start, end = _span(reader, citation, text, where)
+        part: str = items[index]["text"]
+        start, end = _span(reader, citation, part, where)
         sources = [
             _source(reader, s, f"{where}.sources[{n}]", documents)
             for n, s in enumerate(reader.items(citation.get("sources") or [], f"{where}.sources"))
@@ -99,14 +91,13 @@ def _span(reader: Reader, citation: dict[str, Any], text: str, where: str) -> tu
     )
 
 
-def _source(
-    reader: Reader, value: Any, where: str, documents: Sequence[str] | None
-) -> CitedSource:
+def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | None) -> CitedSource:
     source = reader.mapping(value, where)
     kind = source.get("type")
     ident = source.get("id") if isinstance(source.get("id"), str) else None
     if kind == "tool":
-        output = source.get("tool_output") if isinstance(source.get("tool_output"), dict) else {}
+        raw = source.get("tool_output")
+        output: dict[str, Any] = raw if isinstance(raw, dict) else {}
         title = output.get("title") if isinstance(output.get("title"), str) else None
         for url in (output.get("url"), ident):
             if isinstance(url, str) and url.strip().lower().startswith(("http://", "https://")):
@@ -117,7 +108,8 @@ def _source(
             "have the tool return a `url` with each result, or cite the source by hand",
         )
     if kind == "document":
-        document = source.get("document") if isinstance(source.get("document"), dict) else {}
+        given = source.get("document")
+        document: dict[str, Any] = given if isinstance(given, dict) else {}
         title = document.get("title") if isinstance(document.get("title"), str) else None
         doc_id = ident or (document.get("id") if isinstance(document.get("id"), str) else None)
         match = _DOC_ID.fullmatch(doc_id or "")

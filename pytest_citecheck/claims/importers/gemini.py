@@ -30,18 +30,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_citecheck.claims.importers.answer import CitedSource, Reader, ResponseImportError
+from pytest_citecheck.claims.importers.answer import (
+    CitedSource,
+    Reader,
+    ResponseImportError,
+    provider_quote,
+)
+from pytest_citecheck.claims.importers.answer import either_case as _get
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Span, clean_url, dedup_key
+from pytest_citecheck.claims.importers.text import Draft, Paragraphs, Span, clean_url, dedup_key
 
 FORMAT = "gemini"
-
-
-def _get(mapping: dict[str, Any], name: str) -> Any:
-    """``name`` in camelCase (REST) or snake_case (SDK ``model_dump()``)."""
-    if name in mapping:
-        return mapping[name]
-    return mapping.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower())
 
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
@@ -58,25 +57,18 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     content = reader.mapping(content, "candidates[0].content")
     parts = reader.items(_get(content, "parts") or [], "candidates[0].content.parts")
     offsets: dict[int, int] = {}
-    texts: list[str] = []
+    joined = Paragraphs()
     calls: list[str] = []
-    position = 0
     for i, part in enumerate(parts):
         part = reader.mapping(part, f"candidates[0].content.parts[{i}]")
         text = _get(part, "text")
         if text is None or _get(part, "thought"):
             calls += [k for k in ("functionCall", "toolCall", "executableCode") if _get(part, k)]
             continue
-        text = reader.text(text, f"candidates[0].content.parts[{i}].text")
-        if texts:
-            texts.append("\n\n")
-            position += 2
-        offsets[i] = position
-        texts.append(text)
-        position += len(text)
+        offsets[i] = joined.add(reader.text(text, f"candidates[0].content.parts[{i}].text"))
     if not offsets:
         raise no_text(reader, "candidates[0].content.parts", calls)
-    draft = Draft(text="".join(texts))
+    draft = Draft(text=joined.text)
     statuses = _url_statuses(reader, candidate, draft)
     metadata = _get(candidate, "groundingMetadata")
     where = "candidates[0].groundingMetadata"
@@ -181,7 +173,7 @@ def _chunk(
         title = reader.optional_text(_get(inner, "title"), f"{where}.{name}.title")
         retrieved = _get(inner, "text") if name == "retrievedContext" else None
         quote = retrieved.strip() if isinstance(retrieved, str) and retrieved.strip() else None
-        by = "provider" if quote is not None else None
+        by = provider_quote(quote)
         if uri is not None and uri.strip().lower().startswith(("http://", "https://")):
             note = (statuses or {}).get(dedup_key(uri))
             return CitedSource(
@@ -199,9 +191,7 @@ def _chunk(
                 "nothing can be fetched for it: verify this answer with document citations "
                 "written by hand",
             )
-        return CitedSource(
-            document=uri.strip(), quote=quote, quote_by=by, title=title, where=where
-        )
+        return CitedSource(document=uri.strip(), quote=quote, quote_by=by, title=title, where=where)
     raise reader.fail(
         where,
         "unknown grounding chunk: no `web`, `image`, `maps` or `retrievedContext`",

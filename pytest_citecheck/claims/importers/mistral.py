@@ -50,7 +50,9 @@ def read(
         choices = reader.items(body.get("choices"), "choices")
         if not choices:
             raise reader.fail("choices", "the response has no choices", "import an answer")
-        message = reader.mapping(reader.mapping(choices[0], "choices[0]").get("message"), "choices[0].message")
+        message = reader.mapping(
+            reader.mapping(choices[0], "choices[0]").get("message"), "choices[0].message"
+        )
         contents.append((message.get("content"), "choices[0].message.content"))
         if message.get("tool_calls"):
             calls.append("tool_calls")
@@ -91,7 +93,10 @@ def read(
                     library += 1
             elif kind == "reference":
                 ids = reader.items(chunk.get("reference_ids") or [], f"{cwhere}.reference_ids")
-                sources = [_reference(reader, r, f"{cwhere}.reference_ids[{n}]", documents) for n, r in enumerate(ids)]
+                sources = [
+                    _reference(reader, r, f"{cwhere}.reference_ids[{n}]", documents)
+                    for n, r in enumerate(ids)
+                ]
                 if sources:
                     draft.markers.append(Marker(offset, offset, sources))
     draft.text = "".join(pieces)
@@ -102,14 +107,18 @@ def read(
             f"{library} tool_reference chunk(s) have no URL (a library document): not cited"
         )
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
-    return draft, response_id or (body.get("conversation_id") if isinstance(body.get("conversation_id"), str) else None)
+    return draft, response_id or (
+        body.get("conversation_id") if isinstance(body.get("conversation_id"), str) else None
+    )
 
 
 def _reference(
     reader: Reader, value: Any, where: str, documents: Sequence[str] | None
 ) -> CitedSource:
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise reader.fail(where, "a reference id must be a number or text", "save the response unedited")
+        raise reader.fail(
+            where, "a reference id must be a number or text", "save the response unedited"
+        )
     if documents is not None and isinstance(value, int):
         if not 0 <= value < len(documents):
             raise reader.fail(

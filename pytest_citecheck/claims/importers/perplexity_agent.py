@@ -17,11 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
-from pytest_citecheck.claims.importers.openai_responses import no_text, read_annotation
+from pytest_citecheck.claims.importers.openai_responses import (
+    message_texts,
+    no_text,
+    read_annotation,
+)
 from pytest_citecheck.claims.importers.perplexity import CODE, MARKER
 from pytest_citecheck.claims.importers.text import (
     Draft,
     Marker,
+    Paragraphs,
     clean_url,
     line_column,
     marker_extent,
@@ -43,7 +48,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         item = reader.mapping(item, f"output[{i}]")
         kind = item.get("type")
         if kind == "search_results":
-            for k, value in enumerate(reader.items(item.get("results") or [], f"output[{i}].results")):
+            for k, value in enumerate(
+                reader.items(item.get("results") or [], f"output[{i}].results")
+            ):
                 where = f"output[{i}].results[{k}]"
                 result = reader.mapping(value, where)
                 ident = reader.index(result.get("id"), f"{where}.id")
@@ -68,29 +75,17 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                     title = page.get("title") if isinstance(page.get("title"), str) else None
                     fetched.append(CitedSource(url=clean_url(url), title=title, where=where))
         elif kind == "message":
-            content = reader.items(item.get("content"), f"output[{i}].content")
-            for j, part in enumerate(content):
-                part = reader.mapping(part, f"output[{i}].content[{j}]")
-                if part.get("type") != "output_text":
-                    continue
-                where = f"output[{i}].content[{j}]"
-                text = reader.text(part.get("text"), f"{where}.text")
-                annotations = reader.items(part.get("annotations") or [], f"{where}.annotations")
-                texts.append((text, annotations, where))
+            texts += message_texts(reader, item, f"output[{i}]")
         elif isinstance(kind, str):
             other.append(kind)
     if not texts:
         raise no_text(reader, "output", other)
     draft = Draft(text="")
-    joined: list[str] = []
-    offset = 0
+    joined = Paragraphs()
     marked: set[int] = set()
-    for text, annotations, where in texts:
-        if joined:
-            joined.append("\n\n")
-            offset += 2
-        joined.append(text)
-        for k, annotation in enumerate(annotations):
+    for text, listed, where in texts:
+        offset = joined.add(text)
+        for k, annotation in enumerate(listed):
             if isinstance(annotation, dict) and not annotation.get("url"):
                 continue  # every annotation field is optional: one without a URL cites nothing
             read_annotation(reader, draft, text, offset, annotation, f"{where}.annotations[{k}]")
@@ -113,12 +108,13 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             lo, hi = marker_extent(text, match.start(), match.end(), wrapped=False)
             draft.markers.append(Marker(offset + lo, offset + hi, [results[n]]))
             marked.add(n)
-        offset += len(text)
-    draft.text = "".join(joined)
+    draft.text = joined.text
     cited_urls = {s.url for m in draft.markers for s in m.sources} | {
         s.url for sp in draft.spans for s in sp.sources
     }
-    draft.unattached += [s for n, s in sorted(results.items()) if n not in marked and s.url not in cited_urls]
+    draft.unattached += [
+        s for n, s in sorted(results.items()) if n not in marked and s.url not in cited_urls
+    ]
     draft.fetched += [s.url for s in fetched if s.url and s.url not in cited_urls]
     if results and not draft.markers and not draft.spans:
         draft.notes.append(

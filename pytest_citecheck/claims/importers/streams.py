@@ -190,8 +190,10 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
     for n, event in enumerate(events):
         where = f"event {n}"
         kind = _type(event)
-        delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
-        msg = delta.get("message") if isinstance(delta.get("message"), dict) else {}
+        raw = event.get("delta")
+        delta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        inner = delta.get("message")
+        msg: dict[str, Any] = inner if isinstance(inner, dict) else {}
         if kind == "message-start":
             body["id"] = event.get("id")
         elif kind == "content-start":
@@ -200,7 +202,8 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
         elif kind == "content-delta":
             index = _block(content, reader, event.get("index"), f"{where}.index")
             item = content.setdefault(index, {"type": "text", "text": ""})
-            piece = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+            got = msg.get("content")
+            piece: dict[str, Any] = got if isinstance(got, dict) else {}
             for key in ("text", "thinking"):
                 if isinstance(piece.get(key), str):
                     item[key] = item.get(key, "") + piece[key]
@@ -273,9 +276,9 @@ def _gemini(events: list[Any], reader: Reader) -> dict[str, Any]:
                     candidate[key] = item
             parts = (one.get("content") or {}).get("parts") or []
             for part in parts:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    if not part.get("thought"):
-                        texts.append(part["text"])
+                text = part.get("text") if isinstance(part, dict) else None
+                if isinstance(text, str) and not part.get("thought"):
+                    texts.append(text)
     body = {k: v for k, v in last.items() if k != "candidates"}
     candidate["content"] = {"role": "model", "parts": [{"text": "".join(texts)}]}
     body["candidates"] = [candidate]

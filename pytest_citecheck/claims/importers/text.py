@@ -23,6 +23,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import ValidationError
@@ -41,11 +42,13 @@ __all__ = [
     "LINK",
     "Draft",
     "Marker",
+    "Paragraphs",
     "Span",
     "build",
     "clean_url",
     "dedup_key",
     "place_url_annotation",
+    "url_or_document",
 ]
 
 
@@ -79,6 +82,30 @@ class Draft:
     taken: dict[int, set[int]] = field(default_factory=dict)
 
 
+class Paragraphs:
+    """Answer text parts joined as paragraphs; :meth:`add` says where each part starts."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.length = 0
+
+    def add(self, text: str) -> int:
+        if self.pieces:
+            self.pieces.append("\n\n")
+            self.length += 2
+        start = self.length
+        self.pieces.append(text)
+        self.length += len(text)
+        return start
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def __bool__(self) -> bool:
+        return bool(self.pieces)
+
+
 # -- URLs -----------------------------------------------------------------------------------
 
 # Query parameters that say who sent the reader, not which page it is.
@@ -103,6 +130,14 @@ def clean_url(url: str) -> str:
     if len(kept) == len(pieces):
         return url
     return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def url_or_document(target: str, **fields: Any) -> CitedSource:
+    """A source named by text that is an http(s) URL or else a document's name."""
+    target = target.strip()
+    if target.lower().startswith(("http://", "https://")):
+        return CitedSource(url=clean_url(target), **fields)
+    return CitedSource(document=target, **fields)
 
 
 def dedup_key(url: str) -> str:
@@ -306,7 +341,9 @@ def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -
             firsts[key], citations[key] = source, citation
         elif previous.quote is None and source.quote is not None:
             # The quote comes with who wrote it.
-            merged = previous.model_copy(update={"quote": source.quote, "quote_by": source.quote_by})
+            merged = previous.model_copy(
+                update={"quote": source.quote, "quote_by": source.quote_by}
+            )
             firsts[key], citations[key] = merged, merged.citation()
     return Claim(id=cid, claim=text, citations=list(citations.values()))
 

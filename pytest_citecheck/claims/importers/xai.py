@@ -13,10 +13,14 @@ the provider retrieved: a provider quote. xAI's REST Responses API is read as
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.answer import (
+    CitedSource,
+    Reader,
+    either_case,
+    provider_quote,
+)
 from pytest_citecheck.claims.importers.openai_responses import check_offsets, no_text
 from pytest_citecheck.claims.importers.text import (
     Draft,
@@ -27,13 +31,6 @@ from pytest_citecheck.claims.importers.text import (
 )
 
 FORMAT = "xai"
-
-
-def _get(mapping: dict[str, Any], name: str) -> Any:
-    """``name`` in snake_case or protobuf JSON's camelCase."""
-    if name in mapping:
-        return mapping[name]
-    return mapping.get(re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name))
 
 
 def is_xai(body: dict[str, Any]) -> bool:
@@ -53,15 +50,19 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     message = reader.mapping(output.get("message"), "outputs[0].message")
     text = reader.optional_text(message.get("content"), "outputs[0].message.content")
     if not text:
-        raise no_text(reader, "outputs[0].message.content", ["tool_calls"] if _get(message, "tool_calls") else [])
+        raise no_text(
+            reader,
+            "outputs[0].message.content",
+            ["tool_calls"] if either_case(message, "toolCalls") else [],
+        )
     draft = Draft(text=text)
     taken: set[int] = set()
     citations = reader.items(message.get("citations") or [], "outputs[0].message.citations")
     for k, value in enumerate(citations):
         where = f"outputs[0].message.citations[{k}]"
         citation = reader.mapping(value, where)
-        start = reader.index(_get(citation, "start_index"), f"{where}.start_index")
-        end = reader.index(_get(citation, "end_index"), f"{where}.end_index")
+        start = reader.index(either_case(citation, "startIndex"), f"{where}.start_index")
+        end = reader.index(either_case(citation, "endIndex"), f"{where}.end_index")
         check_offsets(reader, text, start, end, where)
         source, url = _source(reader, citation, where)
         if url is None:
@@ -96,21 +97,21 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
 
 
 def _source(reader: Reader, citation: dict[str, Any], where: str) -> tuple[CitedSource, str | None]:
-    for name in ("web_citation", "x_citation"):
-        inner = _get(citation, name)
+    for name in ("webCitation", "xCitation"):
+        inner = either_case(citation, name)
         if isinstance(inner, dict):
             url = reader.text(inner.get("url"), f"{where}.{name}.url")
             return CitedSource(url=clean_url(url), where=where), url
-    inner = _get(citation, "collections_citation")
+    inner = either_case(citation, "collectionsCitation")
     if isinstance(inner, dict):
-        file_id = reader.text(_get(inner, "file_id"), f"{where}.collections_citation.file_id")
-        chunk = _get(inner, "chunk_content")
+        file_id = reader.text(either_case(inner, "fileId"), f"{where}.collections_citation.file_id")
+        chunk = either_case(inner, "chunkContent")
         quote = chunk.strip() if isinstance(chunk, str) and chunk.strip() else None
         return (
             CitedSource(
                 document=file_id,
                 quote=quote,
-                quote_by="provider" if quote else None,
+                quote_by=provider_quote(quote),
                 where=where,
             ),
             None,
