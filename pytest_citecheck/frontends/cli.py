@@ -412,7 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
         "import",
         help="turn saved LLM responses with native citations into a claim file.",
         description="Read saved responses (OpenAI Responses or Chat Completions, Anthropic "
-        "Messages, Perplexity Sonar or Agent, Gemini, Cohere, Mistral, Bedrock Converse, xAI, "
+        "Messages, Perplexity Sonar or Agent, Gemini (generateContent or Interactions), Cohere, "
+        "Mistral, Bedrock Converse, xAI, "
         "or markdown; streams saved as their events) and write a claim file: one claim per "
         "cited sentence, its citations the URLs or documents cited for it, uncited sentences "
         "as comments. RESPONSES are .json files (one response, a list, or one stream's "

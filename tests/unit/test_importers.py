@@ -35,6 +35,7 @@ FOLDER_FORMAT = {
     "openai_responses_stream": "openai-responses",
     "openai_deep_research": "openai-responses",
     "deepseek_responses": "openai-responses",
+    "gemini_interactions": "gemini-interactions",
 }
 
 

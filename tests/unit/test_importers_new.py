@@ -181,6 +181,26 @@ def test_real_recordings_give_the_right_sentences_urls_and_quotes(name: str) -> 
     assert not answer.warnings
 
 
+def test_gemini_interactions_annotations_cite_the_sentences_they_span() -> None:
+    answer = import_response(load("vercel-ai__interactions-google-search"), answer_id="a")
+    assert answer.format == "gemini-interactions"
+    # 18 annotations, each over its own sentence or list item.
+    assert len(answer.claims) == 18
+    first = answer.claims[0]
+    assert first.claim.claim == (
+        "The platform supports various buying models and integrates with major advertising "
+        "and ad-tech firms."
+    )
+    assert first.claim.citations[0].url is not None
+    assert first.claim.citations[0].url.startswith(
+        "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
+    )
+    assert [s.title for s in first.sources] == ["marketingprofs.com"]
+    assert answer.uncited[0].text == (
+        "Here's a look at some notable AI developments from the past week:"
+    )
+
+
 def test_provider_quotes_are_marked_as_the_providers() -> None:
     for name in (
         "ruby_llm__web_search_haiku-4-5.stream",  # Anthropic cited_text

@@ -41,11 +41,12 @@ def sdk_type(folder: str) -> Any:
 
 
 # Streams are event lists (no SDK response type); Bedrock has no pydantic types (its
-# shapes are checked against botocore's service model in test_importers_new.py).
+# shapes are checked against botocore's service model in test_importers_new.py); the
+# Gemini Interactions types are private to google-genai.
 SDK_RECORDINGS = [
     p
     for p in sorted(NATIVE.glob("*/*.json"))
-    if p.parent.name not in ("perplexity_sonar", "bedrock_converse")
+    if p.parent.name not in ("perplexity_sonar", "bedrock_converse", "gemini_interactions")
     and not p.name.endswith(".stream.json")
 ]
 

@@ -5,8 +5,8 @@
 text, and returns an :class:`ImportedAnswer`: every sentence, and one claim per cited
 sentence whose citations are the distinct URLs or documents cited for it. Formats,
 one module each: ``openai-responses``, ``openai-chat``, ``anthropic``, ``perplexity``,
-``perplexity-agent``, ``gemini``, ``cohere``, ``mistral``, ``bedrock-converse``,
-``xai``, ``markdown``. A stream saved as its list of events (or as SSE text) is
+``perplexity-agent``, ``gemini``, ``gemini-interactions``, ``cohere``, ``mistral``,
+``bedrock-converse``, ``xai``, ``markdown``. A stream saved as its list of events (or as SSE text) is
 reassembled first (:mod:`~pytest_citecheck.claims.importers.streams`). Anything that
 cannot be mapped raises :class:`ResponseImportError` naming the response and the place.
 
@@ -25,6 +25,7 @@ from pytest_citecheck.claims.importers import (
     bedrock,
     cohere,
     gemini,
+    gemini_interactions,
     markdown,
     mistral,
     openai_chat,
@@ -66,6 +67,7 @@ _READERS: dict[str, Callable[..., tuple[Draft, str | None]]] = {
     perplexity.FORMAT: perplexity.read,
     perplexity_agent.FORMAT: perplexity_agent.read,
     gemini.FORMAT: gemini.read,
+    gemini_interactions.FORMAT: gemini_interactions.read,
     cohere.FORMAT: cohere.read,
     mistral.FORMAT: mistral.read,
     bedrock.FORMAT: bedrock.read,
@@ -100,6 +102,8 @@ def detect_format(data: object) -> str | None:
         return bedrock.FORMAT
     if "candidates" in data:
         return gemini.FORMAT
+    if gemini_interactions.is_interaction(data):
+        return gemini_interactions.FORMAT
     if mistral.is_mistral(data):
         return mistral.FORMAT
     if xai.is_xai(data):
