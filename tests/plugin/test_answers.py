@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -327,5 +328,29 @@ def test_a_wrong_format_under_answers_names_the_format_of_the_body(
             "*citecheck_wrong.yaml:3: responses/water.json: this body is anthropic, not gemini "
             "(read as gemini it fails at candidates: *",
             "*fix: give the format as anthropic, or auto to detect it*",
+        ]
+    )
+
+
+def test_an_answer_with_sources_and_no_cited_sentence_is_a_pytest_warning(
+    responses: pytest.Pytester,
+) -> None:
+    deepseek = (
+        Path(__file__).parent.parent
+        / "data/native/deepseek_responses/ruby_llm__deepseek-v4-flash_web_search.json"
+    )
+    (responses.path / "responses" / "deepseek.json").write_text(
+        deepseek.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    responses.makefile(
+        ".yaml",
+        citecheck_ds=("answers:\n  - id: ds\n    response: responses/deepseek.json\n"),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.stdout.fnmatch_lines(
+        [
+            "*citecheck_ds.yaml:3: UncitedSourcesWarning: responses/deepseek.json: read as "
+            "openai-responses (auto-detected): no sentence is cited, yet the response carries "
+            "3 source(s)*",
         ]
     )

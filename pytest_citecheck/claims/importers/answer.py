@@ -39,6 +39,7 @@ __all__ = [
     "QuoteBy",
     "Reader",
     "ResponseImportError",
+    "UncitedSourcesWarning",
     "claim_id",
     "either_case",
     "provider_quote",
@@ -72,6 +73,10 @@ QuoteBy = Literal["provider", "model", "user"]
 def provider_quote(quote: str | None) -> QuoteBy | None:
     """Who wrote a quote the provider extracted from what it read: the provider."""
     return "provider" if quote is not None else None
+
+
+class UncitedSourcesWarning(UserWarning):
+    """A response read with no sentence cited although it carries sources."""
 
 
 class CitedSource(BaseModel):
