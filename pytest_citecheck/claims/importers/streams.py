@@ -103,7 +103,7 @@ def reassemble(events: list[Any], kind: str, reader: Reader) -> dict[str, Any]:
     return build(events, reader)
 
 
-def _block(blocks: dict[int, dict[str, Any]], reader: Reader, value: Any, where: str) -> int:
+def _block(reader: Reader, value: Any, where: str) -> int:
     index = reader.index(value, where)
     if index is None:
         raise reader.fail(where, "the event names no block index", "save every event unedited")
@@ -120,12 +120,12 @@ def _anthropic(events: list[Any], reader: Reader) -> dict[str, Any]:
         if kind == "message_start":
             message = copy.deepcopy(reader.mapping(event.get("message"), f"{where}.message"))
         elif kind == "content_block_start":
-            index = _block(blocks, reader, event.get("index"), f"{where}.index")
+            index = _block(reader, event.get("index"), f"{where}.index")
             blocks[index] = copy.deepcopy(
                 reader.mapping(event.get("content_block"), f"{where}.content_block")
             )
         elif kind == "content_block_delta":
-            index = _block(blocks, reader, event.get("index"), f"{where}.index")
+            index = _block(reader, event.get("index"), f"{where}.index")
             block = blocks.setdefault(index, {"type": "text", "text": ""})
             delta = reader.mapping(event.get("delta"), f"{where}.delta")
             dtype = delta.get("type")
@@ -197,10 +197,10 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
         if kind == "message-start":
             body["id"] = event.get("id")
         elif kind == "content-start":
-            index = _block(content, reader, event.get("index"), f"{where}.index")
+            index = _block(reader, event.get("index"), f"{where}.index")
             content[index] = dict(reader.mapping(msg.get("content"), f"{where}.delta.message"))
         elif kind == "content-delta":
-            index = _block(content, reader, event.get("index"), f"{where}.index")
+            index = _block(reader, event.get("index"), f"{where}.index")
             item = content.setdefault(index, {"type": "text", "text": ""})
             got = msg.get("content")
             piece: dict[str, Any] = got if isinstance(got, dict) else {}
@@ -232,7 +232,7 @@ def _bedrock(events: list[Any], reader: Reader) -> dict[str, Any]:
             continue
         if name not in ("contentBlockStart", "contentBlockDelta"):
             continue
-        index = _block(blocks, reader, payload.get("contentBlockIndex"), f"{where}.index")
+        index = _block(reader, payload.get("contentBlockIndex"), f"{where}.index")
         block = blocks.setdefault(index, {"text": [], "citations": [], "other": None})
         if name == "contentBlockStart":
             block["other"] = payload.get("start")
