@@ -1233,7 +1233,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise UsageError(f"-o {output}: a claim file is written as YAML (citecheck_NAME.yaml)")
     if output.is_dir():
         raise UsageError(f"-o {output}: is a folder; give the claim file's name")
-    if output.exists() and not getattr(args, "force", False) and not written_by_import(output):
+    if output.exists() and not args.force and not written_by_import(output):
         raise UsageError(
             f"-o {output}: the file exists and was not written by `citecheck import`; "
             "give another name, or --force to replace it"
