@@ -339,7 +339,7 @@ def test_a_citation_of_a_fetched_page_cites_its_url_with_the_fetch_time() -> Non
     assert "# the provider fetched this page at 2025-11-14T23:34:21.151000+00:00" in written
 
 
-# -- Gemini url_context and image chunks --------------------------------------------------------
+# -- Gemini url_context (image chunks: test_importers_sdk.py) -------------------------------------
 
 
 def test_a_paywalled_url_is_a_note_on_the_answer_and_its_citation() -> None:
@@ -352,37 +352,6 @@ def test_a_paywalled_url_is_a_note_on_the_answer_and_its_citation() -> None:
     assert source.note == "provider retrieval status PAYWALL"
     written = claim_file_text([(answer, "r.json")], "citecheck import r.json -o citecheck_r.yaml")
     assert "        # note: provider retrieval status PAYWALL" in written
-
-
-def test_gemini_image_chunks_cite_the_page_the_image_is_on() -> None:
-    types = pytest.importorskip("google.genai.types")
-    text = "The bridge is painted International Orange."
-    response = types.GenerateContentResponse(
-        candidates=[
-            types.Candidate(
-                content=types.Content(role="model", parts=[types.Part(text=text)]),
-                grounding_metadata=types.GroundingMetadata(
-                    grounding_chunks=[
-                        types.GroundingChunk(
-                            image=types.GroundingChunkImage(
-                                source_uri="https://example.org/golden-gate",
-                                image_uri="https://img.example.org/gg.jpg",
-                                title="Golden Gate",
-                            )
-                        )
-                    ],
-                    grounding_supports=[
-                        types.GroundingSupport(
-                            segment=types.Segment(end_index=len(text), text=text),
-                            grounding_chunk_indices=[0],
-                        )
-                    ],
-                ),
-            )
-        ]
-    )
-    answer = import_response(response, answer_id="a")
-    assert targets(answer) == {text: [("https://example.org/golden-gate", None)]}
 
 
 # -- Perplexity Agent API -------------------------------------------------------------------

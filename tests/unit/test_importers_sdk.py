@@ -213,29 +213,21 @@ def test_anthropic_message_built_with_the_sdk() -> None:
     )
 
 
-def test_gemini_response_built_with_the_sdk() -> None:
+def gemini_response(text: str, cited: str, chunk: Any, response_id: str | None = None) -> Any:
+    """A google-genai response whose one grounding support ties ``cited`` to ``chunk``."""
     from google.genai import types
 
-    text = "Water boils at 100 °C at sea level. It freezes at 0 °C."
-    first = "Water boils at 100 °C at sea level."
-    response = types.GenerateContentResponse(
-        response_id="r1",
+    return types.GenerateContentResponse(
+        response_id=response_id,
         candidates=[
             types.Candidate(
                 content=types.Content(role="model", parts=[types.Part(text=text)]),
                 grounding_metadata=types.GroundingMetadata(
-                    grounding_chunks=[
-                        types.GroundingChunk(
-                            web=types.GroundingChunkWeb(
-                                uri="https://vertexaisearch.cloud.google.com/grounding-api-redirect/A",
-                                title="a.org",
-                            )
-                        )
-                    ],
+                    grounding_chunks=[chunk],
                     grounding_supports=[
                         types.GroundingSupport(
                             segment=types.Segment(
-                                start_index=0, end_index=len(first.encode()), text=first
+                                start_index=0, end_index=len(cited.encode()), text=cited
                             ),
                             grounding_chunk_indices=[0],
                         )
@@ -244,7 +236,35 @@ def test_gemini_response_built_with_the_sdk() -> None:
             )
         ],
     )
+
+
+def test_gemini_response_built_with_the_sdk() -> None:
+    from google.genai import types
+
+    text = "Water boils at 100 °C at sea level. It freezes at 0 °C."
+    first = "Water boils at 100 °C at sea level."
+    web = types.GroundingChunkWeb(
+        uri="https://vertexaisearch.cloud.google.com/grounding-api-redirect/A", title="a.org"
+    )
+    response = gemini_response(text, first, types.GroundingChunk(web=web), response_id="r1")
     answer = import_response(response, answer_id="water")
     assert [c.claim for c in answer.claim_list] == [first]
     assert [s.text for s in answer.uncited] == ["It freezes at 0 °C."]
     assert answer.response_id == "r1"
+
+
+def test_gemini_image_chunks_cite_the_page_the_image_is_on() -> None:
+    from google.genai import types
+
+    text = "The bridge is painted International Orange."
+    image = types.GroundingChunkImage(
+        source_uri="https://example.org/golden-gate",
+        image_uri="https://img.example.org/gg.jpg",
+        title="Golden Gate",
+    )
+    answer = import_response(
+        gemini_response(text, text, types.GroundingChunk(image=image)), answer_id="a"
+    )
+    assert [(c.claim, [x.url for x in c.citations]) for c in answer.claim_list] == [
+        (text, ["https://example.org/golden-gate"])
+    ]
