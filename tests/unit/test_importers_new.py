@@ -342,6 +342,18 @@ def test_a_citation_of_a_fetched_page_cites_its_url_with_the_fetch_time() -> Non
 # -- Gemini url_context (image chunks: test_importers_sdk.py) -------------------------------------
 
 
+def test_a_retrieved_context_text_is_a_provider_quote() -> None:
+    data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
+    metadata = data["candidates"][0]["groundingMetadata"]
+    (chunk,) = metadata["groundingChunks"]
+    uri = chunk["web"]["uri"]
+    passage = "Pydantic AI is a Python agent framework"
+    metadata["groundingChunks"] = [{"retrievedContext": {"uri": uri, "text": passage}}]
+    answer = import_response(data, answer_id="a")
+    ((source,),) = [c.sources for c in answer.claims]
+    assert (source.url, source.quote, source.quote_by) == (uri, passage, "provider")
+
+
 def test_a_paywalled_url_is_a_note_on_the_answer_and_its_citation() -> None:
     data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
     (meta,) = data["candidates"][0]["urlContextMetadata"]["urlMetadata"]
@@ -432,6 +444,12 @@ def test_perplexity_agent_sdk_object_and_annotations() -> None:
     assert targets(answer) == {
         "Water boils at 100 °C at sea level.": [("https://a.org/water", None)]
     }
+
+
+def test_perplexity_agent_without_search_results_is_still_the_agent_api() -> None:
+    body = agent_response("Water boils at 100 °C at sea level.")
+    body["output"] = body["output"][1:]
+    assert detect_format(body) == "perplexity-agent"  # by its provider-named model
 
 
 def test_perplexity_agent_marker_with_no_such_id_is_an_error() -> None:

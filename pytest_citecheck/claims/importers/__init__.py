@@ -93,9 +93,10 @@ def detect_format(data: object) -> str | None:
         return None
     output = data.get("output")
     if isinstance(output, list):
+        model = data.get("model")
         if any(
             isinstance(i, dict) and i.get("type") in perplexity_agent.ITEM_TYPES for i in output
-        ):
+        ) or (isinstance(model, str) and model.startswith(perplexity_agent.MODEL_PREFIX)):
             return perplexity_agent.FORMAT
         return openai_responses.FORMAT
     if isinstance(output, dict) and isinstance(output.get("message"), dict):

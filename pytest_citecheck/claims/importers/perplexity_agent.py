@@ -35,6 +35,8 @@ from pytest_citecheck.claims.importers.text import (
 FORMAT = "perplexity-agent"
 # Output items only the Agent API has: what tells it from OpenAI Responses.
 ITEM_TYPES = frozenset({"search_results", "fetch_url_results"})
+# Models are named by provider on the Agent API ("perplexity/sonar", "openai/gpt-5").
+MODEL_PREFIX = "perplexity/"
 
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
