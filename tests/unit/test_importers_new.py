@@ -274,6 +274,16 @@ def test_a_saved_stream_is_one_response_not_one_per_event(tmp_path: Path) -> Non
     )
 
 
+def test_a_list_of_finished_gemini_responses_is_several_answers_not_a_stream(
+    tmp_path: Path,
+) -> None:
+    one = load("pydantic-ai__gemini-2_5-flash_url_context")
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([one, one]), encoding="utf-8")
+    assert len(read_saved(path)) == 2
+    assert detect_format(load("chatlas__gemini-3_5-flash_url_context.stream")) == "gemini"
+
+
 def test_a_stream_saved_as_sse_text_imports_as_its_event_list() -> None:
     events = load("ruby_llm__web_search_haiku-4-5.stream")
     sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)

@@ -86,9 +86,20 @@ def stream_format(events: list[Any]) -> str | None:
         return "cohere"
     if all(len(e) == 1 and next(iter(e)) in _BEDROCK_EVENTS for e in dicts):
         return "bedrock-converse"
-    if all("candidates" in e or "usageMetadata" in e for e in dicts):
+    if all("candidates" in e or "usageMetadata" in e for e in dicts) and _unfinished(dicts[:-1]):
         return "gemini"
     return None
+
+
+def _unfinished(chunks: list[dict[str, Any]]) -> bool:
+    """Gemini chunks before the last carry no ``finishReason``: a list of finished
+    responses is several answers, not one stream."""
+    for chunk in chunks:
+        candidates = chunk.get("candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else None
+        if isinstance(first, dict) and (first.get("finishReason") or first.get("finish_reason")):
+            return False
+    return bool(chunks)
 
 
 def reassemble(events: list[Any], kind: str, reader: Reader) -> dict[str, Any]:
