@@ -611,7 +611,10 @@ class _Reader:
 
     def _answer(self, item: Any, loc: Loc, judge: str | None) -> list[Claim]:
         """One saved response: read, imported, and each cited sentence a claim."""
+        import warnings
+
         from pytest_citecheck.claims.importers import FORMATS, ResponseImportError
+        from pytest_citecheck.claims.importers.answer import UncitedSourcesWarning
         from pytest_citecheck.claims.importers.files import SavedResponse, import_saved, read_saved
 
         line = self.lines.get(loc)
@@ -684,6 +687,15 @@ class _Reader:
             place = f" at {exc.where}" if exc.where else ""
             self.add(where, f"{exc.response}{place}: {exc.problem}", exc.fix)
             return []
+        for warning in answer.warnings:
+            # Shown where the answer is listed (pytest's warnings summary), never silent.
+            warnings.warn_explicit(
+                UncitedSourcesWarning(f"{item['response'].strip()}: {warning}"),
+                UncitedSourcesWarning,
+                str(self.path),
+                where or 0,
+                module="pytest_citecheck",
+            )
         out = []
         outline = answer.outline(origin=str(self.path))
         for imported in answer.claims:

@@ -245,11 +245,14 @@ def build_parser() -> argparse.ArgumentParser:
         "import",
         help="turn saved LLM responses with native citations into a claim file.",
         description="Read saved responses (OpenAI Responses or Chat Completions, Anthropic "
-        "Messages, Perplexity, Gemini, or markdown) and write a claim file: one claim per "
+        "Messages, Perplexity Sonar or Agent, Gemini (generateContent or Interactions), Cohere, "
+        "Mistral, Bedrock Converse, xAI, "
+        "or markdown; streams saved as their events) and write a claim file: one claim per "
         "cited sentence, its citations the URLs or documents cited for it, uncited sentences "
-        "as comments. RESPONSES are .json files (one response or a list), .jsonl files (one "
-        "a line), markdown files (.md, .markdown, .txt), or folders of .json, .jsonl and .md "
-        "files. A response that cannot be imported is "
+        "as comments. RESPONSES are .json files (one response, a list, or one stream's "
+        "events), .jsonl files (one a line), markdown files (.md, .markdown, .txt), or "
+        "folders (with their subfolders) of .json, .jsonl and .md files. A response that "
+        "cannot be imported is "
         "reported with where and why; the others are still written.",
         epilog="Exit codes: 0 written, 1 written without the responses that could not be "
         "imported, 2 usage error.",
@@ -281,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="a document of the request, in order (Anthropic's document_index counts "
         "them); relative to the claim file. Repeat for each document.",
+    )
+    importer.add_argument(
+        "--force",
+        action="store_true",
+        help="replace -o even when it is a file `citecheck import` did not write.",
     )
 
     serve = commands.add_parser(
@@ -915,7 +923,9 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         claim_file_text,
         expand,
         import_saved,
+        missing_documents,
         read_saved,
+        written_by_import,
     )
 
     out = out or sys.stdout
@@ -924,12 +934,20 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise UsageError(f"-o {output}: a claim file is written as YAML (citecheck_NAME.yaml)")
     if output.is_dir():
         raise UsageError(f"-o {output}: is a folder; give the claim file's name")
+    if output.exists() and not args.force and not written_by_import(output):
+        raise UsageError(
+            f"-o {output}: the file exists and was not written by `citecheck import`; "
+            "give another name, or --force to replace it"
+        )
     missing = [str(p) for p in args.responses if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     files = expand(args.responses)
     if not files:
-        raise UsageError("no saved responses found (.json, .jsonl, .md, .markdown)")
+        raise UsageError(
+            "no saved responses found (.json, .jsonl, .md, .markdown; folders are read "
+            f"with their subfolders) in {', '.join(map(str, args.responses))}"
+        )
     answers: list[tuple[ImportedAnswer, str]] = []
     failures: list[ResponseImportError] = []
     seen: dict[str, str] = {}
@@ -956,13 +974,21 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 continue
             seen[folded] = saved.name
             answers.append((answer, saved.name))
+    documents = [a for d in args.documents or [] for a in ("--document", d)]
     command = "citecheck import " + shlex.join(
-        ["--from", args.source_format, *map(str, args.responses), "-o", str(output)]
+        ["--from", args.source_format, *map(str, args.responses), *documents, "-o", str(output)]
     )
+    held = missing_documents(answers, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(claim_file_text(answers, command), encoding="utf-8")
+    output.write_text(claim_file_text(answers, command, held), encoding="utf-8")
+    if failures:
+        print(
+            f"citecheck import: {len(failures)} response(s) could not be imported:", file=sys.stderr
+        )
     for failure in failures:
-        print(f"citecheck import: {failure}", file=sys.stderr)
+        # One line each, however many events a response has.
+        place = f"{failure.response}: {failure.where}" if failure.where else failure.response
+        print(f"  {place}: {failure.problem} (fix: {failure.fix})", file=sys.stderr)
     for answer, name in answers:
         uncited = len(answer.uncited)
         print(
@@ -972,12 +998,23 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
         for note in answer.notes:
             print(f"  note: {note}", file=out)
+        for warning in answer.warnings:
+            print(f"  warning: {warning}", file=out)
     claims = sum(len(a.claims) for a, _ in answers)
     print(
-        f"wrote {output}: {claims} claim(s) from {len(answers)} response(s)"
+        f"wrote {output}: {claims - len(held)} claim(s) from {len(answers)} response(s)"
         + (f"; {len(failures)} could not be imported (shown above)" if failures else ""),
         file=out,
     )
+    if held:
+        names = sorted({d for docs in held.values() for d in docs})
+        print(
+            f"not checked: {len(held)} claim(s) cite document(s) that are no file beside "
+            f"{output.name} ({', '.join(names)}): written as comments. Fix: import again "
+            "with the request's documents in order (--document PATH, once each), or put "
+            "the files there and import again",
+            file=out,
+        )
     if not output.name.startswith("citecheck_"):
         print(
             f"note: pytest --citecheck collects citecheck_*.yaml; {output.name} is not collected "

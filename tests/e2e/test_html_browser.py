@@ -271,8 +271,8 @@ def test_the_answer_view_colours_each_sentence_by_its_claims_label(
     path, data = answers_report
     page = tab.open(path)
     articles = page.locator("#answers article.answer")
-    assert articles.count() == len(data["answers"]) == 6
-    assert page.inner_text("#answer-totals").startswith("6 answers")
+    assert articles.count() == len(data["answers"]) == 11
+    assert page.inner_text("#answer-totals").startswith("11 answers")
     for i, answer in enumerate(data["answers"]):
         spans = articles.nth(i).locator("span.sentence")
         assert spans.all_inner_texts() == [s["text"] for s in answer["text"]]
@@ -282,6 +282,8 @@ def test_the_answer_view_colours_each_sentence_by_its_claims_label(
             assert span.get_attribute("data-label") == (sentence["label"] or "uncited")
             if sentence["label"] == "supported":
                 assert colour == "rgb(218, 251, 225)"  # green: the claim is supported
+            elif sentence["label"] in ("not_found", "unreachable"):
+                assert colour == "rgb(255, 248, 197)"  # yellow: the source did not say
             else:
                 assert sentence["label"] is None
                 assert colour == "rgba(0, 0, 0, 0)"  # uncited: no colour

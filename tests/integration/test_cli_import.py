@@ -32,37 +32,52 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_import_a_folder_of_real_responses(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The recordings keep their subfolders: a folder is read with its subfolders.
     responses = tmp_path / "responses"
-    responses.mkdir()
-    for path in NATIVE.glob("*/*.json"):
-        shutil.copy(path, responses / path.name)
-    # The documents Anthropic's document citations name, beside the claim file.
+    shutil.copytree(NATIVE, responses, ignore=shutil.ignore_patterns("*.md"))
+    # The documents two of Anthropic's document citations name, beside the claim file;
+    # the others name documents that are not there.
     (tmp_path / "facts.txt").write_text("The Ruby programming language was created by ...\n")
     (tmp_path / "sample.pdf").write_text("Sample PDF\n")
     out_file = tmp_path / "citecheck_native.yaml"
     code, out, err = run(capsys, "import", str(responses), "-o", str(out_file))
     # Two recordings cannot be claims; the others are written all the same.
     assert code == 1
+    assert err.startswith("citecheck import: 2 response(s) could not be imported:\n")
+    assert len(err.splitlines()) == 3  # one line per response
     assert "pydantic-ai__pause_turn_part1.json: stop_reason: " in err
     assert "groundingChunks[1].retrievedContext" in err
     loaded = load_claim_file(out_file).claims
     expected = []
-    for path in sorted(responses.iterdir()):
+    held = 0
+    paths = sorted(p for p in responses.rglob("*.json"))
+    for path in paths:
         if path.stem in (
             "pydantic-ai__pause_turn_part1",
             "pydantic-ai__file_search_retrievedContext",
         ):
             continue
         answer = import_response(json.loads(path.read_text(encoding="utf-8")), answer_id=path.stem)
-        expected += answer.claim_list
+        for claim in answer.claim_list:
+            documents = [c.document for c in claim.citations if c.document is not None]
+            if all((tmp_path / d).is_file() for d in documents):
+                expected.append(claim)
+            else:
+                held += 1
         assert f"{path.stem}: {len(answer.claims)} claim(s), {len(answer.uncited)} uncited" in out
-    assert [c.model_dump(include={"id", "claim", "citations"}) for c in loaded] == [
+    assert held > 0
+    assert sorted(c.id for c in loaded) == sorted(c.id for c in expected)
+    by_id = {c.id: c for c in loaded}
+    assert [by_id[c.id].model_dump(include={"id", "claim", "citations"}) for c in expected] == [
         c.model_dump(include={"id", "claim", "citations"}) for c in expected
     ]
     text = out_file.read_text(encoding="utf-8")
     assert "  # uncited: Overall, today's weather in San Francisco is pleasant" in text
     assert text.startswith("# Written by `citecheck import --from auto ")
-    assert f"wrote {out_file}: {len(expected)} claim(s) from 22 response(s); 2 could not" in out
+    assert (
+        f"wrote {out_file}: {len(expected)} claim(s) from {len(paths) - 2} response(s); 2 could not"
+    ) in out
+    assert f"not checked: {held} claim(s) cite document(s) that are no file beside" in out
 
 
 def test_jsonl_of_responses_with_named_answers_and_a_bad_line(
@@ -116,7 +131,9 @@ def test_the_format_flag_is_checked_per_response(
         "-o",
         str(tmp_path / "citecheck_r.yaml"),
     )
-    assert code == 1 and f"{response}: content: expected a list" in err
+    # The error names the format the body is in, not the place the wrong reader stopped.
+    assert code == 1
+    assert f"{response}: this body is openai-responses, not anthropic" in err
     code, _, err = run(capsys, "import", "--from", "openai", str(response), "-o", "x.yaml")
     assert code == 2 and "invalid choice: 'openai'" in err
 
@@ -136,6 +153,80 @@ def test_usage_errors(
     monkey_argv = [a.replace("{dir}", str(tmp_path)) for a in argv]
     code, _, err = run(capsys, "import", *monkey_argv)
     assert code == 2 and message in err
+
+
+def test_o_refuses_to_overwrite_a_file_it_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    response = tmp_path / "r.json"
+    shutil.copy(NATIVE / "openai_responses/ruby_llm__web_search_gpt-5_2.json", response)
+    mine = tmp_path / "citecheck_mine.yaml"
+    hand_written = "claims:\n  - id: x\n    claim: A claim written by hand.\n    citations: []\n"
+    mine.write_text(hand_written, encoding="utf-8")
+    code, _, err = run(capsys, "import", str(response), "-o", str(mine))
+    assert code == 2
+    assert "the file exists and was not written by `citecheck import`" in err
+    assert "--force to replace it" in err
+    assert mine.read_text(encoding="utf-8") == hand_written
+    # Its own file is regenerated without asking; a foreign one with --force.
+    assert run(capsys, "import", str(response), "-o", str(mine), "--force")[0] == 0
+    assert run(capsys, "import", str(response), "-o", str(mine))[0] == 0
+    assert mine.read_text(encoding="utf-8").startswith("# Written by `citecheck import ")
+
+
+def test_folders_are_read_with_their_subfolders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "responses" / "2026" / "june"
+    deep.mkdir(parents=True)
+    shutil.copy(NATIVE / "openai_responses/ruby_llm__web_search_gpt-5_2.json", deep / "r.json")
+    (tmp_path / "responses" / ".git").mkdir()
+    (tmp_path / "responses" / ".git" / "x.json").write_text("{}")
+    out_file = tmp_path / "citecheck_r.yaml"
+    code, out, err = run(capsys, "import", str(tmp_path / "responses"), "-o", str(out_file))
+    assert (code, err) == (0, "")
+    assert f"wrote {out_file}: 1 claim(s) from 1 response(s)" in out
+
+
+def test_a_saved_stream_is_one_response_and_a_broken_one_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = (
+        NATIVE / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json"
+    )
+    good = tmp_path / "good.json"
+    shutil.copy(stream, good)
+    events = json.loads(stream.read_text(encoding="utf-8"))
+    cut = [
+        e for e in events if e["type"] not in ("response.completed", "response.output_item.done")
+    ]
+    (tmp_path / "cut.json").write_text(json.dumps(cut), encoding="utf-8")
+    out_file = tmp_path / "citecheck_s.yaml"
+    code, out, err = run(
+        capsys, "import", str(good), str(tmp_path / "cut.json"), "-o", str(out_file)
+    )
+    assert code == 1
+    assert err.splitlines() == [
+        "citecheck import: 1 response(s) could not be imported:",
+        f"  {tmp_path / 'cut.json'}: events: the stream ends before the response is complete "
+        "(no response.completed and no finished output item) (fix: save the whole stream, up "
+        "to response.completed)",
+    ]
+    assert "good: 12 claim(s), 15 uncited sentence(s) (openai-responses, " in out
+
+
+def test_a_response_with_sources_and_no_cited_sentence_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    response = tmp_path / "deepseek.json"
+    shutil.copy(NATIVE / "deepseek_responses/ruby_llm__deepseek-v4-flash_web_search.json", response)
+    code, out, _ = run(capsys, "import", str(response), "-o", str(tmp_path / "citecheck_d.yaml"))
+    assert code == 0
+    assert (
+        "  warning: read as openai-responses (auto-detected): no sentence is cited, yet the "
+        "response carries 3 source(s)"
+    ) in out
+    assert "all 3 are ignored; if it is another API's response, pass its format" in out
 
 
 def test_written_text_survives_any_characters(tmp_path: Path) -> None:

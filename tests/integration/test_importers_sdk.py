@@ -19,7 +19,7 @@ USAGE = ("usage", "usageMetadata")
 
 
 def sdk_type(folder: str) -> Any:
-    if folder == "openai_responses":
+    if folder in ("openai_responses", "openai_deep_research", "deepseek_responses"):
         from openai.types.responses import Response
 
         return Response
@@ -27,16 +27,28 @@ def sdk_type(folder: str) -> Any:
         from openai.types.chat import ChatCompletion
 
         return ChatCompletion
-    if folder == "anthropic_messages":
+    if folder in ("anthropic_messages", "anthropic_web_fetch"):
         from anthropic.types import Message
 
         return Message
+    if folder == "cohere_chat_v2":
+        from cohere.v2 import V2ChatResponse
+
+        return V2ChatResponse
     from google.genai import types
 
     return types.GenerateContentResponse
 
 
-SDK_RECORDINGS = [p for p in sorted(NATIVE.glob("*/*.json")) if p.parent.name != "perplexity_sonar"]
+# Streams are event lists (no SDK response type); Bedrock has no pydantic types (its
+# shapes are checked against botocore's service model in test_importers_new.py); the
+# Gemini Interactions types are private to google-genai.
+SDK_RECORDINGS = [
+    p
+    for p in sorted(NATIVE.glob("*/*.json"))
+    if p.parent.name not in ("perplexity_sonar", "bedrock_converse", "gemini_interactions")
+    and not p.name.endswith(".stream.json")
+]
 
 
 @pytest.mark.parametrize("path", SDK_RECORDINGS, ids=lambda p: p.stem)
@@ -49,7 +61,7 @@ def test_recordings_as_sdk_objects_import_as_their_json(path: Path) -> None:
         obj = model.model_validate(data)
     except ValidationError:
         data = {k: v for k, v in data.items() if k not in USAGE}
-        if path.parent.name == "anthropic_messages":  # the SDK requires one
+        if path.parent.name.startswith("anthropic_"):  # the SDK requires one
             data["usage"] = {"input_tokens": 0, "output_tokens": 0}
         obj = model.model_validate(data)
     try:
@@ -201,29 +213,21 @@ def test_anthropic_message_built_with_the_sdk() -> None:
     )
 
 
-def test_gemini_response_built_with_the_sdk() -> None:
+def gemini_response(text: str, cited: str, chunk: Any, response_id: str | None = None) -> Any:
+    """A google-genai response whose one grounding support ties ``cited`` to ``chunk``."""
     from google.genai import types
 
-    text = "Water boils at 100 °C at sea level. It freezes at 0 °C."
-    first = "Water boils at 100 °C at sea level."
-    response = types.GenerateContentResponse(
-        response_id="r1",
+    return types.GenerateContentResponse(
+        response_id=response_id,
         candidates=[
             types.Candidate(
                 content=types.Content(role="model", parts=[types.Part(text=text)]),
                 grounding_metadata=types.GroundingMetadata(
-                    grounding_chunks=[
-                        types.GroundingChunk(
-                            web=types.GroundingChunkWeb(
-                                uri="https://vertexaisearch.cloud.google.com/grounding-api-redirect/A",
-                                title="a.org",
-                            )
-                        )
-                    ],
+                    grounding_chunks=[chunk],
                     grounding_supports=[
                         types.GroundingSupport(
                             segment=types.Segment(
-                                start_index=0, end_index=len(first.encode()), text=first
+                                start_index=0, end_index=len(cited.encode()), text=cited
                             ),
                             grounding_chunk_indices=[0],
                         )
@@ -232,7 +236,35 @@ def test_gemini_response_built_with_the_sdk() -> None:
             )
         ],
     )
+
+
+def test_gemini_response_built_with_the_sdk() -> None:
+    from google.genai import types
+
+    text = "Water boils at 100 °C at sea level. It freezes at 0 °C."
+    first = "Water boils at 100 °C at sea level."
+    web = types.GroundingChunkWeb(
+        uri="https://vertexaisearch.cloud.google.com/grounding-api-redirect/A", title="a.org"
+    )
+    response = gemini_response(text, first, types.GroundingChunk(web=web), response_id="r1")
     answer = import_response(response, answer_id="water")
     assert [c.claim for c in answer.claim_list] == [first]
     assert [s.text for s in answer.uncited] == ["It freezes at 0 °C."]
     assert answer.response_id == "r1"
+
+
+def test_gemini_image_chunks_cite_the_page_the_image_is_on() -> None:
+    from google.genai import types
+
+    text = "The bridge is painted International Orange."
+    image = types.GroundingChunkImage(
+        source_uri="https://example.org/golden-gate",
+        image_uri="https://img.example.org/gg.jpg",
+        title="Golden Gate",
+    )
+    answer = import_response(
+        gemini_response(text, text, types.GroundingChunk(image=image)), answer_id="a"
+    )
+    assert [(c.claim, [x.url for x in c.citations]) for c in answer.claim_list] == [
+        (text, ["https://example.org/golden-gate"])
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -256,4 +257,100 @@ def test_a_response_outside_the_project_is_refused(responses: pytest.Pytester) -
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         ["*citecheck_far.yaml:2: response '../elsewhere.md' resolves to *, outside the project*"]
+    )
+
+
+# A response that cites a request document the user did not give (Anthropic names it
+# by its title) beside one that cites a web page.
+DOCUMENT_CITED = {
+    "id": "msg_2",
+    "type": "message",
+    "role": "assistant",
+    "stop_reason": "end_turn",
+    "content": [
+        {
+            "type": "text",
+            "text": "Ruby was created in 1993.",
+            "citations": [
+                {
+                    "type": "char_location",
+                    "cited_text": "Ruby was created in 1993.",
+                    "document_index": 0,
+                    "document_title": "facts.txt",
+                    "start_char_index": 0,
+                    "end_char_index": 25,
+                }
+            ],
+        }
+    ],
+}
+
+
+def test_claims_citing_documents_not_given_are_comments_and_the_rest_runs(
+    responses: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (responses.path / "responses" / "ruby.json").write_text(json.dumps(DOCUMENT_CITED))
+    monkeypatch.chdir(responses.path)
+    code = main(["import", "responses", "-o", "citecheck_answers.yaml"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "not checked: 1 claim(s) cite document(s) that are no file beside citecheck_answers.yaml "
+        "(facts.txt): written as comments. Fix: import again with the request's documents "
+        "in order (--document PATH, once each)"
+    ) in out
+    written = (responses.path / "citecheck_answers.yaml").read_text(encoding="utf-8")
+    assert '  # not checked: the claim cites document(s) "facts.txt", which is no file here' in (
+        written
+    )
+    assert '  #     - document: "facts.txt"' in written
+    result = responses.runpytest("--citecheck", "--citecheck-record=once", "-v")
+    # The two web claims run; the file is no invalid-claim-file item.
+    result.assert_outcomes(passed=2)
+    assert "invalid" not in result.stdout.str()
+
+
+def test_a_wrong_format_under_answers_names_the_format_of_the_body(
+    responses: pytest.Pytester,
+) -> None:
+    responses.makefile(
+        ".yaml",
+        citecheck_wrong=(
+            "answers:\n  - id: water\n    response: responses/water.json\n    format: gemini\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*citecheck_wrong.yaml:3: responses/water.json: this body is anthropic, not gemini "
+            "(read as gemini it fails at candidates: *",
+            "*fix: give the format as anthropic, or auto to detect it*",
+        ]
+    )
+
+
+def test_an_answer_with_sources_and_no_cited_sentence_is_a_pytest_warning(
+    responses: pytest.Pytester,
+) -> None:
+    deepseek = (
+        Path(__file__).parent.parent
+        / "data/native/deepseek_responses/ruby_llm__deepseek-v4-flash_web_search.json"
+    )
+    (responses.path / "responses" / "deepseek.json").write_text(
+        deepseek.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    responses.makefile(
+        ".yaml",
+        citecheck_ds=("answers:\n  - id: ds\n    response: responses/deepseek.json\n"),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once")
+    result.stdout.fnmatch_lines(
+        [
+            "*citecheck_ds.yaml:3: UncitedSourcesWarning: responses/deepseek.json: read as "
+            "openai-responses (auto-detected): no sentence is cited, yet the response carries "
+            "3 source(s)*",
+        ]
     )

@@ -5,8 +5,14 @@
 text, and returns an :class:`ImportedAnswer`: every sentence, and one claim per cited
 sentence whose citations are the distinct URLs or documents cited for it. Formats,
 one module each: ``openai-responses``, ``openai-chat``, ``anthropic``, ``perplexity``,
-``gemini``, ``markdown``. Anything that cannot be mapped raises
-:class:`ResponseImportError` naming the response and the place.
+``perplexity-agent``, ``gemini``, ``gemini-interactions``, ``cohere``, ``mistral``,
+``bedrock-converse``, ``xai``, ``markdown``. A stream saved as its list of events (or
+as SSE text) is reassembled first (:mod:`~pytest_citecheck.claims.importers.streams`). Anything that
+cannot be mapped raises :class:`ResponseImportError` naming the response and the place.
+
+An answer in which no sentence is cited while the response carries sources gets a
+warning naming the format it was read as and how many sources went unused, so a
+response read in the wrong format never passes as "all uncited" in silence.
 """
 
 from __future__ import annotations
@@ -16,11 +22,18 @@ from collections.abc import Callable, Sequence
 
 from pytest_citecheck.claims.importers import (
     anthropic,
+    bedrock,
+    cohere,
     gemini,
+    gemini_interactions,
     markdown,
+    mistral,
     openai_chat,
     openai_responses,
     perplexity,
+    perplexity_agent,
+    streams,
+    xai,
 )
 from pytest_citecheck.claims.importers.answer import (
     AnswerSentence,
@@ -31,7 +44,7 @@ from pytest_citecheck.claims.importers.answer import (
     ResponseImportError,
     claim_id,
 )
-from pytest_citecheck.claims.importers.text import Draft, build
+from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
 from pytest_citecheck.claims.models import kind
 
 __all__ = [
@@ -52,22 +65,53 @@ _READERS: dict[str, Callable[..., tuple[Draft, str | None]]] = {
     openai_chat.FORMAT: openai_chat.read,
     anthropic.FORMAT: anthropic.read,
     perplexity.FORMAT: perplexity.read,
+    perplexity_agent.FORMAT: perplexity_agent.read,
     gemini.FORMAT: gemini.read,
+    gemini_interactions.FORMAT: gemini_interactions.read,
+    cohere.FORMAT: cohere.read,
+    mistral.FORMAT: mistral.read,
+    bedrock.FORMAT: bedrock.read,
+    xai.FORMAT: xai.read,
     markdown.FORMAT: markdown.read,
 }
+# Readers whose citations may name the request's documents by their place.
+_WITH_DOCUMENTS = frozenset({anthropic.FORMAT, cohere.FORMAT, mistral.FORMAT, bedrock.FORMAT})
 FORMATS = tuple(_READERS)
 
 
 def detect_format(data: object) -> str | None:
-    """The format ``data`` is in (JSON already parsed), or None when it is none of them."""
+    """The format ``data`` is in (JSON already parsed), or None when it is none of them.
+
+    A list of stream events is the format of the response it reassembles into.
+    """
     if isinstance(data, str):
         return markdown.FORMAT
+    if isinstance(data, list):
+        kind = streams.stream_format(data)
+        return streams.STREAM_FORMATS[kind] if kind is not None else None
     if not isinstance(data, dict):
         return None
-    if isinstance(data.get("output"), list):
+    output = data.get("output")
+    if isinstance(output, list):
+        model = data.get("model")
+        if any(
+            isinstance(i, dict) and i.get("type") in perplexity_agent.ITEM_TYPES for i in output
+        ) or (isinstance(model, str) and model.startswith(perplexity_agent.MODEL_PREFIX)):
+            return perplexity_agent.FORMAT
         return openai_responses.FORMAT
+    if isinstance(output, dict) and isinstance(output.get("message"), dict):
+        return bedrock.FORMAT
     if "candidates" in data:
         return gemini.FORMAT
+    if gemini_interactions.is_interaction(data):
+        return gemini_interactions.FORMAT
+    if mistral.is_mistral(data):
+        return mistral.FORMAT
+    if xai.is_xai(data):
+        return xai.FORMAT
+    message = data.get("message")
+    if isinstance(message, dict) and ("citations" in message or "finish_reason" in data):
+        return cohere.FORMAT
     if "choices" in data:
         model = data.get("model")
         sonar = isinstance(model, str) and model.startswith("sonar")
@@ -137,6 +181,15 @@ def import_response(
         raise ResponseImportError(
             label, "", f"unknown format {format!r}", f"use one of: {AUTO}, {', '.join(FORMATS)}"
         )
+    if isinstance(data, str) and format != markdown.FORMAT:
+        try:
+            events = streams.parse_sse(data)
+        except ValueError as exc:
+            raise ResponseImportError(
+                label, "", f"an event of the stream is not JSON ({exc})", "save the stream unedited"
+            ) from None
+        if events is not None:
+            data = events
     if (
         isinstance(data, str)
         and format != markdown.FORMAT
@@ -154,12 +207,21 @@ def import_response(
         )
     reader = Reader(label)
     try:
-        if fmt == anthropic.FORMAT:
-            draft, response_id = anthropic.read(data, reader, documents)
-        else:
-            draft, response_id = _READERS[fmt](data, reader)
+        try:
+            if isinstance(data, list):
+                data = _reassembled(data, fmt, reader)
+            if fmt in _WITH_DOCUMENTS:
+                draft, response_id = _READERS[fmt](data, reader, documents)
+            else:
+                draft, response_id = _READERS[fmt](data, reader)
+        except ResponseImportError as exc:
+            raise _wrong_format(exc, data, fmt) if format != AUTO else exc from None
         answer = answer_id or response_id or "answer"
-        return build(draft, answer_id=answer, fmt=fmt, response=label, response_id=response_id)
+        imported = build(draft, answer_id=answer, fmt=fmt, response=label, response_id=response_id)
+        warning = ignored_sources(imported, draft, data, auto=format == AUTO)
+        if warning is not None:
+            imported.warnings.append(warning)
+        return imported
     except RecursionError:
         raise ResponseImportError(
             label,
@@ -167,3 +229,88 @@ def import_response(
             "the response is nested too deeply",
             "pass the response body as the API returned it",
         ) from None
+
+
+def _wrong_format(exc: ResponseImportError, data: object, fmt: str) -> ResponseImportError:
+    """A reader's error on a body of another format names the format the body is in."""
+    detected = detect_format(data)
+    if detected is None or detected == fmt:
+        return exc
+    place = f" at {exc.where}" if exc.where else ""
+    return ResponseImportError(
+        exc.response,
+        "",
+        f"this body is {detected}, not {fmt} (read as {fmt} it fails{place}: {exc.problem})",
+        f"give the format as {detected}, or auto to detect it",
+    )
+
+
+def _reassembled(events: list[object], fmt: str, reader: Reader) -> object:
+    """The response a saved stream ends with, in ``fmt``'s unstreamed shape."""
+    kind = streams.stream_format(events)
+    if kind is None or streams.STREAM_FORMATS[kind] != fmt:
+        what = f"a {kind} stream" if kind else "a list that is no stream this tool reads"
+        raise reader.fail(
+            "",
+            f"the response is {what}, not {fmt}",
+            "save one response body (or one stream's events, in order); "
+            "with --from auto the format is detected",
+        )
+    return streams.reassemble(events, kind, reader)
+
+
+_URL_KEYS = frozenset({"url", "uri", "retrievedUrl", "retrieved_url", "sourceUri", "source"})
+
+
+def _source_urls(value: object, where: str, out: dict[str, str]) -> None:
+    """Every http(s) URL the response names as a source (its place, first seen)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{where}.{key}" if where else str(key)
+            if (
+                key in _URL_KEYS
+                and isinstance(item, str)
+                and item.strip().lower().startswith(("http://", "https://"))
+            ):
+                out.setdefault(dedup_key(item), here)
+            elif key == "citations" and isinstance(item, list):
+                for n, url in enumerate(item):
+                    if isinstance(url, str) and url.strip().lower().startswith("http"):
+                        out.setdefault(dedup_key(url), f"{here}[{n}]")
+                    else:
+                        _source_urls(url, f"{here}[{n}]", out)
+            else:
+                _source_urls(item, here, out)
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _source_urls(item, f"{where}[{n}]", out)
+
+
+def ignored_sources(
+    answer: ImportedAnswer, draft: Draft, data: object, *, auto: bool
+) -> str | None:
+    """The warning for an answer no sentence of which is cited though the response
+    carries sources: which format it was read as, and how many sources went unused."""
+    if answer.claims or isinstance(data, str):
+        return None
+    found: dict[str, str] = {}
+    for source in answer.unattached:
+        if source.url or source.document:
+            found.setdefault(
+                dedup_key(source.url) if source.url else source.document or "", source.where
+            )
+    for url in draft.fetched:
+        found.setdefault(dedup_key(url), "a fetched page")
+    _source_urls(data, "", found)
+    in_text = {dedup_key(m.group("url").strip("<>")) for m in LINK.finditer(draft.text)}
+    unused = {k: w for k, w in found.items() if k not in in_text}
+    if not unused:
+        return None
+    places = sorted(set(unused.values()), key=len)[:2]
+    how = "auto-detected" if auto else "as asked"
+    return (
+        f"read as {answer.format} ({how}): no sentence is cited, yet the response carries "
+        f"{len(unused)} source(s) (e.g. at {', '.join(places)}) and all {len(unused)} are "
+        "ignored"
+        + ("; if it is another API's response, pass its format (--from / format:)" if auto else "")
+    )

@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,9 +36,13 @@ __all__ = [
     "CitedSource",
     "ImportedAnswer",
     "ImportedClaim",
+    "QuoteBy",
     "Reader",
     "ResponseImportError",
+    "UncitedSourcesWarning",
     "claim_id",
+    "either_case",
+    "provider_quote",
 ]
 
 
@@ -61,12 +66,32 @@ class ResponseImportError(CitecheckError, ValueError):
         return f"{place}: {self.problem}\n  fix: {self.fix}"
 
 
+# Who wrote a quote: the provider's retrieval, the model, or a person.
+QuoteBy = Literal["provider", "model", "user"]
+
+
+def provider_quote(quote: str | None) -> QuoteBy | None:
+    """Who wrote a quote the provider extracted from what it read: the provider."""
+    return "provider" if quote is not None else None
+
+
+class UncitedSourcesWarning(UserWarning):
+    """A response read with no sentence cited although it carries sources."""
+
+
 class CitedSource(BaseModel):
     """One citation as the provider gave it, with where it sits in the response.
 
     ``url`` is the URL as cited (tracking parameters such as ``utm_source`` removed);
     ``resolved_url`` is where a redirect link (Gemini's grounding redirects) leads,
     filled in once it has been followed (the importers never touch the network).
+
+    ``quote_by`` says who wrote ``quote``: ``provider`` when the API extracted it from
+    what it read (Anthropic ``cited_text``, Bedrock ``sourceContent``, Gemini
+    ``retrievedContext.text``, xAI chunk content): the model cannot have invented it;
+    ``model`` for a quote the model wrote into its answer. ``retrieved_at`` is when the
+    provider fetched the page (Anthropic web fetch); ``note`` what the provider said
+    about the page (Gemini url_context: paywalled, unreachable).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,12 +99,20 @@ class CitedSource(BaseModel):
     url: str | None = None
     document: str | None = None
     quote: str | None = None
+    quote_by: QuoteBy | None = None
     title: str | None = None
     resolved_url: str | None = None
+    retrieved_at: str | None = None
+    note: str | None = None
     where: str = ""
 
     def citation(self) -> Citation:
-        return Citation(url=self.url, document=self.document, quote=self.quote)
+        fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
+        # Citation records who wrote a quote once it has the field; until then the
+        # provenance stays here, on the imported source.
+        if self.quote is not None and "quote_by" in Citation.model_fields:
+            fields["quote_by"] = self.quote_by or "model"
+        return Citation(**fields)
 
 
 class AnswerSentence(BaseModel):
@@ -117,6 +150,9 @@ class ImportedAnswer(BaseModel):
     unattached: list[CitedSource] = []
     # Facts a user should know, e.g. "the response has no grounding metadata".
     notes: list[str] = []
+    # What may be wrong with the import itself: sources the response carries that no
+    # sentence got (printed as warnings, never silent).
+    warnings: list[str] = []
 
     @property
     def claim_list(self) -> list[Claim]:
@@ -169,6 +205,14 @@ def claim_id(answer_id: str, sentence: str) -> str:
 # -- reading untrusted JSON -----------------------------------------------------------------
 
 
+def either_case(mapping: dict[str, Any], name: str) -> Any:
+    """``name`` (camelCase, as REST and protobuf JSON write it) or its snake_case twin
+    (as SDK ``model_dump()`` and ``preserving_proto_field_name`` write it)."""
+    if name in mapping:
+        return mapping[name]
+    return mapping.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower())
+
+
 class Reader:
     """Reads one response's JSON with its path kept, so every problem names its place."""
 
@@ -207,6 +251,34 @@ class Reader:
 
     def optional_text(self, value: Any, where: str) -> str | None:
         return None if value is None else self.text(value, where)
+
+    def document(
+        self,
+        documents: Sequence[str] | None,
+        index: int | None,
+        title: str | None,
+        where: str,
+        field: str,
+        kind: str,
+    ) -> str:
+        """The request document a citation names by its place (``where.field``): the
+        path given for it, else the provider's title for it."""
+        if documents is not None:
+            if index is None or index >= len(documents):
+                raise self.fail(
+                    f"{where}.{field}",
+                    f"{field} {index} is not among the {len(documents)} document(s) given",
+                    "list every document of the request, earlier turns included, in order",
+                )
+            return documents[index]
+        if title and title.strip():
+            return title.strip()
+        raise self.fail(
+            where,
+            f"the {kind} citation names document {index} but no title",
+            "pass the request's documents in order (documents=[...], "
+            "or `documents:` in the claim file's answer)",
+        )
 
     def index(self, value: Any, where: str) -> int | None:
         """An offset or index: a non-negative integer, or absent."""

@@ -14,16 +14,22 @@ Document citations (``char_location``, ``page_location``, ``content_block_locati
 name a document by ``document_index``, which counts every document of the request
 (earlier turns included): pass ``documents`` (paths in that order) to map them, or
 the ``document_title`` is used as the path.
+
+Pages the web fetch tool read (``web_fetch_tool_result``) are documents too: a
+``char_location`` citation of a fetched page (matched by its title, else by its place
+after the request's documents) cites the page's ``url``, with ``retrieved_at`` kept. A
+fetch that failed (``web_fetch_tool_result_error``) is a note.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Span, clean_url
+from pytest_citecheck.claims.importers.text import Draft, Span, clean_url, url_or_document
 
 FORMAT = "anthropic"
 _DOCUMENT_LOCATIONS = ("char_location", "page_location", "content_block_location")
@@ -39,9 +45,13 @@ def read(
     runs: list[list[tuple[int, dict[str, Any]]]] = [[]]
     tool_after: list[bool] = []
     tools: list[str] = []
+    fetched: list[Fetched] = []
+    fetch_notes: list[str] = []
     for i, block in enumerate(content):
         block = reader.mapping(block, f"content[{i}]")
         kind = block.get("type")
+        if kind == "web_fetch_tool_result":
+            _fetch_result(reader, block, f"content[{i}]", fetched, fetch_notes)
         if kind == "text":
             runs[-1].append((i, block))
         elif kind not in _QUIET:
@@ -71,6 +81,8 @@ def read(
             )
         raise no_text(reader, "content", tools)
     draft = Draft(text="")
+    draft.notes += fetch_notes
+    draft.fetched = [f.url for f in fetched]
     if narration:
         draft.notes.append(f"{narration} narration text run(s) between tool calls are not claims")
     if stop == "pause_turn":
@@ -85,7 +97,7 @@ def read(
             text = reader.text(block.get("text"), f"content[{i}].text")
             citations = reader.items(block.get("citations") or [], f"content[{i}].citations")
             sources = [
-                _source(reader, c, f"content[{i}].citations[{k}]", documents)
+                _source(reader, c, f"content[{i}].citations[{k}]", documents, fetched)
                 for k, c in enumerate(citations)
             ]
             if sources:
@@ -102,40 +114,87 @@ def _quote(reader: Reader, citation: dict[str, Any], where: str) -> str | None:
     return cited.strip() or None if cited is not None else None
 
 
-def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | None) -> CitedSource:
+@dataclass(frozen=True)
+class Fetched:
+    """A page the web fetch tool read: a document the answer may cite."""
+
+    url: str
+    title: str | None
+    retrieved_at: str | None
+
+
+def _fetch_result(
+    reader: Reader, block: dict[str, Any], where: str, fetched: list[Fetched], notes: list[str]
+) -> None:
+    result = reader.mapping(block.get("content"), f"{where}.content")
+    if result.get("type") == "web_fetch_tool_result_error":
+        code = result.get("error_code")
+        notes.append(f"a web fetch failed ({code}): the answer was written without that page")
+        return
+    if result.get("type") != "web_fetch_result":
+        return
+    url = reader.text(result.get("url"), f"{where}.content.url")
+    retrieved = reader.optional_text(result.get("retrieved_at"), f"{where}.content.retrieved_at")
+    document = result.get("content")
+    title = document.get("title") if isinstance(document, dict) else None
+    fetched.append(Fetched(clean_url(url), title if isinstance(title, str) else None, retrieved))
+
+
+def _fetched_page(
+    index: int | None, title: str | None, documents: Sequence[str] | None, fetched: list[Fetched]
+) -> Fetched | None:
+    """The fetched page a document citation names, if it names one."""
+    if not fetched:
+        return None
+    if title is not None:
+        same = [f for f in fetched if f.title is not None and f.title.strip() == title.strip()]
+        if len(same) == 1:
+            return same[0]
+    given = len(documents) if documents is not None else 0
+    if index is not None and given <= index < given + len(fetched):
+        return fetched[index - given]
+    return None
+
+
+def _source(
+    reader: Reader,
+    value: Any,
+    where: str,
+    documents: Sequence[str] | None,
+    fetched: list[Fetched] | None = None,
+) -> CitedSource:
     citation = reader.mapping(value, where)
     kind = citation.get("type")
     quote = _quote(reader, citation, where)
+    by = provider_quote(quote)  # cited_text: extracted by the API from what it read
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
     if kind == "web_search_result_location":
         url = reader.text(citation.get("url"), f"{where}.url")
-        return CitedSource(url=clean_url(url), quote=quote, title=title, where=where)
+        return CitedSource(
+            url=clean_url(url),
+            quote=quote,
+            quote_by=by,
+            title=title,
+            where=where,
+        )
     if kind in _DOCUMENT_LOCATIONS:
         index = reader.index(citation.get("document_index"), f"{where}.document_index")
         doc_title = reader.optional_text(citation.get("document_title"), f"{where}.document_title")
-        if documents is not None:
-            if index is None or index >= len(documents):
-                raise reader.fail(
-                    f"{where}.document_index",
-                    f"document_index {index} is not among the {len(documents)} document(s) given",
-                    "list every document of the request, earlier turns included, in order",
-                )
-            name = documents[index]
-        elif doc_title and doc_title.strip():
-            name = doc_title.strip()
-        else:
-            raise reader.fail(
-                where,
-                f"the {kind} citation names document {index} but no title",
-                "pass the request's documents in order (documents=[...], "
-                "or `documents:` in the claim file's answer)",
+        page = _fetched_page(index, doc_title, documents, fetched or [])
+        if page is not None:
+            return CitedSource(
+                url=page.url,
+                quote=quote,
+                quote_by=by,
+                title=page.title,
+                retrieved_at=page.retrieved_at,
+                where=where,
             )
-        return CitedSource(document=name, quote=quote, title=doc_title, where=where)
+        name = reader.document(documents, index, doc_title, where, "document_index", str(kind))
+        return CitedSource(document=name, quote=quote, quote_by=by, title=doc_title, where=where)
     if kind == "search_result_location":
         source = reader.text(citation.get("source"), f"{where}.source")
-        if source.strip().lower().startswith(("http://", "https://")):
-            return CitedSource(url=clean_url(source), quote=quote, title=title, where=where)
-        return CitedSource(document=source.strip(), quote=quote, title=title, where=where)
+        return url_or_document(source, quote=quote, quote_by=by, title=title, where=where)
     raise reader.fail(
         where,
         f"unknown citation type {kind!r}",

@@ -1,7 +1,8 @@
 """Saved responses on disk, and the claim file written from them.
 
-A saved response is a ``.json`` file (one response, or a list of them), a ``.jsonl``
-file (one response a line), or markdown text (``.md``, ``.markdown``, ``.txt``). A
+A saved response is a ``.json`` file (one response, a list of them, or one stream's
+list of events), a ``.jsonl`` file (one response a line, or one event a line), or
+text (``.md``, ``.markdown``, ``.txt``: markdown, or a stream's SSE text). A
 JSON value ``{"id": ..., "response": {...}}`` names its answer; otherwise the answer
 id is the file's stem (``-2``, ``-3``... for the second and later responses of a file),
 a name that stays when the response is regenerated and saved again.
@@ -10,21 +11,30 @@ a name that stays when the response is regenerated and saved again.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_citecheck.claims.importers import import_response
-from pytest_citecheck.claims.importers.answer import ImportedAnswer, ResponseImportError
-from pytest_citecheck.claims.models import Citation
+from pytest_citecheck.claims.importers.answer import (
+    CitedSource,
+    ImportedAnswer,
+    ResponseImportError,
+)
+from pytest_citecheck.claims.importers.streams import stream_format
+from pytest_citecheck.claims.importers.text import dedup_key
+from pytest_citecheck.claims.models import Citation, Claim
 
 __all__ = [
+    "HEADER_START",
     "RESPONSE_SUFFIXES",
     "SavedResponse",
     "claim_file_text",
     "expand",
     "import_saved",
+    "missing_documents",
     "read_saved",
+    "written_by_import",
 ]
 
 RESPONSE_SUFFIXES = (".json", ".jsonl", ".md", ".markdown", ".txt")
@@ -41,12 +51,17 @@ class SavedResponse:
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; a folder's .json, .jsonl and markdown files (not recursive), by name."""
+    """Files as given; a folder's .json, .jsonl and markdown files, its subfolders' too
+    (hidden ones skipped), by path."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
             out += sorted(
-                p for p in path.iterdir() if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix.lower() in FOLDER_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         else:
             out.append(path)
@@ -77,6 +92,9 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     if suffix in (".md", ".markdown", ".txt"):
         return [SavedResponse(str(path), stem, text)]
     if suffix == ".jsonl":
+        events = _events_by_line(text)
+        if events is not None:
+            return [SavedResponse(str(path), stem, events)]
         out: list[SavedResponse | ResponseImportError] = []
         number = 0
         for line_no, raw in enumerate(text.split("\n"), start=1):
@@ -115,12 +133,23 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
                 "save the response body exactly as the API returned it",
             )
         ]
+    if isinstance(value, list) and stream_format(value) is not None:
+        return [SavedResponse(str(path), stem, value)]  # one stream: one response
     if isinstance(value, list):
         return [
             _unwrap(item, stem if i == 0 else f"{stem}-{i + 1}", f"{path}[{i}]")
             for i, item in enumerate(value)
         ]
     return [_unwrap(value, stem, str(path))]
+
+
+def _events_by_line(text: str) -> list[object] | None:
+    """A .jsonl file holding one stream's events, one a line; None when it is not one."""
+    try:
+        values = [json.loads(line) for line in text.split("\n") if line.strip()]
+    except (ValueError, RecursionError):
+        return None
+    return values if values and stream_format(values) is not None else None
 
 
 def import_saved(
@@ -154,20 +183,92 @@ def _comment(text: str) -> str:
     return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
 
 
-def _citation_lines(citation: Citation) -> list[str]:
+def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[str]:
     if citation.url is not None:
         head = f"      - url: {_quoted(citation.url)}"
+        key = dedup_key(citation.url)
+        same = [s for s in sources if s.url is not None and dedup_key(s.url) == key]
     else:
         head = f"      - document: {_quoted(citation.document or '')}"
+        same = [s for s in sources if s.document == citation.document]
     lines = [head]
     if citation.quote is not None:
         lines.append(f"        quote: {_quoted(citation.quote)}")
+        # Written once the claim file format records who wrote a quote.
+        quote_by = getattr(citation, "quote_by", None)
+        if quote_by is not None:
+            lines.append(f"        quote_by: {quote_by}")
+    retrieved = next((s.retrieved_at for s in same if s.retrieved_at), None)
+    if retrieved:
+        lines.append(f"        # the provider fetched this page at {_comment(retrieved)}")
+    for note in dict.fromkeys(s.note for s in same if s.note):
+        lines.append(f"        # note: {_comment(note or '')}")
     return lines
 
 
-def claim_file_text(answers: Sequence[tuple[ImportedAnswer, str]], command: str) -> str:
+# How the first line of every claim file `citecheck import` writes starts (the
+# command that wrote it follows): how the importer knows its own files.
+HEADER_START = "# Written by `citecheck import"
+
+
+def written_by_import(path: Path) -> bool:
+    """Whether ``path`` is a claim file this importer wrote (its header line)."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            first = handle.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return first.startswith(HEADER_START)
+
+
+def missing_documents(
+    answers: Sequence[tuple[ImportedAnswer, str]], base: Path
+) -> dict[str, list[str]]:
+    """Claim id -> the documents it cites that are no file beside the claim file.
+
+    A document citation names what the provider called the document (its title, a
+    file id) unless the request's documents were given; a claim file citing a file
+    that is not there does not load, so such claims are written as comments.
+    """
+    out: dict[str, list[str]] = {}
+    for answer, _source in answers:
+        for imported in answer.claims:
+            absent = [
+                c.document
+                for c in imported.claim.citations
+                if c.document is not None and not (base / c.document).is_file()
+            ]
+            if absent:
+                out[imported.claim.id] = absent
+    return out
+
+
+def _held_lines(claim: Claim, sources: Sequence[CitedSource], absent: Sequence[str]) -> list[str]:
+    names = ", ".join(_comment(json.dumps(a, ensure_ascii=False)) for a in absent)
+    lines = [
+        f"  # not checked: the claim cites document(s) {names}, which is no file here",
+        "  # fix: import again with the request's documents in order "
+        "(`--document PATH`, once each), or put the file(s) beside this claim file and "
+        "import again",
+        f"  # - id: {claim.id}",
+        f"  #   claim: {_quoted(claim.claim)}",
+        "  #   citations:",
+    ]
+    for citation in claim.citations:
+        lines += ["  #" + line[1:] for line in _citation_lines(citation, sources)]
+    return lines
+
+
+def claim_file_text(
+    answers: Sequence[tuple[ImportedAnswer, str]],
+    command: str,
+    held: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """A claim file for ``answers`` (each with where it came from); uncited sentences are
-    comments, so a reader sees the whole answer."""
+    comments, so a reader sees the whole answer. Claims in ``held`` (claim id -> the
+    documents it cites that are missing) are written as comments with the fix, so the
+    rest of the file loads and runs."""
+    held = held or {}
     lines = [
         f"# Written by `{_comment(command)}`: regenerate it rather than editing it.",
         "# Uncited sentences are listed as comments; they are not claims.",
@@ -187,13 +288,17 @@ def claim_file_text(answers: Sequence[tuple[ImportedAnswer, str]], command: str)
                 lines.append(f"  # uncited: {_comment(sentence.text)}")
                 continue
             claim = by_id[sentence.claim_id].claim
+            sources = by_id[sentence.claim_id].sources
+            if claim.id in held:
+                lines += _held_lines(claim, sources, held[claim.id])
+                continue
             lines += [
                 f"  - id: {claim.id}",
                 f"    claim: {_quoted(claim.claim)}",
                 "    citations:" if claim.citations else "    citations: []",
             ]
             for citation in claim.citations:
-                lines += _citation_lines(citation)
+                lines += _citation_lines(citation, sources)
     if not any(line.startswith("  - id: ") for line in lines):
         lines[header] = "claims: []"
     if answers:
@@ -207,7 +312,7 @@ def claim_file_text(answers: Sequence[tuple[ImportedAnswer, str]], command: str)
         lines.append("    sentences:" if answer.sentences else "    sentences: []")
         claims = {c.claim.id: c.claim for c in answer.claims}
         for sentence in answer.sentences:
-            if sentence.claim_id is None:
+            if sentence.claim_id is None or sentence.claim_id in held:
                 lines.append(f"      - text: {_quoted(sentence.text)}")
             elif sentence.text == claims[sentence.claim_id].claim:
                 lines.append(f"      - claim: {sentence.claim_id}")

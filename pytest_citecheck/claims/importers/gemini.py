@@ -14,6 +14,13 @@ Search chunks (``retrievedContext`` with text only) point at nothing that can be
 fetched: an error when cited. A response without grounding metadata (or ``{}``) has
 no citations: every sentence is uncited, and a note says so.
 
+``urlContextMetadata.urlMetadata[]`` says how the provider fared fetching each URL
+the answer was asked about: a status other than success (``PAYWALL``, ``ERROR``,
+``UNSAFE``) is information about the page, carried as a note on the answer and on
+each citation of that URL. ``image`` chunks (image search grounding) cite the page
+the image is on (``sourceUri``). A ``retrievedContext`` chunk's ``text`` is what the
+provider retrieved: a provider quote.
+
 Both the REST shape (camelCase) and the Python SDK's ``model_dump()`` (snake_case)
 are read.
 """
@@ -23,18 +30,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_citecheck.claims.importers.answer import CitedSource, Reader, ResponseImportError
+from pytest_citecheck.claims.importers.answer import (
+    CitedSource,
+    Reader,
+    ResponseImportError,
+    provider_quote,
+)
+from pytest_citecheck.claims.importers.answer import either_case as _get
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Span, clean_url
+from pytest_citecheck.claims.importers.text import Draft, Paragraphs, Span, clean_url, dedup_key
 
 FORMAT = "gemini"
-
-
-def _get(mapping: dict[str, Any], name: str) -> Any:
-    """``name`` in camelCase (REST) or snake_case (SDK ``model_dump()``)."""
-    if name in mapping:
-        return mapping[name]
-    return mapping.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower())
 
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
@@ -51,25 +57,19 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     content = reader.mapping(content, "candidates[0].content")
     parts = reader.items(_get(content, "parts") or [], "candidates[0].content.parts")
     offsets: dict[int, int] = {}
-    texts: list[str] = []
+    joined = Paragraphs()
     calls: list[str] = []
-    position = 0
     for i, part in enumerate(parts):
         part = reader.mapping(part, f"candidates[0].content.parts[{i}]")
         text = _get(part, "text")
         if text is None or _get(part, "thought"):
             calls += [k for k in ("functionCall", "toolCall", "executableCode") if _get(part, k)]
             continue
-        text = reader.text(text, f"candidates[0].content.parts[{i}].text")
-        if texts:
-            texts.append("\n\n")
-            position += 2
-        offsets[i] = position
-        texts.append(text)
-        position += len(text)
+        offsets[i] = joined.add(reader.text(text, f"candidates[0].content.parts[{i}].text"))
     if not offsets:
         raise no_text(reader, "candidates[0].content.parts", calls)
-    draft = Draft(text="".join(texts))
+    draft = Draft(text=joined.text)
+    statuses = _url_statuses(reader, candidate, draft)
     metadata = _get(candidate, "groundingMetadata")
     where = "candidates[0].groundingMetadata"
     if not metadata:
@@ -97,7 +97,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                     "grounding chunk(s)",
                     "save the response unedited",
                 )
-            sources.append(_chunk(reader, chunks[index], f"{where}.groundingChunks[{index}]"))
+            sources.append(
+                _chunk(reader, chunks[index], f"{where}.groundingChunks[{index}]", statuses)
+            )
             cited.add(index)
         if not sources:
             continue
@@ -108,7 +110,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     for index, chunk in enumerate(chunks):
         if index not in cited:
             try:
-                draft.unattached.append(_chunk(reader, chunk, f"{where}.groundingChunks[{index}]"))
+                draft.unattached.append(
+                    _chunk(reader, chunk, f"{where}.groundingChunks[{index}]", statuses)
+                )
             except ResponseImportError:  # an unusable chunk nobody cites costs nothing
                 continue
     return draft, _response_id(body)
@@ -119,8 +123,47 @@ def _response_id(body: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _chunk(reader: Reader, value: Any, where: str) -> CitedSource:
+_STATUS_PREFIX = "URL_RETRIEVAL_STATUS_"
+
+
+def _url_statuses(reader: Reader, candidate: dict[str, Any], draft: Draft) -> dict[str, str]:
+    """URL (dedup key) -> what the provider said about fetching it, when not a success."""
+    metadata = _get(candidate, "urlContextMetadata")
+    if not isinstance(metadata, dict):
+        return {}
+    where = "candidates[0].urlContextMetadata.urlMetadata"
+    out: dict[str, str] = {}
+    for k, value in enumerate(reader.items(_get(metadata, "urlMetadata") or [], where)):
+        item = reader.mapping(value, f"{where}[{k}]")
+        url = _get(item, "retrievedUrl")
+        status = _get(item, "urlRetrievalStatus")
+        if not isinstance(url, str) or not isinstance(status, str):
+            continue
+        short = status.removeprefix(_STATUS_PREFIX)
+        if short in ("SUCCESS", "UNSPECIFIED"):
+            continue
+        note = f"the provider could not read {url}: {short}"
+        out[dedup_key(url)] = f"provider retrieval status {short}"
+        draft.notes.append(note)
+    return out
+
+
+def _chunk(
+    reader: Reader, value: Any, where: str, statuses: dict[str, str] | None = None
+) -> CitedSource:
     chunk = reader.mapping(value, where)
+    image = _get(chunk, "image")
+    if image is not None:
+        image = reader.mapping(image, f"{where}.image")
+        page = reader.optional_text(_get(image, "sourceUri"), f"{where}.image.sourceUri")
+        title = reader.optional_text(_get(image, "title"), f"{where}.image.title")
+        if page is None or not page.strip().lower().startswith(("http://", "https://")):
+            raise reader.fail(
+                f"{where}.image",
+                "the image chunk names no http(s) page it comes from (sourceUri)",
+                "save the response unedited",
+            )
+        return CitedSource(url=clean_url(page), title=title, where=where)
     for name in ("web", "maps", "retrievedContext"):
         inner = _get(chunk, name)
         if inner is None:
@@ -128,8 +171,14 @@ def _chunk(reader: Reader, value: Any, where: str) -> CitedSource:
         inner = reader.mapping(inner, f"{where}.{name}")
         uri = reader.optional_text(_get(inner, "uri"), f"{where}.{name}.uri")
         title = reader.optional_text(_get(inner, "title"), f"{where}.{name}.title")
+        retrieved = _get(inner, "text") if name == "retrievedContext" else None
+        quote = retrieved.strip() if isinstance(retrieved, str) and retrieved.strip() else None
+        by = provider_quote(quote)
         if uri is not None and uri.strip().lower().startswith(("http://", "https://")):
-            return CitedSource(url=clean_url(uri), title=title, where=where)
+            note = (statuses or {}).get(dedup_key(uri))
+            return CitedSource(
+                url=clean_url(uri), quote=quote, quote_by=by, title=title, note=note, where=where
+            )
         if name != "retrievedContext" or uri is None:
             raise reader.fail(
                 f"{where}.{name}",
@@ -142,10 +191,10 @@ def _chunk(reader: Reader, value: Any, where: str) -> CitedSource:
                 "nothing can be fetched for it: verify this answer with document citations "
                 "written by hand",
             )
-        return CitedSource(document=uri.strip(), title=title, where=where)
+        return CitedSource(document=uri.strip(), quote=quote, quote_by=by, title=title, where=where)
     raise reader.fail(
         where,
-        "unknown grounding chunk: no `web`, `maps` or `retrievedContext`",
+        "unknown grounding chunk: no `web`, `image`, `maps` or `retrievedContext`",
         "save the response unedited, or report the new chunk type",
     )
 

@@ -19,6 +19,7 @@ from pytest_citecheck.claims.importers.text import (
     LINK,
     Draft,
     Marker,
+    Paragraphs,
     Span,
     clean_url,
     dedup_key,
@@ -40,36 +41,39 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     for i, item in enumerate(output):
         item = reader.mapping(item, f"output[{i}]")
         kind = item.get("type")
-        if kind != "message":
-            if isinstance(kind, str) and kind != "reasoning":
-                other.append(kind)
-            continue
-        content = reader.items(item.get("content"), f"output[{i}].content")
-        for j, part in enumerate(content):
-            part = reader.mapping(part, f"output[{i}].content[{j}]")
-            if part.get("type") != "output_text":
-                continue
-            where = f"output[{i}].content[{j}]"
-            text = reader.text(part.get("text"), f"{where}.text")
-            annotations = reader.items(part.get("annotations", []) or [], f"{where}.annotations")
-            texts.append((text, annotations, where))
+        if kind == "message":
+            texts += message_texts(reader, item, f"output[{i}]")
+        elif isinstance(kind, str) and kind != "reasoning":
+            other.append(kind)
     if not texts:
         raise no_text(reader, "output", other)
     draft = Draft(text="")
-    joined: list[str] = []
-    offset = 0
-    for text, annotations, where in texts:
-        if joined:
-            joined.append("\n\n")
-            offset += 2
-        joined.append(text)
-        for k, annotation in enumerate(annotations):
+    joined = Paragraphs()
+    for text, listed, where in texts:
+        offset = joined.add(text)
+        for k, annotation in enumerate(listed):
             read_annotation(reader, draft, text, offset, annotation, f"{where}.annotations[{k}]")
         cite_repeated_links(draft, text, offset, f"{where}.text")
-        offset += len(text)
-    draft.text = "".join(joined)
+    draft.text = joined.text
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
     return draft, response_id
+
+
+def message_texts(
+    reader: Reader, item: dict[str, Any], where: str
+) -> list[tuple[str, list[Any], str]]:
+    """A ``message`` item's ``output_text`` parts: (text, annotations, where) each."""
+    out = []
+    content = reader.items(item.get("content"), f"{where}.content")
+    for j, part in enumerate(content):
+        here = f"{where}.content[{j}]"
+        part = reader.mapping(part, here)
+        if part.get("type") != "output_text":
+            continue
+        text = reader.text(part.get("text"), f"{here}.text")
+        annotations = reader.items(part.get("annotations", []) or [], f"{here}.annotations")
+        out.append((text, annotations, here))
+    return out
 
 
 def no_text(reader: Reader, where: str, other: list[str]) -> Exception:

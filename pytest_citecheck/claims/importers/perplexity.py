@@ -28,7 +28,7 @@ from pytest_citecheck.claims.importers.text import (
 FORMAT = "perplexity"
 MARKER = re.compile(r"\[(\d{1,4})\]")
 _THINK = re.compile(r"\s*<think>.*?</think>\s*", re.DOTALL)
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
+CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
@@ -64,7 +64,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         listed = "citations"
     else:
         urls, listed = results, "search_results"
-    code = [(m.start(), m.end()) for m in _CODE.finditer(content)]
+    code = [(m.start(), m.end()) for m in CODE.finditer(content)]
     skipped_before = think.end() if think is not None else 0
     marked: set[int] = set()
     for match in MARKER.finditer(content):

@@ -23,6 +23,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import ValidationError
@@ -41,11 +42,13 @@ __all__ = [
     "LINK",
     "Draft",
     "Marker",
+    "Paragraphs",
     "Span",
     "build",
     "clean_url",
     "dedup_key",
     "place_url_annotation",
+    "url_or_document",
 ]
 
 
@@ -72,8 +75,35 @@ class Draft:
     removals: list[tuple[int, int]] = field(default_factory=list)
     unattached: list[CitedSource] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Pages the provider read for this answer (fetched or searched) that are not listed
+    # as citations: counted when no sentence is cited, so that is never silent.
+    fetched: list[str] = field(default_factory=list)
     # Per text part: the starts of links already taken by an annotation without offsets.
     taken: dict[int, set[int]] = field(default_factory=dict)
+
+
+class Paragraphs:
+    """Answer text parts joined as paragraphs; :meth:`add` says where each part starts."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.length = 0
+
+    def add(self, text: str) -> int:
+        if self.pieces:
+            self.pieces.append("\n\n")
+            self.length += 2
+        start = self.length
+        self.pieces.append(text)
+        self.length += len(text)
+        return start
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def __bool__(self) -> bool:
+        return bool(self.pieces)
 
 
 # -- URLs -----------------------------------------------------------------------------------
@@ -100,6 +130,14 @@ def clean_url(url: str) -> str:
     if len(kept) == len(pieces):
         return url
     return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def url_or_document(target: str, **fields: Any) -> CitedSource:
+    """A source named by text that is an http(s) URL or else a document's name."""
+    target = target.strip()
+    if target.lower().startswith(("http://", "https://")):
+        return CitedSource(url=clean_url(target), **fields)
+    return CitedSource(document=target, **fields)
 
 
 def dedup_key(url: str) -> str:
@@ -280,6 +318,7 @@ def build(
 def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -> Claim:
     """One citation per distinct URL or document; the first quote given for it is kept."""
     citations: dict[tuple[str, str], Citation] = {}
+    firsts: dict[tuple[str, str], CitedSource] = {}
     for source in sources:
         key = (
             ("url", dedup_key(source.url))
@@ -297,11 +336,15 @@ def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -
                 f"the citation cannot be used: {message}",
                 "cite an http(s) URL or a document; fix or remove this citation in the response",
             ) from None
-        previous = citations.get(key)
+        previous = firsts.get(key)
         if previous is None:
-            citations[key] = citation
-        elif previous.quote is None and citation.quote is not None:
-            citations[key] = previous.model_copy(update={"quote": citation.quote})
+            firsts[key], citations[key] = source, citation
+        elif previous.quote is None and source.quote is not None:
+            # The quote comes with who wrote it.
+            merged = previous.model_copy(
+                update={"quote": source.quote, "quote_by": source.quote_by}
+            )
+            firsts[key], citations[key] = merged, merged.citation()
     return Claim(id=cid, claim=text, citations=list(citations.values()))
 
 

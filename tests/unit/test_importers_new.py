@@ -1,0 +1,603 @@
+"""The second round of formats: streams saved as events, Anthropic web fetch, Bedrock
+Converse, Cohere v2, Gemini url_context, on the real recordings in tests/data/native/
+(see its SOURCES.md); Perplexity's Agent API, Mistral and xAI's native API, of which no
+public recording exists, on responses built with (or checked against) the SDKs' types."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_citecheck.claims.importers import (
+    ImportedAnswer,
+    ResponseImportError,
+    detect_format,
+    import_response,
+)
+from pytest_citecheck.claims.importers.files import claim_file_text, read_saved
+
+NATIVE = Path(__file__).parent.parent / "data" / "native"
+
+
+def load(name: str) -> Any:
+    (path,) = NATIVE.glob(f"*/{name}.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def targets(answer: ImportedAnswer) -> dict[str, list[tuple[str, str | None]]]:
+    """Claim text -> (URL or document, quote's first 40 characters) per citation."""
+    return {
+        c.claim.claim: [
+            (x.url or x.document or "", (x.quote or None) and x.quote[:40])
+            for x in c.claim.citations
+        ]
+        for c in answer.claims
+    }
+
+
+RUBY_QUOTE = "The Ruby programming language was create"
+
+# Each real recording: its claims (text, and per citation the target and the quote's
+# start) and how many sentences stay uncited.
+EXPECTED: dict[str, tuple[dict[str, list[tuple[str, str | None]]], int]] = {
+    "ruby_llm__char_location_text_document.stream": (
+        {
+            "The Ruby programming language was created by Yukihiro Matsumoto in 1993.": [
+                ("facts.txt", RUBY_QUOTE)
+            ]
+        },
+        0,
+    ),
+    "ruby_llm__web_search_haiku-4-5.stream": (
+        {
+            "The latest stable Ruby version is 4.0.6, which was released in July 2026.": [
+                ("https://www.ruby-lang.org/en/downloads/", "The current stable version is 4.0.6."),
+                (
+                    "https://www.ruby-lang.org/en/news/2026/07/14/ruby-4-0-6-released/",
+                    "Ruby 4.0.6 has been released.",
+                ),
+            ]
+        },
+        0,
+    ),
+    "chatlas__rag_search_result_location.stream": (
+        {
+            "Based on the available documentation, Flurbo streams responses via the "
+            "flb.stream() generator, which yields FlurboChunk objects.": [
+                ("kb://flurbo/streaming", "Flurbo streams responses via the flb.str")
+            ]
+        },
+        2,
+    ),
+    "ruby_llm__claude-haiku-4-5_documentChar.stream": (
+        {"Ruby was created by Yukihiro Matsumoto in 1993.": [("facts", RUBY_QUOTE)]},
+        0,
+    ),
+    "ruby_llm__claude-haiku-4-5_documentChar_text": (
+        {
+            "The Ruby programming language was created by Yukihiro Matsumoto in 1993.": [
+                ("facts", RUBY_QUOTE)
+            ]
+        },
+        0,
+    ),
+    "ruby_llm__claude-haiku-4-5_documentPage_pdf_earlier": (
+        {
+            'The document is a simple PDF file, with the heading "Fun fun fun."': [
+                ("sample", "Sample PDF\r\nThis is a simple PDF file.")
+            ],
+            "The majority of the content consists of Lorem ipsum placeholder text, beginning "
+            'with "Lorem ipsum dolor sit amet, consectetuer adipiscing elit."': [
+                ("sample", "Lorem ipsum dolor sit amet, consectetuer")
+            ],
+        },
+        1,
+    ),
+    "ruby_llm__claude-haiku-4-5_searchResult_tool_results": (
+        {
+            "Ruby was created by Yukihiro Matsumoto in 1993.": [
+                ("https://example.com/ruby-facts", RUBY_QUOTE)
+            ]
+        },
+        0,
+    ),
+    "ruby_llm__nova-2-lite_web_citations.stream": (
+        {
+            "The latest stable Ruby version is 4.0.6.": [
+                ("https://www.ruby-lang.org/en/downloads/", None),
+                ("https://mac.install.guide/ruby/", None),
+            ],
+            "This version includes various improvements and bug fixes over the previous "
+            "releases of the Ruby 4.0 series.": [("https://www.ruby-lang.org/en/downloads/", None)],
+        },
+        1,
+    ),
+    "ruby_llm__command-a-plus_documents": (
+        {
+            "According to the document, Ruby was created by Yukihiro Matsumoto in 1993.": [
+                ("facts.txt", None)
+            ],
+            'The document states that "The Ruby programming language was created by '
+            'Yukihiro Matsumoto in 1993."': [("facts.txt", None)],
+        },
+        0,
+    ),
+    "ruby_llm__command-a-plus_documents_earlier.stream": (
+        {
+            "Based on the document, Ruby was created by Yukihiro Matsumoto in 1993.": [
+                ("facts.txt", None)
+            ],
+            'The document states: "The Ruby programming language was created by Yukihiro '
+            'Matsumoto in 1993."': [("facts.txt", None)],
+        },
+        0,
+    ),
+    "vercel-ai__cohere-citations": (
+        {
+            "Automation of tasks": [("benefits.txt", None)],
+            "Better decision-making": [("benefits.txt", None)],
+            "Cost reduction": [("benefits.txt", None)],
+        },
+        1,
+    ),
+    "pydantic-ai__gemini-2_5-flash_url_context": (
+        {
+            "Pydantic AI is a Python agent framework designed to make it less painful to "
+            "build production grade applications with Generative AI.": [
+                ("https://ai.pydantic.dev", None)
+            ]
+        },
+        0,
+    ),
+    "chatlas__gemini-3_5-flash_url_context.stream": (
+        {
+            "The first movie listed on that page is The Phantom Menace.": [
+                ("https://rvest.tidyverse.org/articles/starwars.html", None)
+            ]
+        },
+        0,
+    ),
+    "pydantic-ai__raw_annotations_turn1.stream": (
+        {
+            "The tallest mountain in Alberta is Mount Columbia (3,747 m / 12,294 ft).": [
+                ("https://www.britannica.com/place/Mount-Columbia", None)
+            ]
+        },
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_recordings_give_the_right_sentences_urls_and_quotes(name: str) -> None:
+    claims, uncited = EXPECTED[name]
+    answer = import_response(load(name), answer_id="a")
+    assert targets(answer) == claims
+    assert len(answer.uncited) == uncited
+    assert not answer.warnings
+
+
+def test_gemini_interactions_annotations_cite_the_sentences_they_span() -> None:
+    answer = import_response(load("vercel-ai__interactions-google-search"), answer_id="a")
+    assert answer.format == "gemini-interactions"
+    # 18 annotations, each over its own sentence or list item.
+    assert len(answer.claims) == 18
+    first = answer.claims[0]
+    assert first.claim.claim == (
+        "The platform supports various buying models and integrates with major advertising "
+        "and ad-tech firms."
+    )
+    assert first.claim.citations[0].url is not None
+    assert first.claim.citations[0].url.startswith(
+        "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
+    )
+    assert [s.title for s in first.sources] == ["marketingprofs.com"]
+    assert answer.uncited[0].text == (
+        "Here's a look at some notable AI developments from the past week:"
+    )
+
+
+def test_provider_quotes_are_marked_as_the_providers() -> None:
+    for name in (
+        "ruby_llm__web_search_haiku-4-5.stream",  # Anthropic cited_text
+        "ruby_llm__claude-haiku-4-5_documentChar_text",  # Bedrock sourceContent
+    ):
+        answer = import_response(load(name), answer_id="a")
+        sources = [s for c in answer.claims for s in c.sources]
+        assert sources and all(s.quote and s.quote_by == "provider" for s in sources)
+    # Cohere's `text` is the answer's own span, no quote at all.
+    cohere = import_response(load("vercel-ai__cohere-citations"), answer_id="a")
+    assert all(s.quote is None and s.quote_by is None for c in cohere.claims for s in c.sources)
+
+
+def test_a_nova_answer_cites_the_sentence_its_url_only_citations_follow() -> None:
+    answer = import_response(load("ruby_llm__nova-2-lite_web_citations"), answer_id="a")
+    (claim,) = answer.claims
+    assert claim.claim.claim.startswith("This update brings continued improvements")
+    assert "\u200b" not in claim.claim.claim  # Nova's zero-width space is not answer
+    assert [c.url for c in claim.claim.citations] == [
+        "https://www.ruby-lang.org/en/downloads/releases/",
+        "https://www.ruby-lang.org/en/downloads/",
+        "https://mac.install.guide/ruby/",
+    ]
+
+
+def test_bedrock_recordings_fit_botocores_converse_output_shape() -> None:
+    botocore = pytest.importorskip("botocore.session")
+    from botocore.validate import ParamValidator
+
+    model = botocore.get_session().get_service_model("bedrock-runtime")
+    output_shape = model.operation_model("Converse").output_shape.members["output"]
+    for path in sorted((NATIVE / "bedrock_converse").glob("*.json")):
+        if path.name.endswith(".stream.json"):
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        report = ParamValidator().validate(data["output"], output_shape)
+        assert not report.has_errors(), report.generate_report()
+
+
+def test_cohere_stream_events_fit_the_sdk_types() -> None:
+    cohere = pytest.importorskip("cohere")
+    from pydantic import TypeAdapter
+
+    events = load("ruby_llm__command-a-plus_documents_earlier.stream")
+    adapter: TypeAdapter[Any] = TypeAdapter(cohere.V2ChatStreamResponse)
+    kinds = {type(adapter.validate_python(e)).__name__ for e in events}
+    assert "CitationStartV2ChatStreamResponse" in kinds
+
+
+# -- streams ----------------------------------------------------------------------------------
+
+
+def test_a_saved_stream_is_one_response_not_one_per_event(tmp_path: Path) -> None:
+    path = tmp_path / "stream.json"
+    path.write_text(
+        (
+            NATIVE
+            / "openai_responses_stream/vercel-ai__openai-web-search-tool.1.chunks.stream.json"
+        ).read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    (saved,) = read_saved(path)
+    assert not isinstance(saved, ResponseImportError)
+    # One event a line (.jsonl, as vercel's .chunks.txt fixtures store them) too.
+    lines = tmp_path / "stream.jsonl"
+    lines.write_text("\n".join(json.dumps(e) for e in json.loads(path.read_text())) + "\n")
+    (one,) = read_saved(lines)
+    assert not isinstance(one, ResponseImportError)
+    assert import_response(one.data, answer_id="a").claim_list == (
+        import_response(saved.data, answer_id="a").claim_list
+    )
+
+
+def test_a_list_of_finished_gemini_responses_is_several_answers_not_a_stream(
+    tmp_path: Path,
+) -> None:
+    one = load("pydantic-ai__gemini-2_5-flash_url_context")
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([one, one]), encoding="utf-8")
+    assert len(read_saved(path)) == 2
+    assert detect_format(load("chatlas__gemini-3_5-flash_url_context.stream")) == "gemini"
+
+
+def test_a_stream_saved_as_sse_text_imports_as_its_event_list() -> None:
+    events = load("ruby_llm__web_search_haiku-4-5.stream")
+    sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    assert detect_format(events) == "anthropic"
+    assert import_response(sse, answer_id="a").claim_list == (
+        import_response(events, answer_id="a").claim_list
+    )
+
+
+def test_an_openai_stream_cut_before_completed_is_rebuilt_from_its_finished_items() -> None:
+    events = load("vercel-ai__openai-web-search-tool.1.chunks.stream")
+    whole = import_response(events, answer_id="a")
+    cut = [e for e in events if e["type"] != "response.completed"]
+    assert import_response(cut, answer_id="a").claim_list == whole.claim_list
+    assert len(whole.claims) == 12
+    stopped = [e for e in cut if e["type"] != "response.output_item.done"]
+    with pytest.raises(ResponseImportError, match="ends before the response is complete"):
+        import_response(stopped, answer_id="a")
+
+
+def test_a_stream_without_its_start_says_so_once() -> None:
+    events = load("ruby_llm__web_search_haiku-4-5.stream")[1:]
+    with pytest.raises(ResponseImportError, match="no message_start"):
+        import_response(events, answer_id="a")
+
+
+# -- Anthropic web fetch ------------------------------------------------------------------------
+
+
+def test_web_fetch_answers_without_citations_warn_about_the_fetched_page() -> None:
+    answer = import_response(load("pydantic-ai__web_fetch_tool"), answer_id="a")
+    assert answer.claims == []
+    (warning,) = answer.warnings
+    assert warning.startswith("read as anthropic (auto-detected): no sentence is cited")
+    assert "1 source(s)" in warning
+    failed = import_response(load("vercel-ai__anthropic-web-fetch-tool.error"), answer_id="a")
+    assert "a web fetch failed (unavailable)" in failed.notes[0]
+
+
+def test_a_citation_of_a_fetched_page_cites_its_url_with_the_fetch_time() -> None:
+    data = copy.deepcopy(load("pydantic-ai__web_fetch_tool"))
+    (text,) = [b for b in data["content"] if b["type"] == "text"]
+    quote = "Pydantic AI is a Python agent framework designed"
+    text["citations"] = [
+        {
+            "type": "char_location",
+            "cited_text": quote,
+            "document_index": 0,
+            "document_title": "Pydantic AI",
+            "start_char_index": 0,
+            "end_char_index": len(quote),
+        }
+    ]
+    answer = import_response(data, answer_id="a")
+    ((source,),) = [c.sources for c in answer.claims]
+    assert (source.url, source.quote, source.quote_by) == (
+        "https://ai.pydantic.dev",
+        quote,
+        "provider",
+    )
+    assert source.retrieved_at == "2025-11-14T23:34:21.151000+00:00"
+    written = claim_file_text([(answer, "r.json")], "citecheck import r.json -o citecheck_r.yaml")
+    assert "# the provider fetched this page at 2025-11-14T23:34:21.151000+00:00" in written
+
+
+# -- Gemini url_context (image chunks: test_importers_sdk.py) -------------------------------------
+
+
+def test_a_retrieved_context_text_is_a_provider_quote() -> None:
+    data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
+    metadata = data["candidates"][0]["groundingMetadata"]
+    (chunk,) = metadata["groundingChunks"]
+    uri = chunk["web"]["uri"]
+    passage = "Pydantic AI is a Python agent framework"
+    metadata["groundingChunks"] = [{"retrievedContext": {"uri": uri, "text": passage}}]
+    answer = import_response(data, answer_id="a")
+    ((source,),) = [c.sources for c in answer.claims]
+    assert (source.url, source.quote, source.quote_by) == (uri, passage, "provider")
+
+
+def test_a_paywalled_url_is_a_note_on_the_answer_and_its_citation() -> None:
+    data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
+    (meta,) = data["candidates"][0]["urlContextMetadata"]["urlMetadata"]
+    meta["urlRetrievalStatus"] = "URL_RETRIEVAL_STATUS_PAYWALL"
+    answer = import_response(data, answer_id="a")
+    assert answer.notes == [f"the provider could not read {meta['retrievedUrl']}: PAYWALL"]
+    ((source,),) = [c.sources for c in answer.claims]
+    assert source.note == "provider retrieval status PAYWALL"
+    written = claim_file_text([(answer, "r.json")], "citecheck import r.json -o citecheck_r.yaml")
+    assert "        # note: provider retrieval status PAYWALL" in written
+
+
+# -- Perplexity Agent API -------------------------------------------------------------------
+
+
+def agent_response(text: str, annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An Agent API body as the perplexity SDK types define it (checked against them)."""
+    body = {
+        "id": "resp_1",
+        "created_at": 1760000000,
+        "model": "perplexity/sonar",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {
+                "type": "search_results",
+                "queries": ["water boiling point"],
+                "results": [
+                    # ids are not positions: the first result has id 7.
+                    {"id": 7, "url": "https://a.org/water", "title": "A", "snippet": "..."},
+                    {"id": 2, "url": "https://b.org/altitude", "title": "B", "snippet": "..."},
+                    {"id": 3, "url": "https://c.org/unused", "title": "C", "snippet": "..."},
+                ],
+            },
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [
+                    {"type": "output_text", "text": text, "annotations": annotations or []}
+                ],
+            },
+        ],
+    }
+    perplexity = pytest.importorskip("perplexity.types")
+    perplexity.ResponseCreateResponse.model_validate(body)
+    return body
+
+
+def test_perplexity_agent_markers_name_results_by_id_and_do_not_glue_sentences() -> None:
+    body = agent_response(
+        "Water boils at 100 °C at sea level.[7] It boils at a lower temperature higher up.[2][7]"
+    )
+    assert detect_format(body) == "perplexity-agent"
+    answer = import_response(body, answer_id="a")
+    assert answer.format == "perplexity-agent"
+    assert targets(answer) == {
+        "Water boils at 100 °C at sea level.": [("https://a.org/water", None)],
+        "It boils at a lower temperature higher up.": [
+            ("https://b.org/altitude", None),
+            ("https://a.org/water", None),
+        ],
+    }
+    assert [s.url for s in answer.unattached] == ["https://c.org/unused"]
+    assert not answer.warnings
+
+
+def test_perplexity_agent_sdk_object_and_annotations() -> None:
+    from perplexity.types import ResponseCreateResponse
+
+    text = "Water boils at 100 °C at sea level.[7]"
+    body = agent_response(
+        text,
+        [
+            {
+                "type": "url_citation",
+                "url": "https://a.org/water",
+                "title": "A",
+                "start_index": text.index("[7]"),
+                "end_index": len(text),
+            }
+        ],
+    )
+    answer = import_response(ResponseCreateResponse.model_validate(body), answer_id="a")
+    # The annotation and the [7] it covers are one citation, not two.
+    assert [len(c.sources) for c in answer.claims] == [1]
+    assert targets(answer) == {
+        "Water boils at 100 °C at sea level.": [("https://a.org/water", None)]
+    }
+
+
+def test_perplexity_agent_without_search_results_is_still_the_agent_api() -> None:
+    body = agent_response("Water boils at 100 °C at sea level.")
+    body["output"] = body["output"][1:]
+    assert detect_format(body) == "perplexity-agent"  # by its provider-named model
+
+
+def test_perplexity_agent_marker_with_no_such_id_is_an_error() -> None:
+    body = agent_response("Water boils at 100 °C at sea level.[1]")
+    with pytest.raises(ResponseImportError, match=r"the marker \[1\] names no search result"):
+        import_response(body, answer_id="a")
+
+
+def test_an_agent_response_read_as_openai_responses_is_never_silently_uncited() -> None:
+    body = agent_response("Water boils at 100 °C at sea level.[7]")
+    answer = import_response(body, format="openai-responses", answer_id="a")
+    assert answer.claims == []
+    (warning,) = answer.warnings
+    assert warning.startswith("read as openai-responses (as asked): no sentence is cited")
+    assert "3 source(s)" in warning and "all 3 are ignored" in warning
+
+
+# -- Mistral ----------------------------------------------------------------------------------
+
+
+def test_mistral_conversation_tool_references_cite_the_text_before_them() -> None:
+    models = pytest.importorskip("mistralai.client.models")
+    response = models.ConversationResponse(
+        conversation_id="conv_1",
+        object="conversation.response",
+        usage=models.ConversationUsageInfo(prompt_tokens=1, completion_tokens=1, total_tokens=2),
+        outputs=[
+            models.MessageOutputEntry(
+                object="entry",
+                type="message.output",
+                role="assistant",
+                content=[
+                    models.TextChunk(type="text", text="Water boils at 100 °C at sea level."),
+                    models.ToolReferenceChunk(
+                        type="tool_reference",
+                        tool="web_search",
+                        title="A",
+                        url="https://a.org/water",
+                    ),
+                    models.TextChunk(type="text", text=" It freezes at 0 °C."),
+                    models.ToolReferenceChunk(
+                        type="tool_reference", tool="document_library", title="notes.pdf"
+                    ),
+                ],
+            )
+        ],
+    )
+    data = response.model_dump(mode="json", by_alias=True)
+    assert detect_format(data) == "mistral"
+    answer = import_response(response, answer_id="a")
+    assert targets(answer) == {
+        "Water boils at 100 °C at sea level.": [("https://a.org/water", None)]
+    }
+    assert [s.text for s in answer.uncited] == ["It freezes at 0 °C."]
+    assert answer.notes == ["1 tool_reference chunk(s) have no URL (a library document): not cited"]
+
+
+def test_mistral_chat_reference_chunks_name_the_requests_documents() -> None:
+    models = pytest.importorskip("mistralai.client.models")
+    response = models.ChatCompletionResponse(
+        id="c1",
+        object="chat.completion",
+        model="mistral-large-latest",
+        created=1,
+        usage=models.UsageInfo(prompt_tokens=1, completion_tokens=1, total_tokens=2),
+        choices=[
+            models.ChatCompletionChoice(
+                index=0,
+                finish_reason="stop",
+                message=models.AssistantMessage(
+                    role="assistant",
+                    content=[
+                        models.TextChunk(type="text", text="Ruby was created in 1993."),
+                        models.ReferenceChunk(type="reference", reference_ids=[1]),
+                    ],
+                ),
+            )
+        ],
+    )
+    answer = import_response(response, answer_id="a", documents=["a.txt", "facts.txt"])
+    assert answer.format == "mistral"
+    assert targets(answer) == {"Ruby was created in 1993.": [("facts.txt", None)]}
+    unnamed = import_response(response, answer_id="a")
+    assert targets(unnamed) == {"Ruby was created in 1993.": [("reference-1", None)]}
+
+
+# -- xAI native (gRPC SDK, saved with MessageToDict) --------------------------------------------
+
+
+def test_xai_inline_citations_in_protobuf_json() -> None:
+    text = "Water boils at 100 °C at sea level.[[1]](https://a.org/water) Ice is lighter."
+    link = text.index("[[1]]")
+    body = {
+        "id": "x1",
+        "outputs": [
+            {
+                "index": 0,
+                "finishReason": "REASON_STOP",
+                "message": {
+                    "role": "ROLE_ASSISTANT",
+                    "content": text,
+                    "citations": [
+                        {
+                            "id": "1",
+                            "startIndex": link,
+                            "endIndex": text.index(")", link) + 1,
+                            "webCitation": {"url": "https://a.org/water"},
+                        },
+                        {
+                            "id": "2",
+                            "startIndex": text.index("Ice"),
+                            "endIndex": len(text),
+                            "collectionsCitation": {
+                                "fileId": "file_9",
+                                "chunkContent": "ice is less dense than water",
+                            },
+                        },
+                    ],
+                },
+            }
+        ],
+        "citations": ["https://a.org/water"],
+    }
+    assert detect_format(body) == "xai"
+    answer = import_response(body, answer_id="a")
+    assert targets(answer) == {
+        "Water boils at 100 °C at sea level.": [("https://a.org/water", None)],
+        "Ice is lighter.": [("file_9", "ice is less dense than water")],
+    }
+    (ice,) = [c for c in answer.claims if c.claim.claim == "Ice is lighter."]
+    assert ice.sources[0].quote_by == "provider"
+
+
+# -- a wrong format names the right one -------------------------------------------------------
+
+
+def test_a_wrong_format_names_the_format_of_the_body() -> None:
+    with pytest.raises(ResponseImportError) as info:
+        import_response(load("vercel-ai__cohere-citations"), format="gemini", answer_id="a")
+    assert info.value.problem.startswith("this body is cohere, not gemini")
+    assert info.value.fix == "give the format as cohere, or auto to detect it"
