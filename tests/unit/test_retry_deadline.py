@@ -1,0 +1,82 @@
+"""The retry loop keeps every wait -- for a slot, for a Retry-After -- inside the deadline."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from pytest_citecheck.core.limits import AdaptiveLimit
+from pytest_citecheck.core.retry import DeadlineExceeded, GaveUp, RetryPolicy, send
+
+URL = "http://127.0.0.1:9/v1/chat"
+
+
+def client_answering(*replies: httpx.Response) -> tuple[httpx.Client, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+    queue = list(replies)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return queue.pop(0)
+
+    return httpx.Client(transport=httpx.MockTransport(handler)), seen
+
+
+def test_a_retry_after_beyond_the_deadline_fails_the_request_at_once() -> None:
+    slept: list[float] = []
+    limit = AdaptiveLimit("openai", 4)
+    client, seen = client_answering(httpx.Response(429, headers={"retry-after": "30"}))
+    policy = RetryPolicy(sleep=slept.append, deadline=20.0, limiter=limit)
+    started = time.monotonic()
+    sent = send(client, httpx.Request("POST", URL), policy)
+    assert time.monotonic() - started < 1.0
+    assert sent.response.status_code == 429 and sent.attempts == 1 and len(seen) == 1
+    assert sent.stopped is not None
+    assert sent.stopped.startswith("rate limited: retry after 30 s, beyond the 20 s deadline")
+    assert slept == []  # nobody waited the 30 s out
+    # The limit was lowered (AIMD) and the slot given back.
+    assert int(limit.limit) == 2 and limit.in_flight == 0
+
+
+def test_a_retry_after_that_fits_pauses_this_request_and_retries() -> None:
+    limit = AdaptiveLimit("openai", 4)
+    during: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        during.append(limit.backing_off())
+        # Another request to the same service is not held up meanwhile.
+        assert limit.acquire(timeout=0)
+        limit.release(200)
+
+    client, seen = client_answering(
+        httpx.Response(429, headers={"retry-after": "3"}), httpx.Response(200, json={})
+    )
+    policy = RetryPolicy(sleep=sleep, deadline=20.0, limiter=limit)
+    sent = send(client, httpx.Request("POST", URL), policy)
+    assert sent.response.status_code == 200 and sent.attempts == 2 and sent.stopped is None
+    assert len(seen) == 2
+    assert len(during) == 1 and 2 < during[0] <= 3
+    assert limit.backing_off() == 0
+
+
+def test_a_retry_after_over_the_most_citecheck_waits_says_so() -> None:
+    client, _ = client_answering(httpx.Response(503, headers={"retry-after": "90"}))
+    sent = send(client, httpx.Request("POST", URL), RetryPolicy(sleep=lambda s: None))
+    expected = "rate limited: retry after 90 s, more than the 60 s citecheck waits at most"
+    assert sent.stopped == expected
+
+
+def test_waiting_for_a_slot_counts_against_the_deadline() -> None:
+    limit = AdaptiveLimit("crawlbase", 1)
+    limit.acquire()  # another claim's request holds the only slot
+    client, seen = client_answering(httpx.Response(200))
+    started = time.monotonic()
+    with pytest.raises(GaveUp) as caught:
+        send(client, httpx.Request("GET", URL), RetryPolicy(deadline=0.2, limiter=limit))
+    assert time.monotonic() - started < 1.0
+    assert seen == [] and caught.value.attempts == 0
+    assert isinstance(caught.value.error, DeadlineExceeded)
+    assert "no free slot among the 1 requests in flight to crawlbase" in str(caught.value.error)
+    assert "0.2 s deadline" in str(caught.value.error)
