@@ -85,7 +85,8 @@ class Reason:
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
-    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
+    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL (nothing was
+    # fetched) or where its crawl landed (nothing of the page was used).
     URL_REFUSED = "url_refused"
     # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
     BUDGET_EXHAUSTED = "budget_exhausted"
