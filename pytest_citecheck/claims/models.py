@@ -64,6 +64,9 @@ class Reason:
     # either way, and a person should look (the verdict carries the review flag).
     BLOCKED = "blocked"
     PDF_UNSUPPORTED = "pdf_unsupported"
+    # The site answered with a server error (an origin 5xx, or a short "502 Bad
+    # Gateway" page served with 200): not the page, and maybe not for long.
+    ORIGIN_ERROR = "origin_error"
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
