@@ -224,9 +224,10 @@ class _Deadline:
         return f"beyond the {self.seconds:g} s deadline ({self.name}{still})"
 
     def no_slot(self, request: httpx.Request, limiter: AdaptiveLimit) -> httpx.TimeoutException:
+        most = int(limiter.limit)
         return DeadlineExceeded(
-            f"no free slot among the {int(limiter.limit)} requests in flight to "
-            f"{limiter.name} within the {self.seconds:g} s deadline ({self.name})",
+            f"no free slot within the {self.seconds:g} s deadline ({self.name}): "
+            f"{most} request{'' if most == 1 else 's'} in flight to {limiter.name} at most",
             request=request,
         )
 

@@ -444,7 +444,9 @@ class CrawlbaseFetcher:
                 readability,
                 status_code=0,
                 failure=scrub(
-                    f"no reply after {exc.attempts} tries "
+                    f"not sent: {exc.error}"
+                    if exc.attempts == 0  # the deadline ran out waiting for a slot
+                    else f"no reply after {exc.attempts} tries "
                     f"({type(exc.error).__name__}: {exc.error})",
                     extra=[token],
                 ),

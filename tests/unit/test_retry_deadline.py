@@ -7,8 +7,15 @@ import time
 import httpx
 import pytest
 
+from pytest_citecheck.claims.models import Label, Reason
+from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.core.limits import AdaptiveLimit
 from pytest_citecheck.core.retry import DeadlineExceeded, GaveUp, RetryPolicy, send
+from pytest_citecheck.stages.fetch import CrawlbaseFetcher
+from pytest_citecheck.stages.fetch_rules import fetch_page
+from pytest_citecheck.stages.judges import make_judge
+from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.doubles.llm import LLMDouble
 
 URL = "http://127.0.0.1:9/v1/chat"
 
@@ -78,5 +85,42 @@ def test_waiting_for_a_slot_counts_against_the_deadline() -> None:
     assert time.monotonic() - started < 1.0
     assert seen == [] and caught.value.attempts == 0
     assert isinstance(caught.value.error, DeadlineExceeded)
-    assert "no free slot among the 1 requests in flight to crawlbase" in str(caught.value.error)
-    assert "0.2 s deadline" in str(caught.value.error)
+    assert str(caught.value.error) == (
+        "no free slot within the 0.2 s deadline (the timeout): "
+        "1 request in flight to crawlbase at most"
+    )
+
+
+def test_a_crawl_that_never_got_a_slot_says_it_was_not_sent() -> None:
+    limit = AdaptiveLimit("crawlbase", 1)
+    limit.acquire()
+    with CrawlbaseDouble() as api:
+        api.add("https://example.com/a", Page(markdown="# A\n\n" + "Text. " * 100))
+        policy = RetryPolicy(deadline=0.2, limiter=limit)
+        with CrawlbaseFetcher(
+            token=api.tokens["normal"], js_token=None, base_url=api.base_url, retry=policy
+        ) as fetcher:
+            result = fetch_page(fetcher, "https://example.com/a", None)
+        assert api.calls == []
+    assert (result.label, result.reason) == (Label.ERROR, Reason.CRAWL_FAILED)
+    assert "not sent: no free slot within the 0.2 s deadline" in (result.detail or "")
+    assert "after 0 tries" not in (result.detail or "")
+
+
+def test_a_judge_call_that_never_got_a_slot_says_it_was_not_asked() -> None:
+    limit = AdaptiveLimit("openai", 1)
+    limit.acquire()
+    with LLMDouble(api_key="sk-planted-slot-key") as llm:
+        judge = make_judge(
+            "openai:gpt-4o-mini",
+            environ={"OPENAI_API_KEY": "sk-planted-slot-key"},
+            base_url=llm.base_url("openai"),
+            retry=RetryPolicy(deadline=0.2, limiter=limit),
+        )
+        with judge, pytest.raises(StageFailed) as caught:
+            judge.judge("Water boils at 100 C.", ["Water boils at 100 C at sea level."])
+        assert llm.calls == []
+    assert caught.value.reason == Reason.JUDGE_UNAVAILABLE
+    assert caught.value.detail.startswith(
+        "the openai:gpt-4o-mini judge was not asked: no free slot within the 0.2 s deadline"
+    )

@@ -347,7 +347,10 @@ class HTTPJudge(ABC):
     def _unavailable(self, exc: GaveUp) -> StageFailed:
         error = exc.error
         tries = f"{exc.attempts} attempt(s)"
-        if isinstance(error, httpx.TimeoutException) and not isinstance(
+        if exc.attempts == 0:
+            # Never sent: the deadline ran out while it waited for a slot.
+            what = f"the {self.name} judge was not asked: {error}"
+        elif isinstance(error, httpx.TimeoutException) and not isinstance(
             error, httpx.ConnectTimeout | httpx.PoolTimeout
         ):
             what = (
