@@ -12,12 +12,14 @@ One loop, sync and async, for every HTTP call citecheck makes:
 - ``deadline`` bounds one request, retries and every wait included -- for a
   free slot under the service's :class:`~pytest_citecheck.core.limits.AdaptiveLimit`
   and for a ``Retry-After`` pause: each try gets only the time that is left as
-  its timeout, the transport (:mod:`pytest_citecheck.recording.transport`) stops
-  reading a body when it runs out, and no retry is started that could not finish
-  in time. A ``Retry-After`` longer than what is left ends the request at once,
-  the reason in :attr:`Sent.stopped` (``rate limited: retry after 30 s, beyond
-  the 20 s deadline``) for the caller's message; only the request that received
-  it waits a pause out.
+  its timeout, every read and write on the connection waits at most what is left
+  (so a server that drips its headers a byte at a time is cut off too), the
+  transport (:mod:`pytest_citecheck.recording.transport`) stops reading a body when
+  it runs out, and no retry is started that could not finish in time. A
+  ``Retry-After`` longer than what is left ends the request at once, the reason
+  in :attr:`Sent.stopped` (``rate limited: retry after 30 s, beyond the 20 s
+  deadline``) for the caller's message; only the request that received it waits
+  a pause out.
 
 Under replay the recorded sequence (e.g. 429 then 200) is played back as it
 was recorded, so the plugin passes ``sleep=lambda s: None``: the retry logic
@@ -28,9 +30,11 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -160,6 +164,52 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
 
 # Where a try's deadline (a ``_Deadline``) travels to the transport.
 DEADLINE_EXTENSION = "citecheck.deadline"
+# httpcore's trace events that hand over a new connection's network stream.
+_NEW_STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
+# The deadline of the try this thread is sending (read by the streams' reads and writes).
+_sending = threading.local()
+
+
+def _deadline_bound(operation: Callable[[Any, float | None], Any]) -> Callable[..., Any]:
+    def bounded(data: Any, timeout: float | None = None) -> Any:
+        deadline: _Deadline | None = getattr(_sending, "deadline", None)
+        left = None if deadline is None else deadline.left()
+        if left is not None:
+            # Past the deadline, the next read or write times out at once.
+            left = max(left, 0.001)
+            timeout = left if timeout is None else min(timeout, left)
+        return operation(data, timeout)
+
+    return bounded
+
+
+def _bound_stream(stream: Any) -> None:
+    """Every read and write on ``stream`` waits at most what is left of the deadline of
+    the request using it (a pooled connection serves later requests too).
+
+    httpx's timeouts are per socket operation: a server that drips its headers or
+    body a byte at a time would otherwise keep a request going far past its deadline."""
+    if stream is None or getattr(stream, "_citecheck_bounded", False):
+        return
+    try:
+        for name in ("read", "write"):
+            setattr(stream, name, _deadline_bound(getattr(stream, name)))
+        stream._citecheck_bounded = True
+    except AttributeError:  # a stream that cannot be wrapped keeps httpx's own timeouts
+        return
+
+
+class _BoundNewStreams:
+    """httpcore's ``trace`` extension: bounds each new connection's stream
+    (:func:`_bound_stream`), then passes the event on to a caller's own tracer."""
+
+    def __init__(self, previous: Callable[[str, dict[str, Any]], Any] | None) -> None:
+        self.previous = previous
+
+    def __call__(self, name: str, info: dict[str, Any]) -> Any:
+        if name in _NEW_STREAM_EVENTS:
+            _bound_stream(info.get("return_value"))
+        return None if self.previous is None else self.previous(name, info)
 
 
 class DeadlineExceeded(httpx.TimeoutException):
@@ -195,6 +245,9 @@ class _Deadline:
             for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")), **timeout}.items()
         }
         request.extensions[DEADLINE_EXTENSION] = self
+        trace = request.extensions.get("trace")
+        if not isinstance(trace, _BoundNewStreams):
+            request.extensions["trace"] = _BoundNewStreams(trace)
 
     def expired(self) -> bool:
         left = self.left()
@@ -259,7 +312,11 @@ def send(
             raise GaveUp(attempt, deadline.no_slot(request, limiter))
         try:
             deadline.arm(request, attempt)
-            response = client.send(request)
+            _sending.deadline = deadline
+            try:
+                response = client.send(request)
+            finally:
+                _sending.deadline = None
         except (httpx.TransportError, OSError) as exc:
             if limiter is not None:
                 limiter.release(None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 
 import httpx
@@ -124,3 +126,56 @@ def test_a_judge_call_that_never_got_a_slot_says_it_was_not_asked() -> None:
     assert caught.value.detail.startswith(
         "the openai:gpt-4o-mini judge was not asked: no free slot within the 0.2 s deadline"
     )
+
+
+class DrippingServer:
+    """A loopback server that answers every request a byte every 50 ms: headers that
+    never end (``part="headers"``) or a body that takes 50 s (``part="body"``)."""
+
+    def __init__(self, part: str) -> None:
+        self.part = part
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(5)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1/chat"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> DrippingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.listener.close()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        with conn:
+            conn.recv(65536)
+            if self.part == "headers":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+            for _ in range(1000):  # 50 s at most, but the client hangs up long before
+                if self.stop.wait(0.05):
+                    return
+                try:
+                    conn.sendall(b"a")
+                except OSError:
+                    return
+
+
+@pytest.mark.parametrize("part", ["headers", "body"])
+def test_a_server_that_drips_its_answer_is_cut_off_at_the_deadline(part: str) -> None:
+    with DrippingServer(part) as server, httpx.Client() as client:
+        started = time.monotonic()
+        with pytest.raises(GaveUp) as caught:
+            send(client, httpx.Request("GET", server.url), RetryPolicy(deadline=0.5, attempts=1))
+        took = time.monotonic() - started
+    assert isinstance(caught.value.error, DeadlineExceeded)
+    assert "0.5 s deadline" in str(caught.value.error)
+    assert took < 1.0  # the deadline, and not the 5 s connect timeout, let alone 50 s
