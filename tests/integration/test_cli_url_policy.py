@@ -145,18 +145,9 @@ def test_a_page_that_redirects_to_an_internal_address_is_refused_after_the_crawl
     claim = {"id": "moved", "claim": "Water boils at 100 degrees Celsius.", "urls": [cited]}
     records = write_records(tmp_path / "o.jsonl", [claim])
     out_csv, report, audit = tmp_path / "r.csv", tmp_path / "r.json", tmp_path / "audit.db"
-    code, out, err = batch(
-        capsys,
-        str(records),
-        "--url-policy",
-        "public",
-        "--out",
-        str(out_csv),
-        "--json",
-        str(report),
-        "--audit",
-        str(audit),
-    )
+    outputs = {"--out": out_csv, "--json": report, "--audit": audit}
+    options = [str(records), "--url-policy=public"]
+    code, out, err = batch(capsys, *options, *(f"{k}={v}" for k, v in outputs.items()))
     (row,) = list(csv.DictReader(out_csv.open(encoding="utf-8")))
     assert (row["label"], row["reason"]) == ("not_found", "url_refused")
     assert api.calls_for(cited) and llm.calls == []  # crawled (and paid), never judged

@@ -30,20 +30,23 @@ def claims(n: int) -> list[Claim]:
     ]
 
 
-def record(
-    api: CrawlbaseDouble, llm: LLMDouble, root: Path, **settings: object
-) -> tuple[list[Label], Engine]:
-    env = {
+def environ(api: CrawlbaseDouble, llm: LLMDouble) -> dict[str, str]:
+    return {
         "CITECHECK_CRAWLBASE_URL": api.base_url,
         "OPENAI_BASE_URL": llm.base_url("openai"),
         "CRAWLBASE_TOKEN": TOKENS["normal"],
         "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
         "OPENAI_API_KEY": KEY,
     }
+
+
+def record(
+    api: CrawlbaseDouble, llm: LLMDouble, root: Path, **settings: object
+) -> tuple[list[Label], Engine]:
     engine = Engine.from_settings(
         EngineSettings(record_mode="once", **settings),  # type: ignore[arg-type]
         StageHooks(make_ranker=WordOverlap),
-        environ=env,
+        environ=environ(api, llm),
     )
     with engine:
         results = engine.verify_claims_sync(
@@ -99,17 +102,10 @@ def test_one_long_retry_after_fails_its_own_request_and_stalls_no_other_claim(
                 Page(markdown=ARTICLE, transient=throttled, retry_after="30"),
             )
         llm.script(Fault("rate_limited", retry_after="30"))
-        env = {
-            "CITECHECK_CRAWLBASE_URL": api.base_url,
-            "OPENAI_BASE_URL": llm.base_url("openai"),
-            "CRAWLBASE_TOKEN": TOKENS["normal"],
-            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-            "OPENAI_API_KEY": KEY,
-        }
         engine = Engine.from_settings(
             EngineSettings(record_mode="once", concurrency=8, timeout=20),
             StageHooks(make_ranker=WordOverlap),
-            environ=env,
+            environ=environ(api, llm),
         )
         started = time.monotonic()
         with engine:

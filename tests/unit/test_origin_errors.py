@@ -4,16 +4,16 @@ balancer or a CDN, or with the origin's 5xx -- is ``error`` with its reason, nev
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from pytest_citecheck.claims.models import Citation, Label, Reason
-from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import FetchResult, fetch_page, server_error_page
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.unit.test_blocked import _Fetcher, _Judge, _Ranker
+from tests.unit.test_blocked import api as api  # the fixtures: a Crawling API double
+from tests.unit.test_blocked import fetcher as fetcher  # and a fetcher on it
 
 URL = "https://example.com/articles/bridge"
 ARTICLE = "# The bridge\n\n" + "The council approved the new bridge on 4 May 2021. " * 20
@@ -30,23 +30,6 @@ ERROR_PAGES = {
     "upstream error": "upstream connect error or disconnect/reset before headers. "
     "reset reason: connection failure",
 }
-
-
-@pytest.fixture
-def api() -> Iterator[CrawlbaseDouble]:
-    with CrawlbaseDouble() as double:
-        yield double
-
-
-@pytest.fixture
-def fetcher(api: CrawlbaseDouble) -> Iterator[CrawlbaseFetcher]:
-    with CrawlbaseFetcher(
-        token=api.tokens["normal"],
-        js_token=api.tokens["javascript"],
-        base_url=api.base_url,
-        retry=RetryPolicy(sleep=lambda s: None),
-    ) as f:
-        yield f
 
 
 @pytest.mark.parametrize("name", ERROR_PAGES)
@@ -74,28 +57,6 @@ def test_an_article_about_gateways_is_an_article() -> None:
     assert server_error_page(long, 200) is None
     assert server_error_page("Our service is unavailable in your country? No.", 200) is None
     assert server_error_page(ARTICLE, 404) is None and server_error_page(None, None) is None
-
-
-class _Fetcher:
-    def __init__(self, result: FetchResult) -> None:
-        self.result = result
-
-    def fetch(self, url: str) -> FetchResult:
-        return self.result
-
-
-class _Judge:
-    name = "test:judge"
-    calls = 0
-
-    def judge(self, claim, passages):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        raise AssertionError("an error page must not be judged")
-
-
-class _Ranker:
-    def rank(self, claim, passages, k):  # type: ignore[no-untyped-def]
-        return [(i, 1.0) for i in range(min(k, len(passages)))]
 
 
 def test_a_custom_fetchers_error_page_is_an_error_and_the_judge_is_not_asked() -> None:
