@@ -64,6 +64,9 @@ class Reason:
     # either way, and a person should look (the verdict carries the review flag).
     BLOCKED = "blocked"
     PDF_UNSUPPORTED = "pdf_unsupported"
+    # The site answered with a server error (an origin 5xx, or a short "502 Bad
+    # Gateway" page served with 200): not the page, and maybe not for long.
+    ORIGIN_ERROR = "origin_error"
     EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
@@ -85,7 +88,8 @@ class Reason:
     CORRUPT_RECORDING = "corrupt_recording"
     PAGE_TOO_LARGE = "page_too_large"
     JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
-    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL: nothing was fetched.
+    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL (nothing was
+    # fetched) or where its crawl landed (nothing of the page was used).
     URL_REFUSED = "url_refused"
     # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
     BUDGET_EXHAUSTED = "budget_exhausted"

@@ -5,11 +5,14 @@ has its own :class:`AdaptiveLimit`: at most ``cap`` requests in flight (the
 service's documented limit, or a conservative default), cut in half when the
 service answers 429 or 503, and grown again by one request per round of
 successes (additive increase, multiplicative decrease, as TCP does). A
-``Retry-After`` on such an answer pauses every new request to that service for
-that long, not only the retried one: the other claims' requests would be
-refused too. The user's own cap is ``citecheck_concurrency``, the claims in
+``Retry-After`` on such an answer pauses only the request that received it (the
+way the providers' own SDKs treat it): the halved limit is what slows the other
+requests down, so one throttled reply cannot freeze every claim past its
+deadline. The user's own cap is ``citecheck_concurrency``, the claims in
 flight; :mod:`pytest_citecheck.core.retry` calls :meth:`AdaptiveLimit.acquire`
-and :meth:`AdaptiveLimit.release` around every try.
+(bounded by what is left of the request's deadline) and
+:meth:`AdaptiveLimit.release` around every try, and :meth:`AdaptiveLimit.pausing`
+around a ``Retry-After`` wait (shown on the progress line).
 
 Why these caps (:data:`DEFAULT_CAPS`): the Crawling API documents 20 concurrent
 requests per token (429 with ``Retry-After`` beyond). The judges' limits depend on
@@ -22,7 +25,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 # The Crawling API's rate-limit page documents 20 concurrent requests per token.
 CRAWLING_API_CAP = 20
@@ -36,8 +40,6 @@ DEFAULT_CAPS = {
 DEFAULT_JUDGE_CAP = 4
 # Statuses that mean "too many at once" (the limit shrinks); others leave it alone.
 OVERLOAD_STATUSES = frozenset({429, 503})
-# A Retry-After longer than this is not waited out by the limit (the retry gives up).
-MAX_PAUSE = 60.0
 
 
 def cap_for(service: str) -> int:
@@ -63,7 +65,7 @@ class AdaptiveLimit:
         self.in_flight = 0
         self.overloads = 0  # 429/503 answers seen
         self.cuts = 0  # times the limit was halved
-        self._paused_until = 0.0
+        self._pauses: list[float] = []  # when each Retry-After wait under way ends
         self._last_cut = float("-inf")
         self._successes_since_cut = 0
         self._clock = clock
@@ -71,25 +73,25 @@ class AdaptiveLimit:
 
     # -- around each try ------------------------------------------------------------
 
-    def acquire(self) -> None:
-        """Wait for a free slot (and for any ``Retry-After`` pause to end)."""
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Wait for a free slot, at most ``timeout`` seconds (None: as long as it
+        takes); False when none freed up in time."""
         with self._cond:
-            while True:
-                wait = self._paused_until - self._clock()
-                if wait <= 0 and self.in_flight < int(self.limit):
-                    self.in_flight += 1
-                    return
-                self._cond.wait(timeout=wait if wait > 0 else None)
+            return self._cond.wait_for(self._take_slot, timeout=timeout)
 
-    def release(self, status: int | None, retry_after: float | None = None) -> None:
+    def _take_slot(self) -> bool:
+        if self.in_flight < int(self.limit):
+            self.in_flight += 1
+            return True
+        return False
+
+    def release(self, status: int | None) -> None:
         """A try ended with ``status`` (None: no answer); adapt the limit."""
         with self._cond:
             self.in_flight -= 1
             now = self._clock()
             if status in OVERLOAD_STATUSES:
                 self.overloads += 1
-                if retry_after is not None and 0 < retry_after <= MAX_PAUSE:
-                    self._paused_until = max(self._paused_until, now + retry_after)
                 # One cut per round: the answers to requests already in flight when the
                 # service pushed back do not cut again.
                 if self._successes_since_cut > 0 or self.cuts == 0 or now - self._last_cut > 1:
@@ -104,20 +106,33 @@ class AdaptiveLimit:
 
     # -- for the progress line ---------------------------------------------------------
 
-    def backing_off(self) -> float:
-        """Seconds of ``Retry-After`` pause left (0: none)."""
+    @contextmanager
+    def pausing(self, seconds: float) -> Iterator[None]:
+        """One request waits out a ``Retry-After`` of ``seconds`` (holding no slot)."""
         with self._cond:
-            return max(0.0, self._paused_until - self._clock())
+            end = self._clock() + seconds
+            self._pauses.append(end)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._pauses.remove(end)
+
+    def backing_off(self) -> float:
+        """Seconds left of the longest ``Retry-After`` wait under way (0: none)."""
+        with self._cond:
+            return max([0.0, *(end - self._clock() for end in self._pauses)])
 
     def status(self) -> str:
-        """E.g. ``crawlbase 18/20 in flight`` or ``... (limit 10 after 3 x 429/503,
-        paused 1.0 s)``."""
+        """E.g. ``crawlbase 18/20 in flight`` or ``crawlbase 9/10 in flight (3 x
+        429/503, 2 backing off up to 1.0 s)``."""
         with self._cond:
             text = f"{self.name} {self.in_flight}/{int(self.limit)} in flight"
             extra = []
             if self.overloads:
                 extra.append(f"{self.overloads} x 429/503")
-            pause = self._paused_until - self._clock()
-            if pause > 0:
-                extra.append(f"backing off {pause:.1f} s")
+            now = self._clock()
+            pauses = [end - now for end in self._pauses if end > now]
+            if pauses:
+                extra.append(f"{len(pauses)} backing off up to {max(pauses):.1f} s")
             return text + (f" ({', '.join(extra)})" if extra else "")

@@ -471,8 +471,12 @@ OPTIONS: tuple[Option, ...] = (
             "recheck": Hidden("the recheck fetches the URLs the recordings fetched"),
             "serve": Flag(
                 "--url-policy",
-                "public: refuse URLs on internal addresses or local names, or with "
-                "credentials (422, nothing fetched); off: refuse none (default public).",
+                "public: refuse URLs on internal addresses, local names or names that resolve "
+                "to loopback (nip.io, localtest.me...), or with credentials (422, nothing "
+                "fetched), and a crawl that lands on such an address (url_refused, not shown). "
+                "Names are not resolved: the Crawling API resolves them from its own network, "
+                "where a lookup here could answer differently; off: refuse none (default "
+                "public).",
                 default="public",
                 own_default=True,
             ),

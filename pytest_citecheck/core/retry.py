@@ -9,10 +9,17 @@ One loop, sync and async, for every HTTP call citecheck makes:
   that means the account is out of quota);
 - when every try failed at the transport level, :class:`GaveUp` carries the last
   error for the caller to classify;
-- ``deadline`` bounds one request, retries and waits included:
-  each try gets only the time that is left as its timeout, the transport
-  (:mod:`pytest_citecheck.recording.transport`) stops reading a body when it runs out, and
-  no retry is started that could not finish in time.
+- ``deadline`` bounds one request, retries and every wait included -- for a
+  free slot under the service's :class:`~pytest_citecheck.core.limits.AdaptiveLimit`
+  and for a ``Retry-After`` pause: each try gets only the time that is left as
+  its timeout, every read and write on the connection waits at most what is left
+  (so a server that drips its headers a byte at a time is cut off too), the
+  transport (:mod:`pytest_citecheck.recording.transport`) stops reading a body when
+  it runs out, and no retry is started that could not finish in time. A
+  ``Retry-After`` longer than what is left ends the request at once, the reason
+  in :attr:`Sent.stopped` (``rate limited: retry after 30 s, beyond the 20 s
+  deadline``) for the caller's message; only the request that received it waits
+  a pause out.
 
 Under replay the recorded sequence (e.g. 429 then 200) is played back as it
 was recorded, so the plugin passes ``sleep=lambda s: None``: the retry logic
@@ -23,9 +30,11 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -91,10 +100,12 @@ IsFinal = Callable[[httpx.Response], bool]
 
 @dataclass(frozen=True)
 class Sent:
-    """The last response and how many tries it took."""
+    """The last response and how many tries it took; ``stopped`` says why a
+    response the server asked to be retried was not (None: nothing to say)."""
 
     response: httpx.Response
     attempts: int
+    stopped: str | None = None
 
 
 class GaveUp(Exception):
@@ -107,17 +118,32 @@ class GaveUp(Exception):
 
 
 def _wait_after_response(
-    policy: RetryPolicy, attempt: int, response: httpx.Response, is_final: IsFinal
-) -> float | None:
-    """Seconds to wait before retrying ``response``, or None to return it."""
+    policy: RetryPolicy,
+    attempt: int,
+    response: httpx.Response,
+    is_final: IsFinal,
+    deadline: _Deadline,
+) -> tuple[float | None, str | None]:
+    """Seconds to wait before retrying ``response`` (None: return it), and why a
+    ``Retry-After`` the server asked for is not waited out (None: nothing to say)."""
     should = response.headers.get("x-should-retry", "").lower()
     if should == "false":
-        return None
+        return None, None
     if response.status_code not in policy.retry_statuses and should != "true":
-        return None
-    if is_final(response):
-        return None
-    return policy.delay(attempt, response.headers)
+        return None, None
+    if is_final(response) or attempt + 1 >= policy.attempts:
+        return None, None
+    asked = retry_after_seconds(response.headers)
+    if asked is not None and asked > policy.max_retry_after:
+        why = f"more than the {policy.max_retry_after:g} s citecheck waits at most"
+        return None, f"rate limited: retry after {asked:g} s, {why}"
+    wait = policy.delay(attempt, response.headers)
+    if wait is None or deadline.allows(wait):
+        return wait, None
+    if asked is not None:
+        # Failing now beats waiting for a retry that cannot finish in time.
+        return None, f"rate limited: retry after {asked:g} s, {deadline.beyond()}"
+    return None, None
 
 
 def _never_final(response: httpx.Response) -> bool:
@@ -138,6 +164,52 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
 
 # Where a try's deadline (a ``_Deadline``) travels to the transport.
 DEADLINE_EXTENSION = "citecheck.deadline"
+# httpcore's trace events that hand over a new connection's network stream.
+_NEW_STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
+# The deadline of the try this thread is sending (read by the streams' reads and writes).
+_sending = threading.local()
+
+
+def _deadline_bound(operation: Callable[[Any, float | None], Any]) -> Callable[..., Any]:
+    def bounded(data: Any, timeout: float | None = None) -> Any:
+        deadline: _Deadline | None = getattr(_sending, "deadline", None)
+        left = None if deadline is None else deadline.left()
+        if left is not None:
+            # Past the deadline, the next read or write times out at once.
+            left = max(left, 0.001)
+            timeout = left if timeout is None else min(timeout, left)
+        return operation(data, timeout)
+
+    return bounded
+
+
+def _bound_stream(stream: Any) -> None:
+    """Every read and write on ``stream`` waits at most what is left of the deadline of
+    the request using it (a pooled connection serves later requests too).
+
+    httpx's timeouts are per socket operation: a server that drips its headers or
+    body a byte at a time would otherwise keep a request going far past its deadline."""
+    if stream is None or getattr(stream, "_citecheck_bounded", False):
+        return
+    try:
+        for name in ("read", "write"):
+            setattr(stream, name, _deadline_bound(getattr(stream, name)))
+        stream._citecheck_bounded = True
+    except AttributeError:  # a stream that cannot be wrapped keeps httpx's own timeouts
+        return
+
+
+class _BoundNewStreams:
+    """httpcore's ``trace`` extension: bounds each new connection's stream
+    (:func:`_bound_stream`), then passes the event on to a caller's own tracer."""
+
+    def __init__(self, previous: Callable[[str, dict[str, Any]], Any] | None) -> None:
+        self.previous = previous
+
+    def __call__(self, name: str, info: dict[str, Any]) -> Any:
+        if name in _NEW_STREAM_EVENTS:
+            _bound_stream(info.get("return_value"))
+        return None if self.previous is None else self.previous(name, info)
 
 
 class DeadlineExceeded(httpx.TimeoutException):
@@ -155,6 +227,11 @@ class _Deadline:
     def left(self) -> float | None:
         return None if self.end is None else self.end - time.monotonic()
 
+    def left_or_none(self) -> float | None:
+        """What is left, never negative (None: no deadline)."""
+        left = self.left()
+        return None if left is None else max(0.0, left)
+
     def arm(self, request: httpx.Request, attempt: int) -> None:
         """Give this try only the time that is left (raises when none is)."""
         left = self.left()
@@ -168,6 +245,9 @@ class _Deadline:
             for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")), **timeout}.items()
         }
         request.extensions[DEADLINE_EXTENSION] = self
+        trace = request.extensions.get("trace")
+        if not isinstance(trace, _BoundNewStreams):
+            request.extensions["trace"] = _BoundNewStreams(trace)
 
     def expired(self) -> bool:
         left = self.left()
@@ -188,6 +268,21 @@ class _Deadline:
     def allows(self, wait: float) -> bool:
         left = self.left()
         return left is None or wait < left
+
+    def beyond(self) -> str:
+        """``beyond the 20 s deadline (citecheck_timeout; 12 s left)``."""
+        left = self.left()
+        spent = self.seconds is not None and left is not None and self.seconds - left >= 1
+        still = f"; {max(0.0, left or 0.0):.0f} s left" if spent else ""
+        return f"beyond the {self.seconds:g} s deadline ({self.name}{still})"
+
+    def no_slot(self, request: httpx.Request, limiter: AdaptiveLimit) -> httpx.TimeoutException:
+        most = int(limiter.limit)
+        return DeadlineExceeded(
+            f"no free slot within the {self.seconds:g} s deadline ({self.name}): "
+            f"{most} request{'' if most == 1 else 's'} in flight to {limiter.name} at most",
+            request=request,
+        )
 
     def exceeded(self, request: httpx.Request) -> httpx.TimeoutException:
         return DeadlineExceeded(
@@ -212,11 +307,16 @@ def send(
     limiter = policy.limiter
     attempt = 0
     while True:
-        if limiter is not None:
-            limiter.acquire()
+        # Waiting for a slot is part of the request: the deadline bounds it too.
+        if limiter is not None and not limiter.acquire(deadline.left_or_none()):
+            raise GaveUp(attempt, deadline.no_slot(request, limiter))
         try:
             deadline.arm(request, attempt)
-            response = client.send(request)
+            _sending.deadline = deadline
+            try:
+                response = client.send(request)
+            finally:
+                _sending.deadline = None
         except (httpx.TransportError, OSError) as exc:
             if limiter is not None:
                 limiter.release(None)
@@ -230,11 +330,16 @@ def send(
             raise
         else:
             if limiter is not None:
-                limiter.release(response.status_code, retry_after_seconds(response.headers))
-            wait = _wait_after_response(policy, attempt, response, is_final)
-            if wait is None or not deadline.allows(wait):
-                return Sent(response, attempt + 1)
+                limiter.release(response.status_code)
+            wait, stopped = _wait_after_response(policy, attempt, response, is_final, deadline)
+            if wait is None:
+                return Sent(response, attempt + 1, stopped)
             _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
             response.close()
-        policy.sleep(wait)
+        if limiter is not None and wait > 0:
+            # Only this request waits the pause out, holding no slot.
+            with limiter.pausing(wait):
+                policy.sleep(wait)
+        else:
+            policy.sleep(wait)
         attempt += 1

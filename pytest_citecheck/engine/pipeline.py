@@ -42,12 +42,13 @@ from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
-from pytest_citecheck.stages.fetch_rules import Fetcher, fetch_page
+from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import EXACT, QuoteIndex, QuotePolicy, guard, too_short
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
+from pytest_citecheck.stages.url_policy import landing_refusal, mask_landing
 
 # Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
 MAX_QUOTE_CHARS = 2000
@@ -181,6 +182,11 @@ class Verifier:
                 f"({self.terms.setting('url_policy', self.url_policy)})",
             )
         fetched = fetch_page(self.fetcher, url, self.max_page_bytes, self.terms)
+        landed = landing_refusal(
+            self.url_policy, [fetched.final_url, *(f.final_url for f in fetched.fetches)]
+        )
+        if landed is not None:
+            return self._landing_refused(url, fetched, landed)
         base = Verdict(
             url=url,
             label=Label.ERROR,
@@ -209,6 +215,25 @@ class Verifier:
             if holding:
                 return self._judge(claim, holding, base)
         return self._judge(claim, self._top_passages(claim, texts), base)
+
+    def _landing_refused(self, url: str, fetched: FetchResult, why: str) -> Verdict:
+        """The fetch ended where the URL policy does not go: nothing of the page is
+        used, and the address it landed on is shown nowhere (the credits were spent)."""
+        policy = self.url_policy
+        return Verdict(
+            url=url,
+            label=Label.NOT_FOUND,
+            reason=Reason.URL_REFUSED,
+            detail=f"not used: {why} ({self.terms.setting('url_policy', policy)})",
+            final_url=mask_landing(policy, fetched.final_url),
+            original_status=fetched.original_status,
+            rid=fetched.rid,
+            fetches=[
+                f.model_copy(update={"final_url": mask_landing(policy, f.final_url)})
+                for f in fetched.fetches
+            ],
+            credits=fetched.credits,
+        )
 
     def _passages_holding(self, quote: str, texts: list[str]) -> list[Passage] | None:
         """The passages holding ``quote`` (every occurrence, in page order, up to

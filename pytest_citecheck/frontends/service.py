@@ -100,6 +100,8 @@ from pytest_citecheck.frontends.service_defaults import (
     LOOPBACK_HOSTS,
     MAX_CONNECTIONS,
     MAX_JSON_DEPTH,
+    MAX_WAITING,
+    MAX_WAITING_PER_CLIENT,
     RETRY_AFTER_SECONDS,
 )
 from pytest_citecheck.recording.recorder import request_cassette_name
@@ -883,52 +885,20 @@ def _unanswered(result: ClaimResult) -> tuple[int, Verdict] | None:
 
 def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicorn.Config:
     """uvicorn's configuration for ``app``: its HTTP protocol closes a connection whose
-    request headers have not all arrived within ``config.read_timeout`` seconds."""
-    import h11
+    request headers have not all arrived within ``config.read_timeout`` seconds, does
+    not count such connections against the connection limit and caps them per client
+    address; its access log shows no query string
+    (:mod:`pytest_citecheck.frontends.service_http`)."""
     import uvicorn
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from pytest_citecheck.frontends.service_http import (
+        HeaderWaits,
+        drop_query_strings,
+        protocol_class,
+    )
 
     timeout = config.read_timeout
-
-    class HeaderDeadline(H11Protocol):
-        _header_timer: asyncio.TimerHandle | None = None
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._arm()  # the next request on this connection gets its own deadline
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-        def _arm(self) -> None:
-            self._disarm()
-            if not self.transport.is_closing():
-                self._header_timer = self.loop.call_later(timeout, self._headers_late)
-
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _headers_late(self) -> None:
-            self._header_timer = None
-            # IDLE: the request line and headers have not all arrived.
-            if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
-                return
-            if self.conn.trailing_data[0]:
-                client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
-                log.info("%s sent no complete request headers within %g s", client, timeout)
-                self.transport.write(
-                    b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n"
-                    b"connection: close\r\n\r\n"
-                )
-            self.transport.close()
-
+    waits = HeaderWaits(per_client=MAX_WAITING_PER_CLIENT, total=MAX_WAITING)
     if "log_config" not in kwargs:
         # The service's own lines (a client that hung up, an audit problem) beside uvicorn's.
         import copy
@@ -943,6 +913,10 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
         }
         kwargs["log_config"] = logging_config
     kwargs.setdefault("timeout_keep_alive", max(1, min(5, int(timeout))))
-    # Connections (idle ones included) beyond this get uvicorn's immediate 503.
+    # Requests being served beyond this get uvicorn's immediate 503 (a connection
+    # still waiting for its request headers is not counted: the waits' caps bound those).
     kwargs.setdefault("limit_concurrency", MAX_CONNECTIONS)
-    return uvicorn.Config(app, http=HeaderDeadline, **kwargs)
+    uvicorn_settings = uvicorn.Config(app, http=protocol_class(timeout, waits), **kwargs)
+    # After uvicorn configured logging: a key sent as ?key= never reaches the access log.
+    logging.getLogger("uvicorn.access").addFilter(drop_query_strings)
+    return uvicorn_settings

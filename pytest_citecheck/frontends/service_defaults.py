@@ -21,8 +21,14 @@ RETRY_AFTER_SECONDS = 5
 DEFAULT_AUDIT_WAIT = 5.0
 # JSON nested deeper than this is refused before it is parsed (a request is two deep).
 MAX_JSON_DEPTH = 32
-# Open connections uvicorn serves at once; more are answered 503 straight away.
+# Connections with a request being served at once; more are answered 503 straight
+# away. A connection whose request headers are still arriving is not counted.
 MAX_CONNECTIONS = 100
+# Connections still waiting for their request headers (new ones, kept-alive ones
+# between requests), per client address and in all: one more closes the oldest, so
+# slow sockets cannot crowd out a client whose headers arrive at once.
+MAX_WAITING_PER_CLIENT = 64
+MAX_WAITING = 512
 MIN_KEY_CHARS = 16
 # The names a loopback service answers to by default (the Host header's, port aside).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -128,6 +128,7 @@ class _Reply:
     final_url: str | None = None
     rid: str | None = None
     failure: str | None = None  # why there is no usable reply, for humans
+    stopped: str | None = None  # why a reply asked to be retried was not (Sent.stopped)
 
     @property
     def chars(self) -> int:
@@ -362,10 +363,15 @@ class CrawlbaseFetcher:
                 f"cb_status {reply.cb_status} in an HTTP {reply.status_code} reply", failed=True
             )
         if not 200 <= reply.status_code < 300:
+            if reply.stopped is not None:
+                why = f": {reply.stopped}."
+            elif reply.status_code in self.retry.retry_statuses:
+                why = " after retries."
+            else:
+                why = "."
             return crawl.failed(
                 reply,
-                f"The Crawling API answered HTTP {reply.status_code}"
-                + (" after retries." if reply.status_code in self.retry.retry_statuses else "."),
+                f"The Crawling API answered HTTP {reply.status_code}{why}",
             )
         if redirected_to_homepage(crawl.url, reply.final_url):
             return crawl.page(reply)  # the homepage is not the page, however rendered
@@ -427,20 +433,23 @@ class CrawlbaseFetcher:
             "GET", self.base_url, params=params, timeout=self.timeout
         )
         try:
-            response = send(self._client, request, self.retry).response
+            sent = send(self._client, request, self.retry)
         except GaveUp as exc:
             reply = _Reply(
                 kind,
                 readability,
                 status_code=0,
                 failure=scrub(
-                    f"no reply after {exc.attempts} tries "
+                    f"not sent: {exc.error}"
+                    if exc.attempts == 0  # the deadline ran out waiting for a slot
+                    else f"no reply after {exc.attempts} tries "
                     f"({type(exc.error).__name__}: {exc.error})",
                     extra=[token],
                 ),
             )
             crawl.replies.append(reply)
             return reply
+        response = sent.response
         if response.status_code in _CONFIGURATION_STATUSES:
             raise ConfigurationError(
                 self._configuration_message(response.status_code, kind, crawl.url)
@@ -456,6 +465,7 @@ class CrawlbaseFetcher:
             cb_status=cb_status if cb_status is not None else _int_header(headers, "pc_status"),
             final_url=_final_url(headers),
             rid=_rid(headers),
+            stopped=sent.stopped,
         )
         crawl.replies.append(reply)
         return reply

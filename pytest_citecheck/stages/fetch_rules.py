@@ -14,9 +14,13 @@ only to decide whether to fetch again or to stop; it never words a page verdict:
 4. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
    interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked
    for review (:func:`blocked_rule`);
-5. a page with more than ``max_page_bytes`` bytes of text (or a reply the
+5. a server error instead of the page (:func:`server_error_page`: an origin 5xx,
+   or a short "502 Bad Gateway" / "503 Service Unavailable" / Cloudflare "Error
+   522" page served with 200) -> ``error``, ``origin_error``: the page was not
+   seen, so it is neither evidence nor missing;
+6. a page with more than ``max_page_bytes`` bytes of text (or a reply the
    transport cut off at that size) -> ``not_found``, ``page_too_large``;
-6. a short "page does not exist" template -> ``not_found``, ``soft_404``.
+7. a short "page does not exist" template -> ``not_found``, ``soft_404``.
 
 A result that already carries a label (a failed crawl, an empty page) is left as
 it is.
@@ -176,6 +180,45 @@ def blocked_page(text: str | None, original_status: int | None) -> Blocked | Non
     return None
 
 
+# -- server error pages ---------------------------------------------------------
+#
+# A proxy, load balancer or CDN in front of the site answered instead of it -- often
+# with HTTP 200 as far as the crawler is concerned. Like the blocked markers, a
+# marker counts only on a short page: an article about gateways is an article.
+
+# A server error page is a title and a line or two; longer than this is content.
+SERVER_ERROR_MAX_CHARS = 1000
+_SERVER_ERRORS = [
+    (why, re.compile(pattern, re.IGNORECASE))
+    for why, pattern in (
+        ("502 Bad Gateway", r"\bbad\s+gateway\b"),
+        ("504 Gateway Timeout", r"\bgateway\s+time-?\s?out\b"),
+        ("503 Service Unavailable", r"\bservice\s+(?:temporarily\s+)?unavailable\b"),
+        ("500 Internal Server Error", r"\binternal\s+server\s+error\b"),
+        ("Cloudflare 5xx error", r"\berror\s+code:?\s*5[0-9]{2}\b|\berror\s+5[0-9]{2}\b"),
+        ("'Web server is down'", r"\bweb\s+server\s+is\s+(?:down|returning\s+an\s+unknown)"),
+        ("upstream error", r"\bupstream\s+connect\s+error\b|\bno\s+healthy\s+upstream\b"),
+    )
+]
+
+
+def server_error_page(text: str | None, original_status: int | None) -> str | None:
+    """Why the reply is a server error rather than the page (an origin 5xx, or a
+    short page with a server-error marker above), or None."""
+    if original_status is not None and 500 <= original_status <= 599:
+        return f"the site answered HTTP {original_status}"
+    if text and 0 < non_whitespace_chars(text) < SERVER_ERROR_MAX_CHARS:
+        for why, marker in _SERVER_ERRORS:
+            if marker.search(text):
+                status = "" if original_status is None else f" with HTTP {original_status}"
+                return f"the site served an error page ({why}){status}"
+    return None
+
+
+def server_error_detail(why: str) -> str:
+    return f"Not the page: {why}. It may be back later; run again to judge it."
+
+
 def blocked_detail(blocked: Blocked) -> str:
     return (
         f"The site blocked the crawler ({blocked.why}): the page was not judged; "
@@ -305,6 +348,9 @@ def apply_rules(
     blocked = blocked_rule(result)
     if blocked is not None:
         return blocked
+    server_error = server_error_page(result.text, status)
+    if server_error is not None:
+        return _settled(result, Label.ERROR, Reason.ORIGIN_ERROR, server_error_detail(server_error))
     text = result.text
     if text is None:
         return result

@@ -14,10 +14,19 @@ when its host is not a public internet address:
   ``*.local``, ``*.internal`` (``metadata.google.internal``),
   ``*.localdomain``, ``*.home.arpa``, and single-label names (``intranet``,
   ``metadata``) that only a local resolver can answer;
+- a name under a public wildcard-DNS domain that resolves to whatever address
+  it spells or always to loopback (``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``,
+  ``localtest.me``, ``lvh.me``: :data:`LOOPBACK_DOMAINS`);
 - credentials in the URL (``https://user:pass@host/``).
 
-Names are not resolved: the Crawling API resolves them on its side. The
-``off`` policy (the plugin's and the batch's default) refuses nothing.
+Names are not resolved: the Crawling API resolves them on its side, from its
+own network, and a lookup here could answer differently (DNS rebinding, split
+horizon) while costing a network round trip per URL. A public name pointing at
+a private address is therefore not caught before the fetch; where the fetch
+*landed* is checked after it (:func:`landing_refusal`): the Crawling API reports
+the final URL of the redirects it followed, and a landing the policy refuses is
+``url_refused`` too, its address never shown. The ``off`` policy (the plugin's
+and the batch's default) refuses nothing.
 
 Pure stdlib, no network; used by the pipeline (a refused URL becomes a
 ``url_refused`` verdict) and by the service (a refused URL is a 422).
@@ -39,6 +48,23 @@ assert set(URL_POLICIES) == {OFF, PUBLIC}
 # Names that only a local resolver answers (RFC 6761, RFC 6762, RFC 8375, cloud metadata).
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".localdomain", ".home.arpa")
+# Public domains whose names resolve to the address they spell (nip.io, sslip.io,
+# xip.io, traefik.me: ``127.0.0.1.nip.io``) or to loopback whatever the name
+# (localtest.me, lvh.me, vcap.me, lacolhost.com, localhost.direct): a way to
+# reach an internal address with a name that looks public.
+LOOPBACK_DOMAINS = frozenset(
+    {
+        "nip.io",
+        "sslip.io",
+        "xip.io",
+        "traefik.me",
+        "localtest.me",
+        "lvh.me",
+        "vcap.me",
+        "lacolhost.com",
+        "localhost.direct",
+    }
+)
 
 # IPv6 prefixes that carry an IPv4 address in their last 32 bits (NAT64, RFC 6052/8215).
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
@@ -172,7 +198,38 @@ def name_refusal(name: str) -> str | None:
         return f"its host {name!r} is not a valid host name"
     if len(labels) == 1:
         return f"its host {name} has no domain, so only a local resolver knows it"
+    for i in range(len(labels) - 1):
+        domain = ".".join(labels[i:])
+        if domain in LOOPBACK_DOMAINS:
+            where = "" if domain == name else f"under {domain}, "
+            return (
+                f"its host {name} is {where}a public name that resolves to loopback or "
+                "to the address it spells"
+            )
     return None
+
+
+def landing_refusal(policy: str, landed: Iterable[str | None]) -> str | None:
+    """Why ``policy`` refuses where a fetch landed, or None.
+
+    ``landed``: every URL a fetch reports it ended on (each Crawling API call's
+    final URL after the redirects it followed). The reason never names the
+    address: the caller cited another URL and has no business learning it."""
+    for url in landed:
+        if not url or urlsplit(url.strip()).hostname is None:
+            continue  # not a URL with a host: nothing to say where it landed
+        if check(policy, url) is not None:
+            return (
+                f"the page redirected to {INTERNAL_MARK}, a URL the policy refuses, "
+                "so nothing from it is used"
+            )
+    return None
+
+
+def mask_landing(policy: str, url: str | None) -> str | None:
+    """``url`` as a report may show a landing: :data:`INTERNAL_MARK` when ``policy``
+    refuses it."""
+    return INTERNAL_MARK if url and landing_refusal(policy, [url]) else url
 
 
 _URL_IN_TEXT = re.compile(r"(?i)\bhttps?://[^\s'\"<>()\[\]{}]+|\bhttps?://\[[^\]\s]*\][^\s'\"<>]*")

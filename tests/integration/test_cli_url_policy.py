@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.reports.audit import AuditIndex
 from tests.doubles.batch import PAGES, SITE, write_records
 from tests.doubles.crawlbase import CrawlbaseDouble
@@ -129,3 +131,37 @@ def test_credentials_in_a_cited_url_never_reach_a_cassette_and_it_still_replays(
 
     redacted = "https://REDACTED@example.com/articles/boiling"
     assert labels(second) == labels(first) == [("supported", redacted)]
+
+
+def test_a_page_that_redirects_to_an_internal_address_is_refused_after_the_crawl(
+    world: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api, llm = world
+    cited = f"{SITE}/moved"
+    # The Crawling API followed the redirects and reports where it landed (its url header).
+    api.add(cited, replace(PAGES[BOILING], final_url="http://127.0.0.1.nip.io:8080/admin"))
+    claim = {"id": "moved", "claim": "Water boils at 100 degrees Celsius.", "urls": [cited]}
+    records = write_records(tmp_path / "o.jsonl", [claim])
+    out_csv, report, audit = tmp_path / "r.csv", tmp_path / "r.json", tmp_path / "audit.db"
+    outputs = {"--out": out_csv, "--json": report, "--audit": audit}
+    options = [str(records), "--url-policy=public"]
+    code, out, err = batch(capsys, *options, *(f"{k}={v}" for k, v in outputs.items()))
+    (row,) = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    assert (row["label"], row["reason"]) == ("not_found", "url_refused")
+    assert api.calls_for(cited) and llm.calls == []  # crawled (and paid), never judged
+    (verdict,) = json.loads(report.read_text(encoding="utf-8"))["claims"][0]["verdicts"]
+    assert verdict["final_url"] == "[internal address]"
+    assert {f["final_url"] for f in verdict["fetches"]} == {"[internal address]"}
+    everything = out + err + out_csv.read_text(encoding="utf-8") + report.read_text("utf-8")
+    everything += "".join(str(r) for r in AuditIndex(audit).rows())
+    assert "nip.io" not in everything and "127.0.0.1" not in everything
+    assert code == 0
+
+
+def test_serve_help_says_names_are_not_resolved_and_why(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Names are not resolved: the Crawling API resolves them from its own network" in text
+    assert "nip.io" in text and "lands on such an address" in text

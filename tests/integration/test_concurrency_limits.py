@@ -3,6 +3,7 @@ Retry-After is honoured, every claim is still recorded once (loopback doubles on
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from pytest_citecheck.claims.models import Citation, Claim, Label
 from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
-from tests.doubles.llm import LLMDouble
+from tests.doubles.llm import Fault, LLMDouble
 from tests.doubles.ranking import WordOverlap
 
 TOKENS = {"normal": "planted-normal-token-limits", "javascript": "planted-js-token-limits"}
@@ -29,20 +30,23 @@ def claims(n: int) -> list[Claim]:
     ]
 
 
-def record(
-    api: CrawlbaseDouble, llm: LLMDouble, root: Path, **settings: object
-) -> tuple[list[Label], Engine]:
-    env = {
+def environ(api: CrawlbaseDouble, llm: LLMDouble) -> dict[str, str]:
+    return {
         "CITECHECK_CRAWLBASE_URL": api.base_url,
         "OPENAI_BASE_URL": llm.base_url("openai"),
         "CRAWLBASE_TOKEN": TOKENS["normal"],
         "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
         "OPENAI_API_KEY": KEY,
     }
+
+
+def record(
+    api: CrawlbaseDouble, llm: LLMDouble, root: Path, **settings: object
+) -> tuple[list[Label], Engine]:
     engine = Engine.from_settings(
         EngineSettings(record_mode="once", **settings),  # type: ignore[arg-type]
         StageHooks(make_ranker=WordOverlap),
-        environ=env,
+        environ=environ(api, llm),
     )
     with engine:
         results = engine.verify_claims_sync(
@@ -83,3 +87,37 @@ def test_a_crawl_limit_at_the_services_own_sends_nothing_it_refuses(
         assert Label.ERROR not in labels
         assert api.rejected == 0 and api.peak_in_flight == 4
         assert "in flight" not in engine.progress.line()  # nothing in flight, no back-off
+
+
+def test_one_long_retry_after_fails_its_own_request_and_stalls_no_other_claim(
+    tmp_path: Path,
+) -> None:
+    # One crawl and one judge call are answered 429 + Retry-After: 30 under a 20 s
+    # deadline: those two claims end `error` at once, saying why; nobody waits 30 s.
+    with CrawlbaseDouble(tokens=TOKENS) as api, LLMDouble(api_key=KEY) as llm:
+        for i in range(24):
+            throttled = (429,) if i == 5 else ()
+            api.add(
+                f"https://example.com/p/{i}",
+                Page(markdown=ARTICLE, transient=throttled, retry_after="30"),
+            )
+        llm.script(Fault("rate_limited", retry_after="30"))
+        engine = Engine.from_settings(
+            EngineSettings(record_mode="once", concurrency=8, timeout=20),
+            StageHooks(make_ranker=WordOverlap),
+            environ=environ(api, llm),
+        )
+        started = time.monotonic()
+        with engine:
+            results = engine.verify_claims_sync(
+                claims(24), cassette_for=lambda c: tmp_path / "cassettes" / f"{c.id}.yaml"
+            )
+        elapsed = time.monotonic() - started
+    assert elapsed < 20  # the run ends inside the deadline: nobody waited the 30 s out
+    errors = {r.id: r for r in results if r.label is Label.ERROR}
+    assert len(errors) == 2 and "c05" in errors
+    assert all(r.label is Label.SUPPORTED for r in results if r.id not in errors)
+    details = [v.detail or "" for r in errors.values() for v in r.verdicts]
+    expected = "rate limited: retry after 30 s, beyond the 20 s deadline"
+    assert len(details) == 2 and all(expected in d for d in details), details
+    assert engine.limits["openai"].overloads == 1 and engine.limits["crawlbase"].overloads == 1

@@ -25,12 +25,13 @@ from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.frontends.service import ServiceConfig
 from pytest_citecheck.reports.audit import AuditIndex
 from tests.doubles.batch import PAGES, SITE, add_pages, judge_by_page
-from tests.doubles.crawlbase import CrawlbaseDouble
+from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
 from tests.integration.test_service import OPENAI_KEY, body, serving
 from tests.unit.test_url_policy import REFUSED
 
 KEY = "service-key-0123456789abcdef"
+ARTICLE_ABOUT_BOILING = "# Boiling\n\n" + "Water boils at 100 degrees Celsius at sea level. " * 8
 
 
 class World:
@@ -304,6 +305,26 @@ def test_the_service_own_address_is_refused(open_service: tuple[World, str]) -> 
     reply = post(url, {"claim": "Water boils.", "urls": [f"{url}/health"]})
     assert reply.status_code == 422
     assert world.upstream == 0
+
+
+def test_a_crawl_that_lands_on_an_internal_address_is_refused_and_never_shown(
+    world: World, tmp_path: Path
+) -> None:
+    cited = f"{SITE}/innocent"
+    metadata = "http://169.254.169.254/latest/meta-data/iam/security-credentials/"
+    world.api.add(cited, Page(markdown=ARTICLE_ABOUT_BOILING, final_url=metadata))
+    audit = tmp_path / "audit.db"
+    with serving(ServiceConfig(audit=audit), world.environ) as url:
+        reply = post(url, {"claim": ONE_URL["claim"], "urls": [cited]})
+    assert reply.status_code == 200, reply.text
+    (verdict,) = reply.json()["verdicts"]
+    assert verdict["label"] == "not_found" and verdict["reason"] == "url_refused"
+    assert verdict["final_url"] == "[internal address]"
+    assert "redirected to [internal address]" in verdict["detail"]
+    assert "169.254" not in reply.text
+    assert world.api.calls_for(cited) and world.llm.calls == []  # nothing of it is judged
+    (row,) = AuditIndex(audit).rows()
+    assert row.reason == "url_refused" and row.final_url == "[internal address]"
 
 
 def test_url_policy_off_lets_the_operator_cite_local_pages(world: World) -> None:

@@ -1,8 +1,9 @@
-"""The adaptive per-service limit: halves on 429/503, pauses for Retry-After, grows back."""
+"""The adaptive per-service limit: halves on 429/503, grows back, bounds the wait for a slot."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -42,24 +43,30 @@ def test_an_overload_halves_the_limit_once_per_round_and_successes_grow_it_back(
     assert limit.limit == 20  # never above the cap
 
 
-def test_retry_after_pauses_every_new_request_to_the_service() -> None:
+def test_a_retry_after_pauses_only_the_request_that_got_it() -> None:
     limit = AdaptiveLimit("crawlbase", 4)
-    limit.acquire()
-    limit.release(429, retry_after=0.3)
-    assert limit.backing_off() > 0.2
-    assert "backing off" in limit.status() and "1 x 429/503" in limit.status()
-    started = threading.Event()
-
-    def request() -> None:
+    for _ in range(2):
         limit.acquire()
-        started.set()
-        limit.release(200)
+    limit.release(429)  # the limit halves (AIMD) ...
+    assert int(limit.limit) == 2
+    # ... but the other requests are not frozen for the pause: one slot is free now.
+    assert limit.acquire(timeout=0)
+    with limit.pausing(30.0):
+        assert 29 < limit.backing_off() <= 30
+        assert "1 backing off up to 30.0 s" in limit.status()
+        assert "1 x 429/503" in limit.status()
+    assert limit.backing_off() == 0 and "backing off" not in limit.status()
 
-    thread = threading.Thread(target=request)
-    thread.start()
-    assert not started.wait(0.15)  # still paused
-    assert started.wait(2.0)
-    thread.join()
+
+def test_waiting_for_a_slot_gives_up_after_the_time_given() -> None:
+    limit = AdaptiveLimit("judge", 1)
+    assert limit.acquire(timeout=0)
+    started = time.monotonic()
+    assert not limit.acquire(timeout=0.05)
+    assert 0.04 < time.monotonic() - started < 1.0
+    assert limit.in_flight == 1
+    limit.release(200)
+    assert limit.acquire(timeout=0)
 
 
 def test_no_more_than_the_limit_is_ever_in_flight() -> None:

@@ -14,7 +14,9 @@ from pytest_citecheck.stages.url_policy import (
     address_refusal,
     check,
     hide_internal_urls,
+    landing_refusal,
     literal_address,
+    mask_landing,
 )
 
 # (URL, words the refusal must contain)
@@ -76,6 +78,15 @@ REFUSED = [
     ("http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/", "local name"),
     ("http://metadata/", "no domain"),
     ("http://intranet/wiki", "no domain"),
+    # public names that resolve to loopback or to the address they spell
+    ("http://127.0.0.1.nip.io/", "resolves to loopback"),
+    ("http://169.254.169.254.nip.io/latest/meta-data/", "under nip.io"),
+    ("http://app.10-0-0-1.sslip.io/", "under sslip.io"),
+    ("http://localtest.me/", "resolves to loopback"),
+    ("http://Admin.LocalTest.Me./", "under localtest.me"),
+    ("http://lvh.me:3000/", "resolves to loopback"),
+    ("http://a.b.lvh.me/", "under lvh.me"),
+    ("http://127-0-0-1.traefik.me/", "under traefik.me"),
     # credentials
     ("http://user:pass@example.com/", "credentials"),
     ("https://token@example.com/", "credentials"),
@@ -94,6 +105,8 @@ PUBLIC = [
     "https://1e100.net/",
     "https://example.com/path/with@sign",  # an @ in the path is not credentials
     "https://local.example.com/",  # "local" as a label, not the .local suffix
+    "https://nip.io.example.com/",  # the wildcard domain as a label of another name
+    "https://notlvh.me/",
 ]
 
 
@@ -181,3 +194,17 @@ def test_every_spelling_of_an_address_gets_the_verdict_of_the_address(
     assert (check("public", f"http://{spelling}/page") is None) is expected
     mapped = f"http://[::ffff:{address}]/page"
     assert (check("public", mapped) is None) is expected
+
+
+def test_a_landing_on_an_internal_address_is_refused_without_naming_it() -> None:
+    hops = ["https://example.com/a", "http://169.254.169.254/latest/meta-data/iam"]
+    why = landing_refusal("public", hops)
+    assert why is not None and INTERNAL_MARK in why
+    assert "169.254" not in why
+    assert landing_refusal("public", ["https://example.com/b", None, ""]) is None
+    assert landing_refusal("off", hops) is None
+    # A "url" header that is no URL with a host says nothing about where the page is.
+    assert landing_refusal("public", ["/relative/path", "not a url"]) is None
+    assert mask_landing("public", hops[1]) == INTERNAL_MARK
+    assert mask_landing("public", hops[0]) == hops[0]
+    assert mask_landing("off", hops[1]) == hops[1]

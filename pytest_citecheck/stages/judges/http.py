@@ -348,7 +348,10 @@ class HTTPJudge(ABC):
     def _unavailable(self, exc: GaveUp) -> StageFailed:
         error = exc.error
         tries = f"{exc.attempts} attempt(s)"
-        if isinstance(error, httpx.TimeoutException) and not isinstance(
+        if exc.attempts == 0:
+            # Never sent: the deadline ran out while it waited for a slot.
+            what = f"the {self.name} judge was not asked: {error}"
+        elif isinstance(error, httpx.TimeoutException) and not isinstance(
             error, httpx.ConnectTimeout | httpx.PoolTimeout
         ):
             what = (
@@ -383,10 +386,16 @@ class HTTPJudge(ABC):
                 exc.detail = self._scrub(exc.detail)
                 exc.args = (exc.detail,)
                 raise
-        raise self._http_failure(response, payload, sent.attempts, self._refusal(body, response))
+        hint = self._refusal(body, response)
+        raise self._http_failure(response, payload, sent.attempts, hint, sent.stopped)
 
     def _http_failure(
-        self, response: httpx.Response, payload: Any, attempts: int, hint: str | None = None
+        self,
+        response: httpx.Response,
+        payload: Any,
+        attempts: int,
+        hint: str | None = None,
+        stopped: str | None = None,
     ) -> Exception:
         status = response.status_code
         codes, message = error_fields(payload)
@@ -411,6 +420,9 @@ class HTTPJudge(ABC):
             )
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         said = f": {shorten(message, _ERROR_CHARS)}" if message else ""
+        if stopped is not None:
+            # Why it was not retried first: the provider's words repeat the status.
+            said = f" ({stopped}){said}"
         if hint is not None:
             # The fix first: the server's own words can be long.
             said = f" (not retried: {hint}){said}"
