@@ -11,6 +11,7 @@ time, peak RSS and the ratio to the baseline. Target: <= 1.03x.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,7 +38,10 @@ def write_suite(root: Path, files: int) -> None:
     (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
 
 
-def run(root: Path, extra: list[str]) -> tuple[float, int]:
+def run(root: Path, extra: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system, steadier on a shared machine) and
+    peak RSS (KiB) of one ``pytest --co`` in a fresh process."""
+    cpu_before = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, "--co", "-q", "-p", "no:cacheprovider", *extra],
@@ -49,7 +53,12 @@ def run(root: Path, extra: list[str]) -> tuple[float, int]:
     if proc.returncode != 0:
         sys.exit(f"pytest --co {' '.join(extra)} failed:\n{proc.stdout[-2000:]}{proc.stderr}")
     rss = next(int(x.split()[1]) for x in proc.stdout.splitlines() if x.startswith("MAXRSS"))
-    return elapsed, rss
+    return elapsed, _children_cpu() - cpu_before, rss
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -59,6 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     modes = {"-p no:citecheck (baseline)": ["-p", "no:citecheck"], "installed, idle": []}
     times: dict[str, list[float]] = {name: [] for name in modes}
+    cpus: dict[str, list[float]] = {name: [] for name in modes}
     rss: dict[str, list[int]] = {name: [] for name in modes}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -67,19 +77,25 @@ def main() -> None:
             run(root, extra)
         for _ in range(args.repeat):
             for name, extra in modes.items():  # alternate: drift hits both alike
-                elapsed, peak = run(root, extra)
+                elapsed, cpu, peak = run(root, extra)
                 times[name].append(elapsed)
+                cpus[name].append(cpu)
                 rss[name].append(peak)
     base = statistics.median(times["-p no:citecheck (baseline)"])
     base_rss = statistics.median(rss["-p no:citecheck (baseline)"])
+    base_cpu = statistics.median(cpus["-p no:citecheck (baseline)"])
     print(f"pytest --co on {args.files} plain test files, median of {args.repeat} runs")
-    print(f"{'mode':<30} {'wall s':>8} {'ratio':>7} {'peak RSS MiB':>13} {'+MiB':>6}")
+    print(
+        f"{'mode':<30} {'wall s':>8} {'ratio':>7} {'cpu s':>7} {'ratio':>7} "
+        f"{'peak RSS MiB':>13} {'+MiB':>6}"
+    )
     for name in modes:
         wall = statistics.median(times[name])
+        cpu = statistics.median(cpus[name])
         peak = statistics.median(rss[name])
         print(
-            f"{name:<30} {wall:>8.3f} {wall / base:>6.3f}x {peak / 1024:>13.1f} "
-            f"{(peak - base_rss) / 1024:>+6.1f}"
+            f"{name:<30} {wall:>8.3f} {wall / base:>6.3f}x {cpu:>7.3f} {cpu / base_cpu:>6.3f}x "
+            f"{peak / 1024:>13.1f} {(peak - base_rss) / 1024:>+6.1f}"
         )
 
 
