@@ -25,6 +25,7 @@ from pytest_citecheck.claims.models import (
     Citation,
     Claim,
     OutlineSentence,
+    QuoteBy,
     kind,
     suggest_id,
 )
@@ -74,12 +75,17 @@ class CitedSource(BaseModel):
     url: str | None = None
     document: str | None = None
     quote: str | None = None
+    # Who wrote ``quote``: the provider, for a field it extracted from the source
+    # (Anthropic ``cited_text``); ``model`` for a quote taken from the answer text.
+    quote_by: QuoteBy = "provider"
     title: str | None = None
     resolved_url: str | None = None
     where: str = ""
 
     def citation(self) -> Citation:
-        return Citation(url=self.url, document=self.document, quote=self.quote)
+        return Citation(
+            url=self.url, document=self.document, quote=self.quote, quote_by=self.quote_by
+        )
 
 
 class AnswerSentence(BaseModel):

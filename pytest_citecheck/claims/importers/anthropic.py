@@ -109,7 +109,9 @@ def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | N
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
     if kind == "web_search_result_location":
         url = reader.text(citation.get("url"), f"{where}.url")
-        return CitedSource(url=clean_url(url), quote=quote, title=title, where=where)
+        return CitedSource(
+            url=clean_url(url), quote=quote, quote_by="provider", title=title, where=where
+        )
     if kind in _DOCUMENT_LOCATIONS:
         index = reader.index(citation.get("document_index"), f"{where}.document_index")
         doc_title = reader.optional_text(citation.get("document_title"), f"{where}.document_title")
@@ -130,12 +132,18 @@ def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | N
                 "pass the request's documents in order (documents=[...], "
                 "or `documents:` in the claim file's answer)",
             )
-        return CitedSource(document=name, quote=quote, title=doc_title, where=where)
+        return CitedSource(
+            document=name, quote=quote, quote_by="provider", title=doc_title, where=where
+        )
     if kind == "search_result_location":
         source = reader.text(citation.get("source"), f"{where}.source")
         if source.strip().lower().startswith(("http://", "https://")):
-            return CitedSource(url=clean_url(source), quote=quote, title=title, where=where)
-        return CitedSource(document=source.strip(), quote=quote, title=title, where=where)
+            return CitedSource(
+                url=clean_url(source), quote=quote, quote_by="provider", title=title, where=where
+            )
+        return CitedSource(
+            document=source.strip(), quote=quote, quote_by="provider", title=title, where=where
+        )
     raise reader.fail(
         where,
         f"unknown citation type {kind!r}",

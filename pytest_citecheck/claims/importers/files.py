@@ -162,6 +162,8 @@ def _citation_lines(citation: Citation) -> list[str]:
     lines = [head]
     if citation.quote is not None:
         lines.append(f"        quote: {_quoted(citation.quote)}")
+        if citation.quote_by != "user":
+            lines.append(f"        quote_by: {citation.quote_by}")
     return lines
 
 

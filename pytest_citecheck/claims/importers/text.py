@@ -301,7 +301,9 @@ def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -
         if previous is None:
             citations[key] = citation
         elif previous.quote is None and citation.quote is not None:
-            citations[key] = previous.model_copy(update={"quote": citation.quote})
+            citations[key] = previous.model_copy(
+                update={"quote": citation.quote, "quote_by": citation.quote_by}
+            )
     return Claim(id=cid, claim=text, citations=list(citations.values()))
 
 
