@@ -268,6 +268,11 @@ def _pieces_alignment(
     return Alignment(span, score, change)
 
 
+def holds_negation(text: str) -> bool:
+    """Whether ``text`` holds a negation (not, no, never, n't...)."""
+    return bool(_meaning(text, negations_only=True))
+
+
 def _rank(alignment: Alignment) -> tuple[bool, float]:
     """Sort key, best first: spans that keep the meaning, then the most similar."""
     return alignment.change is not None, -alignment.similarity

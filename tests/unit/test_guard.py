@@ -71,7 +71,11 @@ def test_normalise(text: str, expected: str) -> None:
         # invented, altered or paraphrased
         ("supported", "Water boils at 90 \u00b0C at sea level.", "not_found"),
         ("supported", "water boils at 100 \u00b0C at sea level.", "not_found"),
-        ("supported", "Water boils at 100 \u00b0C ... at a lower temperature.", "not_found"),
+        # an ellipsis skips what the page has between two verbatim pieces...
+        ("supported", "Water boils at 100 \u00b0C ... at a lower temperature.", "supported"),
+        # ... within one run of adjacent passages shown
+        ("supported", "Water boils at 100 \u00b0C ... depends on pressure.", "supported"),
+        ("supported", "Water boils at 100 \u00b0C ... raises the boiling point", "not_found"),
         # empty or missing quote on a positive verdict
         ("supported", "", "not_found"),
         ("contradicted", "  \u00a0\n", "not_found"),
