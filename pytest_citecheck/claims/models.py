@@ -68,6 +68,10 @@ class Reason:
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
     QUOTE_NOT_IN_PAGE = "quote_not_in_page"
+    # A provider's quote (Anthropic cited_text, a URL's text fragment) that the page
+    # fetched today does not have: the judge read retrieval's passages instead. Not a
+    # fabrication (the model cannot invent a provider's quote): a marker beside the label.
+    PROVIDER_QUOTE_NOT_ON_PAGE = "provider_quote_not_on_page"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
     EMPTY_PAGE = "empty_page"
     CRAWL_FAILED = "crawl_failed"
@@ -594,6 +598,10 @@ class Verdict(BaseModel):
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is
     # then the share of members that voted ``label``.
     panel: list[PanelVote] | None = None
+    # The citation's quote was the provider's and the page does not have it (the
+    # page changed, renders differently, or served something else): the judge read
+    # retrieval's passages. Never a label of its own and never a gate failure.
+    provider_quote_not_on_page: bool = False
 
 
 class ClaimResult(BaseModel):

@@ -98,6 +98,12 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
             "judge's confidence",
             None if v.get("judge_confidence") is None else f"{v['judge_confidence']:.2f}",
         ),
+        (
+            "provider quote",
+            "not on the page fetched: the judge read retrieval's passages"
+            if v.get("provider_quote_not_on_page")
+            else None,
+        ),
         ("credits", v.get("credits") or None),
         ("detail", v.get("detail")),
     ]
@@ -136,6 +142,7 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
                 "url": v["url"],
                 "reason": v.get("reason"),
                 "review": v.get("review", False),
+                "provider_quote_not_on_page": v.get("provider_quote_not_on_page", False),
                 "quote": quote,
                 "quote_found": found,
                 "judge_said": _judge_said(v),
