@@ -37,8 +37,9 @@ from pytest_citecheck.stages.text import normalise
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-# "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote.
-ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.|…")
+# "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote. Of a longer
+# run of dots the last three are the ellipsis: "the end...." is a full stop, then one.
+ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.(?!\s*\.)|…")
 # How far apart (in rendered characters) two pieces of an elided quote may be: an
 # ellipsis skips a clause or a few sentences, not half the page.
 MAX_ELISION_CHARS = 2000
@@ -136,6 +137,13 @@ class _Builder:
             if source[at] == ch:
                 self.cursor = at + 1
                 return at, at + 1
+            if ch.isspace() and source[at].isspace():
+                # A line break inside a code span or a link's text reads as a space.
+                end = at + 1
+                while end < len(source) and source[end].isspace():
+                    end += 1
+                self.cursor = end
+                return at, end
             if source[at] == "\\" and source[at + 1 : at + 2] == ch:
                 self.cursor = at + 2
                 return at, at + 2
