@@ -27,6 +27,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -72,7 +73,7 @@ _LOOKAHEAD = 16
 # pipes of a table row, a blockquote's ``>``): a token found further on is placed
 # character by character instead.
 _SLACK = 64
-_CACHE_SIZE = 512
+_CACHE_SIZE = 256
 # HTML a reader sees as a break between words; other tags join the text around them.
 _HTML_TAG = re.compile(r"<[^>]*>")
 _BLOCK_TAG = re.compile(
@@ -162,8 +163,9 @@ class Rendered:
 
     source: str
     text: str
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    # Compact: a cached page keeps two machine integers a character, not two objects.
+    starts: array[int]
+    ends: array[int]
 
     def source_span(self, start: int, end: int) -> tuple[int, int]:
         """The markdown span that rendered to ``text[start:end]`` (``end`` > ``start``)."""
@@ -207,7 +209,7 @@ def _render(markdown: str) -> Rendered:
         elif kind.endswith("_close") or kind == "hr":
             builder.gap()
     chars, starts, ends = _normalised(builder)
-    return Rendered(markdown, "".join(chars), tuple(starts), tuple(ends))
+    return Rendered(markdown, "".join(chars), array("q", starts), array("q", ends))
 
 
 def _inline(builder: _Builder, children: Sequence[Any]) -> None:

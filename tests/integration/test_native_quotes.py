@@ -9,21 +9,13 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.claims.models import Label
-from tests.native_quotes import (
-    RECORDED,
-    Experiment,
-    as_if_written_by_the_user,
-    exact_markdown_matching,
-    experiment,
-    load,
-    served,
-    verify,
-)
+from tests import native_quotes as native
+from tests.native_quotes import Experiment
 
 
 @pytest.fixture(scope="module")
 def exp() -> Experiment:
-    found = experiment(load(RECORDED.glob("*.json")))
+    found = native.experiment(native.load(native.RECORDED.glob("*.json")))
     # The real responses: cut quotes, entities and markup among them.
     quotes = [c.quote or "" for c in found.citations]
     assert len(quotes) >= 12
@@ -36,11 +28,13 @@ def exp() -> Experiment:
 def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
     exp: Experiment, tmp_path: Path
 ) -> None:
-    with served(exp) as (api, llm):
-        with exact_markdown_matching():
-            before = verify(as_if_written_by_the_user(exp.claims), api, llm, tmp_path / "b")
+    with native.served(exp) as (api, llm):
+        with native.exact_markdown_matching():
+            before = native.verify(
+                native.as_if_written_by_the_user(exp.claims), api, llm, tmp_path / "b"
+            )
         asked = len(llm.calls)
-        after = verify(exp.claims, api, llm, tmp_path / "a")
+        after = native.verify(exp.claims, api, llm, tmp_path / "a")
         after_calls = llm.calls[asked:]
     # Matched in the markdown and held against the provider, most were "fabricated".
     assert sum(v.label is Label.FABRICATED for v in before) > len(before) // 2
@@ -55,8 +49,8 @@ def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
 def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
     exp: Experiment, tmp_path: Path
 ) -> None:
-    with served(exp, stale=True) as (api, llm):
-        after = verify(exp.claims, api, llm, tmp_path)
+    with native.served(exp, stale=True) as (api, llm):
+        after = native.verify(exp.claims, api, llm, tmp_path)
         assert len(llm.calls) == len(after)
     assert all(v.provider_quote_not_on_page for v in after)
     assert all(v.label is Label.NOT_FOUND for v in after)  # the honest judge finds nothing
@@ -65,7 +59,7 @@ def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
 def test_the_same_quotes_written_by_a_model_are_still_fabricated_when_absent(
     exp: Experiment, tmp_path: Path
 ) -> None:
-    with served(exp, stale=True) as (api, llm):
-        after = verify(as_if_written_by_the_user(exp.claims), api, llm, tmp_path)
+    with native.served(exp, stale=True) as (api, llm):
+        after = native.verify(native.as_if_written_by_the_user(exp.claims), api, llm, tmp_path)
         assert llm.calls == []
     assert all(v.label is Label.FABRICATED for v in after)
