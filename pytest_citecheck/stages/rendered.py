@@ -48,7 +48,8 @@ MAX_ELISION_CHARS = 2000
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
 # normalise()'s steps, each applied with the offsets kept.
 _HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
-_WHITESPACE = re.compile(r"\s+")
+# Only the whitespace that changes: runs, and any whitespace that is not a space.
+_WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
 _SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u2039\u203a\uff07"
 _DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\uff02"
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
