@@ -2,7 +2,7 @@
 
 The experiment of the native-citations issue, rebuilt (``tests/native_quotes.py`` says
 how): the real recorded Anthropic responses (``tests/data/native/anthropic_messages`` and
-the streamed ones in ``shared/reference/native2/anthropic_stream``) imported as a user
+the recorded streams of ``--native2 PATH``, a folder of saved event lists) imported as a user
 would, every cited URL served a page that holds the full text of every quote cited from
 it (markdown: links, emphasis, list items, table rows, entities), an honest judge, the
 loopback doubles. Two scenarios:

@@ -2,7 +2,7 @@
 they quote, an honest judge, loopback doubles.
 
 Real recorded Anthropic responses (``tests/data/native/anthropic_messages``; the bench
-adds the streamed ones of ``shared/reference/native2``) are imported as a user would
+adds recorded streams, assembled from their events) are imported as a user would
 (``import_response``). Each cited URL is served a page that holds the full text of every
 quote cited from it, the way a crawled page carries it: markdown, the text in
 paragraphs with emphasis and links, list items, table rows and blockquotes, apostrophes

@@ -656,18 +656,21 @@ def _claim_json(result: ClaimResult) -> dict[str, Any]:
 
 
 def _totals_json(t: Totals) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "claims": t.claims,
         "citations": t.citations,
         "citation_precision": t.citation_precision,
         "reachable_precision": t.reachable_precision,
         "by_label": t.by_label,
         "review": t.review,
-        "provider_quote_not_on_page": t.provider_quote_not_on_page,
         "credits": t.credits,
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
     }
+    if t.provider_quote_not_on_page:
+        # Only when there is one: a run without writes the totals it always did.
+        data["provider_quote_not_on_page"] = t.provider_quote_not_on_page
+    return data
 
 
 def write_report(path: Path, text: str, *, append: bool = False) -> None:
