@@ -735,7 +735,8 @@ def citation_table(result: ClaimResult) -> list[str]:
             (
                 str(i),
                 label,
-                v.reason or "-",
+                v.reason
+                or (Reason.PROVIDER_QUOTE_NOT_ON_PAGE if v.provider_quote_not_on_page else "-"),
                 conf,
                 _short(scrub(v.final_url or v.url), 60),
                 _short(scrub(v.evidence_quote or ""), 70),

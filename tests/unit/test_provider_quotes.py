@@ -14,7 +14,7 @@ from pytest_citecheck.claims.schema import ClaimValidationError, parse_claim
 from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.reports.html import render_html
 from pytest_citecheck.reports.markdown import render_markdown
-from pytest_citecheck.reports.report import Report
+from pytest_citecheck.reports.report import Report, citation_table
 from pytest_citecheck.stages.fragments import text_fragment_quote, without_fragment_directive
 
 URL = "https://example.com/weather"
@@ -146,6 +146,9 @@ def test_every_report_shows_and_counts_a_provider_quote_not_on_the_page() -> Non
     assert "provider_quote_not_on_page 1" in text.content
     assert "not on the page fetched: the judge read retrieval's passages" in text.content
     assert report.gate_failures == []
+    # A failing claim's table says it too, where the reason goes.
+    table = "\n".join(citation_table(result(True)))
+    assert "provider_quote_not_on_page" in table
 
 
 def test_a_run_without_the_marker_reports_as_before() -> None:
