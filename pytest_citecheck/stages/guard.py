@@ -26,6 +26,7 @@ The judge's own label, quote and confidence are then kept beside the verdict.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -288,7 +289,19 @@ def _runs(shown: Sequence[Passage]) -> list[list[str]]:
 
 def _normalised_runs(shown: Sequence[Passage]) -> list[str]:
     """Each run of :func:`_runs` normalised and joined by one space (fuzzy matching)."""
-    return [" ".join(part for part in map(normalise, run) if part) for run in _runs(shown)]
+    return [
+        " ".join(part for part in map(_normalised_passage, run) if part) for run in _runs(shown)
+    ]
+
+
+def _normalised_passage(text: str) -> str:
+    """:func:`normalise` of a shown passage, remembered when passage-sized: many
+    claims are shown the same passages of the same page."""
+    return _remembered_normalise(text) if len(text) <= _REMEMBERED_CHARS else normalise(text)
+
+
+_REMEMBERED_CHARS = 20_000
+_remembered_normalise = functools.lru_cache(maxsize=1024)(normalise)
 
 
 def _clamp(confidence: float) -> float:
@@ -310,7 +323,7 @@ class QuoteIndex:
 
     def __init__(self, parts: Sequence[str]) -> None:
         self.sources = list(parts)
-        self.parts = [normalise(part) for part in parts]
+        self.parts = [_normalised_passage(part) for part in parts]
         self._starts = _offsets(self.parts)
         self.text = " ".join(self.parts)
         self._reader: tuple[str, list[int]] | None = None
