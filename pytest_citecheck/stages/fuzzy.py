@@ -35,8 +35,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote.
-_ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.|…")
+from pytest_citecheck.stages.text import ELLIPSIS
+
 # Characters a page or a judge uses as an apostrophe inside a word. The guard's
 # normalise() already maps typographic quotes; these are the look-alikes it
 # (rightly) keeps in exact mode: acute and grave accents, primes, modifiers.
@@ -103,7 +103,7 @@ class Alignment:
 
 def split_ellipsis(quote: str) -> list[str]:
     """The pieces of ``quote`` between ellipses (one piece when there is none)."""
-    return [piece.strip() for piece in _ELLIPSIS.split(quote) if piece.strip(" .")]
+    return [piece.strip() for piece in ELLIPSIS.split(quote) if piece.strip(" .")]
 
 
 def closest(quote: str, runs: Sequence[str]) -> list[Alignment]:

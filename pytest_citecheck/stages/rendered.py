@@ -33,34 +33,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.stages.text import normalise
+from pytest_citecheck.stages.text import (
+    ELLIPSIS,
+    HYPHEN_WRAP,
+    TRANSLATED,
+    TRANSLATION,
+    normalise,
+)
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-# "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote. Of a longer
-# run of dots the last three are the ellipsis: "the end...." is a full stop, then one.
-ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.(?!\s*\.)|…")
 # How far apart (in rendered characters) two pieces of an elided quote may be: an
 # ellipsis skips a clause or a few sentences, not half the page.
 MAX_ELISION_CHARS = 2000
 # What html.unescape decodes (its own pattern): named, decimal and hex references.
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
-# normalise()'s steps, each applied with the offsets kept.
-_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
-# Only the whitespace that changes: runs, and any whitespace that is not a space.
+# Only the whitespace normalise() changes: runs, and any whitespace that is not a space.
 _WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
-_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u2039\u203a\uff07"
-_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\uff02"
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-_QUOTE_CHARS = re.compile(f"[{_SINGLE_QUOTES}{_DOUBLE_QUOTES}{_INVISIBLE}]")
-_TRANSLATION = str.maketrans(
-    {
-        **dict.fromkeys(_SINGLE_QUOTES, "'"),
-        **dict.fromkeys(_DOUBLE_QUOTES, '"'),
-        **dict.fromkeys(_INVISIBLE, None),
-    }
-)
 # What follows a link's text in the markdown: an inline target, a reference label,
 # or the end of an autolink.
 _LINK_TAIL = re.compile(
@@ -303,8 +293,8 @@ def _normalised(builder: _Builder) -> Mapped:
     mapped: Mapped = (builder.chars, builder.starts, builder.ends)
     mapped = _sub(mapped, _CHARREF, lambda m: html.unescape(m.group()))
     mapped = _nfc(mapped)
-    mapped = _sub(mapped, _QUOTE_CHARS, lambda m: m.group().translate(_TRANSLATION))
-    mapped = _sub(mapped, _HYPHEN_WRAP, lambda m: "-")
+    mapped = _sub(mapped, TRANSLATED, lambda m: m.group().translate(TRANSLATION))
+    mapped = _sub(mapped, HYPHEN_WRAP, lambda m: "-")
     mapped = _sub(mapped, _WHITESPACE, lambda m: " ")
     chars, starts, ends = mapped
     first = 0
