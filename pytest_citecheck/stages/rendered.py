@@ -30,7 +30,7 @@ import unicodedata
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.stages.text import (
@@ -163,13 +163,12 @@ class Rendered:
         return self.starts[start], self.ends[end - 1]
 
 
+@cache
 def _parser() -> MarkdownIt:
+    """CommonMark with tables and strikethrough (one parser; each parse has its own state)."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-
-
-_PARSER: list[MarkdownIt] = []
 
 
 def render(markdown: str) -> Rendered:
@@ -179,11 +178,9 @@ def render(markdown: str) -> Rendered:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _render(markdown: str) -> Rendered:
-    if not _PARSER:
-        _PARSER.append(_parser())
     builder = _Builder(markdown)
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", markdown)]
-    for token in _PARSER[0].parse(markdown):
+    for token in _parser().parse(markdown):
         if token.map is not None:
             builder.seek_line(token.map[0], line_starts)
         kind = token.type
