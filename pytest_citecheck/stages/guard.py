@@ -197,7 +197,12 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
         if label is Label.NOT_FOUND:
             return Guarded(Label.NOT_FOUND, None, confidence, None)
         return _refused(reply.quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, reply=reply)
-    if too_short(quote) or _elides_to_nothing(quote):
+    if too_short(quote):
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
+    if _verbatim(quote, shown):
+        # Dots the page itself has ("Wait... what?") are text here, not an elision.
+        return Guarded(label, quote, confidence, None)
+    if _elides_to_nothing(quote):
         return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
     if quote_in_passages(quote, shown):
         return Guarded(label, quote, confidence, None)
@@ -230,6 +235,12 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
             f"differs in {near_miss.change}: {near_miss.span!r}"
         )
     return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail, reply)
+
+
+def _verbatim(quote: str, shown: Sequence[Passage]) -> bool:
+    """Whether ``quote``, normalised, is a substring of a run of ``shown`` as it is."""
+    needle = normalise(quote)
+    return any(needle in run for run in _normalised_runs(shown))
 
 
 def _elides_to_nothing(quote: str) -> bool:

@@ -149,3 +149,12 @@ def test_three_adjacent_passages_form_one_run() -> None:
 
 def test_nothing_shown_accepts_nothing() -> None:
     assert guard(reply("supported", "anything"), []).label is Label.NOT_FOUND
+
+
+def test_a_verbatim_quote_with_the_pages_own_dots_stands() -> None:
+    shown = [Passage(index=0, text="Wait... what? The bridge reopened on Monday, May 4.")]
+    guarded = guard(reply("supported", "Wait... what? The bridge reopened on Monday"), shown)
+    assert (guarded.label, guarded.reason) == (Label.SUPPORTED, None)
+    # The same pieces elided by the judge: "Wait" alone is no evidence.
+    elided = guard(reply("supported", "Wait ... The bridge reopened on Monday"), shown)
+    assert elided.reason == Reason.EVIDENCE_QUOTE_TOO_SHORT
