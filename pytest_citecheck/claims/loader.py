@@ -703,7 +703,9 @@ class _Reader:
                 "id": imported.claim.id,
                 "claim": imported.claim.claim,
                 "citations": [
-                    c.model_dump(exclude_none=True, include={"url", "document", "quote"})
+                    c.model_dump(
+                        exclude_none=True, include={"url", "document", "quote", "quote_by"}
+                    )
                     for c in imported.claim.citations
                 ],
             }

@@ -71,6 +71,10 @@ class Reason:
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
     QUOTE_NOT_IN_PAGE = "quote_not_in_page"
+    # A provider's quote (Anthropic cited_text, a URL's text fragment) that the page
+    # fetched today does not have: the judge read retrieval's passages instead. Not a
+    # fabrication (the model cannot invent a provider's quote): a marker beside the label.
+    PROVIDER_QUOTE_NOT_ON_PAGE = "provider_quote_not_on_page"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
     EMPTY_PAGE = "empty_page"
     CRAWL_FAILED = "crawl_failed"
@@ -217,12 +221,22 @@ def suggest_id(claim_id: str) -> str:
     return slug[:ID_MAX_LENGTH] or "claim-1"
 
 
+# Who wrote a citation's quote. A provider's quote (Anthropic ``cited_text``, a URL's
+# ``#:~:text=`` fragment...) was extracted by the provider from what it read: the model
+# could not invent it, so one missing from today's page says the page changed, not that
+# the answer lied. A quote the model or a person wrote is fabricated when absent.
+QuoteBy = Literal["provider", "model", "user"]
+QUOTE_BY_VALUES: tuple[QuoteBy, ...] = ("provider", "model", "user")
+
+
 class Citation(BaseModel):
     """One source an LLM gave for a claim: a web URL or a local document.
 
     A bare string is a URL. Exactly one of ``url``/``document``. ``quote`` is the text
     the LLM (or its provider: Anthropic's ``cited_text``) says it read in the source,
-    on either kind; ``section`` only with ``document`` (a web page has no sections).
+    on either kind; ``quote_by`` says who wrote it (:data:`QuoteBy`: a claim file's
+    ``quote:`` is the user's unless it says otherwise); ``section`` only with
+    ``document`` (a web page has no sections).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -231,6 +245,7 @@ class Citation(BaseModel):
     # The document path as the user wrote it (relative to the claim file).
     document: str | None = None
     quote: str | None = None
+    quote_by: QuoteBy = "user"
     section: str | None = None
     # Where the document really is; resolved by the loader, never reported.
     document_path: Path | None = Field(default=None, exclude=True, repr=False)
@@ -250,6 +265,9 @@ class Citation(BaseModel):
             )
         if isinstance(data, str):
             return {"url": data}
+        if isinstance(data, dict) and data.get("quote") is None and "quote_by" in data:
+            # Who wrote a quote that is not there says nothing: one citation, one form.
+            return {key: value for key, value in data.items() if key != "quote_by"}
         if not isinstance(data, dict | Citation):
             raise _invalid(
                 f"a citation must be a URL or a mapping with url/document, not {kind(data)}",
@@ -301,6 +319,19 @@ class Citation(BaseModel):
                 f"or remove {name!r}",
             )
         return value
+
+    @field_validator("quote_by", mode="before")
+    @classmethod
+    def _quote_by(cls, value: Any) -> Any:
+        raw = value.strip().lower() if isinstance(value, str) else value
+        if raw in QUOTE_BY_VALUES:
+            return raw
+        raise _invalid(
+            f"quote_by {value!r} is not one of {', '.join(QUOTE_BY_VALUES)}",
+            "write `quote_by: provider` for a quote the provider extracted from the page "
+            "(Anthropic cited_text), `quote_by: model` for one the model wrote, or leave it "
+            "out (a quote you wrote yourself)",
+        )
 
     @model_validator(mode="after")
     def _one_target(self) -> Citation:
@@ -571,6 +602,10 @@ class Verdict(BaseModel):
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is
     # then the share of members that voted ``label``.
     panel: list[PanelVote] | None = None
+    # The citation's quote was the provider's and the page does not have it (the
+    # page changed, renders differently, or served something else): the judge read
+    # retrieval's passages. Never a label of its own and never a gate failure.
+    provider_quote_not_on_page: bool = False
 
 
 class ClaimResult(BaseModel):

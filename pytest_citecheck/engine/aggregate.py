@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from pytest_citecheck.claims.models import BAD_LABELS, AnswerOutline, ClaimResult, Label
+from pytest_citecheck.claims.models import BAD_LABELS, AnswerOutline, ClaimResult, Label, Reason
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -62,6 +62,9 @@ class Totals(BaseModel):
     # Citations a judge panel decided, and how many of them it decided unanimously.
     panel_citations: int = 0
     unanimous: int = 0
+    # Citations whose provider quote the page did not have (judged on retrieval's
+    # passages instead): a marker, not a label.
+    provider_quote_not_on_page: int = 0
 
     @property
     def agreement(self) -> float | None:
@@ -100,6 +103,7 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
             t.citations += 1
             by_label[verdict.label.value] += 1
             t.review += verdict.review
+            t.provider_quote_not_on_page += verdict.provider_quote_not_on_page
             t.credits += verdict.credits
             if verdict.usage is not None:
                 t.input_tokens += verdict.usage.input_tokens
@@ -109,6 +113,15 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
     return t
+
+
+def provider_quote_line(count: int) -> str:
+    """The summary line for citations whose provider quote the page did not have."""
+    return (
+        f"{Reason.PROVIDER_QUOTE_NOT_ON_PAGE} {count}: the provider's quote is not on the "
+        "page fetched (changed, or served differently); judged on retrieval's passages, "
+        "not fabricated"
+    )
 
 
 # -- answers ---------------------------------------------------------------------------------

@@ -7,10 +7,15 @@ cap). What a judge says is capped before it reaches a verdict, so a 5 MB
 "quote" never reaches a report.
 
 A citation that brings its own quote (a claim file's ``quote:``, a provider's
-``cited_text``) is read where the quote is, on a page as in a document: a quote
-the source does not have is ``fabricated`` without asking the judge; a found one
-gives the judge the passage(s) or section holding it, not retrieval's choice. A
-page that could not be read keeps its own label: a dead page is not a made-up quote.
+``cited_text``, a URL's ``#:~:text=`` fragment) is read where the quote is, on a page
+as in a document, found as a reader sees the source (:mod:`pytest_citecheck.stages.rendered`):
+a found one gives the judge the passage(s) or section holding it, not retrieval's
+choice. One the source does not have depends on who wrote it (``Citation.quote_by``):
+a quote the model or a person wrote is ``fabricated`` without asking the judge; a
+provider's quote was extracted from what the provider read, so the model cannot have
+made it up: the judge reads retrieval's passages as for a citation without a quote,
+and the verdict is marked ``provider_quote_not_on_page``. A page that could not be
+read keeps its own label: a dead page is not a made-up quote.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pytest_citecheck.claims.models import (
     Label,
     PanelVote,
     Passage,
+    QuoteBy,
     Reason,
     Usage,
     Verdict,
@@ -61,14 +67,18 @@ def ranks_passages(citation: Citation) -> bool:
     to demand the ranker's extra only for claims that rank."""
     if citation.url:
         return True
-    return citation.quote is None and citation.section is None
+    # A provider's quote the document lacks sends the judge to retrieval's passages.
+    if citation.quote is not None:
+        return citation.quote_by == "provider"
+    return citation.section is None
 
 
 def asks_judge(citation: Citation) -> bool:
     """Whether verifying ``citation`` may ask the judge. A document's quote that is
-    not in the document is fabricated without one (:meth:`Verifier._verify_document`);
-    so is a document that cannot be read (an error). Start-up checks use this to
-    demand no judge key for claims that never reach the judge."""
+    not in the document is fabricated without one (:meth:`Verifier._verify_document`),
+    unless the provider wrote it; so is a document that cannot be read (an error).
+    Start-up checks use this to demand no judge key for claims that never reach the
+    judge."""
     if citation.document_path is None or citation.quote is None:
         return True
     from pytest_citecheck.stages.documents import Document
@@ -77,7 +87,10 @@ def asks_judge(citation: Citation) -> bool:
         document = Document.load(citation.document_path)
     except ConfigurationError:
         return False
-    return document.find_quote(citation.quote, near=citation.section) is not None
+    return (
+        citation.quote_by == "provider"
+        or document.find_quote(citation.quote, near=citation.section) is not None
+    )
 
 
 # Failures of the run itself, not of a judge: they fail the citation, panel or not.
@@ -139,7 +152,7 @@ class Verifier:
         """Verify one citation; any failure becomes an ``error`` verdict."""
         try:
             if citation.url is not None:
-                verdict = self._verify_url(claim, citation.url, citation.quote)
+                verdict = self._verify_url(claim, citation.url, *_url_quote(citation))
             else:
                 verdict = self._verify_document(claim, citation)
         except ConfigurationError as exc:
@@ -171,7 +184,9 @@ class Verifier:
 
     # -- URL citations -------------------------------------------------------
 
-    def _verify_url(self, claim: str, url: str, quote: str | None = None) -> Verdict:
+    def _verify_url(
+        self, claim: str, url: str, quote: str | None = None, quote_by: QuoteBy = "user"
+    ) -> Verdict:
         refused = check_url(self.url_policy, url)
         if refused is not None:
             return Verdict(
@@ -211,6 +226,8 @@ class Verifier:
         if quote is not None:
             holding = self._passages_holding(quote, texts)
             if holding is None:
+                if quote_by == "provider":
+                    return self._provider_quote_missing(claim, texts, base)
                 return _quote_missing(base, quote, Reason.QUOTE_NOT_IN_PAGE, "page")
             if holding:
                 return self._judge(claim, holding, base)
@@ -267,6 +284,8 @@ class Verifier:
         base = Verdict(url=citation.target, label=Label.ERROR)
         if citation.quote is not None:
             section = document.find_quote(citation.quote, near=citation.section)
+            if section is None and citation.quote_by == "provider":
+                return self._provider_quote_missing(claim, split_passages(document.text), base)
             if section is None:
                 return _quote_missing(
                     base, citation.quote, Reason.QUOTE_NOT_IN_DOCUMENT, "document"
@@ -288,6 +307,12 @@ class Verifier:
             return self._judge(claim, self._top_passages(claim, texts), base)
         base = base.model_copy(update={"section": section.ref})
         return self._judge(claim, [Passage(index=0, text=section.text)], base)
+
+    def _provider_quote_missing(self, claim: str, texts: list[str], base: Verdict) -> Verdict:
+        """A provider's quote the source does not have: the judge reads retrieval's
+        passages, as for a citation without a quote, and the verdict says so."""
+        judged = self._judge(claim, self._top_passages(claim, texts), base)
+        return judged.model_copy(update={"provider_quote_not_on_page": True})
 
     # -- retrieval, judge, guard ---------------------------------------------
 
@@ -386,6 +411,16 @@ class Verifier:
             and verdict.confidence < self.review_below
         )
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
+
+
+def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy]:
+    """The quote a URL citation brings and who wrote it: its own ``quote``, else the
+    text fragment of its URL (a quote the provider's link points at)."""
+    if citation.quote is not None or citation.url is None:
+        return citation.quote, citation.quote_by
+    from pytest_citecheck.stages.fragments import text_fragment_quote
+
+    return text_fragment_quote(citation.url), "provider"
 
 
 def _quote_missing(base: Verdict, quote: str, reason: str, source: str) -> Verdict:

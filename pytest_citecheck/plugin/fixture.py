@@ -104,7 +104,9 @@ class CitecheckFixture:
                     "id": claim.id,
                     "claim": claim.claim,
                     "citations": [
-                        c.model_dump(exclude_none=True, include={"url", "document", "quote"})
+                        c.model_dump(
+                            exclude_none=True, include={"url", "document", "quote", "quote_by"}
+                        )
                         for c in claim.citations
                     ],
                 }

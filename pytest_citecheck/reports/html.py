@@ -38,13 +38,20 @@ def _csp_hash(text: str) -> str:
 
 
 def locate(text: str, quote: str) -> tuple[int, int] | None:
-    """Where ``quote`` sits in ``text``: exact, else ignoring case, spacing and
-    punctuation between words (the guard accepts lightly edited quotes)."""
+    """Where ``quote`` sits in ``text``: exact; else as the guard finds it, in the page
+    as a reader sees it (the markdown span of the rendered text, so the page's own text
+    is marked); else ignoring case, spacing and punctuation between words (the guard
+    accepts lightly edited quotes)."""
     if not quote.strip():
         return None
     start = text.find(quote)
     if start >= 0:
         return start, start + len(quote)
+    from pytest_citecheck.stages.rendered import locate as locate_rendered
+
+    span = locate_rendered(text, quote)
+    if span is not None:
+        return span
     words = re.findall(r"\w+", quote)
     if not words:
         return None
@@ -98,6 +105,12 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
             "judge's confidence",
             None if v.get("judge_confidence") is None else f"{v['judge_confidence']:.2f}",
         ),
+        (
+            "provider quote",
+            "not on the page fetched: the judge read retrieval's passages"
+            if v.get("provider_quote_not_on_page")
+            else None,
+        ),
         ("credits", v.get("credits") or None),
         ("detail", v.get("detail")),
     ]
@@ -136,6 +149,7 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
                 "url": v["url"],
                 "reason": v.get("reason"),
                 "review": v.get("review", False),
+                "provider_quote_not_on_page": v.get("provider_quote_not_on_page", False),
                 "quote": quote,
                 "quote_found": found,
                 "judge_said": _judge_said(v),

@@ -13,6 +13,7 @@ from typing import Any
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
+from pytest_citecheck.engine.aggregate import provider_quote_line
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -53,6 +54,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         + f" | {t['review']} |",
         "",
     ]
+    if t.get("provider_quote_not_on_page"):
+        out += [cell(provider_quote_line(t["provider_quote_not_on_page"])), ""]
     baseline = data.get("baseline_precision")
     if baseline is not None and t["citation_precision"] is not None:
         delta = t["citation_precision"] - baseline

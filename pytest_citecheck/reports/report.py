@@ -31,6 +31,7 @@ from pytest_citecheck.claims.models import (
     ClaimResult,
     Label,
     PanelVote,
+    Reason,
     Verdict,
 )
 from pytest_citecheck.core.files import append_text, write_atomic
@@ -43,6 +44,7 @@ from pytest_citecheck.engine.aggregate import (
     Totals,
     answer_figures,
     answer_totals,
+    provider_quote_line,
     totals,
 )
 
@@ -301,6 +303,8 @@ class Report:
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
         ]
+        if t.provider_quote_not_on_page:
+            out.append(Line(provider_quote_line(t.provider_quote_not_on_page), {"yellow": True}))
         answers = self.answer_totals
         if answers is not None:
             out.append(
@@ -373,6 +377,11 @@ class Report:
                 out.append(Line(f"  ERROR        {nodeid}  {v.url}  [{v.reason}]", {"red": True}))
                 if v.detail:
                     out.append(Line(f"      {truncate(v.detail, 400, flatten=True)}"))
+        moved = self._flagged(lambda v: v.provider_quote_not_on_page)
+        if moved:
+            out.append(Line(f"{Reason.PROVIDER_QUOTE_NOT_ON_PAGE}:", {"bold": True}))
+            for nodeid, v in moved:
+                out.append(Line(f"  {v.label.value:<12} {nodeid}  {v.url}", {"yellow": True}))
         review = self._flagged(lambda v: v.review)
         if review:
             out.append(Line("review (confidence below the gate):", {"bold": True}))
@@ -597,6 +606,8 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
 # Verdict fields that are null unless a panel or an overruling guard set them: left out
 # of the JSON report then, so a run without either writes what it always did.
 _UNLESS_SET = ("judge_label", "judge_confidence", "panel")
+# ... and the marker of a provider quote the page did not have, unless it is set.
+_UNLESS_TRUE = ("provider_quote_not_on_page",)
 
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
@@ -605,11 +616,14 @@ def _claim_json(result: ClaimResult) -> dict[str, Any]:
         for name in _UNLESS_SET:
             if verdict.get(name) is None:
                 verdict.pop(name, None)
+        for name in _UNLESS_TRUE:
+            if not verdict.get(name):
+                verdict.pop(name, None)
     return data
 
 
 def _totals_json(t: Totals) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "claims": t.claims,
         "citations": t.citations,
         "citation_precision": t.citation_precision,
@@ -620,6 +634,10 @@ def _totals_json(t: Totals) -> dict[str, Any]:
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
     }
+    if t.provider_quote_not_on_page:
+        # Only when there is one: a run without writes the totals it always did.
+        data["provider_quote_not_on_page"] = t.provider_quote_not_on_page
+    return data
 
 
 def write_report(path: Path, text: str, *, append: bool = False) -> None:
@@ -661,7 +679,8 @@ def citation_table(result: ClaimResult) -> list[str]:
             (
                 str(i),
                 label,
-                v.reason or "-",
+                v.reason
+                or (Reason.PROVIDER_QUOTE_NOT_ON_PAGE if v.provider_quote_not_on_page else "-"),
                 conf,
                 truncate(scrub(v.final_url or v.url), 60, flatten=True),
                 truncate(scrub(v.evidence_quote or ""), 70, flatten=True),

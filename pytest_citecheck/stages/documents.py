@@ -145,7 +145,7 @@ class Document:
         gives a section spanning them (ref ``"4.1.3-4.1.4"``) so that the
         judge reads all of the quoted text.
         """
-        occurrences = list(self._index.occurrences(normalise(quote)))
+        occurrences = self._index.find(quote)
         if not occurrences:
             return None
         if near is not None:

@@ -308,7 +308,11 @@ def blocked_rule(result: FetchResult) -> FetchResult | None:
 
 def fetch_raw(fetcher: Fetcher, url: str, terms: Terms = NEUTRAL) -> FetchResult:
     """``fetcher.fetch(url)``, a reply the transport cut off at the size cap as a
-    ``page_too_large`` result (rule 5), before any other rule."""
+    ``page_too_large`` result (rule 5), before any other rule. A text fragment
+    (``#:~:text=``) is a quote, not part of the page: it is not sent."""
+    from pytest_citecheck.stages.fragments import without_fragment_directive
+
+    url = without_fragment_directive(url)
     try:
         return fetcher.fetch(url)
     except ResponseTooLarge as exc:
@@ -324,6 +328,9 @@ def fetch_page(
     fetcher: Fetcher, url: str, max_page_bytes: int | None, terms: Terms = NEUTRAL
 ) -> FetchResult:
     """What ``url`` says, fetched by ``fetcher`` and read by the page rules."""
+    from pytest_citecheck.stages.fragments import without_fragment_directive
+
+    url = without_fragment_directive(url)
     return apply_rules(url, fetch_raw(fetcher, url, terms), max_page_bytes, terms)
 
 

@@ -35,10 +35,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_citecheck.stages.text import word_set
+from pytest_citecheck.stages.text import ELLIPSIS, word_set
 
-# "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote.
-_ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.|…")
 # Characters a page or a judge uses as an apostrophe inside a word. The guard's
 # normalise() already maps typographic quotes; these are the look-alikes it
 # (rightly) keeps in exact mode: acute and grave accents, primes, modifiers.
@@ -101,7 +99,7 @@ class Alignment:
 
 def split_ellipsis(quote: str) -> list[str]:
     """The pieces of ``quote`` between ellipses (one piece when there is none)."""
-    return [piece.strip() for piece in _ELLIPSIS.split(quote) if piece.strip(" .")]
+    return [piece.strip() for piece in ELLIPSIS.split(quote) if piece.strip(" .")]
 
 
 def closest(quote: str, runs: Sequence[str]) -> list[Alignment]:
@@ -264,6 +262,11 @@ def _pieces_alignment(
     if change is None and any(_meaning(gap, negations_only=True) for gap in gaps):
         change = "a negation (in the clause the ellipsis skips)"
     return Alignment(span, score, change)
+
+
+def holds_negation(text: str) -> bool:
+    """Whether ``text`` holds a negation (not, no, never, n't...)."""
+    return bool(_meaning(text, negations_only=True))
 
 
 def _rank(alignment: Alignment) -> tuple[bool, float]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,13 +179,12 @@ def guard_claim(
 
 def _holding_passage(quote: str, shown: Sequence[Passage]) -> str:
     """The passage that holds ``quote``; for a quote across passages, their run."""
-    needle = normalise(quote)
     for passage in shown:
-        if needle in _normalised_passage(passage.text):
+        if QuoteIndex([passage.text]).find(quote):
             return passage.text
     for run in _runs(shown):
-        if needle in run:
-            return run
+        if QuoteIndex(run).find(quote):
+            return " ".join(run)
     return " ".join(p.text for p in shown)  # a fuzzy span: every passage it may be in
 
 
@@ -200,6 +199,11 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
         return _refused(reply.quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, reply=reply)
     if too_short(quote):
         return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
+    if _verbatim(quote, shown):
+        # Dots the page itself has ("Wait... what?") are text here, not an elision.
+        return Guarded(label, quote, confidence, None)
+    if _elides_to_nothing(quote):
+        return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
     if quote_in_passages(quote, shown):
         return Guarded(label, quote, confidence, None)
     if not policy.fuzzy:
@@ -211,7 +215,7 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
     if any(too_short(piece) for piece in fuzzy.split_ellipsis(needle)):
         return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
     near_miss = None
-    for found in fuzzy.closest(needle, _runs(shown)):
+    for found in fuzzy.closest(needle, _normalised_runs(shown)):
         if found.similarity < policy.similarity:
             break
         if found.change is None:
@@ -233,6 +237,21 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
     return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail, reply)
 
 
+def _verbatim(quote: str, shown: Sequence[Passage]) -> bool:
+    """Whether ``quote``, normalised, is a substring of a run of ``shown`` as it is."""
+    needle = normalise(quote)
+    return any(needle in run for run in _normalised_runs(shown))
+
+
+def _elides_to_nothing(quote: str) -> bool:
+    """Whether an ellipsis leaves a piece of ``quote`` too short to be evidence: each
+    piece must be a real span on its own."""
+    from pytest_citecheck.stages.rendered import quote_pieces
+
+    pieces = quote_pieces(quote)
+    return len(pieces) > 1 and any(too_short(piece) for piece in pieces)
+
+
 def _refused(
     quote: str | None, reason: str, detail: str | None = None, reply: JudgeReply | None = None
 ) -> Guarded:
@@ -251,26 +270,39 @@ def _refused(
 
 
 def quote_in_passages(quote: str, shown: Sequence[Passage]) -> bool:
-    """Whether ``quote`` (normalised) is a substring of ``shown``, where only
-    passages adjacent in the page may be read as one text."""
-    needle = normalise(quote)
-    if not needle:
+    """Whether ``quote`` is in ``shown`` (:meth:`QuoteIndex.find`: as the page has it
+    or as a reader sees it, an ellipsis skipping no negation), where only passages
+    adjacent in the page may be read as one text."""
+    if not normalise(quote):
         return False
-    return any(needle in text for text in _runs(shown))
+    return any(QuoteIndex(run).find(quote, _keeps_meaning) for run in _runs(shown))
 
 
-def _runs(shown: Sequence[Passage]) -> list[str]:
-    """The normalised text of each maximal run of consecutive passage indices."""
+def _keeps_meaning(skipped: str) -> bool:
+    """Whether the stretch an ellipsis skips may be left out: it holds no negation."""
+    from pytest_citecheck.stages.fuzzy import holds_negation
+
+    return not holds_negation(skipped)
+
+
+def _runs(shown: Sequence[Passage]) -> list[list[str]]:
+    """The text of each maximal run of consecutive passage indices."""
     runs: list[list[str]] = []
     previous: int | None = None
     for passage in sorted(shown, key=lambda p: p.index):
-        text = _normalised_passage(passage.text)
         if previous is not None and passage.index == previous + 1:
-            runs[-1].append(text)
+            runs[-1].append(passage.text)
         else:
-            runs.append([text])
+            runs.append([passage.text])
         previous = passage.index
-    return [" ".join(part for part in run if part) for run in runs]
+    return runs
+
+
+def _normalised_runs(shown: Sequence[Passage]) -> list[str]:
+    """Each run of :func:`_runs` normalised and joined by one space (fuzzy matching)."""
+    return [
+        " ".join(part for part in map(_normalised_passage, run) if part) for run in _runs(shown)
+    ]
 
 
 def _normalised_passage(text: str) -> str:
@@ -291,20 +323,21 @@ def _clamp(confidence: float) -> float:
 
 class QuoteIndex:
     """A source cut into parts (a document's sections, a page's passages), normalised
-    and read as one text: which parts a quote the citation brings lies in.
+    and read as one text: which parts a quote lies in.
 
     The parts are joined by one space, which is exactly what normalising the whole
-    text gives; a quote may run from one part into the next.
+    text gives; a quote may run from one part into the next. A quote is looked for
+    in the text as the source has it and, when it is not there, as a reader sees it
+    (:mod:`pytest_citecheck.stages.rendered`: markdown rendered, entities decoded);
+    an ellipsis in the quote splits it into pieces found in order.
     """
 
     def __init__(self, parts: Sequence[str]) -> None:
-        self.parts = [normalise(part) for part in parts]
-        self._starts: list[int] = []
-        offset = 0
-        for part in self.parts:
-            self._starts.append(offset)
-            offset += len(part) + 1
+        self.sources = list(parts)
+        self.parts = [_normalised_passage(part) for part in parts]
+        self._starts = _offsets(self.parts)
         self.text = " ".join(self.parts)
+        self._reader: tuple[str, list[int]] | None = None
 
     def occurrences(self, needle: str) -> Iterator[tuple[int, int]]:
         """(first part, last part) of every occurrence of ``needle`` (normalised)."""
@@ -312,23 +345,51 @@ class QuoteIndex:
             return
         start = self.text.find(needle)
         while start != -1:
-            end = start + len(needle) - 1
-            yield (
-                bisect.bisect_right(self._starts, start) - 1,
-                bisect.bisect_right(self._starts, end) - 1,
-            )
+            yield self._parts(self._starts, start, start + len(needle))
             start = self.text.find(needle, start + 1)
 
-    def locate(self, quote: str, policy: QuotePolicy = EXACT) -> list[tuple[int, int]]:
-        """Where ``quote`` is, as :meth:`occurrences`; empty when it is not there.
+    def reader_text(self) -> tuple[str, list[int]]:
+        """The parts as a reader sees them, joined by one space, and where each starts."""
+        if self._reader is None:
+            from pytest_citecheck.stages.rendered import render
 
-        Exact (normalised) first; under a fuzzy ``policy`` a lightly edited quote
-        is found where it aligns with a span at the policy's similarity without a
-        change of meaning, as the guard accepts a judge's quote
+            texts = [render(part).text for part in self.sources]
+            self._reader = (" ".join(texts), _offsets(texts))
+        return self._reader
+
+    def find(
+        self, quote: str, gap_ok: Callable[[str], bool] | None = None
+    ) -> list[tuple[int, int]]:
+        """(first part, last part) of every place ``quote`` is, as the source has it or
+        else as a reader sees it; empty when it is in neither."""
+        from pytest_citecheck.stages.rendered import find_all, quote_pieces
+
+        pieces = quote_pieces(quote)
+        if not pieces:
+            return []
+        spans = find_all(self.text, pieces, gap_ok)
+        if spans:
+            return [self._parts(self._starts, start, end) for start, end in spans]
+        text, starts = self.reader_text()
+        return [self._parts(starts, start, end) for start, end in find_all(text, pieces, gap_ok)]
+
+    @staticmethod
+    def _parts(starts: Sequence[int], start: int, end: int) -> tuple[int, int]:
+        return (
+            bisect.bisect_right(starts, start) - 1,
+            bisect.bisect_right(starts, end - 1) - 1,
+        )
+
+    def locate(self, quote: str, policy: QuotePolicy = EXACT) -> list[tuple[int, int]]:
+        """Where ``quote`` is, as :meth:`find`; empty when it is not there.
+
+        Under a fuzzy ``policy`` a lightly edited quote not found so is found where
+        it aligns with a span at the policy's similarity without a change of
+        meaning, as the guard accepts a judge's quote
         (:mod:`pytest_citecheck.stages.fuzzy`).
         """
+        found = self.find(quote)
         needle = normalise(quote)
-        found = list(self.occurrences(needle))
         if found or not needle or not policy.fuzzy:
             return found
         from pytest_citecheck.stages import fuzzy
@@ -337,3 +398,13 @@ class QuoteIndex:
             if alignment.similarity >= policy.similarity and alignment.change is None:
                 return list(self.occurrences(alignment.span))
         return []
+
+
+def _offsets(parts: Sequence[str]) -> list[int]:
+    """Where each part starts when the parts are joined by one space."""
+    starts: list[int] = []
+    offset = 0
+    for part in parts:
+        starts.append(offset)
+        offset += len(part) + 1
+    return starts

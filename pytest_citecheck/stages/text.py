@@ -23,7 +23,9 @@ _DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\u
 # words ("infor\u00admation"), so they are removed rather than read as spaces.
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 
-_TRANSLATION = str.maketrans(
+# The characters the translation below changes: a quote mark or an invisible character.
+TRANSLATED = re.compile(f"[{_SINGLE_QUOTES}{_DOUBLE_QUOTES}{_INVISIBLE}]")
+TRANSLATION = str.maketrans(
     {
         **dict.fromkeys(_SINGLE_QUOTES, "'"),
         **dict.fromkeys(_DOUBLE_QUOTES, '"'),
@@ -37,7 +39,7 @@ _TRANSLATION = str.maketrans(
 _WHITESPACE = re.compile(r"\s+")
 # A compound word broken after its hyphen at a line end ("case-\n   sensitive",
 # as RFCs and hard-wrapped text do): the hyphen is real, the line break is not.
-_HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
+HYPHEN_WRAP = re.compile(r"(?<=\w)-[ \t]*(?:\r\n|\r|\n)\s*(?=\w)")
 
 
 def normalise(text: str) -> str:
@@ -55,8 +57,8 @@ def normalise(text: str) -> str:
     Case, dashes and all other punctuation are kept: the quote must still be
     verbatim.
     """
-    text = unicodedata.normalize("NFC", text).translate(_TRANSLATION)
-    text = _HYPHEN_WRAP.sub("-", text)
+    text = unicodedata.normalize("NFC", text).translate(TRANSLATION)
+    text = HYPHEN_WRAP.sub("-", text)
     return _WHITESPACE.sub(" ", text).strip()
 
 
@@ -75,5 +77,8 @@ STOP_WORDS = word_set(
     "were what when where which while who whom why will with would you your yours yourself "
     "yourselves also may might must shall"
 )
+# "...", ". . .", "…", and the bracketed "[...]" / "[…]" of an edited quote. Of a longer
+# run of dots the last three are the ellipsis: "the end...." is a full stop, then one.
+ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.(?!\s*\.)|…")
 # A word: letters and digits, with inner apostrophes ("don't").
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")

@@ -164,3 +164,98 @@ def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_num
     assert by_id["changed"].label == Label.FABRICATED
     assert by_id["changed"].reason == Reason.QUOTE_NOT_IN_PAGE
     assert len(llm.calls) == 1
+
+
+# -- who wrote the quote ---------------------------------------------------------------------
+
+
+def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fabricated(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    # Anthropic's cited_text of a version of the page we no longer get.
+    gone = "In Denver water boils at exactly 80 degrees Celsius."
+    provider = Claim(
+        id="provider",
+        claim=CLAIM,
+        citations=[Citation(url=PAGE_URL, quote=gone, quote_by="provider")],
+    )
+    by_model = Claim(
+        id="model", claim=CLAIM, citations=[Citation(url=PAGE_URL, quote=gone, quote_by="model")]
+    )
+    results = run(tmp_path, env_for(api, llm), "once", [provider, by_model])
+    verdicts = {r.id: r.verdicts[0] for r in results}
+    judged = verdicts["provider"]
+    # The judge was asked, on retrieval's passages (the first ones, not the fifth).
+    [call] = llm.calls
+    assert PASSAGE_FIVE not in call.passages and len(call.passages) == 3
+    assert judged.label == Label.SUPPORTED  # what the (honest) double answered
+    assert judged.provider_quote_not_on_page is True
+    assert judged.reason is None
+    assert {r.id: r.label for r in results} == {
+        "provider": Label.SUPPORTED,
+        "model": Label.CONTRADICTED,
+    }
+    # A quote the model wrote keeps the rule: fabricated, no judge asked.
+    assert verdicts["model"].label == Label.FABRICATED
+    assert verdicts["model"].provider_quote_not_on_page is False
+    assert judge_requests(tmp_path, "model", llm) == []
+    urls = (api.base_url, llm.base_url("openai"))
+    api.stop()
+    llm.stop()
+    replayed = run(tmp_path, env_for(*urls, keys=False), "none", [provider, by_model])
+    assert [r.model_dump() for r in replayed] == [r.model_dump() for r in results]
+
+
+def test_a_found_provider_quote_steers_the_judge_like_any_other(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    cut = "... the kettle sings at about 95 degr..."  # cut mid-word, as Anthropic does
+    claim = Claim(
+        id="found", claim=CLAIM, citations=[Citation(url=PAGE_URL, quote=cut, quote_by="provider")]
+    )
+    [result] = run(tmp_path, env_for(api, llm), "once", [claim])
+    [call] = llm.calls
+    assert call.passages == [PASSAGE_FIVE]
+    assert result.verdicts[0].provider_quote_not_on_page is False
+
+
+def test_a_text_fragment_is_a_provider_quote_that_is_never_sent(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    fragment = "#:~:text=Mountain%20cooking-,In%20Denver%20the%20kettle,a%20lower%20temperature"
+    plain = Claim(id="linked", claim=CLAIM, citations=[Citation(url=PAGE_URL)])
+    linked = Claim(id="linked", claim=CLAIM, citations=[Citation(url=PAGE_URL + fragment)])
+    [result] = run(tmp_path, env_for(api, llm), "once", [linked])
+    # The Crawling API got the page's URL, without the fragment.
+    assert [c.url for c in api.calls] == [PAGE_URL]
+    # The fragment steered the judge to the passage it points at.
+    [call] = llm.calls
+    assert call.passages == [PASSAGE_FIVE]
+    [verdict] = result.verdicts
+    assert verdict.url == PAGE_URL + fragment
+    assert verdict.label == Label.SUPPORTED
+    # The page's request is recorded as for the URL without the fragment: one cassette key.
+    run(tmp_path / "plain", env_for(api, llm), "once", [plain])
+
+    def page_requests(root: Path) -> list[str]:
+        recorded = interactions(root, "linked")
+        return [i["request"]["uri"] for i in recorded if i["request"]["method"] == "GET"]
+
+    assert page_requests(tmp_path) == page_requests(tmp_path / "plain")
+    assert len(page_requests(tmp_path)) == 1
+
+
+def test_a_text_fragment_the_page_lacks_marks_the_verdict(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    api, llm = doubles
+    url = PAGE_URL + "#:~:text=Water%20boils%20at%2080%20degrees"
+    claim = Claim(id="stale", claim=CLAIM, citations=[Citation(url=url)])
+    [result] = run(tmp_path, env_for(api, llm), "once", [claim])
+    [verdict] = result.verdicts
+    assert verdict.label != Label.FABRICATED
+    assert verdict.provider_quote_not_on_page is True
+    assert len(llm.calls) == 1

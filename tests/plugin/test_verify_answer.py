@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
-from tests.doubles.llm import LLMDouble
+from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, quote_first_passage, verdict
 from tests.plugin.test_recording import RANKER_CONFTEST, SECRETS
 
 ARTICLE = (
@@ -49,8 +49,10 @@ ANTHROPIC = {
     ],
 }
 
-# The same answer whose provider quote the page does not have.
+# A wrong answer whose provider quote the page does not have (the page changed since, say):
+# not fabricated, the provider extracted it; the judge reads the page as it is now.
 MADE_UP = json.loads(json.dumps(ANTHROPIC))
+MADE_UP["content"][0]["text"] = "Water boils at 90 degrees Celsius at sea level."
 MADE_UP["content"][0]["citations"][0]["cited_text"] = "Water boils at 90 degrees Celsius."
 
 TEST_MODULE = f"""
@@ -75,11 +77,11 @@ def test_sdk_object(citecheck):
     print("PASSAGES", [p.index for p in result.verdicts[0].passages])
 
 
-def test_json_text_with_a_made_up_quote(citecheck):
+def test_json_text_with_a_provider_quote_the_page_lacks(citecheck):
     answer = citecheck.verify_answer(json.dumps(MADE_UP), format="anthropic", id="made-up")
     [result] = answer.results
-    assert result.verdicts[0].label == "fabricated"
-    assert result.verdicts[0].reason == "quote_not_in_page"
+    assert result.verdicts[0].label == "contradicted"
+    assert result.verdicts[0].provider_quote_not_on_page
     assert answer.support == 0.0
 
 
@@ -93,7 +95,15 @@ def doubles() -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
     tokens = {"normal": SECRETS["CRAWLBASE_TOKEN"], "javascript": SECRETS["CRAWLBASE_JS_TOKEN"]}
     with CrawlbaseDouble(tokens=tokens) as api, LLMDouble(api_key=SECRETS["OPENAI_API_KEY"]) as llm:
         api.add("https://example.com/science/boiling", Page(markdown=ARTICLE))
+        llm.responder = _reads_the_page
         yield api, llm
+
+
+def _reads_the_page(call: JudgeCall) -> Scripted:
+    """The page says 100 degrees: a claim of 90 is contradicted by the same words."""
+    if "90 degrees" in (call.claim or ""):
+        return verdict("contradicted", "Water boils at 100 degrees Celsius at sea level.", 0.9)
+    return quote_first_passage(call)
 
 
 def test_verify_answer_records_replays_and_joins_the_gate(
@@ -115,15 +125,16 @@ def test_verify_answer_records_replays_and_joins_the_gate(
             "--citecheck", "--citecheck-record=once", "-s", "--citecheck-report=report.json"
         )
     recorded.assert_outcomes(passed=2, failed=1)
-    # One judge call: the found quote; the made-up one was never judged.
-    assert len(llm.calls) == 1
+    # Both judged: the found quote on its passage, the missing one on retrieval's.
+    assert len(llm.calls) == 2
     recorded.stdout.fnmatch_lines(
         [
             "citecheck.verify_answer: test_not_a_response: cannot tell which API this "
             "response is from (a mapping)",
             "2 claims, 2 citations: citation precision 0.5000 (1/2)*",
+            "provider_quote_not_on_page 1: the provider's quote is not on the page*",
             "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
-            "citecheck gate FAILED: 0 citations contradicted and 1 fabricated*",
+            "citecheck gate FAILED: 1 citation contradicted and 0 fabricated*",
         ]
     )
     report = json.loads((pytester.path / "report.json").read_text())
@@ -132,11 +143,11 @@ def test_verify_answer_records_replays_and_joins_the_gate(
     assert {c["answer"] for c in report["claims"]} == {"test_sdk_object", "made-up"}
     cassettes = pytester.path / "cassettes" / "test_app"
     assert sorted(p.name for p in cassettes.iterdir()) == [
-        "test_json_text_with_a_made_up_quote.yaml",
+        "test_json_text_with_a_provider_quote_the_page_lacks.yaml",
         "test_sdk_object.yaml",
     ]
-    made_up = (cassettes / "test_json_text_with_a_made_up_quote.yaml").read_text()
-    assert "chat/completions" not in made_up  # no judge request in its cassette
+    made_up = (cassettes / "test_json_text_with_a_provider_quote_the_page_lacks.yaml").read_text()
+    assert "chat/completions" in made_up  # judged, not called fabricated
 
     # Replay: no keys, the doubles stopped.
     urls = (api.base_url, llm.base_url("openai"))

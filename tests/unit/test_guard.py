@@ -71,7 +71,11 @@ def test_normalise(text: str, expected: str) -> None:
         # invented, altered or paraphrased
         ("supported", "Water boils at 90 \u00b0C at sea level.", "not_found"),
         ("supported", "water boils at 100 \u00b0C at sea level.", "not_found"),
-        ("supported", "Water boils at 100 \u00b0C ... at a lower temperature.", "not_found"),
+        # an ellipsis skips what the page has between two verbatim pieces...
+        ("supported", "Water boils at 100 \u00b0C ... at a lower temperature.", "supported"),
+        # ... within one run of adjacent passages shown
+        ("supported", "Water boils at 100 \u00b0C ... depends on pressure.", "supported"),
+        ("supported", "Water boils at 100 \u00b0C ... raises the boiling point", "not_found"),
         # empty or missing quote on a positive verdict
         ("supported", "", "not_found"),
         ("contradicted", "  \u00a0\n", "not_found"),
@@ -145,3 +149,12 @@ def test_three_adjacent_passages_form_one_run() -> None:
 
 def test_nothing_shown_accepts_nothing() -> None:
     assert guard(reply("supported", "anything"), []).label is Label.NOT_FOUND
+
+
+def test_a_verbatim_quote_with_the_pages_own_dots_stands() -> None:
+    shown = [Passage(index=0, text="Wait... what? The bridge reopened on Monday, May 4.")]
+    guarded = guard(reply("supported", "Wait... what? The bridge reopened on Monday"), shown)
+    assert (guarded.label, guarded.reason) == (Label.SUPPORTED, None)
+    # The same pieces elided by the judge: "Wait" alone is no evidence.
+    elided = guard(reply("supported", "Wait ... The bridge reopened on Monday"), shown)
+    assert elided.reason == Reason.EVIDENCE_QUOTE_TOO_SHORT

@@ -42,14 +42,6 @@ def reply(quote: str | None, label: str = "supported", confidence: float = 0.9) 
 # (what the judge did, its quote, the page span fuzzy mode reports)
 LIGHT_EDITS = [
     (
-        "an ellipsis for a skipped clause",
-        "The city's derivatives exchange community \u2026 established the city as a global "
-        "financial center.",
-        "The city's derivatives exchange community, which started with commodity futures "
-        "trading at the Chicago Board of Trade in 1848, established the city as a global "
-        "financial center.",
-    ),
-    (
         "a three-dot ellipsis in brackets",
         "Water boils at 100 degrees Celsius [...] at altitude it boils at a lower temperature.",
         "Water boils at 100 degrees Celsius (212 degrees Fahrenheit) at sea level, where the air "
@@ -234,8 +226,20 @@ def test_each_piece_of_an_ellipsis_quote_meets_the_minimum() -> None:
         "Salt does \u2026 raise the boiling point by much: a teaspoon adds less than one degree."
     )
     assert guard(reply(quote), SHOWN, FUZZY).reason == TOO_SHORT  # "Salt does" is no span
-    # Exact mode has no pieces: the quote is simply not in the passages.
-    assert guard(reply(quote), SHOWN, EXACT).reason == NOT_IN_SOURCE
+    # Exact mode reads the pieces of an ellipsis quote too, under the same minimum.
+    assert guard(reply(quote), SHOWN, EXACT).reason == TOO_SHORT
+
+
+def test_a_verbatim_quote_with_a_skipped_clause_stands_in_exact_mode_as_the_judge_wrote_it() -> (
+    None
+):
+    quote = (
+        "The city's derivatives exchange community \u2026 established the city as a global "
+        "financial center."
+    )
+    for policy in (EXACT, FUZZY):
+        guarded = guard(reply(quote), SHOWN, policy)
+        assert (guarded.label, guarded.reason, guarded.quote) == (Label.SUPPORTED, None, quote)
 
 
 def test_ellipsis_pieces_come_in_page_order_within_adjacent_passages() -> None:

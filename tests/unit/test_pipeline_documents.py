@@ -212,3 +212,33 @@ def test_same_citation_twice_in_a_claim_is_judged_once() -> None:
     )
     assert result.labels == [Label.SUPPORTED, Label.SUPPORTED]
     assert len(judge.calls) == 1
+
+
+class FirstPassages:
+    """A ranker that shows the first ``k`` passages."""
+
+    def rank(self, claim: str, passages: Sequence[str], k: int) -> list[tuple[int, float]]:
+        return [(i, 1.0) for i in range(min(k, len(passages)))]
+
+
+def test_a_provider_quote_the_document_lacks_is_judged_on_retrieval_and_marked() -> None:
+    judge = ScriptedJudge(replies=[reply("not_found", None)])
+    v = Verifier(fetcher=NoFetcher(), ranker=FirstPassages(), judge=judge)
+    # What Anthropic's char_location cited_text says of another version of the document.
+    other = 'The "exp" claim MUST be present in every JWT.'
+    citation = cite(quote=other).model_copy(update={"quote_by": "provider"})
+    verdict = v.verify_citation("The exp claim is mandatory.", citation)
+    assert verdict.label is Label.NOT_FOUND
+    assert verdict.provider_quote_not_on_page is True
+    [(_, passages)] = judge.calls
+    assert len(passages) == 3  # retrieval's passages of the whole document
+
+
+def test_an_elided_quote_is_found_in_its_section() -> None:
+    v, judge = verifier(reply("supported", "the JWT MUST NOT be accepted for processing"))
+    verdict = v.verify_citation(
+        "A JWT must not be accepted after its expiration time.",
+        cite(quote='The "exp" (expiration time) claim identifies ... MUST NOT be accepted'),
+    )
+    assert (verdict.label, verdict.section) == (Label.SUPPORTED, "4.1.4")
+    assert len(judge.calls) == 1

@@ -16,7 +16,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +26,7 @@ from pytest_citecheck.claims.models import (
     Citation,
     Claim,
     OutlineSentence,
+    QuoteBy,
     kind,
     suggest_id,
 )
@@ -66,10 +67,6 @@ class ResponseImportError(CitecheckError, ValueError):
         return f"{place}: {self.problem}\n  fix: {self.fix}"
 
 
-# Who wrote a quote: the provider's retrieval, the model, or a person.
-QuoteBy = Literal["provider", "model", "user"]
-
-
 def provider_quote(quote: str | None) -> QuoteBy | None:
     """Who wrote a quote the provider extracted from what it read: the provider."""
     return "provider" if quote is not None else None
@@ -108,9 +105,8 @@ class CitedSource(BaseModel):
 
     def citation(self) -> Citation:
         fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
-        # Citation records who wrote a quote once it has the field; until then the
-        # provenance stays here, on the imported source.
-        if self.quote is not None and "quote_by" in Citation.model_fields:
+        if self.quote is not None:
+            # A quote with no provider behind it was taken from the answer's own text.
             fields["quote_by"] = self.quote_by or "model"
         return Citation(**fields)
 

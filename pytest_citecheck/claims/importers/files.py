@@ -194,10 +194,8 @@ def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[
     lines = [head]
     if citation.quote is not None:
         lines.append(f"        quote: {_quoted(citation.quote)}")
-        # Written once the claim file format records who wrote a quote.
-        quote_by = getattr(citation, "quote_by", None)
-        if quote_by is not None:
-            lines.append(f"        quote_by: {quote_by}")
+        if citation.quote_by != "user":
+            lines.append(f"        quote_by: {citation.quote_by}")
     retrieved = next((s.retrieved_at for s in same if s.retrieved_at), None)
     if retrieved:
         lines.append(f"        # the provider fetched this page at {_comment(retrieved)}")
