@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_citecheck import PROJECT_URL
 from pytest_citecheck.claims.models import Label, Verdict
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio
@@ -184,7 +185,7 @@ def sarif(annotations: list[Annotation], version: str) -> dict[str, object]:
                     "driver": {
                         "name": "citecheck",
                         "version": version,
-                        "informationUri": "https://pypi.org/project/pytest-citecheck/",
+                        "informationUri": PROJECT_URL,
                         "rules": [
                             {"id": rule, "shortDescription": {"text": rule.replace("/", ": ")}}
                             for rule in rules
