@@ -8,12 +8,13 @@ recall and citation precision).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 
 from pydantic import BaseModel
 
 from pytest_citecheck.claims.models import BAD_LABELS, AnswerOutline, ClaimResult, Label
+from pytest_citecheck.core.text import plural, ratio
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -248,6 +249,17 @@ class AnswerTotals(BaseModel):
     def citation_precision(self) -> float | None:
         """The mean of the answers' citation precision, as ALCE's eval.py averages it."""
         return fmean(self.precisions) if self.precisions else None
+
+
+def alce_line(
+    recall: float | None, precision: float | None, answers: int, mark: Callable[[str], str] = str
+) -> str:
+    """``ALCE citation recall 0.5000, citation precision 0.9167 (mean over 6 answers)``;
+    ``mark`` dresses the two figures (the markdown summary makes them bold)."""
+    return (
+        f"ALCE citation recall {mark(ratio(recall))}, citation precision "
+        f"{mark(ratio(precision))} (mean over {plural(answers, 'answer')})"
+    )
 
 
 def answer_figures(results: Iterable[ClaimResult]) -> list[AnswerFigures]:

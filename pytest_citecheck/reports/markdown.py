@@ -13,6 +13,7 @@ from typing import Any
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
+from pytest_citecheck.engine.aggregate import alce_line
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -117,8 +118,6 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def _answers(data: dict[str, Any]) -> list[str]:
     """The imported answers: support and ALCE's figures over all of them, then one row each."""
-    from pytest_citecheck.reports.report import alce_line
-
     answers = data.get("answers") or []
     totals = data.get("answer_totals")
     if not answers or not totals:

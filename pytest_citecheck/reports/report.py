@@ -41,6 +41,7 @@ from pytest_citecheck.engine.aggregate import (
     AnswerFigures,
     AnswerTotals,
     Totals,
+    alce_line,
     answer_figures,
     answer_totals,
     totals,
@@ -615,17 +616,6 @@ def _alce_json(figures: AnswerFigures | AnswerTotals) -> dict[str, Any]:
         "citations": figures.citations,
         "citations_supporting": figures.citations_supporting,
     }
-
-
-def alce_line(
-    recall: float | None, precision: float | None, answers: int, mark: Callable[[str], str] = str
-) -> str:
-    """``ALCE citation recall 0.5000, citation precision 0.9167 (mean over 6 answers)``;
-    ``mark`` dresses the two figures (the markdown summary makes them bold)."""
-    return (
-        f"ALCE citation recall {mark(ratio(recall))}, citation precision "
-        f"{mark(ratio(precision))} (mean over {plural(answers, 'answer')})"
-    )
 
 
 # Verdict fields that are null unless a panel or an overruling guard set them: left out

@@ -203,11 +203,40 @@ def test_answer_support_floor_flag_wins_over_ini(
     result.stdout.fnmatch_lines(["citecheck gate passed"])
 
 
+def test_citation_recall_floor_flag_wins_over_ini(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # Per answer: water 1 of 2 sentences supported (the other uncited), cats 0 of 2;
+    # the run's ALCE figures are the means over the two answers.
+    pytester.makefile(
+        ".md",
+        water="Water boils at 100 C.[1] Kettles whistle.\n\n[1]: https://example.com/boiling\n",
+        cats="Cats bark.[1] Dogs purr.\n\n[1]: https://example.com/other\n",
+    )
+    pytester.makefile(".yaml", citecheck_answers=ANSWER_FILE)
+    pytester.makeini("[pytest]\ncitecheck_min_citation_recall = 0.3\n")
+    result = run(pytester, xdist)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
+            "ALCE citation recall 0.2500, citation precision 0.5000 (mean over 2 answers)",
+            "citecheck gate FAILED: ALCE citation recall 0.2500 (mean over 2 answers) is below "
+            "citecheck_min_citation_recall 0.3000 (short by 0.0500)",
+        ]
+    )
+    result = run(pytester, xdist, "--citecheck-min-citation-recall=0.25")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["citecheck gate passed"])
+
+
 def test_a_run_without_answers_has_no_answer_line_and_no_answer_bar(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
-    result = run(pytester, [], "--citecheck-min-answer-support=0.9")
+    result = run(
+        pytester, [], "--citecheck-min-answer-support=0.9", "--citecheck-min-citation-recall=0.9"
+    )
     assert result.ret == pytest.ExitCode.OK
     assert "answer" not in result.stdout.str().split("== citecheck ==")[-1]
 
