@@ -273,6 +273,16 @@ def test_the_answer_view_colours_each_sentence_by_its_claims_label(
     articles = page.locator("#answers article.answer")
     assert articles.count() == len(data["answers"]) == 6
     assert page.inner_text("#answer-totals").startswith("6 answers")
+    # ALCE's figures, the means over the answers, as the terminal words them.
+    totals = data["answer_totals"]
+    assert (
+        page.inner_text("#alce")
+        == (
+            f"ALCE citation recall {totals['citation_recall']:.4f}, citation precision "
+            f"{totals['citation_precision']:.4f} (mean over 6 answers)"
+        )
+        == "ALCE citation recall 0.5000, citation precision 0.9167 (mean over 6 answers)"
+    )
     for i, answer in enumerate(data["answers"]):
         spans = articles.nth(i).locator("span.sentence")
         assert spans.all_inner_texts() == [s["text"] for s in answer["text"]]
