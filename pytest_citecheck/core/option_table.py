@@ -657,6 +657,29 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("the service answers verdicts; its callers decide"),
     ),
     Option(
+        "min_citation_recall",
+        "fail when ALCE citation recall of imported answers (per answer, sentences a "
+        "citation supports over all sentences, an uncited one counting 0; the mean over "
+        "answers) is below R",
+        parse=at.fraction,
+        metavar="R",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-citation-recall",
+        ini="citecheck_min_citation_recall",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-citation-recall",
+                "exit 1 when ALCE citation recall of the answers: in the claim files (per "
+                "answer, sentences a citation supports over all sentences, uncited ones "
+                "counting 0; the mean over answers) is below R.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
         "allow_contradicted",
         "do not fail on contradicted or fabricated citations",
         default=False,

@@ -1,18 +1,20 @@
 """Fixed rules that turn citation labels into claim labels and session figures.
 
 No model is involved here: the claim-level label, the precision figures and the
-answer-level figures of imported answers (ALCE-style: how much of an answer its
-citations support).
+answer-level figures of imported answers (answer support, and ALCE's citation
+recall and citation precision).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from statistics import fmean
 
 from pydantic import BaseModel
 
 from pytest_citecheck.claims.models import BAD_LABELS, AnswerOutline, ClaimResult, Label, Reason
+from pytest_citecheck.core.text import plural, ratio
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -125,14 +127,46 @@ def provider_quote_line(count: int) -> str:
 
 
 # -- answers ---------------------------------------------------------------------------------
+#
+# Two families of answer figures, side by side:
+# - answer support: supported claims over the answer's claims (claim labels, so a claim
+#   with one contradicting citation is not supported; uncited sentences are left out);
+# - ALCE's citation recall and citation precision (Gao et al. 2023, princeton-nlp/ALCE
+#   eval.py), which the field reports. Recall: sentences supported by their citations
+#   over all sentences of the answer, an uncited sentence counting 0. Precision:
+#   citations that support their sentence over all citations. ALCE asks an NLI model
+#   whether the cited passages *together* entail the sentence, and counts a citation
+#   that does not support it alone as precise when the others without it no longer
+#   do. Our judge reads one citation at a time, so "supported together" reduces to
+#   "at least one citation is supported" and "needed by the joint set" to "supported
+#   on its own". Like eval.py, the run's figure is the mean of the answers' figures.
 
 
 class AnswerSentenceLabel(BaseModel):
-    """One sentence of an answer with its claim's label (None: uncited, or not run)."""
+    """One sentence of an answer with its claim's label (None: uncited, or not run)
+    and each of its citations' labels (empty then)."""
 
     text: str
     claim_id: str | None
     label: Label | None
+    citations: list[Label] = []
+
+    @property
+    def counted(self) -> bool:
+        """Whether citation recall counts the sentence: uncited (it counts 0) or its
+        claim ran; a claim deselected with ``-k`` leaves its sentence out."""
+        return self.claim_id is None or self.label is not None
+
+    @property
+    def supported_by_citations(self) -> bool:
+        """ALCE's "supported by its citations together", for a judge that reads one
+        citation at a time: at least one citation is supported."""
+        return Label.SUPPORTED in self.citations
+
+    @property
+    def supporting(self) -> int:
+        """Citations that support the sentence on their own (ALCE's precise citations)."""
+        return self.citations.count(Label.SUPPORTED)
 
 
 class AnswerFigures(BaseModel):
@@ -163,51 +197,117 @@ class AnswerFigures(BaseModel):
         """Supported claims over the answer's claims (None when none was verified)."""
         return self.supported / self.claims if self.claims else None
 
+    @property
+    def counted_sentences(self) -> int:
+        """Sentences citation recall counts (every sentence unless its claim did not run)."""
+        return sum(1 for s in self.sentences if s.counted)
+
+    @property
+    def sentences_supported(self) -> int:
+        """Sentences at least one of whose citations is supported."""
+        return sum(1 for s in self.sentences if s.supported_by_citations)
+
+    @property
+    def citations(self) -> int:
+        """The citations of the answer's sentences whose claims ran."""
+        return sum(len(s.citations) for s in self.sentences)
+
+    @property
+    def citations_supporting(self) -> int:
+        return sum(s.supporting for s in self.sentences)
+
+    @property
+    def citation_recall(self) -> float | None:
+        """ALCE citation recall: supported sentences over counted sentences."""
+        n = self.counted_sentences
+        return self.sentences_supported / n if n else None
+
+    @property
+    def citation_precision(self) -> float | None:
+        """ALCE citation precision: supporting citations over all citations (None
+        when none was judged)."""
+        n = self.citations
+        return self.citations_supporting / n if n else None
+
 
 class AnswerTotals(BaseModel):
-    """The run's imported answers together: answer support and uncited sentences."""
+    """The run's imported answers together: answer support, uncited sentences, and
+    ALCE's citation recall and precision (each the mean of the answers' figures)."""
 
     answers: int = 0
     sentences: int = 0
     uncited: int = 0
     claims: int = 0
     supported: int = 0
+    # The answers' ALCE figures, one per answer that has one (for the means), and the
+    # counts pooled over every answer.
+    recalls: list[float] = []
+    precisions: list[float] = []
+    counted_sentences: int = 0
+    sentences_supported: int = 0
+    citations: int = 0
+    citations_supporting: int = 0
 
     @property
     def support(self) -> float | None:
         """Supported claims over all claims of imported answers (None: no claim)."""
         return self.supported / self.claims if self.claims else None
 
+    @property
+    def citation_recall(self) -> float | None:
+        """The mean of the answers' citation recall, as ALCE's eval.py averages it."""
+        return fmean(self.recalls) if self.recalls else None
+
+    @property
+    def citation_precision(self) -> float | None:
+        """The mean of the answers' citation precision, as ALCE's eval.py averages it."""
+        return fmean(self.precisions) if self.precisions else None
+
+
+def alce_line(
+    recall: float | None, precision: float | None, answers: int, mark: Callable[[str], str] = str
+) -> str:
+    """``ALCE citation recall 0.5000, citation precision 0.9167 (mean over 6 answers)``;
+    ``mark`` dresses the two figures (the markdown summary makes them bold)."""
+    return (
+        f"ALCE citation recall {mark(ratio(recall))}, citation precision "
+        f"{mark(ratio(precision))} (mean over {plural(answers, 'answer')})"
+    )
+
 
 def answer_figures(results: Iterable[ClaimResult]) -> list[AnswerFigures]:
     """The answers ``results`` were made from, in the order their first claim comes."""
     outlines: dict[tuple[str, str], AnswerOutline] = {}
-    labels: dict[tuple[str, str], dict[str, Label]] = {}
+    ran: dict[tuple[str, str], dict[str, ClaimResult]] = {}
     for result in results:
         if result.answer is None:
             continue
         key = result.answer.key
         outlines.setdefault(key, result.answer)
-        labels.setdefault(key, {})[result.id] = result.label
-    return [figures(outline, labels[key]) for key, outline in outlines.items()]
+        ran.setdefault(key, {})[result.id] = result
+    return [figures(outline, ran[key]) for key, outline in outlines.items()]
 
 
-def figures(outline: AnswerOutline, labels: Mapping[str, Label]) -> AnswerFigures:
-    """One answer's figures, from the labels of its claims verified (by claim id)."""
+def figures(outline: AnswerOutline, results: Mapping[str, ClaimResult]) -> AnswerFigures:
+    """One answer's figures, from the results of its claims verified (by claim id)."""
+    sentences = []
+    for s in outline.sentences:
+        result = results.get(s.claim_id) if s.claim_id is not None else None
+        sentences.append(
+            AnswerSentenceLabel(
+                text=s.text,
+                claim_id=s.claim_id,
+                label=None if result is None else result.label,
+                citations=[] if result is None else [v.label for v in result.verdicts],
+            )
+        )
     return AnswerFigures(
         id=outline.id,
         format=outline.format,
         origin=outline.origin,
-        sentences=[
-            AnswerSentenceLabel(
-                text=s.text,
-                claim_id=s.claim_id,
-                label=labels.get(s.claim_id) if s.claim_id is not None else None,
-            )
-            for s in outline.sentences
-        ],
-        claims=len(labels),
-        supported=sum(1 for label in labels.values() if label is Label.SUPPORTED),
+        sentences=sentences,
+        claims=len(results),
+        supported=sum(1 for r in results.values() if r.label is Label.SUPPORTED),
     )
 
 
@@ -232,4 +332,12 @@ def answer_totals(answers: Iterable[AnswerFigures]) -> AnswerTotals:
         t.uncited += answer.uncited
         t.claims += answer.claims
         t.supported += answer.supported
+        if answer.citation_recall is not None:
+            t.recalls.append(answer.citation_recall)
+        if answer.citation_precision is not None:
+            t.precisions.append(answer.citation_precision)
+        t.counted_sentences += answer.counted_sentences
+        t.sentences_supported += answer.sentences_supported
+        t.citations += answer.citations
+        t.citations_supporting += answer.citations_supporting
     return t

@@ -31,6 +31,8 @@ class GateSettings:
     max_drop: float = DEFAULT_MAX_DROP
     # Supported claims over all claims of imported answers (None: no floor).
     min_answer_support: float | None = None
+    # ALCE citation recall of imported answers, the mean over answers (None: no floor).
+    min_citation_recall: float | None = None
     # How the failures name the bars (the front end's words).
     terms: Terms = NEUTRAL
     # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
@@ -204,7 +206,7 @@ def evaluate(
     """Return one sentence per missed bar; empty when the run passes.
 
     ``answers``: the imported answers' totals; a run without answers has no answer
-    support, so its floor is not a bar there.
+    support and no citation recall, so their floors are not bars there.
     """
     failures: list[str] = []
     name = settings.terms.option
@@ -230,6 +232,12 @@ def evaluate(
         answered = plural(answers.answers, "answer")
         of = f" ({answers.supported}/{answers.claims} claims of {answered})"
         failures.append(_below("answer support", support, name("min_answer_support"), floor, of))
+    recall = answers.citation_recall if answers is not None else None
+    floor = settings.min_citation_recall
+    if floor is not None and answers is not None and recall is not None and recall < floor:
+        of = f" (mean over {plural(answers.answers, 'answer')})"
+        bar = name("min_citation_recall")
+        failures.append(_below("ALCE citation recall", recall, bar, floor, of))
     agreement = totals.agreement
     floor_agreement = settings.min_agreement
     if floor_agreement is not None and agreement is not None and agreement < floor_agreement:

@@ -112,8 +112,7 @@ class CitecheckFixture:
                 }
             )
             results.append(self._verify(claim_obj.model_copy(update={"answer": outline})))
-        labels = {r.id: r.label for r in results}
-        return AnswerResult(**dict(figures(outline, labels)), results=results)
+        return AnswerResult(**dict(figures(outline, {r.id: r for r in results})), results=results)
 
     def _verify(self, claim: Claim) -> ClaimResult:
         # Its claims are known only now: the start-up key check runs here, before

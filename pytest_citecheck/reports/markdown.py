@@ -13,7 +13,7 @@ from typing import Any
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
-from pytest_citecheck.engine.aggregate import provider_quote_line
+from pytest_citecheck.engine.aggregate import alce_line, provider_quote_line
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -119,22 +119,40 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 
 def _answers(data: dict[str, Any]) -> list[str]:
-    """The imported answers: support over all of them, then one row each."""
+    """The imported answers: support and ALCE's figures over all of them, then one row each."""
     answers = data.get("answers") or []
     totals = data.get("answer_totals")
     if not answers or not totals:
         return []
+    alce = alce_line(
+        totals.get("citation_recall"),
+        totals.get("citation_precision"),
+        totals["answers"],
+        mark=lambda figure: f"**{figure}**",
+    )
     out = [
         f"**{totals['answers']} answer{'s' if totals['answers'] != 1 else ''}**: answer support "
         f"**{ratio(totals['answer_support'])}** ({totals['supported']}/{totals['claims']} "
         f"claims), {totals['uncited']} uncited sentence{'s' if totals['uncited'] != 1 else ''}",
         "",
-        "| answer | file | sentences | cited | uncited | supported | support |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        alce,
+        "",
+        "| answer | file | sentences | cited | uncited | supported | support "
+        "| citation recall | citation precision |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     out += [
         f"| {cell(a['id'])} | {cell(a['file'])} | {a['sentences']} | {a['cited']} | "
-        f"{a['uncited']} | {a['supported']}/{a['claims']} | {ratio(a['answer_support'])} |"
+        f"{a['uncited']} | {a['supported']}/{a['claims']} | {ratio(a['answer_support'])} | "
+        f"{_alce_cell(a, 'citation_recall', 'sentences_supported', 'sentences_counted')} | "
+        f"{_alce_cell(a, 'citation_precision', 'citations_supporting', 'citations')} |"
         for a in answers
     ]
     return [*out, ""]
+
+
+def _alce_cell(answer: dict[str, Any], figure: str, part: str, whole: str) -> str:
+    """``0.5000 (1/2)``; ``n/a`` for a report written before these figures existed."""
+    if figure not in answer:
+        return "n/a"
+    return f"{ratio(answer[figure])} ({answer[part]}/{answer[whole]})"

@@ -42,6 +42,7 @@ from pytest_citecheck.engine.aggregate import (
     AnswerFigures,
     AnswerTotals,
     Totals,
+    alce_line,
     answer_figures,
     answer_totals,
     provider_quote_line,
@@ -315,6 +316,8 @@ class Report:
                     f"({answers.supported}/{answers.claims} claims)"
                 )
             )
+            recall, precision = answers.citation_recall, answers.citation_precision
+            out.append(Line(alce_line(recall, precision, answers.answers)))
         if self.deselected:
             out.append(
                 Line(
@@ -442,6 +445,7 @@ class Report:
                 "claims": totals_.claims,
                 "supported": totals_.supported,
                 "answer_support": totals_.support,
+                **_alce_json(totals_),
             }
             data["answers"] = [_answer_json(file, a) for file, a in answers]
         return data
@@ -596,10 +600,30 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
         "claims": a.claims,
         "supported": a.supported,
         "answer_support": a.support,
+        **_alce_json(a),
         "text": [
-            {"text": s.text, "claim_id": s.claim_id, "label": s.label.value if s.label else None}
+            {
+                "text": s.text,
+                "claim_id": s.claim_id,
+                "label": s.label.value if s.label else None,
+                # ALCE: whether its citations support it (None: its claim did not run).
+                "supported_by_citations": s.supported_by_citations if s.counted else None,
+            }
             for s in a.sentences
         ],
+    }
+
+
+def _alce_json(figures: AnswerFigures | AnswerTotals) -> dict[str, Any]:
+    """ALCE's citation recall and precision (a run's: the means over its answers) and
+    the counts they come from."""
+    return {
+        "citation_recall": figures.citation_recall,
+        "citation_precision": figures.citation_precision,
+        "sentences_counted": figures.counted_sentences,
+        "sentences_supported": figures.sentences_supported,
+        "citations": figures.citations,
+        "citations_supporting": figures.citations_supporting,
     }
 
 

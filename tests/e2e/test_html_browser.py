@@ -381,3 +381,32 @@ def test_recheck_page_shows_then_and_now_side_by_side_with_the_differences_marke
     page.screenshot(path=str(ARTIFACTS / "recheck.png"), full_page=True)
     assert tab.errors == []
     assert tab.requests == [recheck_page.as_uri()]
+
+
+def test_the_answer_view_shows_alces_figures_as_the_sentences_give_them(
+    tab: Page, answers_report: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = answers_report
+    page = tab.open(path)
+    recalls, precisions = [], []
+    for i, answer in enumerate(data["answers"]):
+        # Recall from the sentences: an uncited one counts 0, a cited one when a citation
+        # supports it; precision from the answer's citations.
+        sentences = [s["supported_by_citations"] for s in answer["text"]]
+        assert None not in sentences  # every claim of the example answers ran
+        recall = sum(sentences) / len(sentences)
+        precision = answer["citations_supporting"] / answer["citations"]
+        assert answer["citation_recall"] == pytest.approx(recall)
+        recalls.append(recall)
+        precisions.append(precision)
+        heading = page.locator("#answers article.answer").nth(i).locator("h3").inner_text()
+        assert (
+            f"citation recall {recall:.4f} ({answer['sentences_supported']}/{len(sentences)})"
+            f" · citation precision {precision:.4f}" in heading
+        )
+    n = len(data["answers"])
+    assert page.inner_text("#alce") == (
+        f"ALCE citation recall {sum(recalls) / n:.4f}, citation precision "
+        f"{sum(precisions) / n:.4f} (mean over {n} answers)"
+    )
+    assert tab.errors == []

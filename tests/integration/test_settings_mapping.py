@@ -295,6 +295,7 @@ PLUGIN_GATE = FrontEnd(
         "strict_review": Option(("--citecheck-strict-review",), True),
         "max_drop": Option(("--citecheck-max-drop=0.1",), 0.1),
         "min_answer_support": Option(("--citecheck-min-answer-support=0.9",), 0.9),
+        "min_citation_recall": Option(("--citecheck-min-citation-recall=0.9",), 0.9),
         "min_agreement": Option(("--citecheck-min-agreement=0.9",), 0.9),
     },
     fixed={"terms": NotExposed(_TERMS, PLUGIN_TERMS)},
@@ -309,6 +310,7 @@ BATCH_GATE = FrontEnd(
         "min_reachable_precision": Option(("--min-reachable-precision", "0.9"), 0.9),
         "allow_contradicted": Option(("--allow-contradicted",), True),
         "min_answer_support": Option(("--min-answer-support", "0.9"), 0.9),
+        "min_citation_recall": Option(("--min-citation-recall", "0.9"), 0.9),
     },
     fixed={
         "strict_review": NotExposed("no flag: a verdict marked for review counts normally"),

@@ -178,8 +178,32 @@ answers:
 """
 
 
-def test_answer_support_floor_flag_wins_over_ini(
-    pytester: pytest.Pytester, xdist: list[str]
+ANSWER_LINE = "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)"
+# Per answer: water 1 of 2 sentences supported (the other uncited), cats 0 of 2; ALCE's
+# figures over the run are the means over the two answers.
+ALCE_LINE = "ALCE citation recall 0.2500, citation precision 0.5000 (mean over 2 answers)"
+
+
+@pytest.mark.parametrize(
+    ("ini", "failure", "passing_flag"),
+    [
+        (
+            "citecheck_min_answer_support = 0.9",
+            "citecheck gate FAILED: answer support 0.5000 (1/2 claims of 2 answers) is below "
+            "citecheck_min_answer_support 0.9000 (short by 0.4000)",
+            "--citecheck-min-answer-support=0.5",
+        ),
+        (
+            "citecheck_min_citation_recall = 0.3",
+            "citecheck gate FAILED: ALCE citation recall 0.2500 (mean over 2 answers) is below "
+            "citecheck_min_citation_recall 0.3000 (short by 0.0500)",
+            "--citecheck-min-citation-recall=0.25",
+        ),
+    ],
+    ids=["answer-support", "citation-recall"],
+)
+def test_answer_floor_flag_wins_over_ini(
+    pytester: pytest.Pytester, xdist: list[str], ini: str, failure: str, passing_flag: str
 ) -> None:
     # Two imported answers: one supported cited sentence, one not_found, two uncited.
     pytester.makefile(
@@ -188,17 +212,11 @@ def test_answer_support_floor_flag_wins_over_ini(
         cats="Cats bark.[1] Dogs purr.\n\n[1]: https://example.com/other\n",
     )
     pytester.makefile(".yaml", citecheck_answers=ANSWER_FILE)
-    pytester.makeini("[pytest]\ncitecheck_min_answer_support = 0.9\n")
+    pytester.makeini(f"[pytest]\n{ini}\n")
     result = run(pytester, xdist)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(
-        [
-            "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
-            "citecheck gate FAILED: answer support 0.5000 (1/2 claims of 2 answers) is below "
-            "citecheck_min_answer_support 0.9000 (short by 0.4000)",
-        ]
-    )
-    result = run(pytester, xdist, "--citecheck-min-answer-support=0.5")
+    result.stdout.fnmatch_lines([ANSWER_LINE, ALCE_LINE, failure])
+    result = run(pytester, xdist, passing_flag)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["citecheck gate passed"])
 
@@ -207,7 +225,9 @@ def test_a_run_without_answers_has_no_answer_line_and_no_answer_bar(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
-    result = run(pytester, [], "--citecheck-min-answer-support=0.9")
+    result = run(
+        pytester, [], "--citecheck-min-answer-support=0.9", "--citecheck-min-citation-recall=0.9"
+    )
     assert result.ret == pytest.ExitCode.OK
     assert "answer" not in result.stdout.str().split("== citecheck ==")[-1]
 

@@ -68,6 +68,8 @@ def test_sdk_object(citecheck):
     answer = citecheck.verify_answer(Message.model_validate(ANTHROPIC))
     assert (len(answer.sentences), answer.cited, answer.uncited) == (2, 1, 1)
     assert (answer.claims, answer.supported, answer.support) == (1, 1, 1.0)
+    # ALCE: the uncited sentence counts 0 in recall; the one citation supports.
+    assert (answer.citation_recall, answer.citation_precision) == (0.5, 1.0)
     [result] = answer.results
     assert result.label == "supported"
     assert answer.sentences[0].label == "supported"
