@@ -98,6 +98,8 @@ class Reason:
     PANEL_NO_MAJORITY = "panel_no_majority"
     PANEL_NOT_UNANIMOUS = "panel_not_unanimous"
     PANEL_SPLIT = "panel_supported_and_contradicted"
+    # Fewer members answered than the panel needs (citecheck_panel_min_votes).
+    PANEL_INCOMPLETE = "panel_incomplete"
 
 
 # -- the claim schema ------------------------------------------------------

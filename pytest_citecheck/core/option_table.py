@@ -367,6 +367,25 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden(_ONE_JUDGE),
     ),
     Option(
+        "panel_min_votes",
+        "the votes a panel needs (members that answered): a citation whose panel got fewer "
+        "is error panel_incomplete; default: every member",
+        parse=at.positive_int,
+        metavar="N",
+        shown_default="every member",
+        target="engine",
+        pytest_flag="--citecheck-panel-min-votes",
+        ini="citecheck_panel_min_votes",
+        ini_type="int",
+        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        service=Hidden(_ONE_JUDGE),
+        doc=(
+            "the votes a panel needs: fewer (a member unreachable or failing) makes the "
+            "citation `error` `panel_incomplete`; default every member; see "
+            "[Judge panels](judges.md#judge-panels-several-judges-recorded-once)"
+        ),
+    ),
+    Option(
         "review_below",
         "mark verdicts with confidence below C for review",
         default=d.DEFAULT_REVIEW_BELOW,

@@ -114,6 +114,8 @@ class Verifier:
     # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
     panel: Sequence[Judge] = field(default_factory=tuple)
     panel_rule: str = DEFAULT_PANEL_RULE
+    # The votes a panel needs (members that answered); None: every member.
+    panel_min_votes: int | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -304,10 +306,14 @@ class Verifier:
 
     def _panel(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
         """Every member judges and is guarded on its own; then the rule decides."""
-        from pytest_citecheck.engine.panel import decide
+        from pytest_citecheck.engine.panel import decide, judge_of, member_names
 
-        votes = [self._vote(member, claim, shown) for member in self.panel]
-        decision = decide(votes, self.panel_rule)
+        names = member_names([member.name for member in self.panel])
+        votes = [
+            self._vote(member, name, claim, shown)
+            for member, name in zip(self.panel, names, strict=True)
+        ]
+        decision = decide(votes, self.panel_rule, self.panel_min_votes)
         usage = Usage(
             input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
             output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
@@ -321,14 +327,15 @@ class Verifier:
                 "detail": decision.detail,
                 "review": decision.review,
                 "passages": shown,
-                "judge": ",".join(dict.fromkeys(v.judge for v in votes)),
+                "judge": ",".join(dict.fromkeys(judge_of(v.judge) for v in votes)),
                 "usage": usage,
                 "panel": votes,
             }
         )
 
-    def _vote(self, member: Judge, claim: str, shown: list[Passage]) -> PanelVote:
-        """One member's guarded vote; a member that fails votes ``error`` with its reason.
+    def _vote(self, member: Judge, name: str, claim: str, shown: list[Passage]) -> PanelVote:
+        """One member's guarded vote (``name``: the member as listings show it); a member
+        that fails votes ``error`` with its reason.
 
         A recording that cannot serve the member (no recording, stale, corrupt) or a
         missing key is not a vote: it fails the citation, as without a panel."""
@@ -337,12 +344,10 @@ class Verifier:
         except StageFailed as exc:
             if exc.reason in _NOT_A_VOTE:
                 raise
-            return PanelVote(
-                judge=member.name, label=Label.ERROR, reason=exc.reason, detail=exc.detail
-            )
+            return PanelVote(judge=name, label=Label.ERROR, reason=exc.reason, detail=exc.detail)
         guarded = guard(reply, shown, self.quote_policy, claim)
         return PanelVote(
-            judge=member.name,
+            judge=name,
             label=guarded.label,
             evidence_quote=cap(guarded.quote, MAX_QUOTE_CHARS),
             confidence=guarded.confidence,

@@ -31,6 +31,7 @@ from pytest_citecheck.claims.models import (
     ClaimResult,
     Label,
     PanelVote,
+    Reason,
     Verdict,
 )
 from pytest_citecheck.core.files import append_text, write_atomic
@@ -402,7 +403,22 @@ class Report:
             "unanimous_share": figures.unanimous_share,
             "pairwise_agreement": figures.pairwise,
             "members": max(len(p) for p in panels),
+            "failed_members": member_failures(panels),
+            "not_recorded": self.not_recorded(),
         }
+
+    def not_recorded(self) -> int:
+        """Claims whose panel lacked votes while recording: nothing of them was saved."""
+        from pytest_citecheck.engine.panel import NOT_RECORDED
+
+        return sum(
+            1
+            for result in self.results.values()
+            if any(
+                v.reason == Reason.PANEL_INCOMPLETE and NOT_RECORDED in (v.detail or "")
+                for v in result.verdicts
+            )
+        )
 
     def _panel_lines(self, t: Totals) -> list[Line]:
         panel = self.panel_json()
@@ -416,6 +432,16 @@ class Report:
         ]
         for pair, share in panel["pairwise_agreement"].items():
             out.append(Line(f"  pairwise {pair}: {share:.4f}"))
+        for failure in panel["failed_members"]:
+            out.append(Line(f"  {failure_text(failure)}", {"red": True}))
+        if panel["not_recorded"]:
+            out.append(
+                Line(
+                    f"  not recorded: {plural(panel['not_recorded'], 'claim')} whose panel "
+                    "lacked votes; rerun them to record once every member answers",
+                    {"red": True},
+                )
+            )
         return out
 
     # -- files -----------------------------------------------------------------
@@ -729,3 +755,29 @@ def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
         if v.evidence_quote:
             props.append((f"{prefix}.quote", v.evidence_quote))
     return [(name, scrub(str(value))) for name, value in props]
+
+
+def member_failures(panels: Sequence[Sequence[PanelVote]]) -> list[dict[str, Any]]:
+    """Each panel member that failed, in panel order: its name, on how many citations,
+    and each reason with the first detail given for it."""
+    found: dict[str, dict[str, Any]] = {}
+    for votes in panels:
+        for vote in votes:
+            if vote.label is not Label.ERROR:
+                continue
+            entry = found.setdefault(vote.judge, {"judge": vote.judge, "citations": 0, "reasons": {}})
+            entry["citations"] += 1
+            entry["reasons"].setdefault(vote.reason or "error", vote.detail or "")
+    return list(found.values())
+
+
+def failure_text(failure: dict[str, Any]) -> str:
+    """``panel member c failed on 2 citations: judge_unavailable (could not reach ...)``."""
+    reasons = "; ".join(
+        f"{reason} ({truncate(detail, 300, flatten=True)})" if detail else reason
+        for reason, detail in failure["reasons"].items()
+    )
+    return (
+        f"panel member {failure['judge']} failed on "
+        f"{plural(failure['citations'], 'citation')}: {reasons}"
+    )

@@ -118,7 +118,7 @@ def test_a_member_that_fails_is_an_error_vote_and_cannot_tip_the_majority(
 
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
         add_pages(api)
-        with make_engine(env_for(api, llm), "once", judges=PANEL) as engine:
+        with make_engine(env_for(api, llm), "once", judges=PANEL, panel_min_votes=2) as engine:
             [result, _] = engine.verify_claims_sync(CLAIMS, cassette_for=where)
     v = result.verdicts[0]
     # One supported of three is no majority, and the missing vote might have decided:
@@ -149,7 +149,8 @@ def test_an_error_vote_counts_under_each_rule(
     }
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
         add_pages(api)
-        with make_engine(env_for(api, llm), "once", judges=PANEL, panel_rule=rule) as engine:
+        settings: dict[str, Any] = {"judges": PANEL, "panel_rule": rule, "panel_min_votes": 2}
+        with make_engine(env_for(api, llm), "once", **settings) as engine:
             v = engine.verify(CLAIMS[0]).verdicts[0]
     assert v.label is label
     assert v.review is (label is not Label.ERROR)
@@ -230,3 +231,59 @@ def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:
     assert [m.judge for m in v.panel or []] == list(PANEL)
     assert plain.verdicts[0].panel is None
     assert plain.verdicts[0].judge == "openai:judge-c"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+UNREACHABLE = ("openai:judge-a", "openai:judge-b", "openai-compatible:down")
+
+
+@pytest.mark.parametrize("min_votes", [None, 2])
+def test_an_unreachable_member_is_named_and_replays_to_the_same_result(
+    tmp_path: Path, min_votes: int | None
+) -> None:
+    """A member on a closed port: without enough votes the citation is ``error``
+    ``panel_incomplete`` naming it (and nothing is saved, so the next run records it
+    again); with ``panel_min_votes`` met the panel decides, the failure is recorded,
+    and the replay gives the same verdict offline."""
+    answers = {"judge-a": verdict("not_found", None, 0.8), "judge-b": verdict("not_found", None, 0.7)}
+    down = f"http://127.0.0.1:{closed_port()}/v1"
+    settings: dict[str, Any] = {"judges": UNREACHABLE, "panel_min_votes": min_votes, "timeout": 2}
+
+    def where(c: Claim) -> Path:
+        return cassette_path(tmp_path / CLAIM_FILE, c.id)
+
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
+        add_pages(api)
+        env = env_for(api, llm) | {"CITECHECK_JUDGE_BASE_URL": down}
+        with make_engine(env, "once", **settings) as engine:
+            recorded = engine.verify(CLAIMS[0], where(CLAIMS[0]))
+        urls = (api.base_url, llm.base_url("openai"))
+    v = recorded.verdicts[0]
+    member = (v.panel or [])[2]
+    assert (member.judge, member.label, member.reason) == (
+        "openai-compatible:down",
+        Label.ERROR,
+        Reason.JUDGE_UNAVAILABLE,
+    )
+    replay_env = env_for(*urls, keys=False) | {"CITECHECK_JUDGE_BASE_URL": down}
+    with make_engine(replay_env, "none", **settings) as engine:
+        replayed = engine.verify(CLAIMS[0], where(CLAIMS[0]))
+    if min_votes is None:
+        assert (v.label, v.reason) == (Label.ERROR, Reason.PANEL_INCOMPLETE)
+        assert v.detail is not None
+        assert "openai-compatible:down failed (judge_unavailable" in v.detail
+        assert "not recorded; rerun when every member answers" in v.detail
+        assert not where(CLAIMS[0]).exists()
+        assert replayed.verdicts[0].reason == Reason.NO_RECORDING
+    else:
+        assert (v.label, v.confidence, v.review) == (Label.NOT_FOUND, 0.6667, True)
+        assert dumped([replayed]) == dumped([recorded])
