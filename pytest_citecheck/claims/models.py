@@ -517,8 +517,11 @@ class JudgeReply(BaseModel):
 
     label: Literal["supported", "contradicted", "not_found"]
     quote: str | None
+    # In [0, 1]. A judge that graded on another scale (10, 2.0, 85) gets 0 here and its
+    # number in ``confidence_raw``: the verdict then reports the confidence as unknown.
     confidence: float = Field(ge=0.0, le=1.0)
     usage: Usage | None = None
+    confidence_raw: float | None = None
 
 
 class PanelVote(BaseModel):
@@ -534,6 +537,8 @@ class PanelVote(BaseModel):
     judge_label: Label | None = None
     judge_quote: str | None = None
     usage: Usage | None = None
+    # The member's confidence on another scale than [0, 1] (``confidence`` is then None).
+    confidence_raw: float | None = None
 
 
 class Verdict(BaseModel):
@@ -566,6 +571,9 @@ class Verdict(BaseModel):
     # evidence_quote of a refused quote).
     judge_label: Label | None = None
     judge_confidence: float | None = None
+    # The judge's confidence when it was not in [0, 1] (10, 2.0, 85): kept as said,
+    # read as unknown (``confidence`` None) and sent to review.
+    confidence_raw: float | None = None
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is
     # then the share of members that voted ``label``.
     panel: list[PanelVote] | None = None

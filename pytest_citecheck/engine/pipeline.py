@@ -285,6 +285,7 @@ class Verifier:
         fields = guarded.verdict_fields()
         for name in ("evidence_quote", "judge_quote", "detail"):
             fields[name] = cap(fields[name], MAX_QUOTE_CHARS)
+        fields.update(_off_scale(reply))
         return base.model_copy(
             update={
                 **fields,
@@ -314,6 +315,8 @@ class Verifier:
             for member, name in zip(self.panel, names, strict=True)
         ]
         decision = decide(votes, self.panel_rule, self.panel_min_votes)
+        # A member's confidence on another scale is unknown: a human looks at it.
+        off_scale = any(v.confidence_raw is not None for v in votes)
         usage = Usage(
             input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
             output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
@@ -325,7 +328,7 @@ class Verifier:
                 "confidence": decision.confidence,
                 "reason": decision.reason,
                 "detail": decision.detail,
-                "review": decision.review,
+                "review": decision.review or (off_scale and decision.label is not Label.ERROR),
                 "passages": shown,
                 "judge": ",".join(dict.fromkeys(judge_of(v.judge) for v in votes)),
                 "usage": usage,
@@ -356,6 +359,10 @@ class Verifier:
             judge_label=guarded.judge_label,
             judge_quote=cap(guarded.judge_quote, MAX_QUOTE_CHARS),
             usage=reply.usage,
+        ).model_copy(
+            update={
+                k: v for k, v in _off_scale(reply).items() if k in ("confidence", "confidence_raw")
+            }
         )
 
     def _gate_confidence(self, verdict: Verdict) -> Verdict:
@@ -366,6 +373,19 @@ class Verifier:
             and verdict.confidence < self.review_below
         )
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
+
+
+def _off_scale(reply: JudgeReply) -> dict[str, object]:
+    """A reply whose confidence was on another scale: the number kept as said, the
+    confidence unknown, the verdict sent to review (nothing when it was in [0, 1])."""
+    if reply.confidence_raw is None:
+        return {}
+    return {
+        "confidence": None,
+        "confidence_raw": reply.confidence_raw,
+        "judge_confidence": None,
+        "review": True,
+    }
 
 
 def _quote_missing(base: Verdict, quote: str, reason: str, source: str) -> Verdict:

@@ -338,6 +338,7 @@ class Report:
                 )
             )
         out += self._panel_lines(t)
+        out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -384,6 +385,26 @@ class Report:
                 )
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
         return out
+
+    def judge_warnings(self) -> list[str]:
+        """One line per judge that answered a confidence outside [0, 1]: which
+        values, how many citations, what was done with them."""
+        from pytest_citecheck.engine.panel import judge_of
+
+        found: dict[str, list[float]] = {}
+        for _, result in self.ordered():
+            for v in result.verdicts:
+                said = [(judge_of(m.judge), m.confidence_raw) for m in v.panel or ()]
+                for judge, raw in [*said, (v.judge or "the judge", v.confidence_raw)]:
+                    if raw is not None:
+                        found.setdefault(judge, []).append(raw)
+        return [
+            f"judge {judge} answered confidence on another scale than 0 to 1 "
+            f"({', '.join(f'{r:g}' for r in dict.fromkeys(raws))}) in "
+            f"{plural(len(raws), 'answer')}: labels kept, confidence read as "
+            "unknown, sent to review"
+            for judge, raws in found.items()
+        ]
 
     def panels(self) -> list[list[PanelVote]]:
         """The votes of every citation a judge panel decided, in file order."""
@@ -622,7 +643,7 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
 
 # Verdict fields that are null unless a panel or an overruling guard set them: left out
 # of the JSON report then, so a run without either writes what it always did.
-_UNLESS_SET = ("judge_label", "judge_confidence", "panel")
+_UNLESS_SET = ("judge_label", "judge_confidence", "panel", "confidence_raw")
 
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
@@ -631,6 +652,9 @@ def _claim_json(result: ClaimResult) -> dict[str, Any]:
         for name in _UNLESS_SET:
             if verdict.get(name) is None:
                 verdict.pop(name, None)
+        for member in verdict.get("panel") or ():
+            if member.get("confidence_raw") is None:
+                member.pop("confidence_raw", None)
     return data
 
 

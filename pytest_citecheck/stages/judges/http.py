@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import ssl
 import threading
 import weakref
@@ -135,6 +136,9 @@ def verdict_from_object(value: Any) -> JudgeReply:
         )
     # Only the schema's fields: a model cannot smuggle in ``usage``.
     fields = {k: value[k] for k in ("label", "quote", "confidence") if k in value}
+    raw = off_scale(fields.get("confidence"))
+    if raw is not None:
+        fields["confidence"] = 0.0
     try:
         reply = JudgeReply.model_validate(fields, strict=True)
     except ValidationError as exc:
@@ -146,11 +150,23 @@ def verdict_from_object(value: Any) -> JudgeReply:
             Reason.JUDGE_SCHEMA_MISMATCH,
             shorten(f"the judge's reply breaks the schema: {problems}"),
         ) from None
+    if raw is not None:
+        reply = reply.model_copy(update={"confidence_raw": raw})
     if reply.label == "not_found" and reply.quote is not None:
         # The prompt asks for null: a quote given with "not_found" decides
         # nothing, so it is not reported as evidence.
         reply = reply.model_copy(update={"quote": None})
     return reply
+
+
+def off_scale(confidence: Any) -> float | None:
+    """A confidence that is a number outside [0, 1] (a model grading 0-10 or 0-100),
+    else None. The label stands; the number is kept but not read as a confidence."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return None
+    if math.isnan(confidence) or 0.0 <= confidence <= 1.0:
+        return None
+    return float(confidence)
 
 
 def verdict_from_text(text: str | None) -> JudgeReply:
@@ -345,6 +361,14 @@ class HTTPJudge(ABC):
             )
         return retry_body
 
+    def _warn_once(self, key: str, message: str, *args: object) -> None:
+        """Log ``message`` (its first argument is this judge's name) once per judge."""
+        with self._lock:
+            first = key not in self._hinted
+            self._hinted.add(key)
+        if first:
+            log.warning(message, self.name, *args)
+
     def _unavailable(self, exc: GaveUp) -> StageFailed:
         error = exc.error
         tries = f"{exc.attempts} attempt(s)"
@@ -378,11 +402,19 @@ class HTTPJudge(ABC):
                     "with a body that is not JSON",
                 )
             try:
-                return self.parse_reply(payload)
+                reply = self.parse_reply(payload)
             except StageFailed as exc:
                 exc.detail = self._scrub(exc.detail)
                 exc.args = (exc.detail,)
                 raise
+            if reply.confidence_raw is not None:
+                self._warn_once(
+                    "confidence_scale",
+                    "%s answered confidence %g, outside 0 to 1: the label is kept, the "
+                    "confidence read as unknown and the verdict sent to review",
+                    reply.confidence_raw,
+                )
+            return reply
         raise self._http_failure(response, payload, sent.attempts, self._refusal(body, response))
 
     def _http_failure(
