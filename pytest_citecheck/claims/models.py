@@ -567,8 +567,9 @@ class Verdict(BaseModel):
     judge: str | None = None
     usage: Usage | None = None
     # Set when the guard overruled the judge (suspected_injection, quote_not_about_claim,
-    # a refused quote): what the judge itself answered (its quote: judge_quote, or the
-    # evidence_quote of a refused quote).
+    # a refused quote): what the judge itself answered. A quote the guard refused is
+    # always in evidence_quote (the reason says why it is no evidence); judge_quote is
+    # only the judge's own wording of a quote fuzzy matching replaced by the page's span.
     judge_label: Label | None = None
     judge_confidence: float | None = None
     # The judge's confidence when it was not in [0, 1] (10, 2.0, 85): kept as said,

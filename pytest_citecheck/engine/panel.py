@@ -39,10 +39,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from pytest_citecheck.claims.models import Label, PanelVote, Reason
 from pytest_citecheck.core.defaults import DEFAULT_PANEL_RULE as DEFAULT_RULE
 from pytest_citecheck.core.defaults import PANEL_RULES as RULES
+from pytest_citecheck.core.text import plural, truncate
 
 _DECISIVE = (Label.SUPPORTED, Label.CONTRADICTED)
 # Ends the detail of a ``panel_incomplete`` verdict that was not saved to its cassette.
@@ -83,7 +85,9 @@ def judge_of(member: str) -> str:
 def failures(votes: Sequence[PanelVote]) -> str:
     """The members that failed and why: ``c failed (judge_unavailable: could not reach ...)``."""
     return "; ".join(
-        f"{v.judge} failed ({v.reason}: {v.detail})" if v.detail else f"{v.judge} failed ({v.reason})"
+        f"{v.judge} failed ({v.reason}: {v.detail})"
+        if v.detail
+        else f"{v.judge} failed ({v.reason})"
         for v in votes
         if v.label is Label.ERROR
     )
@@ -110,8 +114,7 @@ def decide(
             review=False,
             reason=Reason.PANEL_INCOMPLETE,
             evidence_quote=None,
-            detail=f"the panel got {answered} of the {needed} votes it needs: "
-            f"{failures(votes)}",
+            detail=f"the panel got {answered} of the {needed} votes it needs: {failures(votes)}",
         )
     split = all(counts[label] for label in _DECISIVE)
     top, top_count = counts.most_common(1)[0]
@@ -191,3 +194,31 @@ def agreement(panels: Sequence[Sequence[PanelVote]]) -> Agreement:
             same[key] += a.label is b.label
     pairwise = {key: round(same[key] / seen[key], 4) for key in seen}
     return Agreement(len(judged), unanimous, pairwise)
+
+
+def member_failures(panels: Sequence[Sequence[PanelVote]]) -> list[dict[str, Any]]:
+    """Each panel member that failed, in panel order: its name, on how many citations,
+    and each reason with the first detail given for it."""
+    found: dict[str, dict[str, Any]] = {}
+    for votes in panels:
+        for vote in votes:
+            if vote.label is not Label.ERROR:
+                continue
+            entry = found.setdefault(
+                vote.judge, {"judge": vote.judge, "citations": 0, "reasons": {}}
+            )
+            entry["citations"] += 1
+            entry["reasons"].setdefault(vote.reason or "error", vote.detail or "")
+    return list(found.values())
+
+
+def failure_text(failure: dict[str, Any]) -> str:
+    """``panel member c failed on 2 citations: judge_unavailable (could not reach ...)``."""
+    reasons = "; ".join(
+        f"{reason} ({truncate(detail, 300, flatten=True)})" if detail else reason
+        for reason, detail in failure["reasons"].items()
+    )
+    return (
+        f"panel member {failure['judge']} failed on "
+        f"{plural(failure['citations'], 'citation')}: {reasons}"
+    )

@@ -219,7 +219,8 @@ class Recording:
                 for f in failures
                 if not (
                     isinstance(f, dict)
-                    and (f.get("judge"), f.get("question"), f.get("call")) == (judge, question, call)
+                    and (f.get("judge"), f.get("question"), f.get("call"))
+                    == (judge, question, call)
                 )
             ]
             failures.append(

@@ -68,7 +68,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         ]
     panel = data.get("panel")
     if panel:
-        from pytest_citecheck.reports.report import failure_text
+        from pytest_citecheck.engine.panel import failure_text
 
         out += [
             f"Judge panel: {panel['citations']} citations, {panel['unanimous']} unanimous "

@@ -412,7 +412,7 @@ class Report:
 
     def panel_json(self) -> dict[str, Any] | None:
         """The run's agreement figures (None: no panel judged anything)."""
-        from pytest_citecheck.engine.panel import agreement
+        from pytest_citecheck.engine.panel import agreement, member_failures
 
         panels = self.panels()
         if not panels:
@@ -442,6 +442,8 @@ class Report:
         )
 
     def _panel_lines(self, t: Totals) -> list[Line]:
+        from pytest_citecheck.engine.panel import failure_text
+
         panel = self.panel_json()
         if panel is None:
             return []
@@ -779,29 +781,3 @@ def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
         if v.evidence_quote:
             props.append((f"{prefix}.quote", v.evidence_quote))
     return [(name, scrub(str(value))) for name, value in props]
-
-
-def member_failures(panels: Sequence[Sequence[PanelVote]]) -> list[dict[str, Any]]:
-    """Each panel member that failed, in panel order: its name, on how many citations,
-    and each reason with the first detail given for it."""
-    found: dict[str, dict[str, Any]] = {}
-    for votes in panels:
-        for vote in votes:
-            if vote.label is not Label.ERROR:
-                continue
-            entry = found.setdefault(vote.judge, {"judge": vote.judge, "citations": 0, "reasons": {}})
-            entry["citations"] += 1
-            entry["reasons"].setdefault(vote.reason or "error", vote.detail or "")
-    return list(found.values())
-
-
-def failure_text(failure: dict[str, Any]) -> str:
-    """``panel member c failed on 2 citations: judge_unavailable (could not reach ...)``."""
-    reasons = "; ".join(
-        f"{reason} ({truncate(detail, 300, flatten=True)})" if detail else reason
-        for reason, detail in failure["reasons"].items()
-    )
-    return (
-        f"panel member {failure['judge']} failed on "
-        f"{plural(failure['citations'], 'citation')}: {reasons}"
-    )

@@ -254,7 +254,10 @@ def test_an_unreachable_member_is_named_and_replays_to_the_same_result(
     ``panel_incomplete`` naming it (and nothing is saved, so the next run records it
     again); with ``panel_min_votes`` met the panel decides, the failure is recorded,
     and the replay gives the same verdict offline."""
-    answers = {"judge-a": verdict("not_found", None, 0.8), "judge-b": verdict("not_found", None, 0.7)}
+    answers = {
+        "judge-a": verdict("not_found", None, 0.8),
+        "judge-b": verdict("not_found", None, 0.7),
+    }
     down = f"http://127.0.0.1:{closed_port()}/v1"
     settings: dict[str, Any] = {"judges": UNREACHABLE, "panel_min_votes": min_votes, "timeout": 2}
 

@@ -60,7 +60,9 @@ def test_a_recording_made_with_the_other_token_kind_names_the_kind_not_the_host(
             engine.verify(boiling, where)
     # As if recorded with both variables holding one value, kept as the JavaScript token.
     where.write_text(where.read_text().replace("token=REDACTED-NORMAL", "token=REDACTED-JS"))
-    with make_engine(env_for("http://127.0.0.1:9", "http://127.0.0.1:9/v1", keys=False), "none") as engine:
+    with make_engine(
+        env_for("http://127.0.0.1:9", "http://127.0.0.1:9/v1", keys=False), "none"
+    ) as engine:
         verdict = engine.verify(boiling, where).verdicts[0]
     assert verdict.reason == Reason.STALE_RECORDING
     assert verdict.detail is not None

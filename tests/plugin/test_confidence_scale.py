@@ -53,4 +53,7 @@ def test_confidence_10_and_2_keep_the_label_go_to_review_and_warn_once(
         ("supported", None, 10.0, True),
         ("supported", None, 2.0, True),
     ]
-    assert report == {**report, "claims": json.loads((suite.path / "first.json").read_text())["claims"]}
+    assert report == {
+        **report,
+        "claims": json.loads((suite.path / "first.json").read_text())["claims"],
+    }
