@@ -522,6 +522,9 @@ class JudgeReply(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     usage: Usage | None = None
     confidence_raw: float | None = None
+    # What the judge's server refused and how the call was asked again (a feature the
+    # server does not take), for the run's summary; None: asked once.
+    fallback: str | None = None
 
 
 class PanelVote(BaseModel):
@@ -539,6 +542,8 @@ class PanelVote(BaseModel):
     usage: Usage | None = None
     # The member's confidence on another scale than [0, 1] (``confidence`` is then None).
     confidence_raw: float | None = None
+    # How the member's server was asked again (JudgeReply.fallback).
+    judge_fallback: str | None = None
 
 
 class Verdict(BaseModel):
@@ -575,6 +580,9 @@ class Verdict(BaseModel):
     # The judge's confidence when it was not in [0, 1] (10, 2.0, 85): kept as said,
     # read as unknown (``confidence`` None) and sent to review.
     confidence_raw: float | None = None
+    # How the judge's server was asked again, without a feature it refused
+    # (JudgeReply.fallback); the summary shows it once per judge.
+    judge_fallback: str | None = None
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is
     # then the share of members that voted ``label``.
     panel: list[PanelVote] | None = None

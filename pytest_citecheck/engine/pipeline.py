@@ -285,7 +285,7 @@ class Verifier:
         fields = guarded.verdict_fields()
         for name in ("evidence_quote", "judge_quote", "detail"):
             fields[name] = cap(fields[name], MAX_QUOTE_CHARS)
-        fields.update(_off_scale(reply))
+        fields.update(_reply_notes(reply))
         return base.model_copy(
             update={
                 **fields,
@@ -359,11 +359,7 @@ class Verifier:
             judge_label=guarded.judge_label,
             judge_quote=cap(guarded.judge_quote, MAX_QUOTE_CHARS),
             usage=reply.usage,
-        ).model_copy(
-            update={
-                k: v for k, v in _off_scale(reply).items() if k in ("confidence", "confidence_raw")
-            }
-        )
+        ).model_copy(update={k: v for k, v in _reply_notes(reply).items() if k in _VOTE_NOTES})
 
     def _gate_confidence(self, verdict: Verdict) -> Verdict:
         needs_review = (
@@ -375,17 +371,25 @@ class Verifier:
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
 
 
-def _off_scale(reply: JudgeReply) -> dict[str, object]:
-    """A reply whose confidence was on another scale: the number kept as said, the
-    confidence unknown, the verdict sent to review (nothing when it was in [0, 1])."""
-    if reply.confidence_raw is None:
-        return {}
-    return {
-        "confidence": None,
-        "confidence_raw": reply.confidence_raw,
-        "judge_confidence": None,
-        "review": True,
-    }
+# The notes of a reply a panel member's vote keeps (a vote has no review of its own).
+_VOTE_NOTES = ("confidence", "confidence_raw", "judge_fallback")
+
+
+def _reply_notes(reply: JudgeReply) -> dict[str, object]:
+    """What a reply says beside its verdict: a confidence on another scale (the number
+    kept as said, the confidence unknown, the verdict sent to review) and how its
+    server was asked again (a feature it refused)."""
+    notes: dict[str, object] = {}
+    if reply.fallback is not None:
+        notes["judge_fallback"] = reply.fallback
+    if reply.confidence_raw is not None:
+        notes |= {
+            "confidence": None,
+            "confidence_raw": reply.confidence_raw,
+            "judge_confidence": None,
+            "review": True,
+        }
+    return notes
 
 
 def _quote_missing(base: Verdict, quote: str, reason: str, source: str) -> Verdict:

@@ -387,18 +387,28 @@ class Report:
         return out
 
     def judge_warnings(self) -> list[str]:
-        """One line per judge that answered a confidence outside [0, 1]: which
-        values, how many citations, what was done with them."""
+        """What the judges' replies ask a user to know, once per judge: a server asked
+        again without a feature it refused (with the setting that skips the first
+        try), and a confidence outside [0, 1] (which values, how many answers, what
+        was done with them)."""
         from pytest_citecheck.engine.panel import judge_of
 
         found: dict[str, list[float]] = {}
+        asked_again: dict[tuple[str, str], None] = {}
         for _, result in self.ordered():
             for v in result.verdicts:
-                said = [(judge_of(m.judge), m.confidence_raw) for m in v.panel or ()]
-                for judge, raw in [*said, (v.judge or "the judge", v.confidence_raw)]:
+                said = [
+                    (judge_of(m.judge), m.confidence_raw, m.judge_fallback) for m in v.panel or ()
+                ]
+                own = (v.judge or "the judge", v.confidence_raw, v.judge_fallback)
+                for judge, raw, fallback in [*said, own]:
                     if raw is not None:
                         found.setdefault(judge, []).append(raw)
+                    if fallback is not None:
+                        asked_again[(judge, fallback)] = None
         return [
+            f"judge {judge}: {fallback}" for judge, fallback in asked_again
+        ] + [
             f"judge {judge} answered confidence on another scale than 0 to 1 "
             f"({', '.join(f'{r:g}' for r in dict.fromkeys(raws))}) in "
             f"{plural(len(raws), 'answer')}: labels kept, confidence read as "
@@ -645,7 +655,7 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
 
 # Verdict fields that are null unless a panel or an overruling guard set them: left out
 # of the JSON report then, so a run without either writes what it always did.
-_UNLESS_SET = ("judge_label", "judge_confidence", "panel", "confidence_raw")
+_UNLESS_SET = ("judge_label", "judge_confidence", "panel", "confidence_raw", "judge_fallback")
 
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
@@ -655,8 +665,9 @@ def _claim_json(result: ClaimResult) -> dict[str, Any]:
             if verdict.get(name) is None:
                 verdict.pop(name, None)
         for member in verdict.get("panel") or ():
-            if member.get("confidence_raw") is None:
-                member.pop("confidence_raw", None)
+            for name in ("confidence_raw", "judge_fallback"):
+                if member.get(name) is None:
+                    member.pop(name, None)
     return data
 
 

@@ -277,6 +277,7 @@ class HTTPJudge(ABC):
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         """Ask the judge; see :class:`pytest_citecheck.stages.judges.base.Judge` for errors."""
         body = self.request_body(claim, passages)
+        asked_again: list[str] = []
         for _ in range(_MAX_FALLBACKS + 1):
             try:
                 sent = send(
@@ -284,11 +285,16 @@ class HTTPJudge(ABC):
                 )
             except GaveUp as exc:
                 raise self._unavailable(exc) from None
-            retry_body = self._fallback(body, sent.response)
-            if retry_body is None:
+            found = self._fallback(body, sent.response)
+            if found is None:
                 break
-            body = retry_body
-        return self._handle(sent, body)
+            body, said = found
+            asked_again.append(said)
+        reply = self._handle(sent, body)
+        if asked_again:
+            # Carried to the verdict, so the run's summary says it once per judge.
+            reply = reply.model_copy(update={"fallback": "; ".join(asked_again)})
+        return reply
 
     def close(self) -> None:
         """Close the client this judge opened itself (a caller's client is left alone)."""
@@ -341,25 +347,25 @@ class HTTPJudge(ABC):
             return None
         return self.refusal_hint(body, response.status_code, _json_or_none(response))
 
-    def _fallback(self, body: dict[str, Any], response: httpx.Response) -> dict[str, Any] | None:
+    def _fallback(
+        self, body: dict[str, Any], response: httpx.Response
+    ) -> tuple[dict[str, Any], str] | None:
+        """The body to ask again with and what was done, in words; None: no fallback."""
         if response.is_success:
             return None
         found = self.fallback_body(body, response.status_code, _json_or_none(response))
         if found is None or found[0] == body:
             return None
         retry_body, hint = found
-        with self._lock:
-            first = hint not in self._hinted
-            self._hinted.add(hint)
-        if first:  # once per judge: every call of this judge will do the same
-            log.warning(
-                "%s: the server answered HTTP %d to %s; asking again %s",
-                self.name,
-                response.status_code,
-                self.url,
-                hint,
-            )
-        return retry_body
+        # Once per judge in the log: every call of this judge will do the same.
+        self._warn_once(
+            hint,
+            "%s: the server answered HTTP %d to %s; asking again %s",
+            response.status_code,
+            self.url,
+            hint,
+        )
+        return retry_body, f"the server answered HTTP {response.status_code}; asked again {hint}"
 
     def _warn_once(self, key: str, message: str, *args: object) -> None:
         """Log ``message`` (its first argument is this judge's name) once per judge."""
