@@ -597,6 +597,10 @@ class ClaimResult(BaseModel):
     verdicts: list[Verdict]
     expect: Label | None = None
     file: str | None = None
+    # Every exchange came from its recording (nothing was billed in this run): how the
+    # summary tells this run's spend from the recordings'. Not part of the result's
+    # JSON (a replay reports what the recording did); an xdist worker sends it along.
+    replayed: bool = Field(default=False, exclude=True, repr=False)
     # The imported answer the claim was made from; reports show it once, as an answer
     # (an xdist worker sends it along: ``dump_with_answer``).
     answer: AnswerOutline | None = Field(default=None, exclude=True, repr=False)
@@ -606,6 +610,8 @@ class ClaimResult(BaseModel):
         data = self.model_dump(mode="json")
         if self.answer is not None:
             data["answer"] = self.answer.model_dump(mode="json")
+        if self.replayed:
+            data["replayed"] = True
         return data
 
     @property

@@ -132,6 +132,8 @@ class Verification:
         if judges.error is not None or judges.judge is None:
             return error_result(claim, Reason.CONFIGURATION, str(judges.error))
         result = self._pipeline(judges.judge, judges.panel, recording).verify_claim(claim)
+        if recording is not None and recording.write_protected:
+            result = result.model_copy(update={"replayed": True})
         if recording is not None and failed(result):
             recording.ok = False
             if not recording.write_protected:

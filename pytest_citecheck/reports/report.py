@@ -331,12 +331,7 @@ class Report:
                 )
             )
         if t.credits or t.input_tokens or t.output_tokens:
-            out.append(
-                Line(
-                    f"crawling API credits {t.credits:g}, judge tokens {t.input_tokens} in / "
-                    f"{t.output_tokens} out" + spend_text(self.spend())
-                )
-            )
+            out.append(Line(self._spend_line(t) + spend_text(self.spend())))
         out += self._panel_lines(t)
         out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
         files = self.files()
@@ -415,6 +410,26 @@ class Report:
             "unknown, sent to review"
             for judge, raws in found.items()
         ]
+
+    def _spend_line(self, t: Totals) -> str:
+        """Credits and judge tokens; when some claims were replayed and others went to
+        the network, what this run spent apart from what the replayed recordings hold
+        (a replay costs nothing)."""
+
+        def spent(s: Totals) -> str:
+            return (
+                f"crawling API credits {s.credits:g}, judge tokens {s.input_tokens} in / "
+                f"{s.output_tokens} out"
+            )
+
+        replayed = [r for r in self.results.values() if r.replayed]
+        if not replayed or len(replayed) == len(self.results):
+            return spent(t)
+        live = totals(r for r in self.results.values() if not r.replayed)
+        return (
+            f"this run: {spent(live)}; recorded ({plural(len(replayed), 'claim')} replayed, "
+            f"not billed): {spent(totals(replayed))}"
+        )
 
     def panels(self) -> list[list[PanelVote]]:
         """The votes of every citation a judge panel decided, in file order."""
