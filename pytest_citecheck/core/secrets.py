@@ -109,8 +109,24 @@ _HOME_PATH = re.compile(
 LOCAL_PATH = "~"
 
 
+# Where a server is installed: everything before a package folder (site-packages,
+# dist-packages) or the Python library folder, in a path written with / or \ (also
+# doubled, as JSON writes it). What is left names the failing module, not the machine.
+_INSTALL_PATHS = tuple(
+    re.compile(
+        r"(?<![^\s'\"(\[=,])(?:[A-Za-z]:|~)?(?:\\\\|[/\\])[^\s'\"<>]*?(?:\\\\|[/\\])"
+        rf"({folder})(?=\\\\|[/\\])"
+    )
+    for folder in (r"(?:site|dist)-packages", r"python3(?:\.\d+)?")
+)
+
+
 def scrub_local_paths(text: str) -> str:
-    """Replace home directories in file paths (and this user's home) with ``~``."""
+    """Cut install paths to the package (``.../site-packages/llama_cpp/app.py`` ->
+    ``site-packages/llama_cpp/app.py``) and replace home directories in file paths
+    (and this user's home) with ``~``."""
+    for install_path in _INSTALL_PATHS:
+        text = install_path.sub(r"\1", text)
     home = os.path.expanduser("~")
     if len(home) > 1 and home != "/":
         text = re.sub(rf"(?<![\w.:/-]){re.escape(home)}(?![\w.-])", LOCAL_PATH, text)

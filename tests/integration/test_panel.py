@@ -290,3 +290,32 @@ def test_an_unreachable_member_is_named_and_replays_to_the_same_result(
     else:
         assert (v.label, v.confidence, v.review) == (Label.NOT_FOUND, 0.6667, True)
         assert dumped([replayed]) == dumped([recorded])
+
+
+def test_a_members_server_error_is_recorded_without_the_servers_install_path(
+    tmp_path: Path,
+) -> None:
+    """A llama-cpp-python-like 500 whose body holds a traceback with the install path:
+    the cassette (and so the verdict's detail) keeps the module, not the machine, and
+    the panel that decided with two votes replays alike."""
+    from tests.doubles.llm import Raw
+
+    traceback = (
+        '{"error": {"message": "Traceback (most recent call last): File '
+        '\\"/home/x/.venv/lib/python3.11/site-packages/llama_cpp/server/app.py\\", line 42, '
+        'in create_chat_completion", "type": "internal_server_error"}}'
+    )
+    answers = {
+        "judge-a": verdict("supported", QUOTE, 0.9),
+        "judge-b": verdict("supported", QUOTE, 0.8),
+        "judge-c": Raw(500, traceback, {"content-type": "application/json"}),
+    }
+    recorded, replayed, _ = run(tmp_path, answers, judges=PANEL, panel_min_votes=2)
+    assert dumped(replayed) == dumped(recorded)
+    member = (recorded[0].verdicts[0].panel or [])[2]
+    assert (member.label, member.reason) == (Label.ERROR, Reason.JUDGE_HTTP_ERROR)
+    assert member.detail is not None
+    assert 'File "site-packages/llama_cpp/server/app.py", line 42' in member.detail
+    text = b"".join(cassettes(tmp_path).values()).decode()
+    assert "site-packages/llama_cpp/server/app.py" in text
+    assert "/home/x" not in text and ".venv" not in text and "python3.11" not in text
