@@ -401,9 +401,7 @@ class Report:
                         found.setdefault(judge, []).append(raw)
                     if fallback is not None:
                         asked_again[(judge, fallback)] = None
-        return [
-            f"judge {judge}: {fallback}" for judge, fallback in asked_again
-        ] + [
+        return [f"judge {judge}: {fallback}" for judge, fallback in asked_again] + [
             f"judge {judge} answered confidence on another scale than 0 to 1 "
             f"({', '.join(f'{r:g}' for r in dict.fromkeys(raws))}) in "
             f"{plural(len(raws), 'answer')}: labels kept, confidence read as "
