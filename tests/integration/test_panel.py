@@ -216,6 +216,13 @@ def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
         Label.NOT_FOUND,
         Label.SUPPORTED,
     ]
+    # Three samples of one judge are told apart in every listing.
+    assert [m.judge for m in recorded[0].verdicts[0].panel or []] == [
+        "openai:judge-a#1",
+        "openai:judge-a#2",
+        "openai:judge-a#3",
+    ]
+    assert recorded[0].verdicts[0].judge == "openai:judge-a"
 
 
 def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:

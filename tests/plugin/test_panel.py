@@ -229,7 +229,15 @@ def test_a_member_on_a_closed_port_is_named_and_the_next_run_says_the_same(
     ]
     if min_votes:
         args.append(f"--citecheck-panel-min-votes={min_votes}")
-    first = record(suite, doubles, monkeypatch, *args, "--citecheck-report=first.json")
+    first = record(
+        suite,
+        doubles,
+        monkeypatch,
+        *args,
+        "--citecheck-report=first.json",
+        "--citecheck-md=first.md",
+        "--citecheck-html=first.html",
+    )
     first.stdout.fnmatch_lines(
         [
             "  panel member openai-compatible:down failed on 2 citations: judge_unavailable "
@@ -238,6 +246,11 @@ def test_a_member_on_a_closed_port_is_named_and_the_next_run_says_the_same(
     )
     again = replay(suite, stop(api, llm), monkeypatch, *args, "--citecheck-report=again.json")
     before = json.loads((suite.path / "first.json").read_text())
+    for page in ("first.md", "first.html"):
+        text = (suite.path / page).read_text()
+        assert "panel member openai-compatible:down failed on 2 citations: judge_unavailable" in (
+            text
+        ), page
     after = json.loads((suite.path / "again.json").read_text())
     if min_votes is None:
         first.assert_outcomes(failed=2)
