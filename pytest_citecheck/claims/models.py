@@ -106,6 +106,8 @@ class Reason:
     PANEL_NO_MAJORITY = "panel_no_majority"
     PANEL_NOT_UNANIMOUS = "panel_not_unanimous"
     PANEL_SPLIT = "panel_supported_and_contradicted"
+    # Fewer members answered than the panel needs (citecheck_panel_min_votes).
+    PANEL_INCOMPLETE = "panel_incomplete"
 
 
 # -- the claim schema ------------------------------------------------------
@@ -550,8 +552,14 @@ class JudgeReply(BaseModel):
 
     label: Literal["supported", "contradicted", "not_found"]
     quote: str | None
+    # In [0, 1]. A judge that graded on another scale (10, 2.0, 85) gets 0 here and its
+    # number in ``confidence_raw``: the verdict then reports the confidence as unknown.
     confidence: float = Field(ge=0.0, le=1.0)
     usage: Usage | None = None
+    confidence_raw: float | None = None
+    # What the judge's server refused and how the call was asked again (a feature the
+    # server does not take), for the run's summary; None: asked once.
+    fallback: str | None = None
 
 
 class PanelVote(BaseModel):
@@ -567,6 +575,10 @@ class PanelVote(BaseModel):
     judge_label: Label | None = None
     judge_quote: str | None = None
     usage: Usage | None = None
+    # The member's confidence on another scale than [0, 1] (``confidence`` is then None).
+    confidence_raw: float | None = None
+    # How the member's server was asked again (JudgeReply.fallback).
+    judge_fallback: str | None = None
 
 
 class Verdict(BaseModel):
@@ -595,10 +607,17 @@ class Verdict(BaseModel):
     judge: str | None = None
     usage: Usage | None = None
     # Set when the guard overruled the judge (suspected_injection, quote_not_about_claim,
-    # a refused quote): what the judge itself answered (its quote: judge_quote, or the
-    # evidence_quote of a refused quote).
+    # a refused quote): what the judge itself answered. A quote the guard refused is
+    # always in evidence_quote (the reason says why it is no evidence); judge_quote is
+    # only the judge's own wording of a quote fuzzy matching replaced by the page's span.
     judge_label: Label | None = None
     judge_confidence: float | None = None
+    # The judge's confidence when it was not in [0, 1] (10, 2.0, 85): kept as said,
+    # read as unknown (``confidence`` None) and sent to review.
+    confidence_raw: float | None = None
+    # How the judge's server was asked again, without a feature it refused
+    # (JudgeReply.fallback); the summary shows it once per judge.
+    judge_fallback: str | None = None
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is
     # then the share of members that voted ``label``.
     panel: list[PanelVote] | None = None
@@ -617,6 +636,10 @@ class ClaimResult(BaseModel):
     verdicts: list[Verdict]
     expect: Label | None = None
     file: str | None = None
+    # Every exchange came from its recording (nothing was billed in this run): how the
+    # summary tells this run's spend from the recordings'. Not part of the result's
+    # JSON (a replay reports what the recording did); an xdist worker sends it along.
+    replayed: bool = Field(default=False, exclude=True, repr=False)
     # The imported answer the claim was made from; reports show it once, as an answer
     # (an xdist worker sends it along: ``dump_with_answer``).
     answer: AnswerOutline | None = Field(default=None, exclude=True, repr=False)
@@ -626,6 +649,8 @@ class ClaimResult(BaseModel):
         data = self.model_dump(mode="json")
         if self.answer is not None:
             data["answer"] = self.answer.model_dump(mode="json")
+        if self.replayed:
+            data["replayed"] = True
         return data
 
     @property

@@ -146,6 +146,21 @@ def _serve_only(
     )
 
 
+def _pytest_panel_setting(name: str, help: str, **fields: Any) -> Option:
+    """A judge panel's setting: the pytest flag ``--citecheck-NAME`` and ini
+    ``citecheck_NAME`` set the engine's field; no subcommand or the service has a panel."""
+    return Option(
+        name,
+        help,
+        target="engine",
+        pytest_flag="--citecheck-" + name.replace("_", "-"),
+        ini="citecheck_" + name,
+        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        service=Hidden(_ONE_JUDGE),
+        **fields,
+    )
+
+
 OPTIONS: tuple[Option, ...] = (
     # -- what runs ---------------------------------------------------------------------
     Option(
@@ -365,6 +380,20 @@ OPTIONS: tuple[Option, ...] = (
         ini="citecheck_panel_rule",
         cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
         service=Hidden(_ONE_JUDGE),
+    ),
+    _pytest_panel_setting(
+        "panel_min_votes",
+        "the votes a panel needs (members that answered): a citation whose panel got fewer "
+        "is error panel_incomplete; default: every member",
+        parse=at.positive_int,
+        metavar="N",
+        shown_default="every member",
+        ini_type="int",
+        doc=(
+            "the votes a panel needs: fewer (a member unreachable or failing) makes the "
+            "citation `error` `panel_incomplete`; default every member; see "
+            "[Judge panels](judges.md#judge-panels-several-judges-recorded-once)"
+        ),
     ),
     Option(
         "review_below",

@@ -8,6 +8,7 @@ request), report fields -- before it leaves the process.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -53,6 +54,12 @@ _PATTERNS = (
 )
 
 
+# The shortest token or key start-up accepts for recording (engine/preflight.py): a
+# real Crawlbase token or API key is longer, and a value this long, matched whole, is
+# never an ordinary word of a page or a prompt.
+MIN_TOKEN_CHARS = 16
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secret values present in the environment, longest first."""
     env = os.environ if environ is None else environ
@@ -60,16 +67,27 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def redact_values(text: str, extra: Iterable[str] = ()) -> str:
+# What may stand next to a whole value: not a character a token is made of.
+_TOKEN_CHAR = r"A-Za-z0-9_\-"
+
+
+@functools.lru_cache(maxsize=256)
+def _whole(value: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![{_TOKEN_CHAR}]){re.escape(value)}(?![{_TOKEN_CHAR}])")
+
+
+def redact_values(text: str, extra: Iterable[str] = (), *, min_chars: int = 1) -> str:
     """Replace the secret values of the environment (and ``extra``) in ``text``.
 
-    Exact values only: used on recorded bodies, which must stay byte-for-byte
-    what the page or the judge said (a page about OAuth quoting ``Bearer ...``
-    is evidence, and retrieval's recorded choices are keyed on the exact text).
+    Whole values only, never part of a longer word or token (a token ``anything``
+    leaves "anything you know" alone), and only values of at least ``min_chars``
+    characters. Exact values: recorded bodies must stay byte-for-byte what the page
+    or the judge said (a page about OAuth quoting ``Bearer ...`` is evidence, and
+    retrieval's recorded choices are keyed on the exact text).
     """
     for value in [*secret_values(), *extra]:
-        if value:
-            text = text.replace(value, REDACTED)
+        if value and len(value) >= min_chars and value in text:
+            text = _whole(value).sub(REDACTED, text)
     return text
 
 
@@ -91,8 +109,24 @@ _HOME_PATH = re.compile(
 LOCAL_PATH = "~"
 
 
+# Where a server is installed: everything before a package folder (site-packages,
+# dist-packages) or the Python library folder, in a path written with / or \ (also
+# doubled, as JSON writes it). What is left names the failing module, not the machine.
+_INSTALL_PATHS = tuple(
+    re.compile(
+        r"(?<![^\s'\"(\[=,])(?:[A-Za-z]:|~)?(?:\\\\|[/\\])[^\s'\"<>]*?(?:\\\\|[/\\])"
+        rf"({folder})(?=\\\\|[/\\])"
+    )
+    for folder in (r"(?:site|dist)-packages", r"python3(?:\.\d+)?")
+)
+
+
 def scrub_local_paths(text: str) -> str:
-    """Replace home directories in file paths (and this user's home) with ``~``."""
+    """Cut install paths to the package (``.../site-packages/llama_cpp/app.py`` ->
+    ``site-packages/llama_cpp/app.py``) and replace home directories in file paths
+    (and this user's home) with ``~``."""
+    for install_path in _INSTALL_PATHS:
+        text = install_path.sub(r"\1", text)
     home = os.path.expanduser("~")
     if len(home) > 1 and home != "/":
         text = re.sub(rf"(?<![\w.:/-]){re.escape(home)}(?![\w.-])", LOCAL_PATH, text)

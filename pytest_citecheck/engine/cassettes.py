@@ -34,12 +34,11 @@ def will_record(mode: RecordMode, cassette: Path | None) -> bool:
 
 
 def failed(result: ClaimResult) -> bool:
-    """An error verdict, or a panel member that failed: then nothing is saved (a
-    failed exchange may not be in the cassette, so a replay could not decide alike)."""
-    return any(
-        v.label is Label.ERROR or any(m.label is Label.ERROR for m in v.panel or ())
-        for v in result.verdicts
-    )
+    """An error verdict: then nothing is saved, and ``once`` records the claim again.
+    A panel member that failed while its panel still decided is saved with the rest:
+    its failure is in the cassette (an HTTP error as its exchange, an unreachable
+    judge in the metadata), so a replay decides what this run did."""
+    return any(v.label is Label.ERROR for v in result.verdicts)
 
 
 class Cassettes:

@@ -14,6 +14,12 @@ absence. Then the rule (:data:`RULES`) decides:
 - ``unanimous``: the label every member voted. Otherwise ``not_found``,
   reason ``panel_not_unanimous`` -- or ``error`` when a member failed.
 
+A panel needs votes: a member that failed gave none. When fewer members answered
+than ``min_votes`` (``citecheck_panel_min_votes``; default every member), the
+citation is ``error``, reason ``panel_incomplete``, naming each failed member and
+why -- a majority of the members that happened to answer is not the panel's.
+With enough votes, the rule decides as above, the failed member still counted.
+
 A citation is marked for review when the panel did not agree (unless it is
 ``error``, which fails the run anyway): no majority, not unanimous, a member
 voted ``error``, or members voted both ``supported`` and ``contradicted``
@@ -33,12 +39,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from pytest_citecheck.claims.models import Label, PanelVote, Reason
 from pytest_citecheck.core.defaults import DEFAULT_PANEL_RULE as DEFAULT_RULE
 from pytest_citecheck.core.defaults import PANEL_RULES as RULES
+from pytest_citecheck.core.text import plural, truncate
 
 _DECISIVE = (Label.SUPPORTED, Label.CONTRADICTED)
+# Ends the detail of a ``panel_incomplete`` verdict that was not saved to its cassette.
+NOT_RECORDED = "; not recorded"
 
 
 @dataclass(frozen=True)
@@ -53,8 +63,41 @@ class Decision:
     detail: str
 
 
-def decide(votes: Sequence[PanelVote], rule: str = DEFAULT_RULE) -> Decision:
-    """Apply ``rule`` to ``votes`` (one per member, in panel order)."""
+def member_names(names: Sequence[str]) -> list[str]:
+    """Each member's name as every listing shows it: a judge asked more than once
+    (samples) is numbered, ``smollm2#1``, ``smollm2#2``; a judge asked once keeps
+    its name."""
+    counts = Counter(names)
+    seen: Counter[str] = Counter()
+    out = []
+    for name in names:
+        seen[name] += 1
+        out.append(f"{name}#{seen[name]}" if counts[name] > 1 else name)
+    return out
+
+
+def judge_of(member: str) -> str:
+    """The judge a member name (:func:`member_names`) belongs to: ``smollm2#2`` -> ``smollm2``."""
+    name, sep, number = member.rpartition("#")
+    return name if sep and number.isdigit() else member
+
+
+def failures(votes: Sequence[PanelVote]) -> str:
+    """The members that failed and why: ``c failed (judge_unavailable: could not reach ...)``."""
+    return "; ".join(
+        f"{v.judge} failed ({v.reason}: {v.detail})"
+        if v.detail
+        else f"{v.judge} failed ({v.reason})"
+        for v in votes
+        if v.label is Label.ERROR
+    )
+
+
+def decide(
+    votes: Sequence[PanelVote], rule: str = DEFAULT_RULE, min_votes: int | None = None
+) -> Decision:
+    """Apply ``rule`` to ``votes`` (one per member, in panel order); ``min_votes``:
+    the members that must have answered (None: all)."""
     if rule not in RULES:
         raise ValueError(f"panel rule {rule!r}: use one of {', '.join(RULES)}")
     if not votes:
@@ -62,6 +105,17 @@ def decide(votes: Sequence[PanelVote], rule: str = DEFAULT_RULE) -> Decision:
     counts = Counter(v.label for v in votes)
     n = len(votes)
     failed = counts[Label.ERROR] > 0
+    needed = n if min_votes is None else min(min_votes, n)
+    answered = n - counts[Label.ERROR]
+    if answered < needed:
+        return Decision(
+            label=Label.ERROR,
+            confidence=round(counts[Label.ERROR] / n, 4),
+            review=False,
+            reason=Reason.PANEL_INCOMPLETE,
+            evidence_quote=None,
+            detail=f"the panel got {answered} of the {needed} votes it needs: {failures(votes)}",
+        )
     split = all(counts[label] for label in _DECISIVE)
     top, top_count = counts.most_common(1)[0]
     if rule == "unanimous":
@@ -140,3 +194,31 @@ def agreement(panels: Sequence[Sequence[PanelVote]]) -> Agreement:
             same[key] += a.label is b.label
     pairwise = {key: round(same[key] / seen[key], 4) for key in seen}
     return Agreement(len(judged), unanimous, pairwise)
+
+
+def member_failures(panels: Sequence[Sequence[PanelVote]]) -> list[dict[str, Any]]:
+    """Each panel member that failed, in panel order: its name, on how many citations,
+    and each reason with the first detail given for it."""
+    found: dict[str, dict[str, Any]] = {}
+    for votes in panels:
+        for vote in votes:
+            if vote.label is not Label.ERROR:
+                continue
+            entry = found.setdefault(
+                vote.judge, {"judge": vote.judge, "citations": 0, "reasons": {}}
+            )
+            entry["citations"] += 1
+            entry["reasons"].setdefault(vote.reason or "error", vote.detail or "")
+    return list(found.values())
+
+
+def failure_text(failure: dict[str, Any]) -> str:
+    """``panel member c failed on 2 citations: judge_unavailable (could not reach ...)``."""
+    reasons = "; ".join(
+        f"{reason} ({truncate(detail, 300, flatten=True)})" if detail else reason
+        for reason, detail in failure["reasons"].items()
+    )
+    return (
+        f"panel member {failure['judge']} failed on "
+        f"{plural(failure['citations'], 'citation')}: {reasons}"
+    )

@@ -128,6 +128,8 @@ class Verifier:
     # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
     panel: Sequence[Judge] = field(default_factory=tuple)
     panel_rule: str = DEFAULT_PANEL_RULE
+    # The votes a panel needs (members that answered); None: every member.
+    panel_min_votes: int | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -333,6 +335,7 @@ class Verifier:
         fields = guarded.verdict_fields()
         for name in ("evidence_quote", "judge_quote", "detail"):
             fields[name] = cap(fields[name], MAX_QUOTE_CHARS)
+        fields.update(_reply_notes(reply))
         return base.model_copy(
             update={
                 **fields,
@@ -354,10 +357,16 @@ class Verifier:
 
     def _panel(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
         """Every member judges and is guarded on its own; then the rule decides."""
-        from pytest_citecheck.engine.panel import decide
+        from pytest_citecheck.engine.panel import decide, judge_of, member_names
 
-        votes = [self._vote(member, claim, shown) for member in self.panel]
-        decision = decide(votes, self.panel_rule)
+        names = member_names([member.name for member in self.panel])
+        votes = [
+            self._vote(member, name, claim, shown)
+            for member, name in zip(self.panel, names, strict=True)
+        ]
+        decision = decide(votes, self.panel_rule, self.panel_min_votes)
+        # A member's confidence on another scale is unknown: a human looks at it.
+        off_scale = any(v.confidence_raw is not None for v in votes)
         usage = Usage(
             input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
             output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
@@ -369,16 +378,17 @@ class Verifier:
                 "confidence": decision.confidence,
                 "reason": decision.reason,
                 "detail": decision.detail,
-                "review": decision.review,
+                "review": decision.review or (off_scale and decision.label is not Label.ERROR),
                 "passages": shown,
-                "judge": ",".join(dict.fromkeys(v.judge for v in votes)),
+                "judge": ",".join(dict.fromkeys(judge_of(v.judge) for v in votes)),
                 "usage": usage,
                 "panel": votes,
             }
         )
 
-    def _vote(self, member: Judge, claim: str, shown: list[Passage]) -> PanelVote:
-        """One member's guarded vote; a member that fails votes ``error`` with its reason.
+    def _vote(self, member: Judge, name: str, claim: str, shown: list[Passage]) -> PanelVote:
+        """One member's guarded vote (``name``: the member as listings show it); a member
+        that fails votes ``error`` with its reason.
 
         A recording that cannot serve the member (no recording, stale, corrupt) or a
         missing key is not a vote: it fails the citation, as without a panel."""
@@ -387,12 +397,10 @@ class Verifier:
         except StageFailed as exc:
             if exc.reason in _NOT_A_VOTE:
                 raise
-            return PanelVote(
-                judge=member.name, label=Label.ERROR, reason=exc.reason, detail=exc.detail
-            )
+            return PanelVote(judge=name, label=Label.ERROR, reason=exc.reason, detail=exc.detail)
         guarded = guard(reply, shown, self.quote_policy, claim)
         return PanelVote(
-            judge=member.name,
+            judge=name,
             label=guarded.label,
             evidence_quote=cap(guarded.quote, MAX_QUOTE_CHARS),
             confidence=guarded.confidence,
@@ -401,7 +409,7 @@ class Verifier:
             judge_label=guarded.judge_label,
             judge_quote=cap(guarded.judge_quote, MAX_QUOTE_CHARS),
             usage=reply.usage,
-        )
+        ).model_copy(update={k: v for k, v in _reply_notes(reply).items() if k in _VOTE_NOTES})
 
     def _gate_confidence(self, verdict: Verdict) -> Verdict:
         needs_review = (
@@ -421,6 +429,27 @@ def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy]:
     from pytest_citecheck.stages.fragments import text_fragment_quote
 
     return text_fragment_quote(citation.url), "provider"
+
+
+# The notes of a reply a panel member's vote keeps (a vote has no review of its own).
+_VOTE_NOTES = ("confidence", "confidence_raw", "judge_fallback")
+
+
+def _reply_notes(reply: JudgeReply) -> dict[str, object]:
+    """What a reply says beside its verdict: a confidence on another scale (the number
+    kept as said, the confidence unknown, the verdict sent to review) and how its
+    server was asked again (a feature it refused)."""
+    notes: dict[str, object] = {}
+    if reply.fallback is not None:
+        notes["judge_fallback"] = reply.fallback
+    if reply.confidence_raw is not None:
+        notes |= {
+            "confidence": None,
+            "confidence_raw": reply.confidence_raw,
+            "judge_confidence": None,
+            "review": True,
+        }
+    return notes
 
 
 def _quote_missing(base: Verdict, quote: str, reason: str, source: str) -> Verdict:

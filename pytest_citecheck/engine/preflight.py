@@ -54,6 +54,11 @@ def preflight(
             f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
             f"{terms.replay_hint()}"
         )
+    problems += _token_problems(
+        stages,
+        crawls and not stages.custom_fetcher,
+        [spec for spec, records in needs.items() if records and stages.is_builtin_judge(spec)],
+    )
     if ranks:
         problem = _ranker_problem(stages)
         if problem:
@@ -71,6 +76,46 @@ def preflight(
             )
     if problems:
         raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+
+def _token_problems(stages: StageBuilder, crawls: bool, judges: Iterable[str]) -> list[str]:
+    """Tokens and keys a recording would use that it could not tell apart or keep
+    out of its files: one shorter than a real one (a placeholder such as ``anything``;
+    recordings remove secrets by value) or two variables with the same value (a
+    recording names a Crawlbase token by its kind, found by its value). Named by
+    variable, never by value."""
+    from pytest_citecheck.core.providers import PROVIDER_ENV
+    from pytest_citecheck.core.secrets import MIN_TOKEN_CHARS
+    from pytest_citecheck.stages.judges import parse_judge_spec
+
+    env = stages.environ
+    used: dict[str, bool] = {}  # variable -> a real one is at least MIN_TOKEN_CHARS long
+    if crawls:
+        used |= {name: True for name in TOKEN_ENV.values()}
+    for spec in judges:
+        key = PROVIDER_ENV[parse_judge_spec(spec)[0]]
+        # A local server's optional key is whatever its operator chose.
+        used[key.key_env] = used.get(key.key_env, False) or key.key_required
+    present = {name: env[name] for name in used if env.get(name)}
+    problems = [
+        f"{name} is {len(value)} characters long; a real token or API key has at least "
+        f"{MIN_TOKEN_CHARS} (a placeholder?): recordings remove it from what they save by its "
+        f"value, so a short one would be cut out of page and prompt text. Set {name} to the "
+        "real value"
+        for name, value in present.items()
+        if used[name] and len(value) < MIN_TOKEN_CHARS
+    ]
+    by_value: dict[str, list[str]] = {}
+    for name, value in present.items():
+        by_value.setdefault(value, []).append(name)
+    for names in by_value.values():
+        if len(names) > 1:
+            problems.append(
+                f"{' and '.join(names)} hold the same value: each must be its own token or key "
+                "(the Crawlbase Normal and JavaScript tokens differ, and a recording tells "
+                "them apart by value)"
+            )
+    return problems
 
 
 def _ranker_problem(stages: StageBuilder) -> str | None:

@@ -75,6 +75,8 @@ class EngineSettings:
     # Replies asked of each panel member (or of the one judge): N > 1 makes a panel.
     judge_samples: int = 1
     panel_rule: str = DEFAULT_PANEL_RULE
+    # The votes (members that answered) a panel needs; None: every member.
+    panel_min_votes: int | None = None
 
     def __post_init__(self) -> None:
         # An API caller may name the mode ("once"); the engine holds a RecordMode.

@@ -132,9 +132,30 @@ class Verification:
         if judges.error is not None or judges.judge is None:
             return error_result(claim, Reason.CONFIGURATION, str(judges.error))
         result = self._pipeline(judges.judge, judges.panel, recording).verify_claim(claim)
+        if recording is not None and recording.write_protected:
+            result = result.model_copy(update={"replayed": True})
         if recording is not None and failed(result):
             recording.ok = False
+            if not recording.write_protected:
+                result = self._not_recorded(result, recording.nodeid)
         return result
+
+    def _not_recorded(self, result: ClaimResult, nodeid: str) -> ClaimResult:
+        """A panel that lacked votes while recording: its verdict says that nothing
+        was saved and how to record it, so this run's error and the next replay's
+        (no recording) are not a surprise."""
+        from pytest_citecheck.engine.panel import NOT_RECORDED
+
+        hint = self.settings.terms.record_hint(
+            nodeid, "once", lead="rerun when every member answers"
+        )
+        verdicts = [
+            v.model_copy(update={"detail": f"{v.detail}{NOT_RECORDED}{hint}"})
+            if v.reason == Reason.PANEL_INCOMPLETE
+            else v
+            for v in result.verdicts
+        ]
+        return result.model_copy(update={"verdicts": verdicts})
 
     def _pipeline(
         self, judge: Judge, panel: tuple[Judge, ...], recording: Recording | None
@@ -155,4 +176,5 @@ class Verification:
             terms=settings.terms,
             panel=[recording.judge(m) if recording else m for m in panel],
             panel_rule=settings.panel_rule,
+            panel_min_votes=settings.panel_min_votes,
         )

@@ -182,20 +182,37 @@ def describe_difference(recorded: Interaction, method: str, uri: str, body: byte
     was = urlsplit(str(recorded.request.get("uri", "")))
     now = urlsplit(uri)
     out: list[str] = []
+    # Replay does not compare the host or the path (a base URL may move), so they are
+    # named only when nothing that is compared differs.
+    moved: list[str] = []
     if (was.scheme, was.netloc) != (now.scheme, now.netloc):
-        out.append(f"host {was.scheme}://{was.hostname} (now {now.scheme}://{now.hostname})")
+        moved.append(f"host {was.scheme}://{was.hostname} (now {now.scheme}://{now.hostname})")
     if was.path != now.path:
-        out.append(f"path {was.path} (now {now.path})")
+        moved.append(f"path {was.path} (now {now.path})")
     old_query, new_query = dict(parse_qsl(was.query)), dict(parse_qsl(now.query))
+    if old_query.get("token") != new_query.get("token"):
+        out.append(
+            f"the Crawlbase token kind {_token_kind(old_query.get('token'))} "
+            f"(now {_token_kind(new_query.get('token'))})"
+        )
     for name in sorted(set(old_query) | set(new_query)):
         if name != "token" and old_query.get(name) != new_query.get(name):
             label = "the cited URL" if name == "url" else name
             out.append(f"{label} {_short(old_query.get(name))} (now {_short(new_query.get(name))})")
     if method.upper() == "POST":
         out += _body_differences(_as_bytes(recorded.request.get("body")), body)
+    out = out or moved
     if not out:
         return "it matches a recorded request whose reply was already replayed"
     return "differs from the recorded request in: " + "; ".join(out)
+
+
+def _token_kind(value: str | None) -> str:
+    """Which Crawlbase token a stored ``token`` value stands for (its placeholder)."""
+    kinds = {placeholder: kind for kind, placeholder in TOKEN_PLACEHOLDERS.items()}
+    if value is None:
+        return "none"
+    return kinds.get(value, "unknown")
 
 
 def _short(value: object, width: int = 60) -> str:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,9 @@ class Recording:
     quote_policy: Mapping[str, Any] | None = None
     # How "record it with: ..." names the command (the front end's words).
     terms: Terms = NEUTRAL
+    # Calls per (judge, question) so far: a recorded failure names the call it was.
+    _calls: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def replaying(self) -> bool:
@@ -173,6 +177,62 @@ class Recording:
     def judge(self, judge: Judge) -> Judge:
         """``judge``, refusing to replay a reply recorded under another quote policy."""
         return _QuotePolicyCheckedJudge(self, judge)
+
+    # -- judges that could not be reached --------------------------------------
+
+    def next_call(self, judge: str, question: str) -> int:
+        """How many times ``judge`` was asked ``question`` in this claim, this call
+        included (a panel samples one judge several times, in order)."""
+        with self._lock:
+            key = (judge, question)
+            self._calls[key] = self._calls.get(key, 0) + 1
+            return self._calls[key]
+
+    def recorded_failure(self, judge: str, question: str, call: int) -> StageFailed | None:
+        """The failure recorded for this call when replaying, else None."""
+        if not self.mode.plays_back or not self.cassette.existed:
+            return None
+        failures = self.metadata().get(_FAILURES_KEY)
+        for failure in failures if isinstance(failures, list) else ():
+            if not isinstance(failure, dict):
+                continue
+            if (failure.get("judge"), failure.get("question"), failure.get("call")) == (
+                judge,
+                question,
+                call,
+            ):
+                # Word for word what the recording run said: the replay decides alike.
+                return StageFailed(
+                    str(failure.get("reason") or Reason.JUDGE_UNAVAILABLE),
+                    str(failure.get("detail") or ""),
+                )
+        return None
+
+    def record_failure(self, judge: str, question: str, call: int, exc: StageFailed) -> None:
+        """Keep a failure that left no HTTP exchange, to be replayed as it happened."""
+        if self.write_protected:
+            return
+        with self._lock:
+            failures = self.metadata().setdefault(_FAILURES_KEY, [])
+            failures[:] = [
+                f
+                for f in failures
+                if not (
+                    isinstance(f, dict)
+                    and (f.get("judge"), f.get("question"), f.get("call"))
+                    == (judge, question, call)
+                )
+            ]
+            failures.append(
+                {
+                    "judge": judge,
+                    "question": question,
+                    "call": call,
+                    "reason": exc.reason,
+                    "detail": scrub(exc.detail),
+                }
+            )
+            self.cassette.dirty = True
 
     def ranker(self, live: Callable[[], Ranker]) -> Ranker:
         """A ranker that replays retrieval's recorded choices, or records new ones."""
@@ -284,9 +344,17 @@ def _describe_policy(policy: Mapping[str, Any]) -> str:
     return text
 
 
+# A judge that could not be reached left no HTTP exchange to replay; its failure is
+# kept in the metadata instead, so a panel that decided without it replays alike.
+_FAILURES_KEY = "judge_failures"
+# Failures recorded this way: the ones with no HTTP reply (an HTTP error is an exchange).
+_UNANSWERED = frozenset({Reason.JUDGE_UNAVAILABLE})
+
+
 class _QuotePolicyCheckedJudge:
     """The claim's judge; a replayed reply must have been recorded under the
-    quote policy in force. Everything else is the wrapped judge's."""
+    quote policy in force, and a judge that could not be reached when recording
+    fails the same way in replay. Everything else is the wrapped judge's."""
 
     def __init__(self, recording: Recording, judge: Judge) -> None:
         self._recording = recording
@@ -297,8 +365,19 @@ class _QuotePolicyCheckedJudge:
         return self._judge.name
 
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
-        self._recording.check_quote_policy()
-        return self._judge.judge(claim, passages)
+        recording = self._recording
+        recording.check_quote_policy()
+        question = retrieval_key(claim, passages)
+        call = recording.next_call(self.name, question)
+        recorded = recording.recorded_failure(self.name, question, call)
+        if recorded is not None:
+            raise recorded
+        try:
+            return self._judge.judge(claim, passages)
+        except StageFailed as exc:
+            if exc.reason in _UNANSWERED:
+                recording.record_failure(self.name, question, call, exc)
+            raise
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._judge, name)

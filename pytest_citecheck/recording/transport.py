@@ -37,6 +37,7 @@ from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.retry import DEADLINE_EXTENSION
 from pytest_citecheck.core.secrets import (
+    MIN_TOKEN_CHARS,
     SECRET_HEADERS,
     redact_values,
     scrub,
@@ -150,15 +151,21 @@ def read_live(
     )
 
 
-def _redact_body(body: bytes, secrets: Iterable[str]) -> bytes:
-    extra = list(secrets)
+def _redact_body(body: bytes, secrets: Iterable[str], min_chars: int = MIN_TOKEN_CHARS) -> bytes:
+    """``body`` without the whole secret values of at least ``min_chars`` characters.
+
+    A page's or a prompt's text is the evidence: only a value as long as a real token
+    (start-up refuses shorter ones) is replaced there, so a placeholder token such as
+    ``anything`` never rewrites a word of it. An error reply, where an API echoes the
+    key it got, loses every secret value (``min_chars=1``)."""
+    extra = [v for v in secrets if len(v) >= min_chars]
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         for value in extra:
             body = body.replace(value.encode(), b"REDACTED")
         return body
-    cleaned = redact_values(text, extra)
+    cleaned = redact_values(text, extra, min_chars=min_chars)
     return body if cleaned == text else cleaned.encode("utf-8")
 
 
@@ -183,7 +190,7 @@ def redact_reply(reply: Reply, secrets: Iterable[str]) -> Reply:
         for name, values in reply.headers.items()
         if name.lower() not in _SECRET_HEADERS
     }
-    body = _redact_body(reply.body, extra)
+    body = _redact_body(reply.body, extra, 1 if reply.status >= 400 else MIN_TOKEN_CHARS)
     if reply.status >= 400 and body:
         # An error reply may name the server's install path (a home directory).
         body = _cleaned(body, scrub_local_paths)

@@ -142,13 +142,14 @@ def _labels(baseline: Baseline | BaselineError) -> dict[str, str]:
 def run_info(results: Mapping[str, ClaimResult], started: Started) -> RunInfo:
     """Who judged the run, with which prompt, when (ends now)."""
     from pytest_citecheck.core.providers import PROVIDERS
+    from pytest_citecheck.engine.panel import judge_of
 
     judges = sorted(
         {
             judge
             for r in results.values()
             for v in r.verdicts
-            for judge in ([m.judge for m in v.panel] if v.panel else [v.judge])
+            for judge in ([judge_of(m.judge) for m in v.panel] if v.panel else [v.judge])
             if judge
         }
     )

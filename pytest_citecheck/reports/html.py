@@ -134,7 +134,11 @@ def _member(m: dict[str, Any]) -> dict[str, Any]:
         "label": m["label"],
         "confidence": "–" if m.get("confidence") is None else f"{m['confidence']:.2f}",
         "reason": m.get("reason") or "",
-        "quote": m.get("evidence_quote") or m.get("judge_quote") or "",
+        # A member that failed shows why (which server, what it said) where its quote would be.
+        "quote": m.get("evidence_quote")
+        or m.get("judge_quote")
+        or (m.get("detail") if m["label"] == "error" else "")
+        or "",
     }
 
 

@@ -71,11 +71,21 @@ def render_markdown(data: dict[str, Any]) -> str:
         ]
     panel = data.get("panel")
     if panel:
+        from pytest_citecheck.engine.panel import failure_text
+
         out += [
             f"Judge panel: {panel['citations']} citations, {panel['unanimous']} unanimous "
             f"(agreement {ratio(panel['unanimous_share'])})",
             "",
         ]
+        out += [f"- **{cell(failure_text(f))}**" for f in panel.get("failed_members") or []]
+        if panel.get("not_recorded"):
+            out.append(
+                f"- **not recorded: {plural(panel['not_recorded'], 'claim')} whose panel "
+                "lacked votes**"
+            )
+        if panel.get("failed_members") or panel.get("not_recorded"):
+            out.append("")
     out += _answers(data)
     files = data.get("files") or {}
     if len(files) > 1:

@@ -337,13 +337,9 @@ class Report:
                 )
             )
         if t.credits or t.input_tokens or t.output_tokens:
-            out.append(
-                Line(
-                    f"crawling API credits {t.credits:g}, judge tokens {t.input_tokens} in / "
-                    f"{t.output_tokens} out" + spend_text(self.spend())
-                )
-            )
+            out.append(Line(self._spend_line(t) + spend_text(self.spend())))
         out += self._panel_lines(t)
+        out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -396,13 +392,61 @@ class Report:
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
         return out
 
+    def judge_warnings(self) -> list[str]:
+        """What the judges' replies ask a user to know, once per judge: a server asked
+        again without a feature it refused (with the setting that skips the first
+        try), and a confidence outside [0, 1] (which values, how many answers, what
+        was done with them)."""
+        from pytest_citecheck.engine.panel import judge_of
+
+        found: dict[str, list[float]] = {}
+        asked_again: dict[tuple[str, str], None] = {}
+        for _, result in self.ordered():
+            for v in result.verdicts:
+                said = [
+                    (judge_of(m.judge), m.confidence_raw, m.judge_fallback) for m in v.panel or ()
+                ]
+                own = (v.judge or "the judge", v.confidence_raw, v.judge_fallback)
+                for judge, raw, fallback in [*said, own]:
+                    if raw is not None:
+                        found.setdefault(judge, []).append(raw)
+                    if fallback is not None:
+                        asked_again[(judge, fallback)] = None
+        return [f"judge {judge}: {fallback}" for judge, fallback in asked_again] + [
+            f"judge {judge} answered confidence on another scale than 0 to 1 "
+            f"({', '.join(f'{r:g}' for r in dict.fromkeys(raws))}) in "
+            f"{plural(len(raws), 'answer')}: labels kept, confidence read as "
+            "unknown, sent to review"
+            for judge, raws in found.items()
+        ]
+
+    def _spend_line(self, t: Totals) -> str:
+        """Credits and judge tokens; when some claims were replayed and others went to
+        the network, what this run spent apart from what the replayed recordings hold
+        (a replay costs nothing)."""
+
+        def spent(s: Totals) -> str:
+            return (
+                f"crawling API credits {s.credits:g}, judge tokens {s.input_tokens} in / "
+                f"{s.output_tokens} out"
+            )
+
+        replayed = [r for r in self.results.values() if r.replayed]
+        if not replayed or len(replayed) == len(self.results):
+            return spent(t)
+        live = totals(r for r in self.results.values() if not r.replayed)
+        return (
+            f"this run: {spent(live)}; recorded ({plural(len(replayed), 'claim')} replayed, "
+            f"not billed): {spent(totals(replayed))}"
+        )
+
     def panels(self) -> list[list[PanelVote]]:
         """The votes of every citation a judge panel decided, in file order."""
         return [v.panel for _, result in self.ordered() for v in result.verdicts if v.panel]
 
     def panel_json(self) -> dict[str, Any] | None:
         """The run's agreement figures (None: no panel judged anything)."""
-        from pytest_citecheck.engine.panel import agreement
+        from pytest_citecheck.engine.panel import agreement, member_failures
 
         panels = self.panels()
         if not panels:
@@ -414,9 +458,26 @@ class Report:
             "unanimous_share": figures.unanimous_share,
             "pairwise_agreement": figures.pairwise,
             "members": max(len(p) for p in panels),
+            "failed_members": member_failures(panels),
+            "not_recorded": self.not_recorded(),
         }
 
+    def not_recorded(self) -> int:
+        """Claims whose panel lacked votes while recording: nothing of them was saved."""
+        from pytest_citecheck.engine.panel import NOT_RECORDED
+
+        return sum(
+            1
+            for result in self.results.values()
+            if any(
+                v.reason == Reason.PANEL_INCOMPLETE and NOT_RECORDED in (v.detail or "")
+                for v in result.verdicts
+            )
+        )
+
     def _panel_lines(self, t: Totals) -> list[Line]:
+        from pytest_citecheck.engine.panel import failure_text
+
         panel = self.panel_json()
         if panel is None:
             return []
@@ -428,6 +489,16 @@ class Report:
         ]
         for pair, share in panel["pairwise_agreement"].items():
             out.append(Line(f"  pairwise {pair}: {share:.4f}"))
+        for failure in panel["failed_members"]:
+            out.append(Line(f"  {failure_text(failure)}", {"red": True}))
+        if panel["not_recorded"]:
+            out.append(
+                Line(
+                    f"  not recorded: {plural(panel['not_recorded'], 'claim')} whose panel "
+                    "lacked votes; rerun them to record once every member answers",
+                    {"red": True},
+                )
+            )
         return out
 
     # -- files -----------------------------------------------------------------
@@ -629,7 +700,7 @@ def _alce_json(figures: AnswerFigures | AnswerTotals) -> dict[str, Any]:
 
 # Verdict fields that are null unless a panel or an overruling guard set them: left out
 # of the JSON report then, so a run without either writes what it always did.
-_UNLESS_SET = ("judge_label", "judge_confidence", "panel")
+_UNLESS_SET = ("judge_label", "judge_confidence", "panel", "confidence_raw", "judge_fallback")
 # ... and the marker of a provider quote the page did not have, unless it is set.
 _UNLESS_TRUE = ("provider_quote_not_on_page",)
 
@@ -643,6 +714,10 @@ def _claim_json(result: ClaimResult) -> dict[str, Any]:
         for name in _UNLESS_TRUE:
             if not verdict.get(name):
                 verdict.pop(name, None)
+        for member in verdict.get("panel") or ():
+            for name in ("confidence_raw", "judge_fallback"):
+                if member.get(name) is None:
+                    member.pop(name, None)
     return data
 
 

@@ -147,10 +147,9 @@ def guard_claim(
     if injection is not None:
         return Guarded(
             Label.NOT_FOUND,
-            None,
+            reply.quote,  # refused, in the one field every refused quote is in
             0.0,
             Reason.SUSPECTED_INJECTION,
-            judge_quote=reply.quote,
             detail=injection.describe(),
             review=True,
             judge_label=judge_label,

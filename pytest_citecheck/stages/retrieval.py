@@ -22,6 +22,7 @@ per run, and with a cache directory once per machine.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -418,7 +419,7 @@ class BM25Ranker(_ScoringRanker):
     def scores(self, claim: str, passages: Sequence[str]) -> list[float]:
         """The BM25 score of every passage for the claim, in page order."""
         try:
-            import bm25s
+            bm25s = _bm25s()
         except ImportError as exc:
             raise ConfigurationError(
                 f"ranking passages with BM25 needs bm25s, which is not installed ({exc}). "
@@ -435,9 +436,24 @@ class BM25Ranker(_ScoringRanker):
         return [float(s) for s in index.get_scores(query)]
 
 
+def _bm25s() -> Any:
+    """The bm25s module, its logger left to the user's logging set-up.
+
+    bm25s sets its own logger to DEBUG when imported, so its "Building index" lines
+    pass any level the user chose and fill the captured log under every failing
+    test. Its level is reset to inherit (the root logger's, WARNING by default;
+    ``--log-level=DEBUG`` still shows them); a level the user set is kept."""
+    import bm25s
+
+    logger = logging.getLogger("bm25s")
+    if logger.level == logging.DEBUG:
+        logger.setLevel(logging.NOTSET)
+    return bm25s
+
+
 def tokenize(text: str) -> list[str]:
     """The claim's words as :class:`BM25Ranker` indexes the passages."""
-    import bm25s
+    bm25s = _bm25s()
 
     tokens = bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)
     return list(tokens[0]) if tokens else []

@@ -445,7 +445,7 @@ def test_preflight_names_every_missing_variable_once() -> None:
         EngineSettings(
             record_mode="all", judge="anthropic:claude-x", judge_origin="ini", terms=PLUGIN_TERMS
         ),
-        environ={"CRAWLBASE_TOKEN": "t0ken-value"},
+        environ={"CRAWLBASE_TOKEN": "t0ken-value-0123456789"},
     )
     with pytest.raises(ConfigurationError, match=r"ANTHROPIC_API_KEY.*ini option citecheck_judge"):
         ini.preflight(claims)
@@ -454,7 +454,29 @@ def test_preflight_names_every_missing_variable_once() -> None:
     make_engine({}, "once").preflight(claims, cassette_for=lambda c: Path(__file__))
 
 
-KEYS = {"CRAWLBASE_TOKEN": "t0ken-value", "OPENAI_API_KEY": "sk-test-key"}
+KEYS = {"CRAWLBASE_TOKEN": "t0ken-value-0123456789", "OPENAI_API_KEY": "sk-test-key-0123456789"}
+
+
+def test_preflight_refuses_short_and_equal_tokens_naming_the_variables_only() -> None:
+    claims = [claim("a", "Water boils.", "https://example.com/a")]
+    env = {
+        "CRAWLBASE_TOKEN": "anything",
+        "CRAWLBASE_JS_TOKEN": "same-value-for-both-kinds",
+        "OPENAI_API_KEY": "same-value-for-both-kinds",
+    }
+    with pytest.raises(ConfigurationError) as caught:
+        make_engine(env, "once").preflight(claims)
+    message = str(caught.value)
+    assert "CRAWLBASE_TOKEN is 8 characters long; a real token or API key has at least 16" in (
+        message
+    )
+    assert "CRAWLBASE_JS_TOKEN and OPENAI_API_KEY hold the same value" in message
+    assert "anything" not in message and "same-value-for-both-kinds" not in message
+    twins = {**KEYS, "CRAWLBASE_JS_TOKEN": KEYS["CRAWLBASE_TOKEN"]}
+    with pytest.raises(ConfigurationError, match="CRAWLBASE_TOKEN and CRAWLBASE_JS_TOKEN hold"):
+        make_engine(twins, "once").preflight(claims)
+    # Replay uses no token: nothing to refuse.
+    make_engine(env, "none").preflight(claims)
 
 
 def test_preflight_names_a_missing_ranking_extra_before_anything_is_fetched(

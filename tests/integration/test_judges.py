@@ -406,7 +406,6 @@ def test_fault_table(llm: LLMDouble, provider: str, kind: Any) -> None:
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ({"label": "supported", "quote": QUOTE, "confidence": 1.5}, Reason.JUDGE_SCHEMA_MISMATCH),
         ({"label": "supported", "quote": QUOTE, "confidence": "0.9"}, Reason.JUDGE_SCHEMA_MISMATCH),
         ({"label": "supported", "quote": QUOTE, "confidence": True}, Reason.JUDGE_SCHEMA_MISMATCH),
         ({"label": "supported", "confidence": 0.9}, Reason.JUDGE_SCHEMA_MISMATCH),
@@ -426,6 +425,17 @@ def test_replies_that_break_the_schema(
     with pytest.raises(StageFailed) as info:
         judge.judge(CLAIM, PASSAGES)
     assert info.value.reason == reason
+
+
+@pytest.mark.parametrize("confidence", [10, 2.0, 85, -1])
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+def test_a_confidence_on_another_scale_keeps_the_label_and_the_number(
+    llm: LLMDouble, provider: str, confidence: float
+) -> None:
+    judge = judge_for(llm, provider)
+    llm.script(Answer({"label": "supported", "quote": QUOTE, "confidence": confidence}))
+    reply = judge.judge(CLAIM, PASSAGES)
+    assert (reply.label, reply.quote, reply.confidence_raw) == ("supported", QUOTE, confidence)
 
 
 def test_a_model_cannot_smuggle_usage_into_its_verdict(llm: LLMDouble) -> None:

@@ -118,7 +118,7 @@ def test_a_member_that_fails_is_an_error_vote_and_cannot_tip_the_majority(
 
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
         add_pages(api)
-        with make_engine(env_for(api, llm), "once", judges=PANEL) as engine:
+        with make_engine(env_for(api, llm), "once", judges=PANEL, panel_min_votes=2) as engine:
             [result, _] = engine.verify_claims_sync(CLAIMS, cassette_for=where)
     v = result.verdicts[0]
     # One supported of three is no majority, and the missing vote might have decided:
@@ -149,7 +149,8 @@ def test_an_error_vote_counts_under_each_rule(
     }
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
         add_pages(api)
-        with make_engine(env_for(api, llm), "once", judges=PANEL, panel_rule=rule) as engine:
+        settings: dict[str, Any] = {"judges": PANEL, "panel_rule": rule, "panel_min_votes": 2}
+        with make_engine(env_for(api, llm), "once", **settings) as engine:
             v = engine.verify(CLAIMS[0]).verdicts[0]
     assert v.label is label
     assert v.review is (label is not Label.ERROR)
@@ -215,6 +216,13 @@ def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
         Label.NOT_FOUND,
         Label.SUPPORTED,
     ]
+    # Three samples of one judge are told apart in every listing.
+    assert [m.judge for m in recorded[0].verdicts[0].panel or []] == [
+        "openai:judge-a#1",
+        "openai:judge-a#2",
+        "openai:judge-a#3",
+    ]
+    assert recorded[0].verdicts[0].judge == "openai:judge-a"
 
 
 def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:
@@ -230,3 +238,91 @@ def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:
     assert [m.judge for m in v.panel or []] == list(PANEL)
     assert plain.verdicts[0].panel is None
     assert plain.verdicts[0].judge == "openai:judge-c"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+UNREACHABLE = ("openai:judge-a", "openai:judge-b", "openai-compatible:down")
+
+
+@pytest.mark.parametrize("min_votes", [None, 2])
+def test_an_unreachable_member_is_named_and_replays_to_the_same_result(
+    tmp_path: Path, min_votes: int | None
+) -> None:
+    """A member on a closed port: without enough votes the citation is ``error``
+    ``panel_incomplete`` naming it (and nothing is saved, so the next run records it
+    again); with ``panel_min_votes`` met the panel decides, the failure is recorded,
+    and the replay gives the same verdict offline."""
+    answers = {
+        "judge-a": verdict("not_found", None, 0.8),
+        "judge-b": verdict("not_found", None, 0.7),
+    }
+    down = f"http://127.0.0.1:{closed_port()}/v1"
+    settings: dict[str, Any] = {"judges": UNREACHABLE, "panel_min_votes": min_votes, "timeout": 2}
+
+    def where(c: Claim) -> Path:
+        return cassette_path(tmp_path / CLAIM_FILE, c.id)
+
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(by_model(answers), api_key=KEY) as llm:
+        add_pages(api)
+        env = env_for(api, llm) | {"CITECHECK_JUDGE_BASE_URL": down}
+        with make_engine(env, "once", **settings) as engine:
+            recorded = engine.verify(CLAIMS[0], where(CLAIMS[0]))
+        urls = (api.base_url, llm.base_url("openai"))
+    v = recorded.verdicts[0]
+    member = (v.panel or [])[2]
+    assert (member.judge, member.label, member.reason) == (
+        "openai-compatible:down",
+        Label.ERROR,
+        Reason.JUDGE_UNAVAILABLE,
+    )
+    replay_env = env_for(*urls, keys=False) | {"CITECHECK_JUDGE_BASE_URL": down}
+    with make_engine(replay_env, "none", **settings) as engine:
+        replayed = engine.verify(CLAIMS[0], where(CLAIMS[0]))
+    if min_votes is None:
+        assert (v.label, v.reason) == (Label.ERROR, Reason.PANEL_INCOMPLETE)
+        assert v.detail is not None
+        assert "openai-compatible:down failed (judge_unavailable" in v.detail
+        assert "not recorded; rerun when every member answers" in v.detail
+        assert not where(CLAIMS[0]).exists()
+        assert replayed.verdicts[0].reason == Reason.NO_RECORDING
+    else:
+        assert (v.label, v.confidence, v.review) == (Label.NOT_FOUND, 0.6667, True)
+        assert dumped([replayed]) == dumped([recorded])
+
+
+def test_a_members_server_error_is_recorded_without_the_servers_install_path(
+    tmp_path: Path,
+) -> None:
+    """A llama-cpp-python-like 500 whose body holds a traceback with the install path:
+    the cassette (and so the verdict's detail) keeps the module, not the machine, and
+    the panel that decided with two votes replays alike."""
+    from tests.doubles.llm import Raw
+
+    traceback = (
+        '{"error": {"message": "Traceback (most recent call last): File '
+        '\\"/home/x/.venv/lib/python3.11/site-packages/llama_cpp/server/app.py\\", line 42, '
+        'in create_chat_completion", "type": "internal_server_error"}}'
+    )
+    answers = {
+        "judge-a": verdict("supported", QUOTE, 0.9),
+        "judge-b": verdict("supported", QUOTE, 0.8),
+        "judge-c": Raw(500, traceback, {"content-type": "application/json"}),
+    }
+    recorded, replayed, _ = run(tmp_path, answers, judges=PANEL, panel_min_votes=2)
+    assert dumped(replayed) == dumped(recorded)
+    member = (recorded[0].verdicts[0].panel or [])[2]
+    assert (member.label, member.reason) == (Label.ERROR, Reason.JUDGE_HTTP_ERROR)
+    assert member.detail is not None
+    assert 'File "site-packages/llama_cpp/server/app.py", line 42' in member.detail
+    text = b"".join(cassettes(tmp_path).values()).decode()
+    assert "site-packages/llama_cpp/server/app.py" in text
+    assert "/home/x" not in text and ".venv" not in text and "python3.11" not in text

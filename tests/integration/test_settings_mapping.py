@@ -158,6 +158,7 @@ PLUGIN_ENGINE = FrontEnd(
         "judges": Option(("--citecheck-judges=openai:a,openai:b",), ("openai:a", "openai:b")),
         "judge_samples": Option(("--citecheck-judge-samples=3",), 3),
         "panel_rule": Option(("--citecheck-panel-rule=unanimous",), "unanimous"),
+        "panel_min_votes": Option(("--citecheck-panel-min-votes=2",), 2),
     },
     fixed={
         "run_id": NotExposed(_RUN_ID),
@@ -201,6 +202,7 @@ BATCH_ENGINE = FrontEnd(
         "judges": NotExposed(_NO_PANEL),
         "judge_samples": NotExposed(_NO_PANEL),
         "panel_rule": NotExposed(_NO_PANEL),
+        "panel_min_votes": NotExposed(_NO_PANEL),
     },
 )
 
@@ -234,6 +236,7 @@ RECHECK_ENGINE = FrontEnd(
                 "judges",
                 "judge_samples",
                 "panel_rule",
+                "panel_min_votes",
             )
         },
         "record_mode": NotExposed("the recheck replays, then fetches live (engine/recheck.py)"),
@@ -281,6 +284,7 @@ SERVICE_ENGINE = FrontEnd(
         "judges": NotExposed("one judge per request"),
         "judge_samples": NotExposed("one judge per request"),
         "panel_rule": NotExposed("one judge per request"),
+        "panel_min_votes": NotExposed("one judge per request"),
     },
 )
 

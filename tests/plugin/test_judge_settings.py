@@ -58,10 +58,32 @@ def test_default_settings_fall_back_and_replay_offline(
     suite: pytest.Pytester, llm: LLMDouble
 ) -> None:
     suite.makeini(f"[pytest]\ncitecheck_judge_base_url = {llm.base_url('openai-compatible')}\n")
-    suite.runpytest("--citecheck", "--citecheck-record=once").assert_outcomes(passed=1)
-    assert len(llm.calls) == 3  # temperature refused, json_schema refused, answered
+    # Two claims: the fallback happens for each, the summary says it once.
+    suite.makefile(
+        ".yaml",
+        citecheck_doc=CLAIMS
+        + "  - id: exp-again\n    claim: The exp claim is the expiration time.\n"
+        "    citations:\n      - document: source.md\n        section: Tokens\n",
+    )
+    recorded = suite.runpytest("--citecheck", "--citecheck-record=once")
+    recorded.assert_outcomes(passed=2)
+    assert len(llm.calls) == 6  # temperature refused, json_schema refused, answered; twice
     llm.stop()
-    suite.runpytest("--citecheck").assert_outcomes(passed=1)
+    replayed = suite.runpytest("--citecheck")
+    replayed.assert_outcomes(passed=2)
+    for run in (recorded, replayed):
+        out = run.stdout.str()
+        # In the summary, once, not only as a log record nobody sees in a default run.
+        assert out.count("judge openai-compatible:smollm2: the server answered HTTP") == 1, out
+        run.stdout.fnmatch_lines(
+            [
+                "judge openai-compatible:smollm2: the server answered HTTP 400; asked again "
+                "without temperature (set citecheck_judge_temperature = omit to skip the first "
+                "try); the server answered HTTP *; asked again with response_format "
+                '{"type": "json_object", "schema": ...} (set citecheck_judge_response_format '
+                "= json_object to skip the first try)",
+            ]
+        )
 
 
 @pytest.mark.parametrize(

@@ -110,6 +110,8 @@ def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
             "2:openai:judge-b ~ 3:openai:judge-c": 0.5,
         },
         "members": 3,
+        "failed_members": [],
+        "not_recorded": 0,
     }
     salt = report["claims"][1]["verdicts"][0]
     assert [(m["judge"], m["label"], m["confidence"]) for m in salt["panel"]] == [
@@ -198,3 +200,72 @@ def test_an_unknown_provider_in_the_panel_is_a_usage_error(suite: pytest.Pyteste
     result = suite.runpytest("--citecheck", "--citecheck-judges=openai:a,nosuch:model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*judge panel member nosuch:model: unknown judge provider*"])
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize("min_votes", [None, "2"])
+def test_a_member_on_a_closed_port_is_named_and_the_next_run_says_the_same(
+    suite: pytest.Pytester,
+    doubles: tuple[CrawlbaseDouble, LLMDouble],
+    monkeypatch: pytest.MonkeyPatch,
+    min_votes: str | None,
+) -> None:
+    api, llm = doubles
+    down = f"http://127.0.0.1:{closed_port()}/v1"
+    monkeypatch.setenv("CITECHECK_JUDGE_BASE_URL", down)
+    args = [
+        "--citecheck-judges=openai:judge-a,openai:judge-b,openai-compatible:down",
+        "--citecheck-timeout=2",
+        "-p",
+        "no:cacheprovider",
+    ]
+    if min_votes:
+        args.append(f"--citecheck-panel-min-votes={min_votes}")
+    first = record(
+        suite,
+        doubles,
+        monkeypatch,
+        *args,
+        "--citecheck-report=first.json",
+        "--citecheck-md=first.md",
+        "--citecheck-html=first.html",
+    )
+    first.stdout.fnmatch_lines(
+        [
+            "  panel member openai-compatible:down failed on 2 citations: judge_unavailable "
+            f"(could not reach the openai-compatible:down judge at {down}/chat/completions*",
+        ]
+    )
+    again = replay(suite, stop(api, llm), monkeypatch, *args, "--citecheck-report=again.json")
+    before = json.loads((suite.path / "first.json").read_text())
+    for page in ("first.md", "first.html"):
+        text = (suite.path / page).read_text()
+        assert "panel member openai-compatible:down failed on 2 citations: judge_unavailable" in (
+            text
+        ), page
+    after = json.loads((suite.path / "again.json").read_text())
+    if min_votes is None:
+        first.assert_outcomes(failed=2)
+        first.stdout.fnmatch_lines(
+            ["  not recorded: 2 claims whose panel lacked votes; rerun them*"]
+        )
+        assert {v["reason"] for c in before["claims"] for v in c["verdicts"]} == {
+            "panel_incomplete"
+        }
+        assert before["panel"]["failed_members"][0]["judge"] == "openai-compatible:down"
+        # Nothing was saved: the next run says so per claim, as the first one did.
+        again.assert_outcomes(failed=2)
+        assert {v["reason"] for c in after["claims"] for v in c["verdicts"]} == {"no_recording"}
+    else:
+        first.assert_outcomes(passed=2)
+        again.assert_outcomes(passed=2)
+        assert after["claims"] == before["claims"]
+        again.stdout.fnmatch_lines(["  panel member openai-compatible:down failed on 2 citations*"])

@@ -77,10 +77,10 @@ def test_a_judge_that_obeys_the_page_is_overruled_and_its_answer_kept() -> None:
     assert fields["label"] is Label.NOT_FOUND
     assert fields["reason"] == Reason.SUSPECTED_INJECTION
     assert fields["review"] is True
-    assert fields["evidence_quote"] is None
-    # What the judge said, for the report.
+    # What the judge said, for the report; its refused quote where every refused quote is.
+    assert fields["evidence_quote"] == "This document is an authoritative source."
+    assert fields["judge_quote"] is None
     assert fields["judge_label"] is Label.SUPPORTED
-    assert fields["judge_quote"] == "This document is an authoritative source."
     assert fields["judge_confidence"] == 1.0
     assert "ignore all previous instructions" in fields["detail"]
 

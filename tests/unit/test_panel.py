@@ -47,13 +47,44 @@ def test_the_rule(
     review: bool,
     reason: str | None,
 ) -> None:
-    decision = decide(votes(*labels), rule)
+    # One vote is enough here: the rule itself, whatever the members that failed.
+    decision = decide(votes(*labels), rule, min_votes=1)
     assert (decision.label, decision.confidence, decision.review, decision.reason) == (
         label,
         confidence,
         review,
         reason,
     )
+
+
+@pytest.mark.parametrize(
+    ("labels", "min_votes", "label", "reason"),
+    [
+        ((S, S, E), None, E, Reason.PANEL_INCOMPLETE),
+        ((S, S, E), 3, E, Reason.PANEL_INCOMPLETE),
+        ((S, S, E), 2, S, None),
+        ((N, N, E), 2, N, None),
+        ((S, E, E), 2, E, Reason.PANEL_INCOMPLETE),
+        ((S, S, S), None, S, None),
+        ((S, S), 5, S, None),  # more than the members: every member
+    ],
+)
+def test_a_panel_without_enough_votes_is_incomplete(
+    labels: tuple[Label, ...], min_votes: int | None, label: Label, reason: str | None
+) -> None:
+    decision = decide(votes(*labels), min_votes=min_votes)
+    assert (decision.label, decision.reason) == (label, reason)
+    if reason == Reason.PANEL_INCOMPLETE:
+        assert "p:m2 failed (judge_invalid_json)" in decision.detail
+        assert decision.review is False
+
+
+def test_samples_of_one_judge_are_numbered() -> None:
+    from pytest_citecheck.engine.panel import judge_of, member_names
+
+    names = member_names(["o:smollm2", "o:smollm2", "o:other"])
+    assert names == ["o:smollm2#1", "o:smollm2#2", "o:other"]
+    assert [judge_of(n) for n in names] == ["o:smollm2", "o:smollm2", "o:other"]
 
 
 def test_the_quote_is_the_first_deciding_members() -> None:

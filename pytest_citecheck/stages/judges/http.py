@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import ssl
 import threading
 import weakref
@@ -135,6 +136,9 @@ def verdict_from_object(value: Any) -> JudgeReply:
         )
     # Only the schema's fields: a model cannot smuggle in ``usage``.
     fields = {k: value[k] for k in ("label", "quote", "confidence") if k in value}
+    raw = off_scale(fields.get("confidence"))
+    if raw is not None:
+        fields["confidence"] = 0.0
     try:
         reply = JudgeReply.model_validate(fields, strict=True)
     except ValidationError as exc:
@@ -146,11 +150,23 @@ def verdict_from_object(value: Any) -> JudgeReply:
             Reason.JUDGE_SCHEMA_MISMATCH,
             shorten(f"the judge's reply breaks the schema: {problems}"),
         ) from None
+    if raw is not None:
+        reply = reply.model_copy(update={"confidence_raw": raw})
     if reply.label == "not_found" and reply.quote is not None:
         # The prompt asks for null: a quote given with "not_found" decides
         # nothing, so it is not reported as evidence.
         reply = reply.model_copy(update={"quote": None})
     return reply
+
+
+def off_scale(confidence: Any) -> float | None:
+    """A confidence that is a number outside [0, 1] (a model grading 0-10 or 0-100),
+    else None. The label stands; the number is kept but not read as a confidence."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return None
+    if math.isnan(confidence) or 0.0 <= confidence <= 1.0:
+        return None
+    return float(confidence)
 
 
 def verdict_from_text(text: str | None) -> JudgeReply:
@@ -261,6 +277,7 @@ class HTTPJudge(ABC):
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         """Ask the judge; see :class:`pytest_citecheck.stages.judges.base.Judge` for errors."""
         body = self.request_body(claim, passages)
+        asked_again: list[str] = []
         for _ in range(_MAX_FALLBACKS + 1):
             try:
                 sent = send(
@@ -268,11 +285,16 @@ class HTTPJudge(ABC):
                 )
             except GaveUp as exc:
                 raise self._unavailable(exc) from None
-            retry_body = self._fallback(body, sent.response)
-            if retry_body is None:
+            found = self._fallback(body, sent.response)
+            if found is None:
                 break
-            body = retry_body
-        return self._handle(sent, body)
+            body, said = found
+            asked_again.append(said)
+        reply = self._handle(sent, body)
+        if asked_again:
+            # Carried to the verdict, so the run's summary says it once per judge.
+            reply = reply.model_copy(update={"fallback": "; ".join(asked_again)})
+        return reply
 
     def close(self) -> None:
         """Close the client this judge opened itself (a caller's client is left alone)."""
@@ -325,25 +347,33 @@ class HTTPJudge(ABC):
             return None
         return self.refusal_hint(body, response.status_code, _json_or_none(response))
 
-    def _fallback(self, body: dict[str, Any], response: httpx.Response) -> dict[str, Any] | None:
+    def _fallback(
+        self, body: dict[str, Any], response: httpx.Response
+    ) -> tuple[dict[str, Any], str] | None:
+        """The body to ask again with and what was done, in words; None: no fallback."""
         if response.is_success:
             return None
         found = self.fallback_body(body, response.status_code, _json_or_none(response))
         if found is None or found[0] == body:
             return None
         retry_body, hint = found
+        # Once per judge in the log: every call of this judge will do the same.
+        self._warn_once(
+            hint,
+            "%s: the server answered HTTP %d to %s; asking again %s",
+            response.status_code,
+            self.url,
+            hint,
+        )
+        return retry_body, f"the server answered HTTP {response.status_code}; asked again {hint}"
+
+    def _warn_once(self, key: str, message: str, *args: object) -> None:
+        """Log ``message`` (its first argument is this judge's name) once per judge."""
         with self._lock:
-            first = hint not in self._hinted
-            self._hinted.add(hint)
-        if first:  # once per judge: every call of this judge will do the same
-            log.warning(
-                "%s: the server answered HTTP %d to %s; asking again %s",
-                self.name,
-                response.status_code,
-                self.url,
-                hint,
-            )
-        return retry_body
+            first = key not in self._hinted
+            self._hinted.add(key)
+        if first:
+            log.warning(message, self.name, *args)
 
     def _unavailable(self, exc: GaveUp) -> StageFailed:
         error = exc.error
@@ -381,11 +411,19 @@ class HTTPJudge(ABC):
                     "with a body that is not JSON",
                 )
             try:
-                return self.parse_reply(payload)
+                reply = self.parse_reply(payload)
             except StageFailed as exc:
                 exc.detail = self._scrub(exc.detail)
                 exc.args = (exc.detail,)
                 raise
+            if reply.confidence_raw is not None:
+                self._warn_once(
+                    "confidence_scale",
+                    "%s answered confidence %g, outside 0 to 1: the label is kept, the "
+                    "confidence read as unknown and the verdict sent to review",
+                    reply.confidence_raw,
+                )
+            return reply
         hint = self._refusal(body, response)
         raise self._http_failure(response, payload, sent.attempts, hint, sent.stopped)
 
