@@ -58,7 +58,7 @@ import logging
 import os
 import secrets
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -659,30 +659,27 @@ def claim_from_body(
     return claim
 
 
-def create_app(
-    config: ServiceConfig | None = None,
-    engine: Engine | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> FastAPI:
-    """The FastAPI app. ``engine`` defaults to one built from ``config``; the app
-    closes an engine it built when it shuts down."""
-    config = config or ServiceConfig()
-    env: Mapping[str, str] = os.environ if environ is None else environ
-    owned = engine is None
-    engine = engine or Engine.from_settings(config.engine_settings(), environ=env)
+def _audit_run(config: ServiceConfig) -> AuditRun | None:
+    """The audit index the service writes (None without ``audit``)."""
     # One run id per server process: every request's rows are one run.
     audit = (
         AuditRun(AuditIndex(config.audit, busy_timeout=config.audit_wait), "service")
         if config.audit is not None
         else None
     )
-    request_ids = itertools.count(1)
+    return audit
+
+
+def _judges(config: ServiceConfig, engine: Engine) -> tuple[str, list[str]]:
+    """The default judge, and every judge a request may name (the default first)."""
     default_judge = config.judge or engine.settings.judge or DEFAULT_JUDGE
     allowed_judges = [default_judge] + [
         j for j in config.allowed_judges if not same_judge(j, default_judge)
     ]
-    slots = asyncio.Semaphore(config.concurrency)
+    return default_judge, allowed_judges
 
+
+def _judge_checker(engine: Engine, allowed_judges: Sequence[str]) -> Callable[[str], str | None]:
     def judge_problem(spec: str) -> str | None:
         """Why no judge can be built for ``spec`` (an unknown provider), else None.
 
@@ -700,38 +697,13 @@ def create_app(
             return None  # a missing key or base URL: preflight answers 503 naming it
         return None
 
-    busy = [0]
+    return judge_problem
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        if owned:
-            engine.close()
 
-    app = FastAPI(
-        title="citecheck",
-        version=__version__,
-        description="Checks that cited pages support the claims an LLM made (pytest-citecheck).",
-        lifespan=lifespan,
-    )
-    app.add_middleware(HostAllowList, allowed=config.allowed_hosts)
-
-    @app.get("/health", response_model=Health, response_model_exclude_none=True)
-    def health(request: Request) -> Health:
-        if not authorised(request, config.api_key):
-            return Health(status="ok")
-        return Health(
-            status="ok",
-            version=__version__,
-            judge=default_judge,
-            allowed_judges=allowed_judges,
-            concurrency=config.concurrency,
-            busy=busy[0],
-            audit=audit is not None,
-            url_policy=config.url_policy,
-            record=config.record_mode if config.cassette_folder else None,
-            configured={name: bool(env.get(name)) for name in HEALTH_ENV_VARS},
-        )
+def _audit_writer(
+    config: ServiceConfig, audit: AuditRun | None
+) -> tuple[Callable[[], None], Callable[[str, ClaimResult], str | None]]:
+    """Before the spending, whether the audit index can take a row; after it, the rows."""
 
     def check_audit() -> None:
         """The audit index can take a row now (raises :class:`Rejected`, 503)."""
@@ -761,6 +733,15 @@ def create_app(
             "operator sees why in the service log)"
         )
 
+    return check_audit, record
+
+
+def _slot_taker(
+    config: ServiceConfig, busy: list[int]
+) -> Callable[[], Awaitable[Callable[[], None]]]:
+    """A verification slot within ``queue_wait`` (else 503); ``busy`` counts those taken."""
+    slots = asyncio.Semaphore(config.concurrency)
+
     async def take_slot() -> Callable[[], None]:
         try:
             await asyncio.wait_for(slots.acquire(), timeout=config.queue_wait)
@@ -778,6 +759,51 @@ def create_app(
             slots.release()
 
         return release
+
+    return take_slot
+
+
+def _add_health(
+    app: FastAPI,
+    config: ServiceConfig,
+    env: Mapping[str, str],
+    default_judge: str,
+    allowed_judges: list[str],
+    audit: AuditRun | None,
+    busy: list[int],
+) -> None:
+    """``GET /health``: the status for anyone; the details with the key."""
+
+    @app.get("/health", response_model=Health, response_model_exclude_none=True)
+    def health(request: Request) -> Health:
+        if not authorised(request, config.api_key):
+            return Health(status="ok")
+        return Health(
+            status="ok",
+            version=__version__,
+            judge=default_judge,
+            allowed_judges=allowed_judges,
+            concurrency=config.concurrency,
+            busy=busy[0],
+            audit=audit is not None,
+            url_policy=config.url_policy,
+            record=config.record_mode if config.cassette_folder else None,
+            configured={name: bool(env.get(name)) for name in HEALTH_ENV_VARS},
+        )
+
+
+def _add_verify(
+    app: FastAPI,
+    config: ServiceConfig,
+    engine: Engine,
+    allowed_judges: Sequence[str],
+    judge_problem: Callable[[str], str | None],
+    check_audit: Callable[[], None],
+    record: Callable[[str, ClaimResult], str | None],
+    take_slot: Callable[[], Awaitable[Callable[[], None]]],
+) -> None:
+    """``POST /verify``: the checks before any spending, then the claim verified."""
+    request_ids = itertools.count(1)
 
     @app.post(
         "/verify",
@@ -857,6 +883,40 @@ def create_app(
         reply = to_response(request_id, result)
         return reply.model_copy(update={"audit_problem": audit_problem}) if audit_problem else reply
 
+
+def create_app(
+    config: ServiceConfig | None = None,
+    engine: Engine | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> FastAPI:
+    """The FastAPI app. ``engine`` defaults to one built from ``config``; the app
+    closes an engine it built when it shuts down."""
+    config = config or ServiceConfig()
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    owned = engine is None
+    engine = engine or Engine.from_settings(config.engine_settings(), environ=env)
+    audit = _audit_run(config)
+    default_judge, allowed_judges = _judges(config, engine)
+    judge_problem = _judge_checker(engine, allowed_judges)
+    check_audit, record = _audit_writer(config, audit)
+    busy = [0]
+    take_slot = _slot_taker(config, busy)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if owned:
+            engine.close()
+
+    app = FastAPI(
+        title="citecheck",
+        version=__version__,
+        description="Checks that cited pages support the claims an LLM made (pytest-citecheck).",
+        lifespan=lifespan,
+    )
+    app.add_middleware(HostAllowList, allowed=config.allowed_hosts)
+    _add_health(app, config, env, default_judge, allowed_judges, audit, busy)
+    _add_verify(app, config, engine, allowed_judges, judge_problem, check_audit, record, take_slot)
     return app
 
 
