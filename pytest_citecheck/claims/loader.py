@@ -25,11 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_citecheck.claims.models import (
-    EXPECTABLE_LABELS,
-    Claim,
-    kind,
-)
+from pytest_citecheck.claims.models import EXPECTABLE_LABELS, Claim, kind
 from pytest_citecheck.claims.reading.answers import AnswerReading
 from pytest_citecheck.claims.reading.base import ClaimFileError, Problem, _Broken, _Invalid
 from pytest_citecheck.claims.reading.jsonl import JsonlRecords

@@ -5,18 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.claims.models import (
-    Claim,
-    kind,
-)
+from pytest_citecheck.claims.models import Claim, kind
 from pytest_citecheck.claims.reading.base import _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
-from pytest_citecheck.claims.schema import (
-    ANSWER_KEYS,
-    Loc,
-    closest,
-    unknown_key,
-)
+from pytest_citecheck.claims.schema import ANSWER_KEYS, Loc, closest, unknown_key
 
 
 class AnswerReading(ClaimChecks):

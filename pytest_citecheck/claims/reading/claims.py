@@ -5,18 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_citecheck.claims.models import (
-    Citation,
-    Claim,
-    check_judge,
-    kind,
-)
+from pytest_citecheck.claims.models import Citation, Claim, check_judge, kind
 from pytest_citecheck.claims.reading.base import ReaderCore, _has_broken
-from pytest_citecheck.claims.schema import (
-    FieldProblem,
-    Loc,
-    validate_claim,
-)
+from pytest_citecheck.claims.schema import FieldProblem, Loc, validate_claim
 
 
 class ClaimChecks(ReaderCore):

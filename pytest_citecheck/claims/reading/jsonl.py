@@ -8,10 +8,7 @@ from typing import Any
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.claims.reading.base import Problem
 from pytest_citecheck.claims.reading.claims import ClaimChecks
-from pytest_citecheck.claims.schema import (
-    closest,
-    validate_claim,
-)
+from pytest_citecheck.claims.schema import closest, validate_claim
 
 JSONL_KEYS = ("id", "claim", "urls")
 

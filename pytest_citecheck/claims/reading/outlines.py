@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_citecheck.claims.models import (
-    AnswerOutline,
-    Claim,
-    OutlineSentence,
-    kind,
-)
+from pytest_citecheck.claims.models import AnswerOutline, Claim, OutlineSentence, kind
 from pytest_citecheck.claims.reading.base import _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
-from pytest_citecheck.claims.schema import (
-    OUTLINE_KEYS,
-    OUTLINE_SENTENCE_KEYS,
-    Loc,
-    unknown_key,
-)
+from pytest_citecheck.claims.schema import OUTLINE_KEYS, OUTLINE_SENTENCE_KEYS, Loc, unknown_key
 
 
 class OutlineReading(ClaimChecks):

@@ -12,11 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
-from pytest_citecheck.core.option_table import (
-    OPTIONS,
-    Flag,
-    cli_terms,
-)
+from pytest_citecheck.core.option_table import OPTIONS, Flag, cli_terms
 from pytest_citecheck.core.record_mode import LIVE
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 

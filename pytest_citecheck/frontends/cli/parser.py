@@ -11,12 +11,7 @@ from typing import Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Label
 from pytest_citecheck.core.argtypes import positive_int
-from pytest_citecheck.core.option_table import (
-    OPTIONS,
-    Flag,
-    cli_default,
-    cli_help,
-)
+from pytest_citecheck.core.option_table import OPTIONS, Flag, cli_default, cli_help
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
 
