@@ -8,6 +8,10 @@ files with the plugin's loader, and reports with the plugin's report and gate.
 Exit codes: 0 the run passed, 1 the gate failed (or a record could not be
 read, a claim file is invalid, or a stored page could not be found), 2 a usage
 or configuration error.
+
+One module per subcommand (``batch``, ``validate``, ``imports``, ``recheck``,
+``audit``, ``serve``); ``parser`` builds the parser from the option table;
+``common`` holds what they share (exit codes, :class:`UsageError`, the batch's terms).
 """
 
 from __future__ import annotations

@@ -134,6 +134,9 @@ def engine_settings(args: argparse.Namespace, terms: Terms) -> EngineSettings:
     return mapped(values, judge_origin=JUDGE_FROM_FLAG if args.judge else None, terms=terms)
 
 
+# -- checks made before any work, and the batch's words for its flags ------------------
+
+
 def _check_record_options(args: argparse.Namespace) -> None:
     if args.cassettes is not None and args.record is None:
         raise UsageError("--cassettes needs --record MODE (use --record none to replay)")
