@@ -2,7 +2,7 @@
 and how each front end spells it (or why a front end does not offer it).
 
 The pytest options and ini entries (``plugin/options.py``), each subcommand's
-argparse arguments and mappings (``frontends/cli.py``), the ``Terms`` every
+argparse arguments and mappings (``frontends/cli/``), the ``Terms`` every
 message is worded with, and ``docs/options.md``
 (``python -m pytest_citecheck.frontends.optionsdoc``) are derived from
 :data:`OPTIONS`. Adding a setting to every front end is one :class:`Option` here

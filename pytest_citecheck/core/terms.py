@@ -4,7 +4,7 @@ The engine, the gate, the recorder and the stages tell a user which setting to
 change ("below the minimum precision", "record it with: ...") without knowing
 whether they run under pytest, ``citecheck batch`` or ``citecheck serve``. Each
 front end passes its own :class:`Terms` (``plugin/terms.py``,
-``frontends/cli.py``, ``frontends/service.py``); a message asks it how to name
+``frontends/cli/``, ``frontends/service/``); a message asks it how to name
 an option (:meth:`Terms.option`) or the command that records a claim
 (:meth:`Terms.record_hint`). No string is rewritten afterwards.
 

@@ -1,7 +1,7 @@
 """Every engine, gate and output setting reaches the engine through each front end.
 
 Each front end maps its options onto ``EngineSettings`` / ``GateSettings`` /
-``Outputs`` in one function (plugin/adapters.py; frontends/cli.py for ``citecheck
+``Outputs`` in one function (plugin/adapters.py; frontends/cli/ for ``citecheck
 batch``, ``recheck`` and ``serve``, whose ``ServiceConfig.engine_settings`` maps the
 service's configuration). The cases are built from ``dataclasses.fields``: a setting
 added to the engine, the gate or the outputs is a failing case here until every front

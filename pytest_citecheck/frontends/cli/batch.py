@@ -1,0 +1,258 @@
+"""``citecheck batch``: verify the claims of JSONL/YAML files and print precision."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.core.option_table import fields_for
+from pytest_citecheck.core.terms import Terms
+from pytest_citecheck.engine.gate import GateSettings
+from pytest_citecheck.frontends.cli.common import (
+    EXIT_GATE_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    INTERRUPT_NOTICE,
+    BatchInput,
+    UsageError,
+    _check_record_options,
+    _open_audit,
+    _values,
+    batch_terms,
+    engine_settings,
+    read_batch,
+)
+
+if TYPE_CHECKING:
+    from pytest_citecheck.core.prices import Prices
+    from pytest_citecheck.engine.aggregate import Totals
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.reports.finish import AuditRun
+    from pytest_citecheck.reports.report import Outputs
+
+
+def _prices(args: argparse.Namespace) -> Prices:
+    from pytest_citecheck.engine.settings_map import prices
+
+    return prices(_values(args))
+
+
+def gate_settings(args: argparse.Namespace) -> GateSettings:
+    """``citecheck batch``'s bars."""
+    from pytest_citecheck.engine.settings_map import gate_settings as mapped
+
+    return mapped(_values(args), terms=batch_terms())
+
+
+def outputs(args: argparse.Namespace) -> Outputs:
+    """The files ``citecheck batch`` writes."""
+    from pytest_citecheck.reports.report import Outputs
+
+    return Outputs(**fields_for("outputs", _values(args)))
+
+
+def _engine(args: argparse.Namespace, terms: Terms) -> Engine:
+    from pytest_citecheck.engine.core import Engine
+
+    return Engine.from_settings(engine_settings(args, terms))
+
+
+def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    _check_record_options(args)
+    _check_outputs(args)
+    audit = _open_audit(args.audit, "batch")
+    batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
+    # Without --record the batch is live: the engine then fetches and judges for real.
+    engine = _engine(args, batch_terms(batch.files, args.cassettes))
+    batch.drop_unknown_judges(engine, args.judge)
+    for problem in batch.problems:
+        print(problem, file=sys.stderr)
+    keys = list(batch.claims)
+    claims = [batch.claims[k] for k in keys]
+    key_of = {id(claim): key for key, claim in batch.claims.items()}
+
+    def cassette_for(claim: Claim) -> Path | None:
+        if args.record is None:
+            return None
+        path = batch.files[key_of[id(claim)]]
+        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
+        return root / path.stem / f"{claim.id}.yaml"
+
+    from pytest_citecheck.core.errors import ConfigurationError
+
+    if args.dry_run:
+        # Without --record the batch is live: every claim would be fetched and judged.
+        with engine:
+            plan = engine.plan(claims, cassette_for=cassette_for)
+        terms = batch_terms(batch.files, args.cassettes)
+        print(*plan.lines(_prices(args), terms), sep="\n", file=out)
+        return EXIT_GATE_FAILED if batch.problems else EXIT_OK
+    with engine:
+        try:
+            engine.preflight(claims, cassette_for=cassette_for)
+        except (ConfigurationError, ValueError) as exc:
+            raise UsageError(_problem_list(str(exc))) from None
+        progress = _Progress(
+            len(claims),
+            enabled=not args.no_progress and sys.stderr.isatty(),
+            services=engine.progress.services,
+        )
+        progress.step(0)
+        audit_problems: list[str] = []
+        on_result = _recorder(audit, progress, keys, audit_problems)
+        from pytest_citecheck.engine.core import Interrupted
+
+        try:
+            results = engine.verify_claims_sync(
+                claims,
+                cassette_for=cassette_for,
+                nodeid_for=lambda claim: key_of[id(claim)],
+                on_result=on_result,
+                on_interrupt=lambda: print(INTERRUPT_NOTICE, file=sys.stderr, flush=True),
+            )
+        except Interrupted as stopped:
+            # Ctrl-C: no claim started since; the ones in flight finished and are written.
+            progress.close()
+            finished = {keys[i]: r for i, r in sorted(stopped.results.items())}
+            return _finish_batch(
+                args, finished, batch, audit, out, audit_problems, stopped.not_started
+            )
+        progress.close()
+    by_key = dict(zip(keys, results, strict=True))
+    return _finish_batch(args, by_key, batch, audit, out, audit_problems)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--out and --json checked before any work: a usage error, not a lost report."""
+    from pytest_citecheck.core.files import unwritable
+
+    for flag, path in (("--out", args.out), ("--json", args.json)):
+        if path is not None:
+            problem = unwritable(path)
+            if problem is not None:
+                raise UsageError(f"{flag} {path}: {problem}")
+
+
+def _problem_list(message: str) -> str:
+    """A list of problems starts on its own line, under a heading."""
+    return "not configured:\n" + message if message.startswith("  - ") else message
+
+
+def _recorder(
+    audit: AuditRun | None,
+    progress: _Progress,
+    keys: Sequence[str],
+    problems: list[str],
+) -> Callable[[int, ClaimResult], None]:
+    def on_result(index: int, result: ClaimResult) -> None:
+        # Written as each claim finishes: an interrupted run keeps what it decided.
+        # A write that fails costs its rows, never the other claims or the reports.
+        problem = None if audit is None else audit.record({keys[index]: result})
+        if problem is not None:
+            problems.append(f"{keys[index]}: {problem}")
+        progress.step()
+
+    return on_result
+
+
+def _finish_batch(
+    args: argparse.Namespace,
+    results: dict[str, ClaimResult],
+    batch: BatchInput,
+    audit: AuditRun | None,
+    out: TextIO,
+    audit_problems: Sequence[str] = (),
+    not_started: int | None = None,
+) -> int:
+    """The run's end (:func:`~pytest_citecheck.reports.finish.finish_run`), printed;
+    ``not_started`` (Ctrl-C) writes what finished and exits 130 without a gate
+    verdict: a part of the claims decides nothing."""
+    from pytest_citecheck.reports.finish import finish_run
+
+    problems = []
+    if batch.problems:
+        records, count = len(batch.bad_records), len(batch.problems)
+        counted = "" if count == records else f"{count} problems, "
+        problems.append(
+            f"{records} {'record' if records == 1 else 'records'} could not be read "
+            f"({counted}shown above with file:line and the fix)"
+        )
+    if audit_problems:
+        # The rows were written as each claim finished: the run's end writes none.
+        problems.append(
+            f"--audit: the rows of {len(audit_problems)} claim(s) could not be written "
+            f"({audit_problems[0]})"
+        )
+    report = finish_run(
+        results,
+        gate_settings(args),
+        outputs(args),
+        not_started=not_started or 0,
+        stopped_by="interrupted" if not_started else None,
+        prices=_prices(args),
+        problems=problems,
+    )
+    failures = report.gate_failures
+    for line in report.lines():
+        print(line.text, file=out)
+    print(*precision_lines(report.totals), sep="\n", file=out)
+    if audit is not None:
+        print(f"audit: run {audit.run_id} in {audit.index.path}", file=out)
+    if not_started is not None:
+        stopped = report.not_started_line()
+        if stopped is not None:
+            print(stopped, file=out)
+        return EXIT_INTERRUPTED
+    for failure in failures:
+        print(f"citecheck gate FAILED: {failure}", file=out)
+    if not failures and report.output_errors:
+        print(report.unwritten_line(), file=out)
+    elif not failures:
+        print("citecheck gate passed", file=out)
+    return EXIT_GATE_FAILED if failures or report.output_errors else EXIT_OK
+
+
+def precision_lines(totals: Totals) -> list[str]:
+    """The two summary lines the batch prints, e.g. ``citation_precision=0.2222 (2/9)``."""
+
+    def fmt(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.4f}"
+
+    return [
+        f"citation_precision={fmt(totals.citation_precision)} "
+        f"({totals.supported}/{totals.citations})",
+        f"reachable_precision={fmt(totals.reachable_precision)} "
+        f"({totals.supported}/{totals.reachable})",
+    ]
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when it is a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, enabled: bool, services: Callable[[], str] = lambda: "") -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and total > 0
+        self.services = services
+
+    def step(self, by: int = 1) -> None:
+        self.done += by
+        if self.enabled:
+            filled = self.WIDTH * self.done // self.total
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            sys.stderr.write(
+                f"\rcitecheck [{bar}] {self.done}/{self.total} claims{self.services()}\x1b[K"
+            )
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

@@ -1,0 +1,269 @@
+"""``citecheck``'s argument parser: each subcommand's flags for the settings are
+derived from the option table (core/option_table.py); the rest are the
+subcommand's own (files, ``audit`` actions, ``import``'s and ``serve``'s options)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pytest_citecheck import __version__
+from pytest_citecheck.claims.models import Label
+from pytest_citecheck.core.argtypes import positive_int
+from pytest_citecheck.core.option_table import OPTIONS, Flag, cli_default, cli_help
+from pytest_citecheck.frontends import service_defaults as sd
+from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+# -- argument types (validated at parse time) -------------------------------------------
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 65535")
+    return value
+
+
+def claim_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    if path.suffix.lower() not in BATCH_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f'{text}: not a claim file (JSONL records {{"id", "claim", "urls"}}, '
+            "or a citecheck YAML file)"
+        )
+    return path
+
+
+def label_name(text: str) -> str:
+    names = [label.value for label in Label]
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a label ({', '.join(names)})")
+    return text
+
+
+# -- the parser ---------------------------------------------------------------------------
+
+
+def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
+    """``citecheck COMMAND``'s flags for the settings of the option table."""
+    for option in OPTIONS:
+        flag = option.flag_of(command)
+        if not isinstance(flag, Flag):
+            continue
+        help = cli_help(option, flag)
+        if option.action == "store_true":
+            parser.add_argument(flag.flag, action="store_true", help=help)
+            continue
+        kwargs: dict[str, Any] = {
+            "action": option.action,
+            "type": flag.parse or option.parse,
+            "default": cli_default(option, flag),
+            "help": help,
+        }
+        choices = flag.choices or option.choices
+        if choices is not None:
+            kwargs["choices"] = choices
+        if option.metavar is not None:
+            kwargs["metavar"] = option.metavar
+        parser.add_argument(flag.flag, **kwargs)
+
+
+def _judge_variables() -> str:
+    from pytest_citecheck.core.providers import provider_variables
+
+    return ", ".join(provider_variables())
+
+
+def _add_recheck(commands: Any) -> None:
+    from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RECHECK_STATUSES
+
+    default_fail_on = ",".join(DEFAULT_RECHECK_FAIL_ON)
+    recheck = commands.add_parser(
+        "recheck",
+        help="fetch recorded citations live again and report what changed (citation rot).",
+        description="For every claim of FILE that has a recording, fetch each cited page "
+        "live again (same Crawling API rules and JavaScript escalation) and compare it with "
+        "the recording: " + ", ".join(RECHECK_STATUSES) + ". Where the "
+        "recorded evidence quote is gone, the judge is asked again on the live page. What "
+        "the recheck fetched is recorded in cassettes/<file stem>/recheck/<claim id>.yaml; "
+        "the original cassettes are never changed without --update.",
+        epilog=f"Exit codes: 0 passed, 1 a citation has a status of --fail-on (default "
+        f"{default_fail_on}), 2 usage or configuration error (e.g. CRAWLBASE_TOKEN not set).",
+    )
+    recheck.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
+    _add_settings(recheck, "recheck")
+
+
+def _formats() -> tuple[str, ...]:
+    from pytest_citecheck.claims.importers import FORMATS
+
+    return FORMATS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="citecheck",
+        description="Verify that LLM citations support their claims (pytest-citecheck). "
+        "`pytest --citecheck` gates a test suite; these commands verify a batch of "
+        "outputs, read the audit index, and serve verification over HTTP.",
+        epilog="Exit codes: 0 passed, 1 the gate failed, 2 usage or configuration error. "
+        "Tokens and keys come from the environment: CRAWLBASE_TOKEN (and CRAWLBASE_JS_TOKEN "
+        f"for JavaScript pages) for recording or live runs; the judge's, by provider: "
+        f"{_judge_variables()}; CITECHECK_AUDIT: the audit file of `audit list` (default "
+        "citecheck-audit.db).",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"citecheck {__version__}")
+    parser.set_defaults(help_parser=parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    batch = commands.add_parser(
+        "batch",
+        help="verify a JSONL (or YAML) file of claims and their URLs; print precision.",
+        description="Verify every claim-URL pair of FILE (JSONL records "
+        '{"id", "claim", "urls"}, or citecheck YAML claim files) and print the label '
+        "counts, citation_precision and reachable_precision. Records that cannot be read "
+        "are reported with file:line and the fix; the others still run.",
+        epilog="Exit codes: 0 passed, 1 the gate failed or a record could not be read, "
+        "2 usage or configuration error (e.g. CRAWLBASE_TOKEN not set).",
+    )
+    batch.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
+    _add_settings(batch, "batch")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check claim files against the schema (offline; no pytest run, no key).",
+        description="Check each FILE (citecheck_*.yaml|yml claim files, or JSONL records "
+        '{"id", "claim", "urls"}) against the claim schema, as pytest --citecheck does '
+        "when it collects them, and print every problem with file:line and the fix. "
+        "Nothing is fetched or judged. For pre-commit: see .pre-commit-hooks.yaml.",
+        epilog="Exit codes: 0 every file is valid, 1 a file has a problem, 2 usage error.",
+    )
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE", help="claim file(s).")
+    _add_settings(validate, "validate")
+
+    _add_recheck(commands)
+
+    audit = commands.add_parser(
+        "audit",
+        help="read the audit index, or re-read a stored page.",
+        description="Read the SQLite audit index written by --audit / --citecheck-audit.",
+    )
+    audit.set_defaults(help_parser=audit)
+    audit_commands = audit.add_subparsers(dest="audit_command", metavar="ACTION")
+    listing = audit_commands.add_parser(
+        "list",
+        help="print the audit rows.",
+        description="Print the audit rows, oldest first.",
+    )
+    listing.add_argument(
+        "--audit",
+        type=Path,
+        metavar="PATH",
+        help="the audit file (default: $CITECHECK_AUDIT, else citecheck-audit.db).",
+    )
+    listing.add_argument("--label", type=label_name, metavar="L", help="only rows with this label.")
+    listing.add_argument("--run", metavar="ID", help="only rows of this run id.")
+    listing.add_argument("--limit", type=positive_int, metavar="N", help="only the newest N rows.")
+    page = audit_commands.add_parser(
+        "page",
+        help="print the page a verdict was based on (Crawlbase Storage API).",
+        description="Re-read the page stored under RID through the Crawlbase Storage API "
+        "(free; CRAWLBASE_TOKEN or CRAWLBASE_JS_TOKEN; pages are kept 30 days) and print "
+        "it to stdout; where it came from goes to stderr.",
+        epilog="Exit codes: 0 printed, 1 no page is stored under RID (expired or wrong), "
+        "2 no token or the token was refused.",
+    )
+    page.add_argument("rid", metavar="RID", help="the rid from `citecheck audit list`.")
+
+    importer = commands.add_parser(
+        "import",
+        help="turn saved LLM responses with native citations into a claim file.",
+        description="Read saved responses (OpenAI Responses or Chat Completions, Anthropic "
+        "Messages, Perplexity Sonar or Agent, Gemini (generateContent or Interactions), Cohere, "
+        "Mistral, Bedrock Converse, xAI, "
+        "or markdown; streams saved as their events) and write a claim file: one claim per "
+        "cited sentence, its citations the URLs or documents cited for it, uncited sentences "
+        "as comments. RESPONSES are .json files (one response, a list, or one stream's "
+        "events), .jsonl files (one a line), markdown files (.md, .markdown, .txt), or "
+        "folders (with their subfolders) of .json, .jsonl and .md files. A response that "
+        "cannot be imported is "
+        "reported with where and why; the others are still written.",
+        epilog="Exit codes: 0 written, 1 written without the responses that could not be "
+        "imported, 2 usage error.",
+    )
+    importer.add_argument(
+        "responses", nargs="+", type=Path, metavar="RESPONSES", help="saved responses."
+    )
+    importer.add_argument(
+        "--from",
+        dest="source_format",
+        default="auto",
+        choices=("auto", *_formats()),
+        metavar="FORMAT",
+        help=f"the responses' format: auto (default, detected per response), "
+        f"{', '.join(_formats())}.",
+    )
+    importer.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="citecheck_NAME.yaml",
+        help="the claim file to write (pytest --citecheck collects citecheck_*.yaml).",
+    )
+    importer.add_argument(
+        "--document",
+        dest="documents",
+        action="append",
+        metavar="PATH",
+        help="a document of the request, in order (Anthropic's document_index counts "
+        "them); relative to the claim file. Repeat for each document.",
+    )
+    importer.add_argument(
+        "--force",
+        action="store_true",
+        help="replace -o even when it is a file `citecheck import` did not write.",
+    )
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve POST /verify and GET /health over HTTP (extra `service`).",
+        description="Serve verification over HTTP with FastAPI and uvicorn: POST /verify "
+        '{"claim", "urls", "judge"?}, GET /health, OpenAPI at /docs. Needs '
+        "pip install 'pytest-citecheck[service]'. Every request is checked before "
+        "anything is spent: Host header, service key, JSON body, caps, judge allow-list, "
+        "URL policy.",
+        epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
+        "Clients send it as `Authorization: Bearer <key>`.",
+    )
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST}).")
+    serve.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})."
+    )
+    serve.add_argument(
+        "--key-file",
+        type=Path,
+        metavar="PATH",
+        help=f"read the service key from PATH (default: ${sd.SERVICE_KEY_ENV}); at least "
+        f"{sd.MIN_KEY_CHARS} characters. Required unless --host is loopback.",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; *.example.com "
+        f"for a domain, * for any). Default: {', '.join(sd.LOOPBACK_HOSTS)} and --host.",
+    )
+    _add_settings(serve, "serve")
+    return parser

@@ -1,0 +1,77 @@
+"""``citecheck recheck``: fetch recorded citations live again (citation rot)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from pytest_citecheck.frontends.cli.common import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    UsageError,
+    batch_terms,
+    engine_settings,
+    read_batch,
+)
+
+
+def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pytest_citecheck.core.defaults import RecheckStatus
+    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
+    from pytest_citecheck.reports.recheck import RecheckReport
+
+    out = out or sys.stdout
+    batch = read_batch(args.files, Path.cwd())
+    for problem in batch.problems:
+        print(problem, file=sys.stderr)
+    settings = engine_settings(args, batch_terms(batch.files, args.cassettes))
+    with Rechecker(settings, update=args.update) as rechecker:
+        try:
+            rechecker.preflight()
+        except ConfigurationError as exc:
+            raise UsageError(str(exc)) from None
+
+        def recheck(key: str) -> ClaimRecheck:
+            claim, path = batch.claims[key], batch.files[key]
+            root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
+            return rechecker.recheck(claim, root / path.stem / f"{claim.id}.yaml", key)
+
+        with ThreadPoolExecutor(args.concurrency, thread_name_prefix="recheck") as pool:
+            results = list(pool.map(recheck, batch.claims))  # in input order
+    fail_on = [RecheckStatus(name) for name in args.fail_on]
+    report = RecheckReport(claims=results, fail_on=fail_on, update=args.update)
+    failures = [
+        f"{n} {'citation' if n == 1 else 'citations'} {status.value}"
+        for status, n in report.failing().items()
+    ]
+    if failures:
+        names = ",".join(s.value for s in fail_on)
+        failures = [f"{', '.join(failures)} (--fail-on {names})"]
+    if batch.problems:
+        failures.append(
+            f"{len(batch.problems)} record(s) could not be read (shown above with file:line "
+            "and the fix)"
+        )
+    report.gate_failures = failures
+    if args.json is not None:
+        report.write_json(args.json)
+    if args.md is not None:
+        report.write_markdown(args.md)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        report.write_markdown(Path(step_summary), append=True)
+    if args.html is not None:
+        report.write_html(args.html)
+    for line in report.lines():
+        print(line.text, file=out)
+    for failure in failures:
+        print(f"citecheck recheck FAILED: {failure}", file=out)
+    if not failures:
+        print("citecheck recheck passed", file=out)
+    return EXIT_GATE_FAILED if failures else EXIT_OK
