@@ -136,6 +136,9 @@ class ClaimFile:
     claims: list[Claim] = field(default_factory=list)
     # The line of ``judge:`` (for a front end that finds its provider unknown).
     judge_line: int | None = None
+    # Saved answers that could not be imported, by answer id, when read with
+    # ``answers_apart``: each fails alone while the file's other claims run.
+    failed_answers: list[tuple[str, ClaimFileError]] = field(default_factory=list)
 
 
 def unknown_judge(
@@ -189,15 +192,19 @@ def load_claim_file(
     terms: Terms = NEUTRAL,
     *,
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    answers_apart: bool = False,
 ) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
     its document-roots option); ``None`` means no restriction. ``terms`` names
     that option in the fix. A claim text longer than ``max_claim_chars`` is a
-    problem (0: no cap).
+    problem (0: no cap). With ``answers_apart``, the problems of one saved answer
+    (``answers:``) are not the file's: they go to :attr:`ClaimFile.failed_answers`.
     """
-    return _Reader(path, roots, terms, max_claim_chars).read()
+    reader = _Reader(path, roots, terms, max_claim_chars)
+    reader.answers_apart = answers_apart
+    return reader.read()
 
 
 def load_valid_claims(
@@ -236,6 +243,8 @@ class _Reader:
         self._ids: dict[str, tuple[str, int]] = {}
         # The file-level judge panel (``judges:``), given to every claim of the file.
         self._file_judges: tuple[str, ...] | None = None
+        self.answers_apart = False
+        self.failed_answers: list[tuple[str, ClaimFileError]] = []
 
     def add(self, line: int | None, problem: str, fix: str) -> None:
         self.problems.append(Problem(line, problem, fix))
@@ -281,6 +290,7 @@ class _Reader:
                 result.judge_line = self.lines.get(("judge",))
         except _Invalid:
             pass
+        result.failed_answers = self.failed_answers
         return result
 
     def _text(self) -> str:
@@ -606,8 +616,24 @@ class _Reader:
                 continue
             if isinstance(answer_id, str):
                 seen[answer_id.strip().casefold()] = self.lines.get(("answers", i, "id"))
+            before = len(self.problems)
             claims += self._answer(item, ("answers", i), judge)
+            self._set_apart(answer_id, i, before)
         return claims
+
+    def _set_apart(self, answer_id: object, index: int, before: int) -> None:
+        """With ``answers_apart``, the problems one answer added are its own."""
+        if not self.answers_apart or len(self.problems) == before:
+            return
+        first, *more = self.problems[before:]
+        del self.problems[before:]
+        name = answer_id.strip() if isinstance(answer_id, str) and answer_id.strip() else ""
+        self.failed_answers.append(
+            (
+                name or f"answers[{index}]",
+                ClaimFileError(self.path, first.line, first.problem, first.fix, more),
+            )
+        )
 
     def _answer(self, item: Any, loc: Loc, judge: str | None) -> list[Claim]:
         """One saved response: read, imported, and each cited sentence a claim."""
