@@ -7,9 +7,10 @@ than :data:`MAX_RESPONSE_CHARS` (a file: that many bytes) or when the answer rea
 ``\\ud800`` escape, which no file can store) or a control character other than tab,
 newline and carriage return (``\\u0000``, an escape sequence's ``\\u001b``): such text
 is no answer a claim can quote, and the judge and the terminal must never receive it.
-Strings the readers never use (a search query, a tool's log) may hold anything. Markdown is checked the same way, the
-place given as line and column. The scan is one pass over the values, without
-recursion, so a hostile response costs time in proportion to its size.
+Strings the readers never use (a search query, a tool's log) may hold anything.
+Markdown is checked whole, the place given as line and column. The scan is one pass
+over the values, without recursion, so a hostile response costs time in proportion
+to its size.
 """
 
 from __future__ import annotations

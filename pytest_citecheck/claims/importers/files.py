@@ -182,8 +182,7 @@ def check_writable(answer: ImportedAnswer, name: str) -> None:
             "",
             f"the answer cannot be written as UTF-8 (character {exc.start + 1} of its lines "
             f"is {exc.object[exc.start : exc.end]!r})",
-            "rename the file to a UTF-8 name, or name the answer: "
-            '{"id": ..., "response": {...}}',
+            'rename the file to a UTF-8 name, or name the answer: {"id": ..., "response": {...}}',
         ) from None
 
 
