@@ -27,6 +27,7 @@ are read.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -212,18 +213,17 @@ def _segment(
             "save the response unedited",
         )
     text: str = _get(parts[part], "text")
-    data = text.encode("utf-8")
+    chars = _char_at(text)
+    size = len(chars) - 1  # the part's length in UTF-8 bytes
     start = reader.index(_get(segment, "startIndex"), f"{where}.startIndex") or 0
     end = reader.index(_get(segment, "endIndex"), f"{where}.endIndex")
     anchor = reader.optional_text(_get(segment, "text"), f"{where}.text")
     span = None
-    if end is not None and start <= end <= len(data):
-        try:
-            span = (len(data[:start].decode("utf-8")), len(data[:end].decode("utf-8")))
-        except UnicodeDecodeError:
-            span = None
+    if end is not None and start <= end <= size:
+        first, last = chars[start], chars[end]
+        span = None if first is None or last is None else (first, last)
     if anchor and (span is None or text[span[0] : span[1]] != anchor):
-        near = len(data[:start].decode("utf-8", errors="ignore"))
+        near = _near_char(chars, min(start, size))
         found = [m.start() for m in re.finditer(re.escape(anchor), text)]
         if found:
             at = min(found, key=lambda f: abs(f - near))
@@ -233,12 +233,51 @@ def _segment(
             f"the segment text {anchor[:60]!r} is not in the answer part",
             "save the response unedited",
         )
+    if (
+        anchor is None
+        and span is not None
+        and end is not None
+        and end <= len(text)
+        and span != (start, end)
+    ):
+        # Without the segment's text, offsets that fit both as UTF-8 bytes and as
+        # characters of a non-ASCII text name two different passages: which one the
+        # provider meant cannot be told.
+        raise reader.fail(
+            where,
+            f"the segment has no `text`, and its offsets {start}..{end} fit the answer part "
+            f"both as UTF-8 bytes (Gemini's unit: {text[span[0] : span[1]][:40]!r}) and as "
+            f"characters ({text[start:end][:40]!r}): which sentence it cites is unknown",
+            "save the response unedited (Gemini gives each segment's text); offsets "
+            "converted to characters must be converted back to UTF-8 bytes",
+        )
     if span is None:
         raise reader.fail(
             f"{where}.endIndex",
-            f"the byte offsets {start}..{end} are outside the text ({len(data)} bytes) "
+            f"the byte offsets {start}..{end} are outside the text ({size} bytes) "
             "or split a character",
             "Gemini offsets are UTF-8 byte offsets into the part's text: "
             "save the response unedited",
         )
     return span[0], span[1], part
+
+
+@functools.lru_cache(maxsize=16)
+def _char_at(text: str) -> list[int | None]:
+    """For each UTF-8 byte offset of ``text`` (its length included), the character
+    offset it starts, or None inside a character: computed once per part, so thousands
+    of segments cost one pass."""
+    out: list[int | None] = []
+    for i, ch in enumerate(text):
+        out.append(i)
+        width = len(ch.encode("utf-8", "surrogatepass"))
+        out.extend([None] * (width - 1))
+    out.append(len(text))
+    return out
+
+
+def _near_char(chars: list[int | None], byte: int) -> int:
+    """The character at or before a byte offset."""
+    while byte > 0 and chars[byte] is None:
+        byte -= 1
+    return chars[byte] or 0
