@@ -236,10 +236,11 @@ def _import(
     bad = check_response(data, label)
     fmt = detect_format(data) if format == AUTO else format
     if fmt is None:
+        field, detail = _telling_field(data)
         raise ResponseImportError(
             label,
-            "",
-            f"cannot tell which API this response is from ({kind(data)})",
+            field,
+            f"cannot tell which API this response is from ({kind(data)}{detail})",
             f"pass format= one of {', '.join(FORMATS)}, or save the response body exactly "
             "as the API returned it",
         )
@@ -260,6 +261,26 @@ def _import(
     if warning is not None:
         imported.warnings.append(warning)
     return imported
+
+
+# The top-level fields that tell the APIs apart, and what each API gives in them.
+_TELLING_FIELDS = {
+    "output": "where OpenAI Responses gives a list of items and Bedrock an object with `message`",
+    "content": "where Anthropic gives a list of content blocks",
+    "choices": "where OpenAI Chat, Perplexity and Mistral give a list of choices",
+    "message": "where Cohere gives an object with `content` and `citations`",
+    "outputs": "where xAI and Gemini Interactions give a list",
+}
+
+
+def _telling_field(data: object) -> tuple[str, str]:
+    """The field of a response no format was recognised in that would have told it, and
+    what it holds against what it should hold; ``("", "")`` when there is none."""
+    if isinstance(data, dict):
+        for field, expected in _TELLING_FIELDS.items():
+            if field in data:
+                return field, f": `{field}` is {kind(data[field])}, {expected}"
+    return "", ""
 
 
 def _wrong_format(exc: ResponseImportError, data: object, fmt: str) -> ResponseImportError:

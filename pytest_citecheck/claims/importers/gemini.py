@@ -56,7 +56,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     if content is None:
         raise no_text(reader, "candidates[0].content", [])
     content = reader.mapping(content, "candidates[0].content")
-    parts = reader.items(_get(content, "parts") or [], "candidates[0].content.parts")
+    parts = reader.optional_items(_get(content, "parts"), "candidates[0].content.parts")
     offsets: dict[int, int] = {}
     joined = Paragraphs()
     calls: list[str] = []
@@ -77,16 +77,18 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         draft.notes.append("the response has no grounding metadata: no citations")
         return draft, _response_id(body)
     metadata = reader.mapping(metadata, where)
-    chunks = reader.items(_get(metadata, "groundingChunks") or [], f"{where}.groundingChunks")
-    supports = reader.items(_get(metadata, "groundingSupports") or [], f"{where}.groundingSupports")
+    chunks = reader.optional_items(_get(metadata, "groundingChunks"), f"{where}.groundingChunks")
+    supports = reader.optional_items(
+        _get(metadata, "groundingSupports"), f"{where}.groundingSupports"
+    )
     if not supports:
         draft.notes.append("the grounding metadata ties no text to a source: no citations")
     cited: set[int] = set()
     for k, support in enumerate(supports):
         swhere = f"{where}.groundingSupports[{k}]"
         support = reader.mapping(support, swhere)
-        indices = reader.items(
-            _get(support, "groundingChunkIndices") or [], f"{swhere}.groundingChunkIndices"
+        indices = reader.optional_items(
+            _get(support, "groundingChunkIndices"), f"{swhere}.groundingChunkIndices"
         )
         sources = []
         for n, value in enumerate(indices):
@@ -134,7 +136,7 @@ def _url_statuses(reader: Reader, candidate: dict[str, Any], draft: Draft) -> di
         return {}
     where = "candidates[0].urlContextMetadata.urlMetadata"
     out: dict[str, str] = {}
-    for k, value in enumerate(reader.items(_get(metadata, "urlMetadata") or [], where)):
+    for k, value in enumerate(reader.optional_items(_get(metadata, "urlMetadata"), where)):
         item = reader.mapping(value, f"{where}[{k}]")
         url = _get(item, "retrievedUrl")
         status = _get(item, "urlRetrievalStatus")

@@ -71,7 +71,7 @@ def message_texts(
         if part.get("type") != "output_text":
             continue
         text = reader.text(part.get("text"), f"{here}.text")
-        annotations = reader.items(part.get("annotations", []) or [], f"{here}.annotations")
+        annotations = reader.optional_items(part.get("annotations"), f"{here}.annotations")
         out.append((text, annotations, here))
     return out
 

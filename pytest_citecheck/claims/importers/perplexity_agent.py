@@ -51,7 +51,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         kind = item.get("type")
         if kind == "search_results":
             for k, value in enumerate(
-                reader.items(item.get("results") or [], f"output[{i}].results")
+                reader.optional_items(item.get("results"), f"output[{i}].results")
             ):
                 where = f"output[{i}].results[{k}]"
                 result = reader.mapping(value, where)
@@ -68,7 +68,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                     )
                 results[ident] = CitedSource(url=clean_url(url), title=title, where=where)
         elif kind == "fetch_url_results":
-            contents = reader.items(item.get("contents") or [], f"output[{i}].contents")
+            contents = reader.optional_items(item.get("contents"), f"output[{i}].contents")
             for k, value in enumerate(contents):
                 where = f"output[{i}].contents[{k}]"
                 page = reader.mapping(value, where)

@@ -302,9 +302,15 @@ def add_url_annotation(
 
 
 def line_column(text: str, offset: int) -> str:
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return f"line {line}, column {column}"
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, offset)
+    return f"line {line}, column {offset - starts[line - 1] + 1}"
+
+
+@functools.lru_cache(maxsize=8)
+def _line_starts(text: str) -> list[int]:
+    """Where each line of ``text`` starts: found once, so placing many markers is linear."""
+    return [0, *(m.end() for m in re.finditer("\n", text))]
 
 
 # -- building the answer --------------------------------------------------------------------

@@ -56,7 +56,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             ["tool_calls"] if either_case(message, "toolCalls") else [],
         )
     draft = Draft(text=text)
-    citations = reader.items(message.get("citations") or [], "outputs[0].message.citations")
+    citations = reader.optional_items(message.get("citations"), "outputs[0].message.citations")
     for k, value in enumerate(citations):
         where = f"outputs[0].message.citations[{k}]"
         citation = reader.mapping(value, where)
