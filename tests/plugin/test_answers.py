@@ -366,7 +366,9 @@ def test_one_hostile_answer_fails_alone_and_every_other_claim_runs(
         (responses.path / "responses" / f"{name}.json").write_text(
             water.replace("Water boils", f"Water{char} boils")
         )
-    (responses.path / "responses" / "esc.md").write_text("Cats\x1b[2J bark.[1]\n\n[1]: https://example.com/other\n")
+    (responses.path / "responses" / "esc.md").write_text(
+        "Cats\x1b[2J bark.[1]\n\n[1]: https://example.com/other\n"
+    )
     responses.makefile(
         ".yaml",
         citecheck_mixed=(

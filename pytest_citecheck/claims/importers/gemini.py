@@ -84,6 +84,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     if not supports:
         draft.notes.append("the grounding metadata ties no text to a source: no citations")
     cited: set[int] = set()
+    in_bytes = _parts_in_bytes(supports, parts)
     for k, support in enumerate(supports):
         swhere = f"{where}.groundingSupports[{k}]"
         support = reader.mapping(support, swhere)
@@ -107,7 +108,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         if not sources:
             continue
         start, end, part = _segment(
-            reader, _get(support, "segment"), f"{swhere}.segment", parts, offsets
+            reader, _get(support, "segment"), f"{swhere}.segment", parts, offsets, in_bytes
         )
         draft.spans.append(Span(offsets[part] + start, offsets[part] + end, sources))
     for index, chunk in enumerate(chunks):
@@ -202,8 +203,30 @@ def _chunk(
     )
 
 
+def _parts_in_bytes(supports: list[Any], parts: list[Any]) -> set[int]:
+    """The parts some segment of which ends past the part's last character: their
+    offsets can only be UTF-8 bytes (as Gemini gives them)."""
+    out: set[int] = set()
+    for support in supports:
+        segment = _get(support, "segment") if isinstance(support, dict) else None
+        if not isinstance(segment, dict):
+            continue
+        part, end = _get(segment, "partIndex") or 0, _get(segment, "endIndex")
+        if not isinstance(part, int) or not isinstance(end, int) or not 0 <= part < len(parts):
+            continue
+        text = _get(parts[part], "text") if isinstance(parts[part], dict) else None
+        if isinstance(text, str) and end > len(text):
+            out.add(part)
+    return out
+
+
 def _segment(
-    reader: Reader, value: Any, where: str, parts: list[Any], offsets: dict[int, int]
+    reader: Reader,
+    value: Any,
+    where: str,
+    parts: list[Any],
+    offsets: dict[int, int],
+    in_bytes: set[int],
 ) -> tuple[int, int, int]:
     """The segment's character span in its part: ``(start, end, part index)``."""
     segment = reader.mapping(value, where)
@@ -237,14 +260,15 @@ def _segment(
         )
     if (
         anchor is None
+        and part not in in_bytes
         and span is not None
         and end is not None
         and end <= len(text)
         and span != (start, end)
     ):
         # Without the segment's text, offsets that fit both as UTF-8 bytes and as
-        # characters of a non-ASCII text name two different passages: which one the
-        # provider meant cannot be told.
+        # characters of a non-ASCII text name two different passages: unless another
+        # segment of the part proves them bytes, which one was meant cannot be told.
         raise reader.fail(
             where,
             f"the segment has no `text`, and its offsets {start}..{end} fit the answer part "
