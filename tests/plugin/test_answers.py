@@ -35,6 +35,13 @@ ANTHROPIC = {
         {"type": "text", "text": " Nobody cited this sentence."},
     ],
 }
+# One claim written by hand, beside saved answers.
+BY_HAND = (
+    "claims:\n"
+    "  - id: by-hand\n"
+    "    claim: Water boils at 100 C.\n"
+    "    citations: [https://example.com/boiling]\n"
+)
 MARKDOWN = "Cats bark.[1]\n\n[1]: https://example.com/other\n"
 
 
@@ -178,14 +185,7 @@ def test_answers_in_a_claim_file_become_claims(
 def test_answers_and_claims_side_by_side(responses: pytest.Pytester) -> None:
     responses.makefile(
         ".yaml",
-        citecheck_mixed=(
-            "claims:\n"
-            "  - id: by-hand\n"
-            "    claim: Water boils at 100 C.\n"
-            "    citations: [https://example.com/boiling]\n"
-            "answers:\n"
-            "  - {id: cats, response: responses/cats.md}\n"
-        ),
+        citecheck_mixed=BY_HAND + "answers:\n  - {id: cats, response: responses/cats.md}\n",
     )
     result = responses.runpytest("--citecheck", "--co", "-q")
     result.stdout.fnmatch_lines(
@@ -372,11 +372,7 @@ def test_one_hostile_answer_fails_alone_and_every_other_claim_runs(
     responses.makefile(
         ".yaml",
         citecheck_mixed=(
-            "claims:\n"
-            "  - id: by-hand\n"
-            "    claim: Water boils at 100 C.\n"
-            "    citations: [https://example.com/boiling]\n"
-            "answers:\n"
+            BY_HAND + "answers:\n"
             "  - {id: water, response: responses/water.json}\n"
             "  - {id: nul, response: responses/nul.json}\n"
             "  - {id: esc, response: responses/esc.json}\n"
