@@ -68,6 +68,9 @@ class ClaimFile:
     claims: list[Claim] = field(default_factory=list)
     # The line of ``judge:`` (for a front end that finds its provider unknown).
     judge_line: int | None = None
+    # Saved answers that could not be imported, by answer id, when read with
+    # ``answers_apart``: each fails alone while the file's other claims run.
+    failed_answers: list[tuple[str, ClaimFileError]] = field(default_factory=list)
 
 
 def unknown_judge(
@@ -100,15 +103,19 @@ def load_claim_file(
     terms: Terms = NEUTRAL,
     *,
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
+    answers_apart: bool = False,
 ) -> ClaimFile:
     """Read and validate a claim file; raise :class:`ClaimFileError` with every problem.
 
     Documents must resolve inside ``roots`` (the plugin passes the rootdir and
     its document-roots option); ``None`` means no restriction. ``terms`` names
     that option in the fix. A claim text longer than ``max_claim_chars`` is a
-    problem (0: no cap).
+    problem (0: no cap). With ``answers_apart``, the problems of one saved answer
+    (``answers:``) are not the file's: they go to :attr:`ClaimFile.failed_answers`.
     """
-    return _Reader(path, roots, terms, max_claim_chars).read()
+    reader = _Reader(path, roots, terms, max_claim_chars)
+    reader.answers_apart = answers_apart
+    return reader.read()
 
 
 def load_valid_claims(
@@ -164,6 +171,7 @@ class _Reader(AnswerReading, OutlineReading, JsonlRecords, YamlNodes):
                 result.judge_line = self.lines.get(("judge",))
         except _Invalid:
             pass
+        result.failed_answers = self.failed_answers
         return result
 
     def _text(self) -> str:

@@ -186,11 +186,21 @@ def check_judge(judge: str) -> str:
     return judge
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_WHITESPACE = re.compile(r"\s")
+
+
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be fetched, or None."""
     if not url:
         return "it is empty"
-    if any(ch.isspace() or not ch.isprintable() for ch in url):
+    surrogate = _LONE_SURROGATE.search(url)
+    if surrogate is not None:
+        return (
+            f"it holds a lone surrogate U+{ord(surrogate.group()):04X} (half of a surrogate "
+            "pair: the text was cut inside a character)"
+        )
+    if not url.isprintable() or _WHITESPACE.search(url):
         return "it contains whitespace or control characters"
     try:
         parts = urlsplit(url)

@@ -116,6 +116,7 @@ class ClaimFileCollector(pytest.File):
                 roots=settings.document_roots,
                 terms=PLUGIN_TERMS,
                 max_claim_chars=settings.max_claim_chars,
+                answers_apart=True,
             )
         except ClaimFileError as exc:
             # Not raised as a collection error: pytest would then stop the whole
@@ -126,6 +127,9 @@ class ClaimFileCollector(pytest.File):
         if error is not None:
             yield InvalidClaimFile.from_parent(self, name="invalid-claim-file", error=error)
             return
+        for answer, failure in claim_file.failed_answers:
+            # One saved answer that cannot be imported fails alone; the rest run.
+            yield InvalidClaimFile.from_parent(self, name=f"{ANSWER_ITEM}{answer}", error=failure)
         for claim in claim_file.claims:
             yield ClaimItem.from_parent(self, name=claim.id, claim=claim)
 
@@ -242,6 +246,10 @@ class ClaimItem(pytest.Item):
         return self.path, (self.claim.line or 1) - 1, f"{CLAIM_DOMAIN}{self.claim.id}"
 
 
+# How the item of a saved answer that cannot be imported is named (then its id).
+ANSWER_ITEM = "invalid-answer-"
+
+
 class InvalidClaimFile(pytest.Item):
     """Stands for a claim file that could not be loaded: fails with the fix, alone."""
 
@@ -253,7 +261,8 @@ class InvalidClaimFile(pytest.Item):
         raise self.error
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        return f"invalid claim file: {self.error}"
+        what = "invalid saved answer" if self.name.startswith(ANSWER_ITEM) else "invalid claim file"
+        return f"{what}: {self.error}"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = getattr(self.error, "line", None)

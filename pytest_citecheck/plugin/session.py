@@ -197,7 +197,9 @@ class CitecheckSession:
         items = []
         for path in _claim_files(self.config, self.settings.patterns):
             try:
-                claims = load_claim_file(path, max_claim_chars=self.settings.max_claim_chars).claims
+                claims = load_claim_file(
+                    path, max_claim_chars=self.settings.max_claim_chars, answers_apart=True
+                ).claims
             except (ClaimFileError, OSError, RecursionError):
                 continue  # reported as an invalid claim file by the worker
             items += [_Item(c, cassette_path(path, c.id)) for c in claims]

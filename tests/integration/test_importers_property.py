@@ -257,3 +257,78 @@ def test_answers_in_a_claim_file_give_claims_or_a_claim_file_error(
         assert all(c.url in POOL for c in claim.citations)
     if text.startswith("answers:\n- id: x\n  response: r.md"):
         assert [c.claim for c in claims] == ["B is true.", "A."]
+
+
+# -- hostile text: every code point, lone surrogates and control characters included ----------
+
+ANY_TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(exclude_categories=()),  # every code point, surrogates included
+        st.sampled_from(["\x00", "\x1b", "\ud800", "\udfff", "\u2028", "\r", "\n", "["]),
+    ),
+    max_size=40,
+)
+hostile_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | ANY_TEXT,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(ANY_TEXT, children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def never_raises_but_ours(data: object, fmt: str) -> None:
+    """An answer whose claim file can be written, or one of our errors: never another
+    exception, and never the catch-all for a reader's own failure."""
+    from pytest_citecheck.claims.importers.files import claim_file_text
+
+    result = attempt(data, fmt)
+    if isinstance(result, ResponseImportError):
+        assert result.problem and result.fix
+        assert "cannot be imported (" not in result.problem, result.problem
+        assert result.__cause__ is None
+        return
+    claim_file_text([(result, "p")], "citecheck import p").encode("utf-8")
+
+
+@SETTINGS
+@given(data=hostile_json, fmt=st.sampled_from(["auto", *FORMATS]))
+def test_any_json_with_any_text_is_an_answer_or_our_error(data: Any, fmt: str) -> None:
+    never_raises_but_ours(data, fmt)
+
+
+@SETTINGS
+@given(text=ANY_TEXT, fmt=st.sampled_from(["auto", "markdown", *FORMATS]))
+def test_any_text_is_an_answer_or_our_error(text: str, fmt: str) -> None:
+    never_raises_but_ours(text, fmt)
+
+
+@SETTINGS
+@given(
+    text=st.lists(st.one_of(WORDS, ANY_TEXT, links), max_size=6).map("".join),
+    url=st.one_of(st.sampled_from(URLS), ANY_TEXT.map(lambda t: "https://a.org/" + t)),
+    start=offsets,
+    end=offsets,
+    shape=st.sampled_from(["responses", "anthropic", "perplexity", "markdown"]),
+)
+def test_hostile_text_in_real_shapes_is_an_answer_or_our_error(
+    text: str, url: str, start: int | None, end: int | None, shape: str
+) -> None:
+    data: object
+    if shape == "responses":
+        annotation = {"type": "url_citation", "url": url, "start_index": start, "end_index": end}
+        content = [{"type": "output_text", "text": text, "annotations": [annotation]}]
+        data = {"output": [{"type": "message", "content": content}]}
+    elif shape == "anthropic":
+        citation = {"type": "web_search_result_location", "url": url, "cited_text": text}
+        blocks = [{"type": "text", "text": text, "citations": [citation]}]
+        data = {"type": "message", "role": "assistant", "content": blocks}
+    elif shape == "perplexity":
+        data = {"model": "sonar", "choices": [{"message": {"content": text}}], "citations": [url]}
+    else:
+        data = f"{text} [1]\n\n[1]: {url}\n"
+    never_raises_but_ours(data, "auto")

@@ -35,6 +35,13 @@ ANTHROPIC = {
         {"type": "text", "text": " Nobody cited this sentence."},
     ],
 }
+# One claim written by hand, beside saved answers.
+BY_HAND = (
+    "claims:\n"
+    "  - id: by-hand\n"
+    "    claim: Water boils at 100 C.\n"
+    "    citations: [https://example.com/boiling]\n"
+)
 MARKDOWN = "Cats bark.[1]\n\n[1]: https://example.com/other\n"
 
 
@@ -178,14 +185,7 @@ def test_answers_in_a_claim_file_become_claims(
 def test_answers_and_claims_side_by_side(responses: pytest.Pytester) -> None:
     responses.makefile(
         ".yaml",
-        citecheck_mixed=(
-            "claims:\n"
-            "  - id: by-hand\n"
-            "    claim: Water boils at 100 C.\n"
-            "    citations: [https://example.com/boiling]\n"
-            "answers:\n"
-            "  - {id: cats, response: responses/cats.md}\n"
-        ),
+        citecheck_mixed=BY_HAND + "answers:\n  - {id: cats, response: responses/cats.md}\n",
     )
     result = responses.runpytest("--citecheck", "--co", "-q")
     result.stdout.fnmatch_lines(
@@ -217,7 +217,8 @@ def test_bad_answers_fail_at_file_and_line(responses: pytest.Pytester) -> None:
         ),
     )
     result = responses.runpytest("--citecheck", "--citecheck-record=once")
-    result.assert_outcomes(failed=1)
+    # Each bad answer fails alone, as its own item.
+    result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines(
         [
             "*citecheck_bad.yaml:3: response 'responses/missing.json' not found*",
@@ -352,5 +353,47 @@ def test_an_answer_with_sources_and_no_cited_sentence_is_a_pytest_warning(
             "*citecheck_ds.yaml:3: UncitedSourcesWarning: responses/deepseek.json: read as "
             "openai-responses (auto-detected): no sentence is cited, yet the response carries "
             "3 source(s)*",
+        ]
+    )
+
+
+def test_one_hostile_answer_fails_alone_and_every_other_claim_runs(
+    responses: pytest.Pytester,
+) -> None:
+    water = json.dumps(ANTHROPIC)
+    for name, char in (("nul", "\\u0000"), ("esc", "\\u001b"), ("surrogate", "\\ud800")):
+        # The escapes as JSON writes them: the file itself is plain UTF-8.
+        (responses.path / "responses" / f"{name}.json").write_text(
+            water.replace("Water boils", f"Water{char} boils")
+        )
+    (responses.path / "responses" / "esc.md").write_text(
+        "Cats\x1b[2J bark.[1]\n\n[1]: https://example.com/other\n"
+    )
+    responses.makefile(
+        ".yaml",
+        citecheck_mixed=(
+            BY_HAND + "answers:\n"
+            "  - {id: water, response: responses/water.json}\n"
+            "  - {id: nul, response: responses/nul.json}\n"
+            "  - {id: esc, response: responses/esc.json}\n"
+            "  - {id: surrogate, response: responses/surrogate.json}\n"
+            "  - {id: markdown, response: responses/esc.md}\n"
+            "  - {id: cats, response: responses/cats.md}\n"
+        ),
+    )
+    result = responses.runpytest("--citecheck", "--citecheck-record=once", "-v")
+    result.assert_outcomes(passed=3, failed=4)
+    assert result.ret == 1  # tests failed; the session was not stopped (2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*citecheck_mixed.yaml::by-hand PASSED*",
+            "*citecheck_mixed.yaml::water-water-boils-* PASSED*",
+            "*citecheck_mixed.yaml::cats-cats-bark-* PASSED*",
+            "*invalid saved answer: *citecheck_mixed.yaml:7: responses/nul.json at "
+            "content[[]0].text: the text is not usable: it holds the control character U+0000*",
+            "*citecheck_mixed.yaml:8: responses/esc.json at content[[]0].text: * U+001B*",
+            "*citecheck_mixed.yaml:9: responses/surrogate.json at content[[]0].text: "
+            "* a lone surrogate U+D800*",
+            "*citecheck_mixed.yaml:10: responses/esc.md at line 1, column 5: * U+001B*",
         ]
     )

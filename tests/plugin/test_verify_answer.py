@@ -89,6 +89,12 @@ def test_json_text_with_a_provider_quote_the_page_lacks(citecheck):
 
 def test_not_a_response(citecheck):
     citecheck.verify_answer({{"hello": "world"}})
+
+
+def test_a_response_with_a_nul(citecheck):
+    hostile = json.loads(json.dumps(ANTHROPIC))
+    hostile["content"][1]["text"] = " Kettles\\u0000 are usually electric."
+    citecheck.verify_answer(hostile)
 """
 
 
@@ -126,13 +132,15 @@ def test_verify_answer_records_replays_and_joins_the_gate(
         recorded = pytester.runpytest_subprocess(
             "--citecheck", "--citecheck-record=once", "-s", "--citecheck-report=report.json"
         )
-    recorded.assert_outcomes(passed=2, failed=1)
+    recorded.assert_outcomes(passed=2, failed=2)
     # Both judged: the found quote on its passage, the missing one on retrieval's.
     assert len(llm.calls) == 2
     recorded.stdout.fnmatch_lines(
         [
             "citecheck.verify_answer: test_not_a_response: cannot tell which API this "
             "response is from (a mapping)",
+            "citecheck.verify_answer: test_a_response_with_a_nul: content[[]1].text: the text "
+            "is not usable: it holds the control character U+0000 at character 9",
             "2 claims, 2 citations: citation precision 0.5000 (1/2)*",
             "provider_quote_not_on_page 1: the provider's quote is not on the page*",
             "2 answers, 4 sentences, 2 uncited: answer support 0.5000 (1/2 claims)",
@@ -161,7 +169,7 @@ def test_verify_answer_records_replays_and_joins_the_gate(
         replayed = pytester.runpytest_subprocess(
             "--citecheck", "-s", "--citecheck-min-answer-support=0.75"
         )
-    replayed.assert_outcomes(passed=2, failed=1)
+    replayed.assert_outcomes(passed=2, failed=2)
     replayed.stdout.fnmatch_lines(
         [
             "*PASSAGES ?0?",

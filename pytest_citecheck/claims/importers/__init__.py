@@ -44,8 +44,15 @@ from pytest_citecheck.claims.importers.answer import (
     ResponseImportError,
     claim_id,
 )
+from pytest_citecheck.claims.importers.checks import (
+    MAX_RESPONSE_CHARS,
+    check_draft,
+    check_response,
+    too_large,
+)
 from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
 from pytest_citecheck.claims.models import kind
+from pytest_citecheck.core.text import terminal_safe
 
 __all__ = [
     "FORMATS",
@@ -176,7 +183,37 @@ def import_response(
     ``document_index`` to paths. ``name`` is how errors name the response (a file).
     """
     label = name or answer_id or "response"
+    try:
+        return _import(data, format, answer_id, documents, label)
+    except ResponseImportError:
+        raise
+    except RecursionError:
+        raise ResponseImportError(
+            label,
+            "",
+            "the response is nested too deeply",
+            "pass the response body as the API returned it",
+        ) from None
+    except Exception as exc:  # one response's surprise must not cost the others
+        raise ResponseImportError(
+            label,
+            "",
+            f"the response cannot be imported ({type(exc).__name__}: {terminal_safe(str(exc))})",
+            "save the response body exactly as the API returned it; if it is, report this "
+            "response to citecheck's maintainers",
+        ) from exc
+
+
+def _import(
+    data: object,
+    format: str,
+    answer_id: str | None,
+    documents: Sequence[str] | None,
+    label: str,
+) -> ImportedAnswer:
     data = _plain(data, label)
+    if isinstance(data, str) and len(data) > MAX_RESPONSE_CHARS:
+        raise too_large(label, "characters", len(data))
     if format != AUTO and format not in _READERS:
         raise ResponseImportError(
             label, "", f"unknown format {format!r}", f"use one of: {AUTO}, {', '.join(FORMATS)}"
@@ -196,39 +233,54 @@ def import_response(
         and (format != AUTO or data.lstrip().startswith(("{", "[")))
     ):
         data = _parse_json_text(data, label)
+    bad = check_response(data, label)
     fmt = detect_format(data) if format == AUTO else format
     if fmt is None:
+        field, detail = _telling_field(data)
         raise ResponseImportError(
             label,
-            "",
-            f"cannot tell which API this response is from ({kind(data)})",
+            field,
+            f"cannot tell which API this response is from ({kind(data)}{detail})",
             f"pass format= one of {', '.join(FORMATS)}, or save the response body exactly "
             "as the API returned it",
         )
     reader = Reader(label)
     try:
-        try:
-            if isinstance(data, list):
-                data = _reassembled(data, fmt, reader)
-            if fmt in _WITH_DOCUMENTS:
-                draft, response_id = _READERS[fmt](data, reader, documents)
-            else:
-                draft, response_id = _READERS[fmt](data, reader)
-        except ResponseImportError as exc:
-            raise _wrong_format(exc, data, fmt) if format != AUTO else exc from None
-        answer = answer_id or response_id or "answer"
-        imported = build(draft, answer_id=answer, fmt=fmt, response=label, response_id=response_id)
-        warning = ignored_sources(imported, draft, data, auto=format == AUTO)
-        if warning is not None:
-            imported.warnings.append(warning)
-        return imported
-    except RecursionError:
-        raise ResponseImportError(
-            label,
-            "",
-            "the response is nested too deeply",
-            "pass the response body as the API returned it",
-        ) from None
+        if isinstance(data, list):
+            data = _reassembled(data, fmt, reader)
+        if fmt in _WITH_DOCUMENTS:
+            draft, response_id = _READERS[fmt](data, reader, documents)
+        else:
+            draft, response_id = _READERS[fmt](data, reader)
+    except ResponseImportError as exc:
+        raise _wrong_format(exc, data, fmt) if format != AUTO else exc from None
+    check_draft(draft, response_id, bad, label)
+    answer = answer_id or response_id or "answer"
+    imported = build(draft, answer_id=answer, fmt=fmt, response=label, response_id=response_id)
+    warning = ignored_sources(imported, draft, data, auto=format == AUTO)
+    if warning is not None:
+        imported.warnings.append(warning)
+    return imported
+
+
+# The top-level fields that tell the APIs apart, and what each API gives in them.
+_TELLING_FIELDS = {
+    "output": "where OpenAI Responses gives a list of items and Bedrock an object with `message`",
+    "content": "where Anthropic gives a list of content blocks",
+    "choices": "where OpenAI Chat, Perplexity and Mistral give a list of choices",
+    "message": "where Cohere gives an object with `content` and `citations`",
+    "outputs": "where xAI and Gemini Interactions give a list",
+}
+
+
+def _telling_field(data: object) -> tuple[str, str]:
+    """The field of a response no format was recognised in that would have told it, and
+    what it holds against what it should hold; ``("", "")`` when there is none."""
+    if isinstance(data, dict):
+        for field, expected in _TELLING_FIELDS.items():
+            if field in data:
+                return field, f": `{field}` is {kind(data[field])}, {expected}"
+    return "", ""
 
 
 def _wrong_format(exc: ResponseImportError, data: object, fmt: str) -> ResponseImportError:

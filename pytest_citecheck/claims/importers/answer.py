@@ -236,6 +236,11 @@ class Reader:
             )
         return value
 
+    def optional_items(self, value: Any, where: str) -> list[Any]:
+        """A list that may be absent (``null`` or no key): none. Any other value that is no
+        list is refused: ``{}`` is not "no items"."""
+        return [] if value is None else self.items(value, where)
+
     def text(self, value: Any, where: str) -> str:
         if not isinstance(value, str):
             raise self.fail(

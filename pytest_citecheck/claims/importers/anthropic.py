@@ -95,7 +95,7 @@ def read(
             offset += 2
         for i, block in run:
             text = reader.text(block.get("text"), f"content[{i}].text")
-            citations = reader.items(block.get("citations") or [], f"content[{i}].citations")
+            citations = reader.optional_items(block.get("citations"), f"content[{i}].citations")
             sources = [
                 _source(reader, c, f"content[{i}].citations[{k}]", documents, fetched)
                 for k, c in enumerate(citations)

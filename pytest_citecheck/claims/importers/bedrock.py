@@ -46,7 +46,7 @@ def read(
             offset += len(text)
         elif "citationsContent" in block:
             cited = reader.mapping(block["citationsContent"], f"{where}.citationsContent")
-            texts = reader.items(cited.get("content") or [], f"{where}.citationsContent.content")
+            texts = reader.optional_items(cited.get("content"), f"{where}.citationsContent.content")
             text = "".join(
                 reader.text(reader.mapping(t, f"{where}.content[{n}]").get("text"), f"{where}.text")
                 for n, t in enumerate(texts)
@@ -54,8 +54,8 @@ def read(
             sources = [
                 _source(reader, c, f"{where}.citationsContent.citations[{k}]", documents)
                 for k, c in enumerate(
-                    reader.items(
-                        cited.get("citations") or [], f"{where}.citationsContent.citations"
+                    reader.optional_items(
+                        cited.get("citations"), f"{where}.citationsContent.citations"
                     )
                 )
             ]
@@ -77,7 +77,7 @@ def read(
 def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | None) -> CitedSource:
     citation = reader.mapping(value, where)
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
-    quoted = reader.items(citation.get("sourceContent") or [], f"{where}.sourceContent")
+    quoted = reader.optional_items(citation.get("sourceContent"), f"{where}.sourceContent")
     quote = (
         " ".join(str(q.get("text", "")).strip() for q in quoted if isinstance(q, dict)).strip()
         or None

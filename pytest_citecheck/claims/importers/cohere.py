@@ -35,7 +35,7 @@ def read(
     content = message.get("content")
     if isinstance(content, str):  # an older shape: the answer as one string
         content = [{"type": "text", "text": content}]
-    items = reader.items(content or [], "message.content")
+    items = reader.optional_items(content, "message.content")
     offsets: dict[int, int] = {}
     joined = Paragraphs()
     for i, item in enumerate(items):
@@ -47,7 +47,7 @@ def read(
         raise no_text(reader, "message.content", calls)
     draft = Draft(text=joined.text)
     first_text = min(offsets)
-    citations = reader.items(message.get("citations") or [], "message.citations")
+    citations = reader.optional_items(message.get("citations"), "message.citations")
     for k, value in enumerate(citations):
         where = f"message.citations[{k}]"
         citation = reader.mapping(value, where)
@@ -63,7 +63,9 @@ def read(
         start, end = _span(reader, citation, part, where)
         sources = [
             _source(reader, s, f"{where}.sources[{n}]", documents)
-            for n, s in enumerate(reader.items(citation.get("sources") or [], f"{where}.sources"))
+            for n, s in enumerate(
+                reader.optional_items(citation.get("sources"), f"{where}.sources")
+            )
         ]
         if sources:
             draft.spans.append(Span(offsets[index] + start, offsets[index] + end, sources))

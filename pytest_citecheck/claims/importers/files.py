@@ -21,14 +21,17 @@ from pytest_citecheck.claims.importers.answer import (
     ImportedAnswer,
     ResponseImportError,
 )
+from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_large
 from pytest_citecheck.claims.importers.streams import stream_format
 from pytest_citecheck.claims.importers.text import dedup_key
 from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.core.text import terminal_safe
 
 __all__ = [
     "HEADER_START",
     "RESPONSE_SUFFIXES",
     "SavedResponse",
+    "check_writable",
     "claim_file_text",
     "expand",
     "import_saved",
@@ -80,6 +83,9 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     """The responses saved in ``path``; a part that cannot be read is an error in the list."""
     suffix = path.suffix.lower()
     try:
+        size = path.stat().st_size
+        if size > MAX_RESPONSE_CHARS:
+            return [too_large(str(path), "bytes", size)]
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         problem = (
@@ -162,6 +168,22 @@ def import_saved(
         documents=documents,
         name=saved.name,
     )
+
+
+def check_writable(answer: ImportedAnswer, name: str) -> None:
+    """Raise :class:`ResponseImportError` when the claim file lines of ``answer`` cannot
+    be stored as UTF-8 (a file name with undecodable bytes names it): that answer is
+    left out, and the others are written."""
+    try:
+        claim_file_text([(answer, name)], "").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ResponseImportError(
+            terminal_safe(name),
+            "",
+            f"the answer cannot be written as UTF-8 (character {exc.start + 1} of its lines "
+            f"is {exc.object[exc.start : exc.end]!r})",
+            'rename the file to a UTF-8 name, or name the answer: {"id": ..., "response": {...}}',
+        ) from None
 
 
 # -- writing a claim file -------------------------------------------------------------------

@@ -27,6 +27,7 @@ are read.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -55,7 +56,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     if content is None:
         raise no_text(reader, "candidates[0].content", [])
     content = reader.mapping(content, "candidates[0].content")
-    parts = reader.items(_get(content, "parts") or [], "candidates[0].content.parts")
+    parts = reader.optional_items(_get(content, "parts"), "candidates[0].content.parts")
     offsets: dict[int, int] = {}
     joined = Paragraphs()
     calls: list[str] = []
@@ -76,16 +77,19 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         draft.notes.append("the response has no grounding metadata: no citations")
         return draft, _response_id(body)
     metadata = reader.mapping(metadata, where)
-    chunks = reader.items(_get(metadata, "groundingChunks") or [], f"{where}.groundingChunks")
-    supports = reader.items(_get(metadata, "groundingSupports") or [], f"{where}.groundingSupports")
+    chunks = reader.optional_items(_get(metadata, "groundingChunks"), f"{where}.groundingChunks")
+    supports = reader.optional_items(
+        _get(metadata, "groundingSupports"), f"{where}.groundingSupports"
+    )
     if not supports:
         draft.notes.append("the grounding metadata ties no text to a source: no citations")
     cited: set[int] = set()
+    in_bytes = _parts_in_bytes(supports, parts)
     for k, support in enumerate(supports):
         swhere = f"{where}.groundingSupports[{k}]"
         support = reader.mapping(support, swhere)
-        indices = reader.items(
-            _get(support, "groundingChunkIndices") or [], f"{swhere}.groundingChunkIndices"
+        indices = reader.optional_items(
+            _get(support, "groundingChunkIndices"), f"{swhere}.groundingChunkIndices"
         )
         sources = []
         for n, value in enumerate(indices):
@@ -104,7 +108,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         if not sources:
             continue
         start, end, part = _segment(
-            reader, _get(support, "segment"), f"{swhere}.segment", parts, offsets
+            reader, _get(support, "segment"), f"{swhere}.segment", parts, offsets, in_bytes
         )
         draft.spans.append(Span(offsets[part] + start, offsets[part] + end, sources))
     for index, chunk in enumerate(chunks):
@@ -133,7 +137,7 @@ def _url_statuses(reader: Reader, candidate: dict[str, Any], draft: Draft) -> di
         return {}
     where = "candidates[0].urlContextMetadata.urlMetadata"
     out: dict[str, str] = {}
-    for k, value in enumerate(reader.items(_get(metadata, "urlMetadata") or [], where)):
+    for k, value in enumerate(reader.optional_items(_get(metadata, "urlMetadata"), where)):
         item = reader.mapping(value, f"{where}[{k}]")
         url = _get(item, "retrievedUrl")
         status = _get(item, "urlRetrievalStatus")
@@ -199,8 +203,30 @@ def _chunk(
     )
 
 
+def _parts_in_bytes(supports: list[Any], parts: list[Any]) -> set[int]:
+    """The parts some segment of which ends past the part's last character: their
+    offsets can only be UTF-8 bytes (as Gemini gives them)."""
+    out: set[int] = set()
+    for support in supports:
+        segment = _get(support, "segment") if isinstance(support, dict) else None
+        if not isinstance(segment, dict):
+            continue
+        part, end = _get(segment, "partIndex") or 0, _get(segment, "endIndex")
+        if not isinstance(part, int) or not isinstance(end, int) or not 0 <= part < len(parts):
+            continue
+        text = _get(parts[part], "text") if isinstance(parts[part], dict) else None
+        if isinstance(text, str) and end > len(text):
+            out.add(part)
+    return out
+
+
 def _segment(
-    reader: Reader, value: Any, where: str, parts: list[Any], offsets: dict[int, int]
+    reader: Reader,
+    value: Any,
+    where: str,
+    parts: list[Any],
+    offsets: dict[int, int],
+    in_bytes: set[int],
 ) -> tuple[int, int, int]:
     """The segment's character span in its part: ``(start, end, part index)``."""
     segment = reader.mapping(value, where)
@@ -212,18 +238,17 @@ def _segment(
             "save the response unedited",
         )
     text: str = _get(parts[part], "text")
-    data = text.encode("utf-8")
+    chars = _char_at(text)
+    size = len(chars) - 1  # the part's length in UTF-8 bytes
     start = reader.index(_get(segment, "startIndex"), f"{where}.startIndex") or 0
     end = reader.index(_get(segment, "endIndex"), f"{where}.endIndex")
     anchor = reader.optional_text(_get(segment, "text"), f"{where}.text")
     span = None
-    if end is not None and start <= end <= len(data):
-        try:
-            span = (len(data[:start].decode("utf-8")), len(data[:end].decode("utf-8")))
-        except UnicodeDecodeError:
-            span = None
+    if end is not None and start <= end <= size:
+        first, last = chars[start], chars[end]
+        span = None if first is None or last is None else (first, last)
     if anchor and (span is None or text[span[0] : span[1]] != anchor):
-        near = len(data[:start].decode("utf-8", errors="ignore"))
+        near = _near_char(chars, min(start, size))
         found = [m.start() for m in re.finditer(re.escape(anchor), text)]
         if found:
             at = min(found, key=lambda f: abs(f - near))
@@ -233,12 +258,52 @@ def _segment(
             f"the segment text {anchor[:60]!r} is not in the answer part",
             "save the response unedited",
         )
+    if (
+        anchor is None
+        and part not in in_bytes
+        and span is not None
+        and end is not None
+        and end <= len(text)
+        and span != (start, end)
+    ):
+        # Without the segment's text, offsets that fit both as UTF-8 bytes and as
+        # characters of a non-ASCII text name two different passages: unless another
+        # segment of the part proves them bytes, which one was meant cannot be told.
+        raise reader.fail(
+            where,
+            f"the segment has no `text`, and its offsets {start}..{end} fit the answer part "
+            f"both as UTF-8 bytes (Gemini's unit: {text[span[0] : span[1]][:40]!r}) and as "
+            f"characters ({text[start:end][:40]!r}): which sentence it cites is unknown",
+            "save the response unedited (Gemini gives each segment's text); offsets "
+            "converted to characters must be converted back to UTF-8 bytes",
+        )
     if span is None:
         raise reader.fail(
             f"{where}.endIndex",
-            f"the byte offsets {start}..{end} are outside the text ({len(data)} bytes) "
+            f"the byte offsets {start}..{end} are outside the text ({size} bytes) "
             "or split a character",
             "Gemini offsets are UTF-8 byte offsets into the part's text: "
             "save the response unedited",
         )
     return span[0], span[1], part
+
+
+@functools.lru_cache(maxsize=16)
+def _char_at(text: str) -> list[int | None]:
+    """For each UTF-8 byte offset of ``text`` (its length included), the character
+    offset it starts, or None inside a character: computed once per part, so thousands
+    of segments cost one pass."""
+    out: list[int | None] = []
+    for i, ch in enumerate(text):
+        out.append(i)
+        width = len(ch.encode("utf-8", "surrogatepass"))
+        out.extend([None] * (width - 1))
+    out.append(len(text))
+    return out
+
+
+def _near_char(chars: list[int | None], byte: int) -> int:
+    """The character at or before a byte offset."""
+    while byte > 0 and chars[byte] is None:
+        byte -= 1
+    return chars[byte] or 0

@@ -40,14 +40,14 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             if isinstance(kind, str) and kind.endswith("_call"):
                 calls.append(kind)
             continue
-        for j, item in enumerate(reader.items(step.get("content") or [], f"steps[{i}].content")):
+        for j, item in enumerate(reader.optional_items(step.get("content"), f"steps[{i}].content")):
             where = f"steps[{i}].content[{j}]"
             item = reader.mapping(item, where)
             if item.get("type") != "text":
                 continue
             text = reader.text(item.get("text"), f"{where}.text")
             offset = joined.add(text)
-            annotations = reader.items(item.get("annotations") or [], f"{where}.annotations")
+            annotations = reader.optional_items(item.get("annotations"), f"{where}.annotations")
             for k, value in enumerate(annotations):
                 _annotation(reader, draft, text, offset, value, f"{where}.annotations[{k}]")
     draft.text = joined.text

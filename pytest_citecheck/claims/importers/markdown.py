@@ -45,6 +45,8 @@ _REFERENCE = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\[(?P<label>[^\[\]\n]*)\]")
 _MARKER = re.compile(r"\[\^(?P<fn>[^\]\s]+)\]|\[(?P<n>\d{1,4})\](?![(:])")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
+# Links that are no page: refused, as their reference-style form is (never dropped quietly).
+_REFUSED_SCHEMES = frozenset({"javascript", "data", "file", "vbscript"})
 _MARKER_WORDS = frozenset({"source", "sources", "link", "here", "ref", "cite", "citation"})
 
 
@@ -69,15 +71,16 @@ def _trim(url: str) -> str:
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     text = reader.text(data, "text")
     draft = Draft(text=text)
-    code = [(m.start(), m.end()) for m in _CODE.finditer(text)]
-    taken: list[tuple[int, int]] = list(code)
+    code = _Taken(len(text))
+    for match in _CODE.finditer(text):
+        code.append((match.start(), match.end()))
+    taken = _Taken(len(text))
+    taken.marks[:] = code.marks
     for comment in _COMMENT.finditer(text):
-        if not any(s <= comment.start() < e for s, e in code):
+        if code.free(comment.start(), comment.start() + 1):
             draft.removals.append((comment.start(), comment.end()))
             taken.append((comment.start(), comment.end()))
-
-    def free(start: int, end: int) -> bool:
-        return not any(s < end and start < e for s, e in taken)
+    free = taken.free
 
     # label -> (url or None, where the definition is)
     definitions: dict[str, tuple[str | None, str]] = {}
@@ -145,7 +148,16 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         url = link_url(match)
         label = match.group("text").strip()
         if not url.lower().startswith(("http://", "https://")):
-            taken.append((match.start(), match.end()))
+            scheme = url.split(":", 1)[0].strip().lower() if ":" in url else ""
+            if scheme in _REFUSED_SCHEMES:
+                raise reader.fail(
+                    line_column(text, match.start()),
+                    f"the link [{label[:40]}]({url[:40]}) is a {scheme}: link, not a page: "
+                    "it cites nothing that can be checked",
+                    "cite the page by its http(s) URL (a local file as a document in a "
+                    "claim file), or remove the link",
+                )
+            taken.append((match.start(), match.end()))  # a relative or mail link: no citation
             continue
         cited = CitedSource(url=clean_url(url), where=line_column(text, match.start()))
         if _is_marker(label, url):
@@ -183,6 +195,22 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     return draft, None
 
 
+class _Taken:
+    """Which characters of the text are taken (code, comments, links already read): one
+    flag a character, so each look-up costs the length of what it asks about."""
+
+    def __init__(self, length: int) -> None:
+        self.marks = bytearray(length + 1)
+
+    def append(self, span: tuple[int, int]) -> None:
+        start, end = span
+        if end > start:
+            self.marks[start:end] = b"\x01" * (end - start)
+
+    def free(self, start: int, end: int) -> bool:
+        return 1 not in self.marks[start:end]
+
+
 def _is_marker(label: str, url: str) -> bool:
     """Link text that only points (``[1]``, ``source``, ``example.com``), not words of a claim."""
     bare = label.strip("[]() ").lower()
@@ -198,7 +226,7 @@ def _is_marker(label: str, url: str) -> bool:
 
 def _keep_text(
     draft: Draft,
-    taken: list[tuple[int, int]],
+    taken: _Taken,
     start: int,
     text_start: int,
     text_end: int,
@@ -211,9 +239,7 @@ def _keep_text(
     taken.append((start, end))
 
 
-def _remove_line(
-    draft: Draft, taken: list[tuple[int, int]], text: str, start: int, end: int
-) -> None:
+def _remove_line(draft: Draft, taken: _Taken, text: str, start: int, end: int) -> None:
     end = end + 1 if end < len(text) and text[end] == "\n" else end
     draft.removals.append((start, end))
     taken.append((start, end))

@@ -92,7 +92,7 @@ def read(
                 else:
                     library += 1
             elif kind == "reference":
-                ids = reader.items(chunk.get("reference_ids") or [], f"{cwhere}.reference_ids")
+                ids = reader.optional_items(chunk.get("reference_ids"), f"{cwhere}.reference_ids")
                 sources = [
                     _reference(reader, r, f"{cwhere}.reference_ids[{n}]", documents)
                     for n, r in enumerate(ids)

@@ -44,7 +44,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     body = reader.mapping(data, "response")
     msg, text = message(reader, body)
     draft = Draft(text=text)
-    annotations = reader.items(msg.get("annotations") or [], "choices[0].message.annotations")
+    annotations = reader.optional_items(msg.get("annotations"), "choices[0].message.annotations")
     for k, annotation in enumerate(annotations):
         where = f"choices[0].message.annotations[{k}]"
         annotation = reader.mapping(annotation, where)

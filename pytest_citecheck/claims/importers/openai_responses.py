@@ -12,21 +12,21 @@ citation); ``file_path`` links a file the model wrote and cites nothing.
 
 from __future__ import annotations
 
+import bisect
+from itertools import accumulate
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
 from pytest_citecheck.claims.importers.text import (
-    LINK,
     Draft,
+    LinkIndex,
     Marker,
     Paragraphs,
-    Span,
+    add_url_annotation,
     clean_url,
     dedup_key,
     line_column,
-    link_url,
     marker_extent,
-    place_url_annotation,
 )
 
 FORMAT = "openai-responses"
@@ -71,7 +71,7 @@ def message_texts(
         if part.get("type") != "output_text":
             continue
         text = reader.text(part.get("text"), f"{here}.text")
-        annotations = reader.items(part.get("annotations", []) or [], f"{here}.annotations")
+        annotations = reader.optional_items(part.get("annotations"), f"{here}.annotations")
         out.append((text, annotations, here))
     return out
 
@@ -103,14 +103,7 @@ def read_annotation(
         end = reader.index(annotation.get("end_index"), f"{where}.end_index")
         check_offsets(reader, text, start, end, where)
         source = CitedSource(url=clean_url(url), title=title, where=where)
-        taken = draft.taken.setdefault(offset, set())
-        placed = place_url_annotation(text, url, start, end, taken)
-        if placed is None:
-            draft.unattached.append(source)
-        elif placed[0] == "marker":
-            draft.markers.append(Marker(offset + placed[1], offset + placed[2], [source]))
-        else:
-            draft.spans.append(Span(offset + placed[1], offset + placed[2], [source]))
+        add_url_annotation(draft, reader, text, offset, source, start, end)
         return
     if kind in ("file_citation", "container_file_citation"):
         name = annotation.get("filename")
@@ -143,21 +136,21 @@ def read_annotation(
 def cite_repeated_links(draft: Draft, text: str, offset: int, where: str) -> None:
     """Links the model printed to a URL the API cites elsewhere in this text, left without
     an annotation of their own (Azure annotates only the first), cite like the annotated."""
-    placed = [(m.start - offset, m.end - offset) for m in draft.markers if m.start >= offset]
-    cited = {
-        dedup_key(s.url) for m in draft.markers if m.start >= offset for s in m.sources if s.url
-    }
-    for link in LINK.finditer(text):
-        url = link_url(link)
-        if dedup_key(url) not in cited or any(
-            s < link.end() and link.start() < e for s, e in placed
-        ):
+    mine = [m for m in draft.markers if offset <= m.start <= offset + len(text)]
+    placed = sorted((m.start - offset, m.end - offset) for m in mine)
+    starts = [s for s, _ in placed]
+    reach = list(accumulate((e for _, e in placed), max))  # the furthest end so far
+    cited = {dedup_key(s.url) for m in mine for s in m.sources if s.url}
+    index = draft.links.get(offset) or LinkIndex(text)
+    for start, end, url in zip(index.starts, index.ends, index.urls, strict=True):
+        if dedup_key(url) not in cited:
             continue
-        start, end = marker_extent(text, link.start(), link.end())
-        source = CitedSource(
-            url=clean_url(url), where=f"{where}, {line_column(text, link.start())}"
-        )
-        draft.markers.append(Marker(offset + start, offset + end, [source]))
+        before = bisect.bisect_left(starts, end)  # the markers starting before the link ends
+        if before and reach[before - 1] > start:
+            continue  # a marker overlaps it
+        lo, hi = marker_extent(text, start, end)
+        source = CitedSource(url=clean_url(url), where=f"{where}, {line_column(text, start)}")
+        draft.markers.append(Marker(offset + lo, offset + hi, [source]))
 
 
 def check_offsets(

@@ -26,7 +26,20 @@ from pytest_citecheck.claims.importers.text import (
 )
 
 FORMAT = "perplexity"
-MARKER = re.compile(r"\[(\d{1,4})\]")
+# Any number of digits: a marker too large to point anywhere is refused, never left in
+# the claim text the judge reads.
+MARKER = re.compile(r"\[(\d+)\]")
+_LONGEST = 9  # digits of a marker read as a number; longer ones point at nothing
+
+
+def marker_number(digits: str) -> tuple[int, str]:
+    """A marker's number (0, which points at nothing, when it is longer than any list)
+    and how a message shows it."""
+    if len(digits) <= _LONGEST:
+        return int(digits), digits
+    return 0, f"{digits[:_LONGEST]}... ({len(digits)} digits)"
+
+
 _THINK = re.compile(r"\s*<think>.*?</think>\s*", re.DOTALL)
 CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 
@@ -70,11 +83,11 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     for match in MARKER.finditer(content):
         if match.start() < skipped_before or any(s <= match.start() < e for s, e in code):
             continue
-        n = int(match.group(1))
+        n, shown = marker_number(match.group(1))
         if not 1 <= n <= len(urls):
             raise reader.fail(
                 f"{where}, {line_column(content, match.start())}",
-                f"the marker [{n}] points at no source: the response lists {len(urls)} "
+                f"the marker [{shown}] points at no source: the response lists {len(urls)} "
                 f"in `{listed}`",
                 "save the response unedited (markers count from [1] into the list); "
                 "if the provider sent it like this, remove the marker",

@@ -22,7 +22,7 @@ from pytest_citecheck.claims.importers.openai_responses import (
     no_text,
     read_annotation,
 )
-from pytest_citecheck.claims.importers.perplexity import CODE, MARKER
+from pytest_citecheck.claims.importers.perplexity import CODE, MARKER, marker_number
 from pytest_citecheck.claims.importers.text import (
     Draft,
     Marker,
@@ -51,7 +51,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         kind = item.get("type")
         if kind == "search_results":
             for k, value in enumerate(
-                reader.items(item.get("results") or [], f"output[{i}].results")
+                reader.optional_items(item.get("results"), f"output[{i}].results")
             ):
                 where = f"output[{i}].results[{k}]"
                 result = reader.mapping(value, where)
@@ -68,7 +68,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                     )
                 results[ident] = CitedSource(url=clean_url(url), title=title, where=where)
         elif kind == "fetch_url_results":
-            contents = reader.items(item.get("contents") or [], f"output[{i}].contents")
+            contents = reader.optional_items(item.get("contents"), f"output[{i}].contents")
             for k, value in enumerate(contents):
                 where = f"output[{i}].contents[{k}]"
                 page = reader.mapping(value, where)
@@ -99,11 +99,11 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                 s < end and start < e for s, e in placed
             ):
                 continue
-            n = int(match.group(1))
+            n, shown = marker_number(match.group(1))
             if n not in results:
                 raise reader.fail(
                     f"{where}.text, {line_column(text, match.start())}",
-                    f"the marker [{n}] names no search result: the response's results have "
+                    f"the marker [{shown}] names no search result: the response's results have "
                     f"the ids {', '.join(map(str, sorted(results))) or '(none)'}",
                     "save the response unedited ([n] names a search result by its id)",
                 )

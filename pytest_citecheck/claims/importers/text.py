@@ -20,6 +20,7 @@ or documents behind it.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from pytest_citecheck.claims.importers.answer import (
     CitedSource,
     ImportedAnswer,
     ImportedClaim,
+    Reader,
     ResponseImportError,
     claim_id,
 )
@@ -41,9 +43,11 @@ from pytest_citecheck.claims.models import Citation, Claim
 __all__ = [
     "LINK",
     "Draft",
+    "LinkIndex",
     "Marker",
     "Paragraphs",
     "Span",
+    "add_url_annotation",
     "build",
     "clean_url",
     "dedup_key",
@@ -80,6 +84,8 @@ class Draft:
     fetched: list[str] = field(default_factory=list)
     # Per text part: the starts of links already taken by an annotation without offsets.
     taken: dict[int, set[int]] = field(default_factory=dict)
+    # Per text part: its links, found once.
+    links: dict[int, LinkIndex] = field(default_factory=dict)
 
 
 class Paragraphs:
@@ -118,6 +124,7 @@ def _tracking(piece: str) -> bool:
     return name.startswith(_TRACKING_PREFIXES) or name in _TRACKING_NAMES
 
 
+@functools.lru_cache(maxsize=65536)  # one URL is cleaned at every place that names it
 def clean_url(url: str) -> str:
     """The URL as cited, spaces percent-encoded and tracking parameters removed."""
     url = re.sub(r"\s", lambda m: quote(m.group()), url.strip())
@@ -140,6 +147,7 @@ def url_or_document(target: str, **fields: Any) -> CitedSource:
     return CitedSource(document=target, **fields)
 
 
+@functools.lru_cache(maxsize=65536)
 def dedup_key(url: str) -> str:
     """Two URLs with one key are one citation: scheme and host case, fragment, tracking."""
     cleaned = clean_url(url)
@@ -178,49 +186,131 @@ def marker_extent(text: str, start: int, end: int, wrapped: bool = True) -> tupl
 _BRACKETED = re.compile(r"\s*\(?\[[^\n]*\]\)?\s*")
 
 
+class LinkIndex:
+    """The markdown links of one text, found once: by URL (its :func:`dedup_key`), and
+    all of them by position, so placing each of many annotations costs a look-up, not
+    a pass over the text."""
+
+    def __init__(self, text: str) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.urls: list[str] = []
+        self.by_key: dict[str, list[tuple[int, int]]] = {}
+        for match in LINK.finditer(text):
+            url = link_url(match)
+            self.starts.append(match.start())
+            self.ends.append(match.end())
+            self.urls.append(url)
+            self.by_key.setdefault(dedup_key(url), []).append((match.start(), match.end()))
+
+    def overlapping(self, start: int, end: int) -> list[int]:
+        """The links (their numbers) that overlap ``start``-``end``: links never overlap
+        one another, so their ends are in order too."""
+        first = bisect.bisect_right(self.ends, start)
+        last = bisect.bisect_left(self.starts, end)
+        return list(range(first, last))
+
+
 def place_url_annotation(
     text: str,
     url: str,
     start: int | None,
     end: int | None,
     taken: set[int],
+    index: LinkIndex | None = None,
 ) -> tuple[str, int, int] | None:
     """Where an OpenAI-style ``url_citation`` sits: ``("marker"|"span", start, end)``.
 
     The offsets cover the marker the model printed; they are hints (recorders shift
     them): the link to the same URL that overlaps them, else the nearest one, is the
     marker. Without such a link a bracketed span is the marker and any other span is
-    cited text. ``None``: no position at all (no offsets, or ``0``/``0``, and no link
-    to the URL in the text). ``taken`` holds the starts of links already placed, so
-    offset-less annotations of one URL take its links in turn. The caller has checked
-    that the offsets lie inside the text.
+    cited text; but offsets over a link to another URL are ``("other", start, end)``
+    of that link: the annotation does not say what the answer printed there.
+    ``None``: no position at all (no offsets, or ``0``/``0``, and no link to the URL in
+    the text). ``taken`` holds the starts of links already placed, so offset-less
+    annotations of one URL take its links in turn. ``index`` is the text's links (found
+    here when not given). The caller has checked that the offsets lie inside the text.
     """
-    key = dedup_key(url)
-    links = [m for m in LINK.finditer(text) if dedup_key(link_url(m)) == key]
+    index = index or LinkIndex(text)
+    links = index.by_key.get(dedup_key(url), [])
     has_span = start is not None and end is not None and end > start
     if links:
-        chosen: re.Match[str] | None = None
+        chosen: tuple[int, int]
         if has_span:
             assert start is not None and end is not None
-            overlapping = [m for m in links if m.start() < end and start < m.end()]
-            chosen = (overlapping or sorted(links, key=lambda m: abs(m.start() - start)))[0]
+            chosen = _nearest(links, start, end)
         else:
-            free = [m for m in links if m.start() not in taken]
-            chosen = (free or links)[0]
-        taken.add(chosen.start())
-        return ("marker", *marker_extent(text, chosen.start(), chosen.end()))
+            chosen = next((link for link in links if link[0] not in taken), links[0])
+        taken.add(chosen[0])
+        return ("marker", *marker_extent(text, *chosen))
     if not has_span:
         return None
     assert start is not None and end is not None
+    other = index.overlapping(start, end)
+    if other:
+        return ("other", index.starts[other[0]], index.ends[other[0]])
     if _BRACKETED.fullmatch(text[start:end]):
         return ("marker", *marker_extent(text, start, end))
     return ("span", start, end)
 
 
+def _nearest(links: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """The link (in position order) overlapping ``start``-``end``, else the one starting
+    nearest to ``start`` (the first of two as near)."""
+    ends = [e for _, e in links]
+    i = bisect.bisect_right(ends, start)
+    if i < len(links) and links[i][0] < end:
+        return links[i]
+    j = bisect.bisect_left([s for s, _ in links], start)
+    near = [links[k] for k in (j - 1, j) if 0 <= k < len(links)]
+    return min(near, key=lambda link: (abs(link[0] - start), link[0]))
+
+
+def add_url_annotation(
+    draft: Draft,
+    reader: Reader,
+    text: str,
+    offset: int,
+    source: CitedSource,
+    start: int | None,
+    end: int | None,
+) -> None:
+    """An annotation citing ``source.url``, on the text part starting at ``offset`` of
+    the answer, as a marker, a cited span, or unattached (no place); offsets over a link
+    the model printed to another URL are refused, since the printed link would be lost
+    and the sentence cited by a page it does not name."""
+    assert source.url is not None
+    index = draft.links.get(offset)
+    if index is None:
+        index = draft.links[offset] = LinkIndex(text)
+    taken = draft.taken.setdefault(offset, set())
+    placed = place_url_annotation(text, source.url, start, end, taken, index)
+    if placed is None:
+        draft.unattached.append(source)
+    elif placed[0] == "other":
+        printed = text[placed[1] : placed[2]]
+        raise reader.fail(
+            source.where,
+            f"the annotation cites {source.url} but the text at its offsets ({start}-{end}) "
+            f"is a link to another page: {printed[:120]}",
+            "the annotation does not belong to this text: save the response unedited",
+        )
+    elif placed[0] == "marker":
+        draft.markers.append(Marker(offset + placed[1], offset + placed[2], [source]))
+    else:
+        draft.spans.append(Span(offset + placed[1], offset + placed[2], [source]))
+
+
 def line_column(text: str, offset: int) -> str:
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return f"line {line}, column {column}"
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, offset)
+    return f"line {line}, column {offset - starts[line - 1] + 1}"
+
+
+@functools.lru_cache(maxsize=8)
+def _line_starts(text: str) -> list[int]:
+    """Where each line of ``text`` starts: found once, so placing many markers is linear."""
+    return [0, *(m.end() for m in re.finditer("\n", text))]
 
 
 # -- building the answer --------------------------------------------------------------------
@@ -266,13 +356,16 @@ def build(
             unattached.extend(marker.sources)
         else:
             unit.sources.extend(marker.sources)
+    ends = [u.end for u in units]
     for span in draft.spans:
         lo, hi = new_pos(span.start), new_pos(span.end)
-        hit = [
-            u
-            for u in units
-            if u.start < hi and lo < u.end and cleaned[max(u.start, lo) : min(u.end, hi)].strip()
-        ]
+        hit = []
+        # Units are in order and apart: from the first that ends after the span starts.
+        for u in units[bisect.bisect_right(ends, lo) :]:
+            if u.start >= hi:
+                break
+            if cleaned[max(u.start, lo) : min(u.end, hi)].strip():
+                hit.append(u)
         # A span over a sentence and the model's own list of links cites the sentence.
         targets = [u for u in hit if u.kind == "sentence"] or [
             u for u in hit if u.kind == "heading"
@@ -414,6 +507,7 @@ def _segment(text: str) -> list[_Unit]:
     """
     units: list[_Unit] = []
     protected = [(m.start(), m.end()) for m in LINK.finditer(text)]
+    protected_starts = [s for s, _ in protected]
     blocks: list[list[int]] = []  # [start, end, open for continuation (1/0)]
     offset = 0
     fenced = False
@@ -464,20 +558,30 @@ def _segment(text: str) -> list[_Unit]:
         if unit.kind != "block":
             out.append(unit)
             continue
-        for start, end in _sentences(text, unit.start, ends[unit.start], protected):
+        for start, end in _sentences(
+            text, unit.start, ends[unit.start], protected, protected_starts
+        ):
             only_links = not LINK.sub("", text[start:end]).strip(" \t-–—,;:|()")
             out.append(_Unit(start, end, "links" if only_links else "sentence"))
     return out
 
 
 def _sentences(
-    text: str, start: int, end: int, protected: Sequence[tuple[int, int]]
+    text: str,
+    start: int,
+    end: int,
+    protected: Sequence[tuple[int, int]],
+    protected_starts: Sequence[int],
 ) -> list[tuple[int, int]]:
     out = []
     current = start
+    starts = protected_starts
     for match in _END.finditer(text, start, end):
         cut = match.end()
-        if any(s < cut < e for s, e in protected) or not _is_boundary(text, match, end):
+        # Links are in order and apart: only the last one starting before the cut may hold it.
+        i = bisect.bisect_left(starts, cut) - 1
+        inside = i >= 0 and cut < protected[i][1]
+        if inside or not _is_boundary(text, match, end):
             continue
         out.append((current, cut))
         current = cut

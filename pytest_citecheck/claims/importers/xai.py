@@ -26,8 +26,8 @@ from pytest_citecheck.claims.importers.text import (
     Draft,
     Marker,
     Span,
+    add_url_annotation,
     clean_url,
-    place_url_annotation,
 )
 
 FORMAT = "xai"
@@ -56,8 +56,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             ["tool_calls"] if either_case(message, "toolCalls") else [],
         )
     draft = Draft(text=text)
-    taken: set[int] = set()
-    citations = reader.items(message.get("citations") or [], "outputs[0].message.citations")
+    citations = reader.optional_items(message.get("citations"), "outputs[0].message.citations")
     for k, value in enumerate(citations):
         where = f"outputs[0].message.citations[{k}]"
         citation = reader.mapping(value, where)
@@ -75,13 +74,7 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             else:
                 draft.unattached.append(source)
             continue
-        placed = place_url_annotation(text, url, start, end, taken)
-        if placed is None:
-            draft.unattached.append(source)
-        elif placed[0] == "marker":
-            draft.markers.append(Marker(placed[1], placed[2], [source]))
-        else:
-            draft.spans.append(Span(placed[1], placed[2], [source]))
+        add_url_annotation(draft, reader, text, 0, source, start, end)
     listed = body.get("citations")
     if isinstance(listed, list):
         cited = {s.url for m in draft.markers for s in m.sources} | {

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck.claims.models import Claim, kind
-from pytest_citecheck.claims.reading.base import _Broken, _has_broken
+from pytest_citecheck.claims.reading.base import ClaimFileError, _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
 from pytest_citecheck.claims.schema import ANSWER_KEYS, Loc, closest, unknown_key
 
@@ -40,8 +40,24 @@ class AnswerReading(ClaimChecks):
                 continue
             if isinstance(answer_id, str):
                 seen[answer_id.strip().casefold()] = self.lines.get(("answers", i, "id"))
+            before = len(self.problems)
             claims += self._answer(item, ("answers", i), judge)
+            self._set_apart(answer_id, i, before)
         return claims
+
+    def _set_apart(self, answer_id: object, index: int, before: int) -> None:
+        """With ``answers_apart``, the problems one answer added are its own."""
+        if not self.answers_apart or len(self.problems) == before:
+            return
+        first, *more = self.problems[before:]
+        del self.problems[before:]
+        name = answer_id.strip() if isinstance(answer_id, str) and answer_id.strip() else ""
+        self.failed_answers.append(
+            (
+                name or f"answers[{index}]",
+                ClaimFileError(self.path, first.line, first.problem, first.fix, more),
+            )
+        )
 
     def _answer(self, item: Any, loc: Loc, judge: str | None) -> list[Claim]:
         """One saved response: read, imported, and each cited sentence a claim."""

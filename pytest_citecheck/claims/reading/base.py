@@ -98,6 +98,9 @@ class ReaderCore:
         self._ids: dict[str, tuple[str, int]] = {}
         # The file-level judge panel (``judges:``), given to every claim of the file.
         self._file_judges: tuple[str, ...] | None = None
+        # With ``answers_apart``: the saved answers that failed, each with its own error.
+        self.answers_apart = False
+        self.failed_answers: list[tuple[str, ClaimFileError]] = []
 
     def add(self, line: int | None, problem: str, fix: str) -> None:
         self.problems.append(Problem(line, problem, fix))

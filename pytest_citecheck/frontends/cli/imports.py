@@ -15,6 +15,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.claims.importers import ImportedAnswer, ResponseImportError
     from pytest_citecheck.claims.importers.files import (
+        check_writable,
         claim_file_text,
         expand,
         import_saved,
@@ -64,6 +65,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 continue
             try:
                 answer = import_saved(saved, format=args.source_format, documents=args.documents)
+                check_writable(answer, saved.name)
             except ResponseImportError as exc:
                 failures.append(exc)
                 continue
