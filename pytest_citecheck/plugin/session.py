@@ -241,16 +241,20 @@ class CitecheckSession:
         flight finish and the items already verified report, and the session stops
         before the first item whose claim never started."""
         engine = self.engine()
+        started = False
         for item in items:
             if item.nodeid not in self._submitted:
                 self._submitted.add(item.nodeid)
                 future = engine.submit(item.claim, item.cassette, item.nodeid)
                 future.add_done_callback(self._count_failure)
                 self._ahead[item.nodeid] = future
+                started = True
         pending = {f for f in self._ahead.values() if not f.done()}
         if pending:
             self._catch_ctrl_c()
-        if terminal is None or not pending:
+        # Claims this call started show their progress line even when they all
+        # finished before this check (a fast machine, or a slow one's scheduling).
+        if terminal is None or not (pending or started):
             return
         tty = bool(getattr(terminal, "isatty", False))
         terminal.start()
