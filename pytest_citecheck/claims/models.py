@@ -98,6 +98,13 @@ class Reason:
     PANEL_NO_MAJORITY = "panel_no_majority"
     PANEL_NOT_UNANIMOUS = "panel_not_unanimous"
     PANEL_SPLIT = "panel_supported_and_contradicted"
+    # The confirmation (stages/confirm.py): a second judge call that read only the
+    # sentence(s) holding the quote did not give the same label.
+    UNCONFIRMED = "unconfirmed"
+    # Replayed from a recording made without the confirmation: kept, not confirmed.
+    RECORDED_WITHOUT_CONFIRMATION = "recorded_without_confirmation"
+    # A supported verdict whose evidence lacks a number, date or quantity of the claim.
+    EVIDENCE_LACKS_NUMBER = "evidence_lacks_number"
 
 
 # -- the claim schema ------------------------------------------------------
@@ -519,6 +526,21 @@ class JudgeReply(BaseModel):
     usage: Usage | None = None
 
 
+class Confirmation(BaseModel):
+    """The second judge call that checked a ``supported``/``contradicted`` answer on the
+    sentence(s) holding its quote alone (:mod:`pytest_citecheck.stages.confirm`)."""
+
+    # confirmed: the same label; unconfirmed: another one; not_recorded: replayed from a
+    # recording made without the confirmation, so nothing was asked.
+    status: Literal["confirmed", "unconfirmed", "not_recorded"]
+    # The only text the call read: the sentence(s) holding the quote.
+    evidence: str
+    # What the call answered (None: not asked).
+    label: Label | None = None
+    confidence: float | None = None
+    usage: Usage | None = None
+
+
 class PanelVote(BaseModel):
     """What one member of a judge panel answered for a citation, after the guard."""
 
@@ -532,6 +554,8 @@ class PanelVote(BaseModel):
     judge_label: Label | None = None
     judge_quote: str | None = None
     usage: Usage | None = None
+    # The member's own confirmation of a supported/contradicted answer.
+    confirmation: Confirmation | None = None
 
 
 class Verdict(BaseModel):
@@ -567,6 +591,14 @@ class Verdict(BaseModel):
     # A judge panel's members, in panel order (None: one judge). ``confidence`` is
     # then the share of members that voted ``label``.
     panel: list[PanelVote] | None = None
+    # The confirmation of a supported/contradicted answer (one judge; a panel's are
+    # its members'). ``usage`` above is the first reading's; the confirmation's is here.
+    confirmation: Confirmation | None = None
+
+    def confirmations(self) -> list[Confirmation]:
+        """Every confirmation behind this verdict: its own, or its panel members'."""
+        own = [self.confirmation] if self.confirmation is not None else []
+        return own + [v.confirmation for v in self.panel or () if v.confirmation is not None]
 
 
 class ClaimResult(BaseModel):

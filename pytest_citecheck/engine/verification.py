@@ -155,4 +155,6 @@ class Verification:
             terms=settings.terms,
             panel=[recording.judge(m) if recording else m for m in panel],
             panel_rule=settings.panel_rule,
+            confirm=not settings.no_confirm,
+            confirm_recorded=recording.confirmation_recorded() if recording else True,
         )
