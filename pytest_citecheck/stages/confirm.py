@@ -122,8 +122,7 @@ def checked(verdict: Verdict, claim: str, shown: Sequence[Passage]) -> Verdict:
             update["reason"] = verdict.reason or Reason.EVIDENCE_LACKS_NUMBER
             detail = _joined(
                 detail,
-                f"the evidence does not state {', '.join(repr(m) for m in missing)} "
-                "of the claim",
+                f"the evidence does not state {', '.join(repr(m) for m in missing)} of the claim",
             )
     if verdict.reason != Reason.SUSPECTED_INJECTION:
         injection = find_injection([p.text for p in shown])

@@ -55,7 +55,7 @@ def _sentence_spans(block: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_END.finditer(block):
-        word = block[:match.start() + 1].rsplit(" ", 1)[-1].rstrip(".").casefold()
+        word = block[: match.start() + 1].rsplit(" ", 1)[-1].rstrip(".").casefold()
         if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
             continue
         spans.append((start, match.start() + 1 + len(match.group(0)[1:].rstrip())))

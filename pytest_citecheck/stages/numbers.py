@@ -95,7 +95,11 @@ _DATES = [
     re.compile(r"\b(?P<year>[12]\d{3})-(?P<mnum>[01]?\d)-(?P<day>[0-3]?\d)\b"),  # 2018-05-07
 ]
 _WORD_NUMBER = (
-    r"(?:(?:" + "|".join(_TENS) + r")(?:[- ](?:" + "|".join(_UNITS) + r"))?|"
+    r"(?:(?:"
+    + "|".join(_TENS)
+    + r")(?:[- ](?:"
+    + "|".join(_UNITS)
+    + r"))?|"
     + "|".join(_UNITS)
     + "|"
     + "|".join(_ORDINALS)
@@ -126,9 +130,7 @@ def _dates(text: str) -> tuple[list[Date], str]:
             if any(c == "\0" for c in chars[match.start() : match.end()]):
                 continue
             groups = match.groupdict()
-            month = (
-                int(groups["mnum"]) if groups.get("mnum") else _MONTHS[groups["month"].lower()]
-            )
+            month = int(groups["mnum"]) if groups.get("mnum") else _MONTHS[groups["month"].lower()]
             day = int(groups["day"]) if groups.get("day") else None
             year = int(groups["year"]) if groups.get("year") else None
             if month < 1 or month > 12 or (day is not None and not 1 <= day <= 31):
