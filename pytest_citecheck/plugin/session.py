@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS

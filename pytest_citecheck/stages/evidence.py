@@ -31,8 +31,47 @@ MAX_CONTEXT_CHARS = 300
 _BLOCK_START = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|\||>)")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\u00c0-\u00de])")
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st mt no vs etc e.g i.e inc ltd co corp jan feb mar apr jun "
-    "jul aug sep sept oct nov dec gen col lt sgt rev fig approx dept est".split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "mt",
+        "no",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "gen",
+        "col",
+        "lt",
+        "sgt",
+        "rev",
+        "fig",
+        "approx",
+        "dept",
+        "est",
+    ]
 )
 
 

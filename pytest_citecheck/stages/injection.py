@@ -10,8 +10,9 @@ The patterns address a model or a grader, not words a page uses anyway. Where th
 act: a quote that is itself such text, or sits in a sentence that is, is never
 evidence (the guard); anywhere else in the passages they only mark the citation
 for review, and the confirmation call decides the label
-(:mod:`pytest_citecheck.stages.confirm`). The patterns are deliberately narrow: their rate on real pages is measured by
-``bench/relevance.py`` over WiCE dev's archived pages. Each pattern is a
+(:mod:`pytest_citecheck.stages.confirm`). The patterns are deliberately narrow:
+their rate on real pages is measured by ``bench/relevance.py`` over WiCE dev's
+archived pages. Each pattern is a
 (name, regex) pair; the name is what a report shows.
 
 Patterns, matched case-insensitively on text normalised as the guard does:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_citecheck.stages.text import word_set
 from tests.doubles.llm import JudgeCall, Scripted, verdict
 
 # Words that name the verdict an order asks for, in the languages the pages use.
@@ -32,7 +33,7 @@ ORDER_WORDS = re.compile(
 _QUOTED = re.compile(r"['\"‘“«„]\s*([^'\"’”»“]{12,}?)\s*['\"’”»“]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[\w,.]+")
-_STOP = frozenset("a an the of in on at is are was to and for by with as".split())
+_STOP = word_set("a an the of in on at is are was to and for by with as")
 
 
 def _sentences(passages: list[str]) -> list[str]:
