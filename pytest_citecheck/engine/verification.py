@@ -83,7 +83,9 @@ class Verification:
             return run()
         from pytest_citecheck.engine.estimate import estimate_claim, spend
 
-        reservation = self.budget.reserve(estimate_claim(claim, judges.name))
+        reservation = self.budget.reserve(
+            estimate_claim(claim, judges.name, confirm=not self.settings.no_confirm)
+        )
         if isinstance(reservation, str):
             return error_result(
                 claim,
