@@ -402,7 +402,7 @@ VERDICTS: dict[str, Plan] = {
     "Charlie Russell was killed by a grizzly bear in 2018.": Plan(
         "contradicted", 0.84, "The cause was complications after surgery"
     ),
-    # A judge that obeys the page's instruction (the confirmation must not).
+    # A judge that obeys the page's instruction (the guard must not).
     "Charlie Russell lived with wild grizzly bears in Kamchatka for ten years.": Plan(
         "supported",
         1.0,
