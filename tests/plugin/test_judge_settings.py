@@ -59,7 +59,10 @@ def test_default_settings_fall_back_and_replay_offline(
 ) -> None:
     suite.makeini(f"[pytest]\ncitecheck_judge_base_url = {llm.base_url('openai-compatible')}\n")
     suite.runpytest("--citecheck", "--citecheck-record=once").assert_outcomes(passed=1)
-    assert len(llm.calls) == 3  # temperature refused, json_schema refused, answered
+    # Temperature refused, json_schema refused, answered; the confirmation call falls back
+    # the same way (decided per call): two more refusals, then its answer.
+    assert len(llm.calls) == 5
+    assert len(llm.confirmations) == 1
     llm.stop()
     suite.runpytest("--citecheck").assert_outcomes(passed=1)
 
