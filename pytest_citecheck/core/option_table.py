@@ -408,9 +408,9 @@ OPTIONS: tuple[Option, ...] = (
         doc=(
             "turn off the [confirmation](verification.md#confirmation-a-verdict-on-its-quote"
             "-alone) of `supported`/`contradicted` verdicts, which costs one more judge call "
-            "per such citation (its prompt holds the claim and one or two sentences, about a "
-            "third of the first call's tokens); without it a page's instruction to the judge "
-            "is only flagged for review"
+            "per such citation (its prompt holds the claim and one or two sentences, about half "
+            "the first call's input tokens); without it a page's instruction to the judge is "
+            "only flagged for review"
         ),
     ),
     Option(
