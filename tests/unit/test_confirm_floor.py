@@ -69,3 +69,27 @@ def test_a_number_the_evidence_does_not_state_is_named(
     claim: str, evidence: str, missing: list[str]
 ) -> None:
     assert missing_numbers(claim, evidence) == missing
+
+
+def test_the_dry_run_counts_the_confirmation_calls_and_their_cost() -> None:
+    from pytest_citecheck.claims.models import Citation, Claim
+    from pytest_citecheck.core.prices import Prices, TokenPrice
+    from pytest_citecheck.core.record_mode import RecordMode
+    from pytest_citecheck.engine.estimate import estimate_claim, plan
+
+    claim = Claim(
+        id="c", claim="Water boils at 100 C.", citations=[Citation(url="https://a.example/x")]
+    )
+    with_confirm = estimate_claim(claim, "openai:gpt-4o-mini")
+    without = estimate_claim(claim, "openai:gpt-4o-mini", confirm=False)
+    assert (with_confirm.confirm_calls, without.confirm_calls) == (1, 0)
+    assert 0 < with_confirm.confirm_input_tokens < with_confirm.input_tokens
+    prices = Prices(credit=0.0, judges={"openai:gpt-4o-mini": TokenPrice(1.0, 1.0)})
+    confirmed, unconfirmed = with_confirm.cost(prices), without.cost(prices)
+    assert confirmed is not None and unconfirmed is not None and confirmed > unconfirmed
+    lines = plan([claim], RecordMode.ONCE, lambda c: True, lambda c: "openai:gpt-4o-mini").lines()
+    assert any(line.startswith("  confirmation calls: 1 at most") for line in lines)
+    quiet = plan(
+        [claim], RecordMode.ONCE, lambda c: True, lambda c: "openai:gpt-4o-mini", confirm=False
+    ).lines()
+    assert not any("confirmation" in line for line in quiet)
