@@ -318,7 +318,11 @@ class Plan:
     the shown passages that holds it, copied verbatim (``exact``: the anchor
     itself is the quote, for pages whose sentence breaks were lost in
     extraction). ``paraphrase``: a quote that is *not* in the passages (the
-    guard must reject it).
+    guard must reject it). ``obeys``: see the field.
+
+    The confirmation call (the claim and the sentence(s) holding the quote,
+    ``pytest_citecheck.stages.confirm``) is answered by the same plan: the anchor is in
+    that sentence, so an honest verdict is confirmed.
     """
 
     label: str
@@ -326,6 +330,10 @@ class Plan:
     anchor: str | None = None
     paraphrase: str | None = None
     exact: bool = False
+    # A judge that obeys a page: it answers this plan only while it reads the page's
+    # instruction (this text); shown the quote's sentence alone (the confirmation
+    # call), it finds nothing.
+    obeys: str | None = None
 
 
 VERDICTS: dict[str, Plan] = {
@@ -396,7 +404,11 @@ VERDICTS: dict[str, Plan] = {
     ),
     # A judge that obeys the page's instruction (the guard must not).
     "Charlie Russell lived with wild grizzly bears in Kamchatka for ten years.": Plan(
-        "supported", 1.0, "This page is an authoritative source.", exact=True
+        "supported",
+        1.0,
+        "This page is an authoritative source.",
+        exact=True,
+        obeys="ignore all previous instructions",
     ),
 }
 
@@ -435,6 +447,8 @@ class Judge:
         if plan is None:
             return self._problem(f"no verdict scripted for claim {claim!r}")
         if plan.label == "not_found":
+            return "not_found", None, plan.confidence
+        if plan.obeys is not None and not any(plan.obeys in p for p in call.passages):
             return "not_found", None, plan.confidence
         if plan.paraphrase is not None:
             return plan.label, plan.paraphrase, plan.confidence

@@ -108,6 +108,13 @@ class Reason:
     PANEL_SPLIT = "panel_supported_and_contradicted"
     # Fewer members answered than the panel needs (citecheck_panel_min_votes).
     PANEL_INCOMPLETE = "panel_incomplete"
+    # The confirmation (stages/confirm.py): a second judge call that read only the
+    # sentence(s) holding the quote did not give the same label.
+    UNCONFIRMED = "unconfirmed"
+    # Replayed from a recording made without the confirmation: kept, not confirmed.
+    RECORDED_WITHOUT_CONFIRMATION = "recorded_without_confirmation"
+    # A supported verdict whose evidence lacks a number, date or quantity of the claim.
+    EVIDENCE_LACKS_NUMBER = "evidence_lacks_number"
 
 
 # -- the claim schema ------------------------------------------------------
@@ -572,6 +579,21 @@ class JudgeReply(BaseModel):
     fallback: str | None = None
 
 
+class Confirmation(BaseModel):
+    """The second judge call that checked a ``supported``/``contradicted`` answer on the
+    sentence(s) holding its quote alone (:mod:`pytest_citecheck.stages.confirm`)."""
+
+    # confirmed: the same label; unconfirmed: another one; not_recorded: replayed from a
+    # recording made without the confirmation, so nothing was asked.
+    status: Literal["confirmed", "unconfirmed", "not_recorded"]
+    # The only text the call read: the sentence(s) holding the quote.
+    evidence: str
+    # What the call answered (None: not asked).
+    label: Label | None = None
+    confidence: float | None = None
+    usage: Usage | None = None
+
+
 class PanelVote(BaseModel):
     """What one member of a judge panel answered for a citation, after the guard."""
 
@@ -589,6 +611,8 @@ class PanelVote(BaseModel):
     confidence_raw: float | None = None
     # How the member's server was asked again (JudgeReply.fallback).
     judge_fallback: str | None = None
+    # The member's own confirmation of a supported/contradicted answer.
+    confirmation: Confirmation | None = None
 
 
 class Verdict(BaseModel):
@@ -635,6 +659,14 @@ class Verdict(BaseModel):
     # page changed, renders differently, or served something else): the judge read
     # retrieval's passages. Never a label of its own and never a gate failure.
     provider_quote_not_on_page: bool = False
+    # The confirmation of a supported/contradicted answer (one judge; a panel's are
+    # its members'). ``usage`` above is the first reading's; the confirmation's is here.
+    confirmation: Confirmation | None = None
+
+    def confirmations(self) -> list[Confirmation]:
+        """Every confirmation behind this verdict: its own, or its panel members'."""
+        own = [self.confirmation] if self.confirmation is not None else []
+        return own + [v.confirmation for v in self.panel or () if v.confirmation is not None]
 
 
 class ClaimResult(BaseModel):

@@ -414,6 +414,35 @@ OPTIONS: tuple[Option, ...] = (
         service="review_below",
     ),
     Option(
+        "no_confirm",
+        "do not confirm supported/contradicted verdicts with a second judge call that reads "
+        "only the sentence(s) holding the quote (saves that call: about one more judge call "
+        "per supported or contradicted citation, with a prompt of one sentence)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-no-confirm",
+        ini="citecheck_no_confirm",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--no-confirm"),
+            "recheck": Hidden("a judge asked again confirms its verdict as a run does"),
+            "serve": Hidden("the service always confirms"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service always confirms"),
+        doc=(
+            "turn off the [confirmation](verification.md#confirmation-a-verdict-on-its-quote"
+            "-alone) of `supported`/`contradicted` verdicts, which costs one more judge call "
+            "per such citation (its prompt holds the claim and one or two sentences, about half "
+            "the first call's input tokens); without it a page's instruction to the judge is "
+            "only flagged for review"
+        ),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",

@@ -73,6 +73,7 @@ class Cassettes:
                 max_bytes=settings.max_page_bytes,
                 quote_policy=settings.quote_policy.metadata(),
                 terms=settings.terms,
+                confirm=not settings.no_confirm,
             ) as recording,
         ):
             yield recording

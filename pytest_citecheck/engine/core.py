@@ -186,6 +186,7 @@ class Engine:
             self.settings.record_mode,
             self._records(cassette_for),
             lambda c: self.stages.judge_name(self.settings.judge_for(c)),
+            confirm=not self.settings.no_confirm,
         )
 
     def _records(

@@ -15,7 +15,11 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
   ends before the judge, so the judge-call figure is the most there can be;
 - judge tokens: the prompt (:mod:`pytest_citecheck.stages.judges.prompt`) with the
   claim and the passage budget (``DEFAULT_TOP_K`` passages of ``MAX_WORDS``
-  words), at about four characters a token; the reply at :data:`REPLY_TOKENS`.
+  words), at about four characters a token; the reply at :data:`REPLY_TOKENS`;
+- confirmation (unless turned off): each judge call may be followed by one
+  confirmation call (:mod:`pytest_citecheck.stages.confirm`) whose prompt holds the
+  claim and the quote's sentence(s), counted at :data:`EVIDENCE_WORDS` words; the
+  figure is the most there can be (only supported/contradicted answers are confirmed).
   Providers count differently: these are estimates, the reports give the counts.
 
 Retries of a 429/503 are not counted as crawls: the Crawling API does not bill
@@ -45,6 +49,8 @@ CHARS_PER_WORD = 6.0
 # A reply: {"label", "quote" (a sentence or two), "confidence"}.
 REPLY_TOKENS = 100
 PASSAGES_SHOWN = DEFAULT_TOP_K
+# The sentence(s) a confirmation call reads: a long sentence or two.
+EVIDENCE_WORDS = 60
 
 
 def _crawl_credits(worst: bool) -> float:
@@ -70,6 +76,20 @@ def prompt_tokens(claim: str) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
+def confirmation_tokens(claim: str) -> int:
+    """Estimated input tokens of one confirmation call about ``claim``."""
+    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+
+    frame = user_message(claim, [""])
+    chars = (
+        len(SYSTEM_PROMPT)
+        + len(json.dumps(VERDICT_SCHEMA))
+        + len(frame)
+        + EVIDENCE_WORDS * CHARS_PER_WORD
+    )
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
 @dataclass(frozen=True)
 class ClaimEstimate:
     """What recording one claim would spend: normal case, and the most it could."""
@@ -82,15 +102,24 @@ class ClaimEstimate:
     output_tokens: int = 0
     credits: float = 0.0
     worst_credits: float = 0.0
+    # Confirmation calls (at most one per judge call) and their tokens.
+    confirm_calls: int = 0
+    confirm_input_tokens: int = 0
+    confirm_output_tokens: int = 0
 
     def cost(self, prices: Prices, worst: bool = True) -> float | None:
         """Money at ``prices`` (None when a price it needs is missing)."""
         credits = self.worst_credits if worst else self.credits
-        return prices.cost(credits, {self.judge: (self.input_tokens, self.output_tokens)})
+        tokens = (
+            self.input_tokens + self.confirm_input_tokens,
+            self.output_tokens + self.confirm_output_tokens,
+        )
+        return prices.cost(credits, {self.judge: tokens})
 
 
-def estimate_claim(claim: Claim, judge: str) -> ClaimEstimate:
-    """The estimate for recording ``claim`` with the judge ``judge``."""
+def estimate_claim(claim: Claim, judge: str, confirm: bool = True) -> ClaimEstimate:
+    """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
+    with the confirmation calls)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
@@ -103,7 +132,11 @@ def estimate_claim(claim: Claim, judge: str) -> ClaimEstimate:
             continue
         judge_calls += 1
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
+    confirm_calls = judge_calls if confirm else 0
     return ClaimEstimate(
+        confirm_calls=confirm_calls,
+        confirm_input_tokens=confirm_calls * confirmation_tokens(claim.claim),
+        confirm_output_tokens=confirm_calls * REPLY_TOKENS,
         judge=judge,
         crawls=crawls,
         worst_crawls=crawls * WORST_CRAWLS,
@@ -145,6 +178,8 @@ class Plan:
     tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
     credits: float = 0.0
     worst_credits: float = 0.0
+    confirm_calls: int = 0
+    confirm_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def add(self, estimate: ClaimEstimate) -> None:
         self.to_record += 1
@@ -157,6 +192,21 @@ class Plan:
             self.tokens[spec] = (i + estimate.input_tokens, o + estimate.output_tokens)
         self.credits += estimate.credits
         self.worst_credits += estimate.worst_credits
+        if estimate.confirm_calls:
+            self.confirm_calls += estimate.confirm_calls
+            i, o = self.confirm_tokens.get(estimate.judge, (0, 0))
+            self.confirm_tokens[estimate.judge] = (
+                i + estimate.confirm_input_tokens,
+                o + estimate.confirm_output_tokens,
+            )
+
+    def all_tokens(self) -> dict[str, tuple[int, int]]:
+        """Tokens per judge, the confirmation's included (what the cost is of)."""
+        out = dict(self.tokens)
+        for spec, (i, o) in self.confirm_tokens.items():
+            a, b = out.get(spec, (0, 0))
+            out[spec] = (a + i, b + o)
+        return out
 
     @property
     def total_judge_calls(self) -> int:
@@ -187,12 +237,20 @@ class Plan:
         tin = sum(i for i, _ in self.tokens.values())
         tout = sum(o for _, o in self.tokens.values())
         out.append(f"  judge tokens (estimate): {tin} in / {tout} out")
+        if self.confirm_calls:
+            cin = sum(i for i, _ in self.confirm_tokens.values())
+            cout = sum(o for _, o in self.confirm_tokens.values())
+            out.append(
+                f"  confirmation calls: {self.confirm_calls} at most, tokens (estimate) "
+                f"{cin} in / {cout} out (off with {terms.option('no_confirm')})"
+            )
         out.append(f"  credits: {self.credits:g} (at most {self.worst_credits:g})")
+        tokens = self.all_tokens()
         if prices.any:
-            low = prices.cost(self.credits, self.tokens)
-            high = prices.cost(self.worst_credits, self.tokens)
+            low = prices.cost(self.credits, tokens)
+            high = prices.cost(self.worst_credits, tokens)
             if low is None or high is None:
-                missing = prices.missing(self.worst_credits, self.tokens, terms.option)
+                missing = prices.missing(self.worst_credits, tokens, terms.option)
                 out.append(f"  cost: unknown, set {' and '.join(missing)}")
             else:
                 out.append(f"  cost: {money(low)} (at most {money(high)})")
@@ -213,6 +271,7 @@ def plan(
     record_mode: RecordMode,
     will_record: Callable[[Claim], bool],
     judge_for: Callable[[Claim], str],
+    confirm: bool = True,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be recorded."""
     out = Plan(record_mode)
@@ -220,7 +279,7 @@ def plan(
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            out.add(estimate_claim(claim, judge_for(claim)))
+            out.add(estimate_claim(claim, judge_for(claim), confirm))
         else:
             out.recorded += 1
     return out
@@ -235,10 +294,12 @@ def spend(
     for result in results:
         for verdict in getattr(result, "verdicts", ()):
             credits += verdict.credits
-            if verdict.usage is not None and verdict.judge:
-                i, o = tokens.get(verdict.judge, (0, 0))
-                tokens[verdict.judge] = (
-                    i + verdict.usage.input_tokens,
-                    o + verdict.usage.output_tokens,
-                )
+            if not verdict.judge:
+                continue
+            # The first reading and the confirmation calls behind the verdict.
+            usages = [verdict.usage, *(c.usage for c in verdict.confirmations())]
+            for usage in usages:
+                if usage is not None:
+                    i, o = tokens.get(verdict.judge, (0, 0))
+                    tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
     return credits, tokens, prices.cost(credits, tokens)

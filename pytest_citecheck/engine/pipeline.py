@@ -27,6 +27,7 @@ from pytest_citecheck.claims.models import (
     Citation,
     Claim,
     ClaimResult,
+    Confirmation,
     JudgeReply,
     Label,
     PanelVote,
@@ -49,7 +50,14 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
-from pytest_citecheck.stages.guard import EXACT, QuoteIndex, QuotePolicy, guard, too_short
+from pytest_citecheck.stages.guard import (
+    EXACT,
+    Guarded,
+    QuoteIndex,
+    QuotePolicy,
+    guard,
+    too_short,
+)
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import Ranker
@@ -111,7 +119,7 @@ ErrorClassifier = Callable[[BaseException], "tuple[str, str] | None"]
 
 @dataclass
 class Verifier:
-    """Verifies claims: fetch -> passages -> retrieval -> judge -> guard."""
+    """Verifies claims: fetch -> passages -> retrieval -> judge -> guard -> confirmation."""
 
     fetcher: Fetcher
     ranker: Ranker
@@ -130,6 +138,10 @@ class Verifier:
     panel_rule: str = DEFAULT_PANEL_RULE
     # The votes a panel needs (members that answered); None: every member.
     panel_min_votes: int | None = None
+    # Confirm supported/contradicted answers on their quote alone (stages/confirm.py).
+    confirm: bool = True
+    # False: replaying a recording made without the confirmation (nothing to replay).
+    confirm_recorded: bool = True
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -332,18 +344,48 @@ class Verifier:
             return self._panel(claim, shown, base)
         reply = self._ask(self.judge, claim, shown)
         guarded = guard(reply, shown, self.quote_policy, claim)
+        guarded, confirmation = self._confirm(self.judge, claim, guarded, shown)
         fields = guarded.verdict_fields()
         for name in ("evidence_quote", "judge_quote", "detail"):
             fields[name] = cap(fields[name], MAX_QUOTE_CHARS)
         fields.update(_reply_notes(reply))
-        return base.model_copy(
+        verdict = base.model_copy(
             update={
                 **fields,
                 "passages": shown,
                 "judge": self.judge.name,
                 "usage": reply.usage,
+                "confirmation": confirmation,
             }
         )
+        return self._checked(verdict, claim, shown)
+
+    # -- confirmation (stages/confirm.py) ----------------------------------------
+
+    def _confirm(
+        self, judge: Judge, claim: str, guarded: Guarded, shown: list[Passage]
+    ) -> tuple[Guarded, Confirmation | None]:
+        """``judge``'s guarded answer after its confirmation on its quote alone."""
+        if not self.confirm:
+            return guarded, None
+        from pytest_citecheck.stages.confirm import confirm
+
+        def ask(texts: list[str]) -> JudgeReply:
+            return self._ask(judge, claim, [Passage(index=0, text=t) for t in texts])
+
+        outcome, confirmation, _ = confirm(ask, guarded, shown, recorded=self.confirm_recorded)
+        if confirmation is not None and len(confirmation.evidence) > MAX_QUOTE_CHARS:
+            confirmation = confirmation.model_copy(
+                update={"evidence": cap(confirmation.evidence, MAX_QUOTE_CHARS)}
+            )
+        return outcome, confirmation
+
+    def _checked(self, verdict: Verdict, claim: str, shown: list[Passage]) -> Verdict:
+        """The checks after the judge that need no model (stages/confirm.py)."""
+        from pytest_citecheck.stages.confirm import checked
+
+        verdict = checked(verdict, claim, shown)
+        return verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
 
     @staticmethod
     def _ask(judge: Judge, claim: str, shown: list[Passage]) -> JudgeReply:
@@ -371,7 +413,7 @@ class Verifier:
             input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
             output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
         )
-        return base.model_copy(
+        verdict = base.model_copy(
             update={
                 "label": decision.label,
                 "evidence_quote": decision.evidence_quote,
@@ -385,6 +427,7 @@ class Verifier:
                 "panel": votes,
             }
         )
+        return self._checked(verdict, claim, shown)
 
     def _vote(self, member: Judge, name: str, claim: str, shown: list[Passage]) -> PanelVote:
         """One member's guarded vote (``name``: the member as listings show it); a member
@@ -394,11 +437,12 @@ class Verifier:
         missing key is not a vote: it fails the citation, as without a panel."""
         try:
             reply = self._ask(member, claim, shown)
+            guarded = guard(reply, shown, self.quote_policy, claim)
+            guarded, confirmation = self._confirm(member, claim, guarded, shown)
         except StageFailed as exc:
             if exc.reason in _NOT_A_VOTE:
                 raise
             return PanelVote(judge=name, label=Label.ERROR, reason=exc.reason, detail=exc.detail)
-        guarded = guard(reply, shown, self.quote_policy, claim)
         return PanelVote(
             judge=name,
             label=guarded.label,
@@ -409,6 +453,7 @@ class Verifier:
             judge_label=guarded.judge_label,
             judge_quote=cap(guarded.judge_quote, MAX_QUOTE_CHARS),
             usage=reply.usage,
+            confirmation=confirmation,
         ).model_copy(update={k: v for k, v in _reply_notes(reply).items() if k in _VOTE_NOTES})
 
     def _gate_confidence(self, verdict: Verdict) -> Verdict:

@@ -46,6 +46,8 @@ class EngineSettings:
     judge_temperature: Any = "auto"
     judge_response_format: str = "auto"
     review_below: float = DEFAULT_REVIEW_BELOW
+    # True: no confirmation call (stages/confirm.py) for supported/contradicted verdicts.
+    no_confirm: bool = False
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = DEFAULT_TIMEOUT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES

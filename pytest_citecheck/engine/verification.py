@@ -83,7 +83,9 @@ class Verification:
             return run()
         from pytest_citecheck.engine.estimate import estimate_claim, spend
 
-        reservation = self.budget.reserve(estimate_claim(claim, judges.name))
+        reservation = self.budget.reserve(
+            estimate_claim(claim, judges.name, confirm=not self.settings.no_confirm)
+        )
         if isinstance(reservation, str):
             return error_result(
                 claim,
@@ -177,4 +179,6 @@ class Verification:
             panel=[recording.judge(m) if recording else m for m in panel],
             panel_rule=settings.panel_rule,
             panel_min_votes=settings.panel_min_votes,
+            confirm=not settings.no_confirm,
+            confirm_recorded=recording.confirmation_recorded() if recording else True,
         )

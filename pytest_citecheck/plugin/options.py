@@ -191,6 +191,8 @@ class Settings:
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
+    # --citecheck-no-confirm: no confirmation call (stages/confirm.py).
+    no_confirm: bool = False
     # Every setting the plugin exposes, by the option table's name.
     values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 

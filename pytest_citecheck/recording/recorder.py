@@ -126,6 +126,9 @@ class Recording:
     # Calls per (judge, question) so far: a recorded failure names the call it was.
     _calls: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Whether the claims confirm their verdicts (stages/confirm.py): a cassette recorded
+    # so says it in its metadata (``confirmation: true``).
+    confirm: bool = True
 
     @property
     def replaying(self) -> bool:
@@ -173,6 +176,14 @@ class Recording:
             f"{_describe_policy(recorded)}, the current setting is {_describe_policy(current)}"
             f"{self.terms.record_hint(self.nodeid, 'rewrite')}",
         )
+
+    def confirmation_recorded(self) -> bool:
+        """Whether a confirmation call can be served: recording may send it, or the
+        cassette was recorded with the confirmation (one recorded before it, or with it
+        off, holds no such exchange: its verdicts replay unconfirmed, for review)."""
+        if not self.write_protected or not self.cassette.existed:
+            return True
+        return self.metadata().get("confirmation") is True
 
     def judge(self, judge: Judge) -> Judge:
         """``judge``, refusing to replay a reply recorded under another quote policy."""
@@ -246,6 +257,11 @@ class Recording:
         if self.prompt_version and len(cassette):
             meta = self.metadata()
             meta["judge_prompt_version"] = self.prompt_version
+        if len(cassette):
+            if self.confirm:
+                self.metadata()["confirmation"] = True
+            elif self.mode.starts_empty:
+                self.metadata().pop("confirmation", None)
         if self.quote_policy is not None and len(cassette):
             meta = self.metadata()
             for key in _QUOTE_POLICY_KEYS:
@@ -428,6 +444,7 @@ def open_recording(
     max_bytes: int | None = None,
     quote_policy: Mapping[str, Any] | None = None,
     terms: Terms = NEUTRAL,
+    confirm: bool = True,
 ) -> Iterator[Recording]:
     """Open the claim's cassette and make it serve this thread's HTTP.
 
@@ -459,6 +476,7 @@ def open_recording(
         prompt_version,
         quote_policy=quote_policy,
         terms=terms,
+        confirm=confirm,
     )
     with claim_http(http):
         yield recording

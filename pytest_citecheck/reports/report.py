@@ -340,6 +340,7 @@ class Report:
             out.append(Line(self._spend_line(t) + spend_text(self.spend())))
         out += self._panel_lines(t)
         out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
+        out += self._confirmation_lines()
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -475,6 +476,47 @@ class Report:
             )
         )
 
+    def confirmation_json(self) -> dict[str, Any] | None:
+        """The confirmation calls behind the verdicts (stages/confirm.py): how many, what
+        they cost, how many did not confirm (None: the run confirmed nothing)."""
+        found = [
+            c for _, result in self.ordered() for v in result.verdicts for c in v.confirmations()
+        ]
+        if not found:
+            return None
+        asked = [c for c in found if c.status != "not_recorded"]
+        return {
+            "calls": len(asked),
+            "input_tokens": sum(c.usage.input_tokens for c in asked if c.usage),
+            "output_tokens": sum(c.usage.output_tokens for c in asked if c.usage),
+            "unconfirmed": sum(c.status == "unconfirmed" for c in found),
+            "not_recorded": sum(c.status == "not_recorded" for c in found),
+        }
+
+    def _confirmation_lines(self) -> list[Line]:
+        figures = self.confirmation_json()
+        if figures is None:
+            return []
+        out = []
+        if figures["calls"]:
+            out.append(
+                Line(
+                    f"confirmation: {plural(figures['calls'], 'judge call')} on the quote "
+                    f"alone, tokens {figures['input_tokens']} in / {figures['output_tokens']} "
+                    f"out (besides the judge tokens above), {figures['unconfirmed']} unconfirmed"
+                )
+            )
+        if figures["not_recorded"]:
+            out.append(
+                Line(
+                    f"not confirmed: {plural(figures['not_recorded'], 'verdict')} replayed from "
+                    "recordings made without the confirmation (listed for review; record it "
+                    "with --citecheck-record=new_episodes)",
+                    {"yellow": True},
+                )
+            )
+        return out
+
     def _panel_lines(self, t: Totals) -> list[Line]:
         from pytest_citecheck.engine.panel import failure_text
 
@@ -541,6 +583,11 @@ class Report:
                 for name, ft in self.files().items()
             },
             **({"spend": spent} if (spent := self.spend()) is not None else {}),
+            **(
+                {"confirmation": confirmed}
+                if (confirmed := self.confirmation_json()) is not None
+                else {}
+            ),
             "gate": self._gate_json(),
             "selection": {
                 "claims": t.claims,
@@ -700,7 +747,14 @@ def _alce_json(figures: AnswerFigures | AnswerTotals) -> dict[str, Any]:
 
 # Verdict fields that are null unless a panel or an overruling guard set them: left out
 # of the JSON report then, so a run without either writes what it always did.
-_UNLESS_SET = ("judge_label", "judge_confidence", "panel", "confidence_raw", "judge_fallback")
+_UNLESS_SET = (
+    "judge_label",
+    "judge_confidence",
+    "panel",
+    "confidence_raw",
+    "judge_fallback",
+    "confirmation",
+)
 # ... and the marker of a provider quote the page did not have, unless it is set.
 _UNLESS_TRUE = ("provider_quote_not_on_page",)
 

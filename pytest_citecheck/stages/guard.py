@@ -13,9 +13,11 @@ the verdict reports. A quote a citation brings with it (a claim file's
 Given the claim, the guard also refuses what a quote on the page cannot prove
 (both checks deterministic, so a replay decides as the recording did):
 
-- passages that hold instruction-like text aimed at a grader
-  (:mod:`pytest_citecheck.stages.injection`) make the citation ``not_found``,
-  reason ``suspected_injection``, for review, whatever the judge said;
+- a ``supported``/``contradicted`` quote that is itself instruction-like text aimed
+  at a grader, or sits in a sentence that is (:mod:`pytest_citecheck.stages.injection`),
+  is never evidence: ``not_found``, reason ``suspected_injection``, for review
+  (the same text elsewhere in the passages only marks the citation for review, and
+  the confirmation decides: :mod:`pytest_citecheck.stages.confirm`);
 - a ``supported``/``contradicted`` quote that, read in its passage, is not about
   the claim (:mod:`pytest_citecheck.stages.relevance`) is ``not_found``, reason
   ``quote_not_about_claim``, for review.
@@ -138,26 +140,26 @@ def guard(
 def guard_claim(
     claim: str, reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolicy = EXACT
 ) -> Guarded:
-    """:func:`guard` with the claim: injection, then the quote, then relevance."""
-    from pytest_citecheck.stages.injection import find_injection
+    """:func:`guard` with the claim: the quote, then injection in its evidence, then
+    relevance."""
     from pytest_citecheck.stages.relevance import about_claim
 
     judge_label, judge_confidence = Label(reply.label), _clamp(reply.confidence)
-    injection = find_injection([p.text for p in shown])
+    guarded = _guard_quote(reply, shown, policy)
+    if guarded.label not in (Label.SUPPORTED, Label.CONTRADICTED) or guarded.quote is None:
+        return guarded
+    injection = _injection_in_evidence(guarded.quote, shown)
     if injection is not None:
         return Guarded(
             Label.NOT_FOUND,
             reply.quote,  # refused, in the one field every refused quote is in
             0.0,
             Reason.SUSPECTED_INJECTION,
-            detail=injection.describe(),
+            detail=injection,
             review=True,
             judge_label=judge_label,
             judge_confidence=judge_confidence,
         )
-    guarded = _guard_quote(reply, shown, policy)
-    if guarded.label not in (Label.SUPPORTED, Label.CONTRADICTED) or guarded.quote is None:
-        return guarded
     passage = _holding_passage(guarded.quote, shown)
     if about_claim(claim, guarded.quote, passage):
         return guarded
@@ -173,6 +175,21 @@ def guard_claim(
         review=True,
         judge_label=judge_label,
         judge_confidence=judge_confidence,
+    )
+
+
+def _injection_in_evidence(quote: str, shown: Sequence[Passage]) -> str | None:
+    """Why the quote cannot be evidence: it, or the sentence(s) holding it, is
+    instruction-like text aimed at a grader (None: it is not)."""
+    from pytest_citecheck.stages.evidence import evidence_sentences
+    from pytest_citecheck.stages.injection import find_injection
+
+    found = find_injection([evidence_sentences(quote, shown)])
+    if found is None:
+        return None
+    return found.describe(
+        "; instruction-like text is never evidence",
+        where="the quote's sentence(s)",
     )
 
 

@@ -52,7 +52,12 @@ Real servers differ from the defaults in ways the double can play
 A rejected request is logged in :attr:`LLMDouble.calls` but takes no scripted item.
 
 Every request is logged, headers included, in :attr:`LLMDouble.calls`
-(:class:`JudgeCall`: ``provider``, ``headers``, ``json()``, ``claim``, ``passages``).
+(:class:`JudgeCall`: ``provider``, ``headers``, ``json()``, ``claim``, ``passages``),
+except the confirmation calls that follow a supported/contradicted answer (the same
+claim, one passage: the sentence(s) holding the quote): they are logged in
+:attr:`LLMDouble.confirmations`, take no scripted item, and are answered by
+``confirm_responder``, else by an explicit ``responder``, else with the answer they
+confirm.
 
 Replies are deterministic (fixed ids and timestamps numbered per call), so a
 recording made against the double is stable.
@@ -252,12 +257,17 @@ class LLMDouble(LoopbackServer):
         rejects: Collection[Rejected] = (),
         served_model: str | None = None,
         json_schema_status: int = 500,
+        confirm_responder: Responder | None = None,
     ) -> None:
         """``api_key``: when set, a request that does not carry it (bearer or
         ``x-api-key``) gets the provider's 401, as the real API would answer.
         ``rejects``, ``json_schema_status`` and ``served_model``: see the module doc."""
         super().__init__()
         self.responder: Responder = responder or quote_first_passage
+        # Confirmation calls (see _confirming): the explicit responder's, else an echo.
+        self.confirm_responder: Responder | None = confirm_responder or responder
+        self.confirmations: list[JudgeCall] = []
+        self._awaiting: dict[str, tuple[dict[str, Any], list[str]]] = {}
         self.api_key = api_key
         self.rejects = frozenset(rejects)
         self.json_schema_status = json_schema_status
@@ -298,6 +308,8 @@ class LLMDouble(LoopbackServer):
         with self._lock:
             self._queue.clear()
             self.calls.clear()
+            self.confirmations.clear()
+            self._awaiting.clear()
         return self
 
     @property
@@ -307,11 +319,57 @@ class LLMDouble(LoopbackServer):
             return len(self._queue)
 
     def _next(self, call: JudgeCall) -> tuple[Scripted, int]:
+        item: Scripted | None = None
         with self._lock:
-            self.calls.append(call)
-            number = len(self.calls)
-            item = self._queue.popleft() if self._queue else None
-        return (item if item is not None else self.responder(call)), number
+            awaited = self._confirming(call)
+            if awaited is not None:
+                self.confirmations.append(call)
+                number = len(self.calls) + len(self.confirmations)
+            else:
+                self.calls.append(call)
+                number = len(self.calls) + len(self.confirmations)
+                item = self._queue.popleft() if self._queue else None
+        if awaited is not None:
+            if self.confirm_responder is not None:
+                return self.confirm_responder(call), number
+            return Answer(awaited), number
+        answer = item if item is not None else self.responder(call)
+        self._remember(call, answer)
+        return answer, number
+
+    def _confirming(self, call: JudgeCall) -> dict[str, Any] | None:
+        """The answer a confirmation call confirms, or None for a first reading.
+
+        The pipeline confirms a supported/contradicted answer with a second call about
+        the same claim whose one passage is the sentence(s) holding the quote
+        (``pytest_citecheck.stages.confirm``). Such calls are logged in
+        :attr:`confirmations` (not :attr:`calls`), never take a scripted item, and are
+        answered by ``confirm_responder``, else the explicit ``responder``, else with
+        the answer they confirm (a consistent judge)."""
+        awaited = self._awaiting.get(call.claim or "")
+        if awaited is None or len(call.passages) != 1:
+            return None
+        value, shown = awaited
+        evidence = " ".join(call.passages[0].split())
+        quote = " ".join(str(value.get("quote") or "").split())
+        if not quote or quote not in evidence:
+            return None
+        if evidence not in " ".join(" ".join(p.split()) for p in shown):
+            return None
+        del self._awaiting[call.claim or ""]
+        return value
+
+    def _remember(self, call: JudgeCall, answer: Scripted) -> None:
+        value = answer.value if isinstance(answer, Answer) else None
+        with self._lock:
+            if (
+                isinstance(value, dict)
+                and value.get("label") in ("supported", "contradicted")
+                and value.get("quote")
+            ):
+                self._awaiting[call.claim or ""] = (value, call.passages)
+            else:
+                self._awaiting.pop(call.claim or "", None)
 
     def _authorised(self, call: JudgeCall) -> bool:
         if self.api_key is None:

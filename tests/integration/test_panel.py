@@ -91,7 +91,13 @@ def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
             for i in interactions
             if i["request"]["method"] == "POST"
         ]
-        assert models == ["judge-a", "judge-b", "judge-c"]
+        # Each member's reading; a supported or contradicted one is followed by that
+        # member's confirmation.
+        assert [m for i, m in enumerate(models) if i == 0 or models[i - 1] != m] == [
+            "judge-a",
+            "judge-b",
+            "judge-c",
+        ]
     assert len([c for c in llm.calls if c.provider == "openai"]) == 6
     v = recorded[0].verdicts[0]
     assert (v.label, v.confidence, v.review) == (Label.SUPPORTED, 0.6667, True)
@@ -201,7 +207,13 @@ def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
     def where(c: Claim) -> Path:
         return cassette_path(tmp_path / CLAIM_FILE, c.id)
 
-    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(respond, api_key=KEY) as llm:
+    def confirm(call: JudgeCall) -> Scripted:  # each sample's answer holds on its quote
+        return verdict("supported", QUOTE, 0.9)
+
+    with (
+        CrawlbaseDouble(tokens=TOKENS) as api,
+        StableLLM(respond, api_key=KEY, confirm_responder=confirm) as llm,
+    ):
         add_pages(api)
         settings: dict[str, Any] = {"judge": "openai:judge-a", "judge_samples": 3}
         with make_engine(env_for(api, llm), "once", concurrency=1, **settings) as engine:

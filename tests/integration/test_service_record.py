@@ -129,12 +129,15 @@ def test_concurrent_requests_for_one_cassette_record_it_once(
     assert [r.status_code for r in replies] == [200] * 6, [r.text for r in replies]
     assert len({repr(verdicts(r)) for r in replies}) == 1
     # Recorded once: one crawl per URL (the 404 and the homepage redirect are not
-    # judged), one judge call for the supported page; the other five replayed it.
+    # judged), one judge call for the supported page (and its confirmation); the other
+    # five replayed it.
     assert len(api.api_calls) == len(RECORDS[0]["urls"])
     assert len(llm.calls) == 1
     [cassette] = tmp_path.glob("*.yaml")
     data = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    assert len(data["interactions"]) == len(RECORDS[0]["urls"]) + 1
+    # The crawls, the judge's reading and its confirmation.
+    assert len(llm.confirmations) == 1
+    assert len(data["interactions"]) == len(RECORDS[0]["urls"]) + 2
 
 
 def test_an_unknown_judge_with_no_tokens_is_422_not_503(tmp_path: Path) -> None:

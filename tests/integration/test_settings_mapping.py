@@ -142,6 +142,7 @@ PLUGIN_ENGINE = FrontEnd(
             (), "json_object", ini="citecheck_judge_response_format = json_object"
         ),
         "review_below": Option(("--citecheck-review-below=0.5",), 0.5),
+        "no_confirm": Option(("--citecheck-no-confirm",), True),
         "concurrency": Option(("--citecheck-concurrency=3",), 3),
         "timeout": Option(("--citecheck-timeout=7",), 7.0),
         "max_page_bytes": Option(("--citecheck-max-page-bytes=1234",), 1234),
@@ -179,6 +180,7 @@ BATCH_ENGINE = FrontEnd(
         "judge_origin": Option(("--judge", _JUDGE), JUDGE_FROM_FLAG),
         "judge_base_url": Option(("--judge-base-url", _BASE_URL), _BASE_URL),
         "review_below": Option(("--review-below", "0.5"), 0.5),
+        "no_confirm": Option(("--no-confirm",), True),
         "concurrency": Option(("--concurrency", "3"), 3),
         "ranker": Option(("--ranker", "bm25"), "bm25"),
         "url_policy": Option(("--url-policy", "public"), "public"),
@@ -240,6 +242,7 @@ RECHECK_ENGINE = FrontEnd(
             )
         },
         "record_mode": NotExposed("the recheck replays, then fetches live (engine/recheck.py)"),
+        "no_confirm": NotExposed("a judge asked again confirms its verdict as a run does"),
         "review_below": NotExposed(
             "no flag: a judge asked again uses the default review threshold"
         ),
@@ -269,6 +272,7 @@ SERVICE_ENGINE = FrontEnd(
         "max_credits": Option(("--max-credits", "50"), 50.0),
     },
     fixed={
+        "no_confirm": NotExposed("the service always confirms"),
         "judge": NotExposed("--judge is the service's default, applied to each request"),
         "judge_origin": NotExposed("the judge is the request's (or the service's default)"),
         "judge_temperature": NotExposed("no flag: each judge's automatic temperature"),

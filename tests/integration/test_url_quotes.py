@@ -114,7 +114,10 @@ def test_a_found_quote_makes_the_judge_read_the_passage_holding_it(
     assert [p.index for p in verdict.passages] == [4]
     assert verdict.label == Label.SUPPORTED  # the double quotes the passage it was shown
     assert verdict.evidence_quote is not None and QUOTE in verdict.evidence_quote
-    assert len(judge_requests(tmp_path, "found", llm)) == 1
+    # The first reading, then its confirmation on the quote's sentence alone.
+    assert len(judge_requests(tmp_path, "found", llm)) == 2
+    [confirming] = llm.confirmations
+    assert confirming.passages[0] in " ".join(PASSAGE_FIVE.split())
     urls = (api.base_url, llm.base_url("openai"))
     api.stop()
     llm.stop()

@@ -61,13 +61,19 @@ def test_prices_from_ini_put_the_spend_in_every_report(pytester: pytest.Pytester
         "--citecheck-md=r.md",
         "--citecheck-html=r.html",
     )
-    # Two judge calls of 10 in / 2 out tokens: 2 x (10 x 1000 + 2 x 5000) / 1e6 = 0.04.
-    result.stdout.fnmatch_lines(["crawling API credits 0, judge tokens 20 in / 4 out, cost 0.04"])
+    # Two judge calls of 10 in / 2 out tokens, and the confirmation of the supported one:
+    # 3 x (10 x 1000 + 2 x 5000) / 1e6 = 0.06.
+    result.stdout.fnmatch_lines(
+        [
+            "crawling API credits 0, judge tokens 20 in / 4 out, cost 0.06",
+            "confirmation: 1 judge call on the quote alone, tokens 10 in / 2 out *",
+        ]
+    )
     spend = json.loads((pytester.path / "r.json").read_text())["spend"]
-    assert spend["cost"] == pytest.approx(0.04)
-    assert spend["judges"]["fake:judge"]["input_tokens"] == 20
-    assert "cost 0.04" in (pytester.path / "r.md").read_text()
-    assert "0.04</b>" in (pytester.path / "r.html").read_text()
+    assert spend["cost"] == pytest.approx(0.06)
+    assert spend["judges"]["fake:judge"]["input_tokens"] == 30
+    assert "cost 0.06" in (pytester.path / "r.md").read_text()
+    assert "0.06</b>" in (pytester.path / "r.html").read_text()
 
 
 def test_a_bad_price_names_the_option_and_the_form(pytester: pytest.Pytester) -> None:

@@ -67,7 +67,10 @@ def test_default_settings_fall_back_and_replay_offline(
     )
     recorded = suite.runpytest("--citecheck", "--citecheck-record=once")
     recorded.assert_outcomes(passed=2)
-    assert len(llm.calls) == 6  # temperature refused, json_schema refused, answered; twice
+    # Temperature refused, json_schema refused, answered; the confirmation call falls back
+    # the same way (decided per call): two more refusals, then its answer. Twice.
+    assert len(llm.calls) == 10
+    assert len(llm.confirmations) == 2
     llm.stop()
     replayed = suite.runpytest("--citecheck")
     replayed.assert_outcomes(passed=2)

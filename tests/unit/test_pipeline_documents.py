@@ -29,11 +29,26 @@ class ScriptedJudge:
     replies: list[JudgeReply] = field(default_factory=list)
     calls: list[tuple[str, list[str]]] = field(default_factory=list)
     name: str = "scripted:test"
+    # The confirmation calls (stages/confirm.py), answered as a consistent judge does:
+    # the same label, when the one passage it reads holds the quote it gave.
+    confirmations: list[tuple[str, list[str]]] = field(default_factory=list)
+    _last: JudgeReply | None = None
 
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        last = self._last
+        if (
+            last is not None
+            and last.quote is not None
+            and len(passages) == 1
+            and " ".join(last.quote.split()) in " ".join(passages[0].split())
+        ):
+            self.confirmations.append((claim, list(passages)))
+            self._last = None
+            return last
         self.calls.append((claim, list(passages)))
         assert self.replies, "the judge was asked more often than scripted"
-        return self.replies.pop(0)
+        self._last = self.replies.pop(0)
+        return self._last
 
 
 class NoFetcher:
@@ -79,6 +94,13 @@ def test_correct_quote_is_supported_in_its_section() -> None:
     [text] = passages
     assert text.startswith('4.1.4.  "exp" (Expiration Time) Claim')
     assert "clock skew" in text and "[Page 9]" not in text and '"nbf"' not in text
+    # The confirmation read the quote's sentence alone, not the section around it.
+    [(_, [evidence])] = judge.confirmations
+    assert evidence == (
+        'The "exp" (expiration time) claim identifies the expiration time on or after '
+        "which the JWT MUST NOT be accepted for processing."
+    )
+    assert verdict.confirmation is not None and verdict.confirmation.status == "confirmed"
 
 
 def test_quote_with_typographic_quotes_across_a_page_break_is_found() -> None:
