@@ -229,7 +229,7 @@ class ClaimItem(pytest.Item):
             return "\n".join(
                 [f"citecheck: {p}" for p in excinfo.value.problems]
                 + [""]
-                + citation_table(excinfo.value.result)
+                + citation_table(excinfo.value.result, verbose=self.config.get_verbosity() > 0)
             )
         from pytest_citecheck.core.secrets import scrub
 
