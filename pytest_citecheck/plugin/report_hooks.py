@@ -187,7 +187,9 @@ class ReportHooks:
         if not github.enabled(os.environ):
             return
         checkout = workspace(self.config.invocation_params.dir)
-        for annotation in github.annotate(report, self.config.rootpath, checkout):
+        for annotation in github.annotate(
+            report, self.config.rootpath, checkout, per_step=github.PER_STEP
+        ):
             tr.write_line(annotation.command())
 
 
