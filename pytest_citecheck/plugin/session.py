@@ -209,9 +209,16 @@ class CitecheckSession:
         """What recording ``items``' claims would do (``--citecheck-dry-run``); no request."""
         claims = {id(i.claim): i for i in items}
         plan = self.engine().plan(
-            [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+            [i.claim for i in items],
+            cassette_for=lambda c: claims[id(c)].cassette,
+            name_for=lambda c: claims[id(c)].nodeid,
         )
-        return plan.lines(self.settings.prices, PLUGIN_TERMS)
+        from pytest_citecheck.engine.estimate import LISTED
+
+        verbose = self.config.get_verbosity() > 0
+        return plan.lines(
+            self.settings.prices, PLUGIN_TERMS, listed=None if verbose else LISTED, list_all="-v"
+        )
 
     # -- verification ------------------------------------------------------------------
 
