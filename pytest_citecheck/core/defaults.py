@@ -34,6 +34,10 @@ DEFAULT_MAX_PAGE_BYTES = 2_000_000
 DEFAULT_MAX_CLAIM_CHARS = 2000
 # How a judge panel decides (engine/panel.py): a majority of its members, or all.
 PANEL_RULES = ("majority", "unanimous")
+# What a run of a part of the suite (-k, a claim file named) is gated on: the subset
+# (the suite's floors are shown, not applied) or the full rules.
+GATE_SCOPES = ("subset", "full")
+DEFAULT_GATE_SCOPE = "subset"
 DEFAULT_PANEL_RULE = "majority"
 # The largest drop in citation precision from the baseline a run may show.
 DEFAULT_MAX_DROP = 0.0

@@ -668,6 +668,25 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("the service answers verdicts; its callers decide"),
     ),
     Option(
+        "gate_scope",
+        "how a run of a part of the suite (-k/-m/--lf, or claim files or node ids named "
+        "instead of folders) is gated: subset reports the suite's floors (min precision, "
+        "min reachable precision, min answer support, min agreement) without failing on "
+        "them; full applies them to the part",
+        default=d.DEFAULT_GATE_SCOPE,
+        choices=d.GATE_SCOPES,
+        target="gate",
+        pytest_flag="--citecheck-gate",
+        ini="citecheck_gate",
+        plugin_term="flag",
+        cli={c: Hidden("the batch gates the files it is given: there is no suite to select from") for c in COMMANDS},
+        service=Hidden("the service answers verdicts; its callers decide"),
+        doc=(
+            "`subset` or `full`: what a run of a part of the suite fails on; see "
+            "[Gate and CI](gate-ci.md#running-a-part-of-the-suite)"
+        ),
+    ),
+    Option(
         "strict_review",
         "fail claims and the session on verdicts marked for review",
         default=False,

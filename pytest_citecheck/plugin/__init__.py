@@ -298,6 +298,16 @@ def pytest_runtest_makereport(
     return report
 
 
+def names_a_part(config: pytest.Config) -> bool:
+    """The command line names claim files, test files or node ids rather than
+    folders: the run covers a part of the suite (as ``-k`` does)."""
+    here = config.invocation_params.dir
+    for arg in config.args:
+        if "::" in arg or (here / arg).is_file():
+            return True
+    return False
+
+
 class SessionHooks:
     """Hooks that need the config (``pytest_runtest_logreport`` gets none): registered
     per session, like xdist's and syrupy's session plugins. Light until a citecheck
@@ -493,7 +503,9 @@ class SessionHooks:
                 citecheck.stopped_by = "the run stopped"
         if is_worker(session.config):
             return
-        report = citecheck.finish(self.started, self.deselected, self.selected)
+        report = citecheck.finish(
+            self.started, self.deselected, self.selected, subset=names_a_part(self.config)
+        )
         if report is None:
             return
         if (report.gate_failures or report.output_errors) and session.exitstatus == 0:

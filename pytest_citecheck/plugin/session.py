@@ -463,12 +463,18 @@ class CitecheckSession:
     # -- the run's end -------------------------------------------------------------
 
     def finish(
-        self, started: datetime, deselected: int = 0, selected: set[str] | None = None
+        self,
+        started: datetime,
+        deselected: int = 0,
+        selected: set[str] | None = None,
+        *,
+        subset: bool = False,
     ) -> Report | None:
         """The run's end (:func:`~pytest_citecheck.reports.finish.finish_run`): the
         report, the gate, the audit rows and the files. ``deselected`` claim items
         (``-k``, ``--lf``) make it a partial run, compared with the baseline over the
-        same claims; ``selected`` claim items without a result, when the run stopped
+        same claims (so is a ``subset`` run, files or node ids named), the suite's
+        floors held as ``gate_scope`` says; ``selected`` claim items without a result, when the run stopped
         early, were never verified (:meth:`unverified`)."""
         if not self.results:
             return None
@@ -487,6 +493,7 @@ class CitecheckSession:
             outputs(s),
             baseline=self._baseline(),
             deselected=deselected,
+            subset=subset,
             not_started=self.unverified(selected),
             stopped_by=self.stopped_by,
             prices=s.prices,

@@ -193,6 +193,11 @@ class Report:
     written: list[tuple[str, Path]] = field(default_factory=list)
     # Claim items left out of this run (-k, -m, --lf): the gate judged a part.
     deselected: int = 0
+    # The run is a part of the suite (claims deselected, or claim files or node ids
+    # named rather than folders).
+    subset: bool = False
+    # The suite's floors this part misses, shown but not failing the run.
+    floors_not_applied: list[str] = field(default_factory=list)
     # The baseline figure is the baseline's over this run's claims (a partial run).
     baseline_over_same_claims: bool = False
     # Claims never started (Ctrl-C, -x) and why: the gate is then not decided. None:
@@ -344,6 +349,15 @@ class Report:
                     {"yellow": True},
                 )
             )
+        elif self.subset:
+            out.append(
+                Line(
+                    f"gate over the {plural(t.claims, 'claim')} of the files named "
+                    "(a part of the suite)",
+                    {"yellow": True},
+                )
+            )
+        out.extend(Line(f"  {floor}", {"yellow": True}) for floor in self.floors_not_applied)
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
             scope = f" (the baseline over the same {plural(t.claims, 'claim')})"
@@ -488,6 +502,8 @@ class Report:
             "selection": {
                 "claims": t.claims,
                 "deselected": self.deselected,
+                "subset": self.subset,
+                "floors_not_applied": self.floors_not_applied,
                 "baseline_over_same_claims": self.baseline_over_same_claims,
             },
             "baseline_precision": self.baseline_precision,
