@@ -15,6 +15,8 @@ DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_REVIEW_BELOW = 0.8
 # VCR.py's record modes plus ``rewrite`` (delete, then record).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+# ``citecheck batch --record live``: fetch and judge live, with no cassette at all.
+BATCH_LIVE = "live"
 # The passage rankers; the default fuses BM25 and MiniLM.
 RANKERS = ("hybrid", "minilm", "bm25")
 DEFAULT_RANKER = "hybrid"

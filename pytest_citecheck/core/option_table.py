@@ -187,8 +187,10 @@ OPTIONS: tuple[Option, ...] = (
             "batch": Flag(
                 "--record",
                 "record into / replay from cassettes, as --citecheck-record: "
-                f"{', '.join(d.RECORD_MODES)}. Without it the batch runs live and records "
-                "nothing.",
+                f"{', '.join(d.RECORD_MODES)} (default none: replay the recordings, as "
+                f"pytest does), or {d.BATCH_LIVE} (run live, no cassette, nothing recorded).",
+                default="none",
+                choices=(*d.RECORD_MODES, d.BATCH_LIVE),
                 own_default=True,
             ),
             "recheck": Hidden("the recheck replays the recordings, then fetches live"),

@@ -50,8 +50,8 @@ def preflight(
             problems.append(problem)
     if crawls and not stages.environ.get(CRAWLBASE_TOKEN_ENV) and not stages.custom_fetcher:
         problems.append(
-            f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
-            f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+            f"{CRAWLBASE_TOKEN_ENV} is not set: URL citations not yet recorded are fetched "
+            f"through the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
             f"{terms.replay_hint()}"
         )
     if ranks:

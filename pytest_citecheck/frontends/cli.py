@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
 from pytest_citecheck.core.argtypes import positive_int
-from pytest_citecheck.core.defaults import DEFAULT_JUDGE, DEFAULT_MAX_CLAIM_CHARS
+from pytest_citecheck.core.defaults import BATCH_LIVE, DEFAULT_JUDGE, DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.option_table import (
     BY_NAME,
     COMMANDS,
@@ -459,10 +459,12 @@ def _prices(args: argparse.Namespace) -> Prices:
 def engine_settings(args: argparse.Namespace, terms: Terms) -> EngineSettings:
     """``citecheck batch``'s and ``citecheck recheck``'s flags as the engine's settings.
 
-    Without ``--record`` the batch is live (and has no cassette); the recheck has no
+    With ``--record live`` the batch is live (and has no cassette); the recheck has no
     ``--record`` (it replays, then fetches live: engine/recheck.py chooses)."""
     from pytest_citecheck.engine.settings_map import engine_settings as mapped
 
+    if getattr(args, "record", None) == BATCH_LIVE:
+        args = argparse.Namespace(**{**vars(args), "record": None})
     values = _values(args)
     if "record_mode" in values and values["record_mode"] is None:
         values["record_mode"] = LIVE
@@ -509,11 +511,17 @@ def _engine(args: argparse.Namespace, terms: Terms) -> Engine:
 
 def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    _check_record_options(args)
+    if args.record == BATCH_LIVE:
+        if args.cassettes is not None:
+            raise UsageError(
+                f"--cassettes has no use with --record {BATCH_LIVE}: a live run neither "
+                "replays nor records (record with --record once)"
+            )
+        args.record = None  # live from here on: no cassette
     _check_outputs(args)
     audit = _open_audit(args.audit, "batch")
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
-    # Without --record the batch is live: the engine then fetches and judges for real.
+    # --record live: the engine then fetches and judges for real, with no cassette.
     engine = _engine(args, batch_terms(batch.files, args.cassettes))
     batch.drop_unknown_judges(engine, args.judge)
     for problem in batch.problems:
@@ -532,7 +540,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.core.errors import ConfigurationError
 
     if args.dry_run:
-        # Without --record the batch is live: every claim would be fetched and judged.
+        # --record live: every claim would be fetched and judged.
         with engine:
             plan = engine.plan(claims, cassette_for=cassette_for)
         terms = batch_terms(batch.files, args.cassettes)
