@@ -681,7 +681,10 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag="--citecheck-gate",
         ini="citecheck_gate",
         plugin_term="flag",
-        cli={c: Hidden("the batch gates the files it is given: there is no suite to select from") for c in COMMANDS},
+        cli={
+            c: Hidden("the batch gates the files it is given: there is no suite to select from")
+            for c in COMMANDS
+        },
         service=Hidden("the service answers verdicts; its callers decide"),
         doc=(
             "`subset` or `full`: what a run of a part of the suite fails on; see "

@@ -248,53 +248,49 @@ class Plan:
         what is left, and once one does not, it and every claim after it are left.
         The run spends what the pages take, so two figures: with the normal cost
         already spent, and with every claim taking its worst case."""
-        if self.max_cost is None and self.max_credits is None or not self.planned:
+        from pytest_citecheck.engine.budget import Budget
+
+        if (self.max_cost is None and self.max_credits is None) or not self.planned:
             return []
-        limits = []
-        if self.max_cost is not None:
-            limits.append(f"max cost {money(self.max_cost)}")
-        if self.max_credits is not None:
-            limits.append(f"max credits {self.max_credits:g}")
-        budget = f"  budget ({', '.join(limits)}):"
+        budget = f"  budget ({Budget(prices, self.max_cost, self.max_credits).describe()}):"
         normal = self._stops(prices, worst=False)
         worst = self._stops(prices, worst=True)
         if normal is None or worst is None:
             return [f"{budget} cannot tell whether it stops the recording without every price"]
         total = len(self.planned)
+        claims = plural(total, "claim")
         if worst == total:
-            return [
-                f"{budget} enough for all {plural(total, 'claim')}, even at the most they could take"
-            ]
+            return [f"{budget} enough for all {claims}, even at the most they could take"]
         if normal == total:
             head = (
-                f"{budget} enough for all {plural(total, 'claim')} at the normal cost; if "
-                f"pages need the retries it stops after {worst}, leaving:"
+                f"{budget} enough for all {claims} at the normal cost; if pages need the "
+                f"retries it stops after {worst}, leaving:"
             )
             left = worst
         else:
             head = (
-                f"{budget} stops the recording after {normal} of {plural(total, 'claim')} "
-                f"(after {worst} if pages need the retries), leaving:"
+                f"{budget} stops the recording after {normal} of {claims} (after {worst} if "
+                "pages need the retries), leaving:"
             )
             left = normal
         return [head, *_listed([name for name, _ in self.planned[left:]], listed, list_all)]
 
     def _stops(self, prices: Prices, worst: bool) -> int | None:
-        """How many claims start before the budget stops the recording (None: a
-        price the money limit needs is missing)."""
-        spent_cost = spent_credits = 0.0
+        """How many claims the run's budget lets start, one after the other, each
+        spending its normal (or its ``worst``) case (None: the money limit needs a
+        price that is not set)."""
+        from pytest_citecheck.engine.budget import Budget
+
+        budget = Budget(prices, self.max_cost, self.max_credits)
         for started, (_, estimate) in enumerate(self.planned):
-            need_cost = estimate.cost(prices, worst=True) if self.max_cost is not None else 0.0
-            cost = estimate.cost(prices, worst=worst) if self.max_cost is not None else 0.0
-            if need_cost is None or cost is None:
+            cost = estimate.cost(prices, worst=worst)
+            if self.max_cost is not None and cost is None:
                 return None
-            over_cost = self.max_cost is not None and spent_cost + need_cost > self.max_cost + 1e-12
-            need_credits = spent_credits + estimate.worst_credits
-            over_credits = self.max_credits is not None and need_credits > self.max_credits + 1e-12
-            if over_cost or over_credits:
+            reservation = budget.reserve(estimate)
+            if isinstance(reservation, str):
                 return started
-            spent_cost += cost
-            spent_credits += estimate.worst_credits if worst else estimate.credits
+            credits = estimate.worst_credits if worst else estimate.credits
+            budget.settle(reservation, cost or 0.0, credits)
         return len(self.planned)
 
 

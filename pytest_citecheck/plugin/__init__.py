@@ -302,10 +302,7 @@ def names_a_part(config: pytest.Config) -> bool:
     """The command line names claim files, test files or node ids rather than
     folders: the run covers a part of the suite (as ``-k`` does)."""
     here = config.invocation_params.dir
-    for arg in config.args:
-        if "::" in arg or (here / arg).is_file():
-            return True
-    return False
+    return any("::" in arg or (here / arg).is_file() for arg in config.args)
 
 
 class SessionHooks:

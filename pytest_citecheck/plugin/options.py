@@ -35,9 +35,9 @@ from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.core.record_mode import RecordMode
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.gate import Baseline
     from pytest_citecheck.core.argtypes import Temperature
     from pytest_citecheck.core.prices import Prices
+    from pytest_citecheck.engine.gate import Baseline
     from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
-from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
@@ -474,8 +473,8 @@ class CitecheckSession:
         report, the gate, the audit rows and the files. ``deselected`` claim items
         (``-k``, ``--lf``) make it a partial run, compared with the baseline over the
         same claims (so is a ``subset`` run, files or node ids named), the suite's
-        floors held as ``gate_scope`` says; ``selected`` claim items without a result, when the run stopped
-        early, were never verified (:meth:`unverified`)."""
+        floors held as ``gate_scope`` says; ``selected`` claim items without a
+        result, when the run stopped early, were never verified (:meth:`unverified`)."""
         if not self.results:
             return None
         from pytest_citecheck.plugin.adapters import outputs

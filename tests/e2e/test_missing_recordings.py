@@ -26,9 +26,9 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for answer in (SUITE / "answers").glob("*.*"):
         if answer.suffix in (".json", ".md"):
             shutil.copy(answer, root / answer.name)
+    command = ["import", "--from", "auto", ".", "-o", "citecheck_answers.yaml"]
     subprocess.run(
-        [sys.executable, "-m", "pytest_citecheck.frontends.cli", "import", "--from", "auto"]
-        + [".", "-o", "citecheck_answers.yaml"],
+        [sys.executable, "-m", "pytest_citecheck.frontends.cli", *command],
         cwd=root,
         check=True,
         capture_output=True,

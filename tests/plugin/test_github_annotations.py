@@ -161,7 +161,9 @@ def test_an_unwritable_sarif_path_is_a_usage_error(pytester: pytest.Pytester) ->
     result.stderr.fnmatch_lines(["*--citecheck-sarif taken: is a folder*"])
 
 
-def _many(prefix: str, text: str, urls: list[str], n: int) -> list[tuple[str, str, list[str], None]]:
+def _many(
+    prefix: str, text: str, urls: list[str], n: int
+) -> list[tuple[str, str, list[str], None]]:
     return [(f"{prefix}-{i:02d}", text, urls, None) for i in range(n)]
 
 
