@@ -682,7 +682,7 @@ OPTIONS: tuple[Option, ...] = (
         ini="citecheck_gate",
         plugin_term="flag",
         cli={
-            c: Hidden("the batch gates the files it is given: there is no suite to select from")
+            c: Hidden("the files given are the whole run: no suite to select from")
             for c in COMMANDS
         },
         service=Hidden("the service answers verdicts; its callers decide"),
