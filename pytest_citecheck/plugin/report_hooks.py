@@ -204,7 +204,9 @@ def _missing_line(report: Report, verbose: bool) -> str | None:
     missing = report.missing_recordings()
     if not missing:
         return None
-    files = list(dict.fromkeys(file_of(nodeid) for nodeid, _ in missing))
+    claims = list(dict.fromkeys(nodeid for nodeid, _ in missing))
+    # One claim: that claim; more: their files, where the mode records only what is missing.
+    files = claims if len(claims) == 1 else list(dict.fromkeys(map(file_of, claims)))
     judges = report.run.get("judges") or [DEFAULT_JUDGE]
     urls = any(v.url.startswith(("http://", "https://")) for _, v in missing)
     return report.missing_line(
