@@ -23,7 +23,8 @@ from pytest_citecheck.core.prices import Prices, money
 class ClaimEstimate(Protocol):
     """What the budget reads of a claim's estimate (engine/estimate.py's)."""
 
-    worst_credits: float
+    @property
+    def worst_credits(self) -> float: ...
 
     def cost(self, prices: Prices, worst: bool = True) -> float | None: ...
 
