@@ -15,6 +15,8 @@ DEFAULT_JUDGE = "openai:gpt-4o-mini"
 DEFAULT_REVIEW_BELOW = 0.8
 # VCR.py's record modes plus ``rewrite`` (delete, then record).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+# ``citecheck batch --record live``: fetch and judge live, with no cassette at all.
+BATCH_LIVE = "live"
 # The passage rankers; the default fuses BM25 and MiniLM.
 RANKERS = ("hybrid", "minilm", "bm25")
 DEFAULT_RANKER = "hybrid"
@@ -34,6 +36,10 @@ DEFAULT_MAX_PAGE_BYTES = 2_000_000
 DEFAULT_MAX_CLAIM_CHARS = 2000
 # How a judge panel decides (engine/panel.py): a majority of its members, or all.
 PANEL_RULES = ("majority", "unanimous")
+# What a run of a part of the suite (-k, a claim file named) is gated on: the subset
+# (the suite's floors are shown, not applied) or the full rules.
+GATE_SCOPES = ("subset", "full")
+DEFAULT_GATE_SCOPE = "subset"
 DEFAULT_PANEL_RULE = "majority"
 # The largest drop in citation precision from the baseline a run may show.
 DEFAULT_MAX_DROP = 0.0

@@ -202,8 +202,10 @@ OPTIONS: tuple[Option, ...] = (
             "batch": Flag(
                 "--record",
                 "record into / replay from cassettes, as --citecheck-record: "
-                f"{', '.join(d.RECORD_MODES)}. Without it the batch runs live and records "
-                "nothing.",
+                f"{', '.join(d.RECORD_MODES)} (default none: replay the recordings, as "
+                f"pytest does), or {d.BATCH_LIVE} (run live, no cassette, nothing recorded).",
+                default="none",
+                choices=(*d.RECORD_MODES, d.BATCH_LIVE),
                 own_default=True,
             ),
             "recheck": Hidden("the recheck replays the recordings, then fetches live"),
@@ -751,6 +753,28 @@ OPTIONS: tuple[Option, ...] = (
         plugin_term="ini",
         cli={"batch": Flag("--allow-contradicted")},
         service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "gate_scope",
+        "how a run of a part of the suite (-k/-m/--lf, or claim files or node ids named "
+        "instead of folders) is gated: subset reports the suite's floors (min precision, "
+        "min reachable precision, min answer support, min agreement) without failing on "
+        "them; full applies them to the part",
+        default=d.DEFAULT_GATE_SCOPE,
+        choices=d.GATE_SCOPES,
+        target="gate",
+        pytest_flag="--citecheck-gate",
+        ini="citecheck_gate",
+        plugin_term="flag",
+        cli={
+            c: Hidden("the files given are the whole run: no suite to select from")
+            for c in COMMANDS
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+        doc=(
+            "`subset` or `full`: what a run of a part of the suite fails on; see "
+            "[Gate and CI](gate-ci.md#running-a-part-of-the-suite)"
+        ),
     ),
     Option(
         "strict_review",

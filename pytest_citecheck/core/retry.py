@@ -117,6 +117,48 @@ class GaveUp(Exception):
         self.error = error
 
 
+# How resolvers word "this name has no address" when there is no DNS answer at all.
+_NO_NAME = (
+    "name or service not known",
+    "temporary failure in name resolution",
+    "nodename nor servname",
+    "getaddrinfo failed",
+    "no address associated with hostname",
+)
+
+
+def unresolved_host(error: BaseException) -> str | None:
+    """The host whose name did not resolve when ``error`` (or what caused it) is a
+    name-resolution failure; None for any other error."""
+    import socket
+
+    seen: BaseException | None = error
+    resolved = True
+    while seen is not None and resolved:
+        resolved = not (
+            isinstance(seen, socket.gaierror) or any(s in str(seen).lower() for s in _NO_NAME)
+        )
+        seen = seen.__cause__ or seen.__context__
+    if resolved:
+        return None
+    host = None
+    if isinstance(error, httpx.RequestError):
+        try:
+            host = error.request.url.host
+        except RuntimeError:  # raised without a request
+            host = None
+    return host or "the host"
+
+
+def transport_text(error: BaseException) -> str:
+    """A transport error in words: ``ConnectError: ...``; a name that does not
+    resolve names its host and says the machine looks offline."""
+    host = unresolved_host(error)
+    if host is not None:
+        return f"cannot resolve {host} ({error}): you look offline"
+    return f"{type(error).__name__}: {error}"
+
+
 def _wait_after_response(
     policy: RetryPolicy,
     attempt: int,

@@ -85,5 +85,6 @@ class Terms:
         return "" if self.replay is None else f" ({lead} {self.replay})"
 
 
-# An API caller's wording (the engine used as a library): plain words, no commands.
-NEUTRAL = Terms()
+# An API caller's wording (the engine used as a library): plain words, no commands;
+# the judge, which a message asks the caller to choose, by the setting that chooses it.
+NEUTRAL = Terms(options={"judge": "EngineSettings.judge"})

@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pytest_citecheck.core.prices import Prices, money
 
-if TYPE_CHECKING:
-    from pytest_citecheck.engine.estimate import ClaimEstimate
+
+class ClaimEstimate(Protocol):
+    """What the budget reads of a claim's estimate (engine/estimate.py's)."""
+
+    @property
+    def worst_credits(self) -> float: ...
+
+    def cost(self, prices: Prices, worst: bool = True) -> float | None: ...
 
 
 @dataclass(frozen=True)

@@ -177,17 +177,22 @@ class Engine:
         self,
         claims: Iterable[Claim],
         cassette_for: Callable[[Claim], Path | None] | None = None,
+        name_for: Callable[[Claim], str] | None = None,
     ) -> Plan:
-        """The dry run: what recording ``claims`` would do, without any request."""
+        """The dry run: what recording ``claims`` would do, without any request;
+        ``name_for(claim)`` names a claim in its lists (default: its id)."""
         from pytest_citecheck.engine.estimate import plan
 
-        return plan(
+        out = plan(
             claims,
             self.settings.record_mode,
             self._records(cassette_for),
             lambda c: self.stages.judge_name(self.settings.judge_for(c)),
+            name_for,
             confirm=not self.settings.no_confirm,
         )
+        out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
+        return out
 
     def _records(
         self, cassette_for: Callable[[Claim], Path | None] | None

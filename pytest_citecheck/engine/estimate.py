@@ -38,6 +38,7 @@ from pytest_citecheck.core.defaults import DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.text import plural
 from pytest_citecheck.stages.passages import MAX_WORDS
 
 # Steps 1-3 of the fetch rules at most: readability, without it, both with JavaScript.
@@ -51,6 +52,8 @@ REPLY_TOKENS = 100
 PASSAGES_SHOWN = DEFAULT_TOP_K
 # The sentence(s) a confirmation call reads: a long sentence or two.
 EVIDENCE_WORDS = 60
+# The dry run names this many claims (to record, left by the budget) unless asked for all.
+LISTED = 10
 
 
 def _crawl_credits(worst: bool) -> float:
@@ -106,6 +109,9 @@ class ClaimEstimate:
     confirm_calls: int = 0
     confirm_input_tokens: int = 0
     confirm_output_tokens: int = 0
+    # Every citation is a document read here, none reaching the judge: the claim is
+    # decided without a request, so it never gets a recording.
+    local: bool = False
 
     def cost(self, prices: Prices, worst: bool = True) -> float | None:
         """Money at ``prices`` (None when a price it needs is missing)."""
@@ -123,7 +129,8 @@ def estimate_claim(claim: Claim, judge: str, confirm: bool = True) -> ClaimEstim
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
-    for citation in dict.fromkeys(claim.citations):
+    citations = list(dict.fromkeys(claim.citations))
+    for citation in citations:
         if citation.url is not None:
             if is_pdf(citation.url):
                 continue
@@ -145,6 +152,7 @@ def estimate_claim(claim: Claim, judge: str, confirm: bool = True) -> ClaimEstim
         output_tokens=judge_calls * REPLY_TOKENS,
         credits=crawls * _crawl_credits(worst=False),
         worst_credits=crawls * _crawl_credits(worst=True),
+        local=not judge_calls and all(c.url is None for c in citations),
     )
 
 
@@ -172,6 +180,13 @@ class Plan:
     to_record: int = 0
     recorded: int = 0
     no_citations: int = 0
+    # Claims whose document citations are decided here, with no request to record.
+    local: int = 0
+    # The claims to record, named for the user, each with its estimate (in run order).
+    planned: list[tuple[str, ClaimEstimate]] = field(default_factory=list)
+    # The recording budget the run would have (None: no limit of that kind).
+    max_cost: float | None = None
+    max_credits: float | None = None
     crawls: int = 0
     worst_crawls: int = 0
     judge_calls: dict[str, int] = field(default_factory=dict)
@@ -181,8 +196,9 @@ class Plan:
     confirm_calls: int = 0
     confirm_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
 
-    def add(self, estimate: ClaimEstimate) -> None:
+    def add(self, estimate: ClaimEstimate, name: str = "") -> None:
         self.to_record += 1
+        self.planned.append((name, estimate))
         self.crawls += estimate.crawls
         self.worst_crawls += estimate.worst_crawls
         if estimate.judge_calls:
@@ -212,9 +228,17 @@ class Plan:
     def total_judge_calls(self) -> int:
         return sum(self.judge_calls.values())
 
-    def lines(self, prices: Prices | None = None, terms: Terms = NEUTRAL) -> list[str]:
+    def lines(
+        self,
+        prices: Prices | None = None,
+        terms: Terms = NEUTRAL,
+        *,
+        listed: int | None = LISTED,
+        list_all: str | None = None,
+    ) -> list[str]:
         """The dry run's report, options named in ``terms``; the last line is
-        machine-readable."""
+        machine-readable. Claims are named up to ``listed`` (None: all);
+        ``list_all`` is how to ask for all of them (e.g. ``-v``)."""
         prices = prices or Prices()
         out = [f"citecheck dry run (record mode {self.record_mode}): nothing was sent"]
         replayed = (
@@ -226,6 +250,11 @@ class Plan:
         out.append(
             f"  claims: {self.to_record} to record, {replayed}"
             + (f", {self.no_citations} without citations" if self.no_citations else "")
+            + (
+                f", {self.local} decided locally (document quotes and sections, no request)"
+                if self.local
+                else ""
+            )
         )
         out.append(
             f"  crawls: {self.crawls} (at most {self.worst_crawls} with readability and "
@@ -259,11 +288,78 @@ class Plan:
                 f"  cost: set {terms.option('price_credit')} and {terms.option('prices')} to "
                 "see it in money"
             )
+        names = [name for name, _ in self.planned]
+        if names:
+            out.append("  to record:")
+            out += _listed(names, listed, list_all)
+        out += self._budget_lines(prices, listed, list_all)
         out.append(
             f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
             f"judge_calls={self.total_judge_calls} credits={self.worst_credits:g}"
         )
         return out
+
+    def _budget_lines(self, prices: Prices, listed: int | None, list_all: str | None) -> list[str]:
+        """Whether the budget stops the recording, and the claims it would leave.
+
+        As the run's budget does: a claim starts only when its worst case fits in
+        what is left, and once one does not, it and every claim after it are left.
+        The run spends what the pages take, so two figures: with the normal cost
+        already spent, and with every claim taking its worst case."""
+        from pytest_citecheck.engine.budget import Budget
+
+        if (self.max_cost is None and self.max_credits is None) or not self.planned:
+            return []
+        budget = f"  budget ({Budget(prices, self.max_cost, self.max_credits).describe()}):"
+        normal = self._stops(prices, worst=False)
+        worst = self._stops(prices, worst=True)
+        if normal is None or worst is None:
+            return [f"{budget} cannot tell whether it stops the recording without every price"]
+        total = len(self.planned)
+        claims = plural(total, "claim")
+        if worst == total:
+            return [f"{budget} enough for all {claims}, even at the most they could take"]
+        if normal == total:
+            head = (
+                f"{budget} enough for all {claims} at the normal cost; if pages need the "
+                f"retries it stops after {worst}, leaving:"
+            )
+            left = worst
+        else:
+            head = (
+                f"{budget} stops the recording after {normal} of {claims} (after {worst} if "
+                "pages need the retries), leaving:"
+            )
+            left = normal
+        return [head, *_listed([name for name, _ in self.planned[left:]], listed, list_all)]
+
+    def _stops(self, prices: Prices, worst: bool) -> int | None:
+        """How many claims the run's budget lets start, one after the other, each
+        spending its normal (or its ``worst``) case (None: the money limit needs a
+        price that is not set)."""
+        from pytest_citecheck.engine.budget import Budget
+
+        budget = Budget(prices, self.max_cost, self.max_credits)
+        for started, (_, estimate) in enumerate(self.planned):
+            cost = estimate.cost(prices, worst=worst)
+            if self.max_cost is not None and cost is None:
+                return None
+            reservation = budget.reserve(estimate)
+            if isinstance(reservation, str):
+                return started
+            credits = estimate.worst_credits if worst else estimate.credits
+            budget.settle(reservation, cost or 0.0, credits)
+        return len(self.planned)
+
+
+def _listed(names: list[str], listed: int | None, list_all: str | None) -> list[str]:
+    """Claim names, one a line, at most ``listed`` of them and how many more."""
+    shown = names if listed is None else names[:listed]
+    out = [f"    {name}" for name in shown]
+    if len(names) > len(shown):
+        how = f" ({list_all} lists them all)" if list_all else ""
+        out.append(f"    ... and {len(names) - len(shown)} more{how}")
+    return out
 
 
 def plan(
@@ -271,15 +367,21 @@ def plan(
     record_mode: RecordMode,
     will_record: Callable[[Claim], bool],
     judge_for: Callable[[Claim], str],
+    name_for: Callable[[Claim], str] | None = None,
     confirm: bool = True,
 ) -> Plan:
-    """The plan for ``claims``: ``will_record(claim)`` says whether it would be recorded."""
+    """The plan for ``claims``: ``will_record(claim)`` says whether it would be
+    recorded; ``name_for(claim)`` names it in the list (default: its id)."""
     out = Plan(record_mode)
     for claim in claims:
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            out.add(estimate_claim(claim, judge_for(claim), confirm))
+            estimate = estimate_claim(claim, judge_for(claim), confirm)
+            if estimate.local:
+                out.local += 1
+            else:
+                out.add(estimate, name_for(claim) if name_for is not None else claim.id)
         else:
             out.recorded += 1
     return out

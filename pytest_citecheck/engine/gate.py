@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
-from pytest_citecheck.core.defaults import DEFAULT_MAX_DROP
+from pytest_citecheck.core.defaults import DEFAULT_GATE_SCOPE, DEFAULT_MAX_DROP
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
 from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
@@ -37,6 +37,9 @@ class GateSettings:
     terms: Terms = NEUTRAL
     # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
     min_agreement: float | None = None
+    # A run of a part of the suite: "subset" shows the floors it misses without failing
+    # on them (they are the whole suite's), "full" applies them.
+    gate_scope: str = DEFAULT_GATE_SCOPE
 
 
 class BaselineError(Exception):
@@ -202,12 +205,55 @@ def evaluate(
     settings: GateSettings,
     baseline_precision: float | None = None,
     answers: AnswerTotals | None = None,
+    subset: bool = False,
 ) -> list[str]:
-    """Return one sentence per missed bar; empty when the run passes.
+    """Return one sentence per missed bar; empty when the run passes. A ``subset``
+    run (a part of the suite) is held to the suite's floors only as
+    :func:`floors_apply` says (:func:`floors_shown` words the ones it misses).
 
     ``answers``: the imported answers' totals; a run without answers has no answer
     support and no citation recall, so their floors are not bars there.
     """
+    failures = floor_failures(totals, settings, answers) if floors_apply(settings, subset) else []
+    name = settings.terms.option
+    precision = totals.citation_precision
+    counts = {label: totals.count(label) for label in Label}
+    failures += _label_problems(counts, settings, per="session")
+    failures += _review_problem(totals.review, settings)
+    if baseline_precision is not None and precision is not None:
+        drop = baseline_precision - precision
+        if drop > settings.max_drop + 1e-12:
+            failures.append(
+                f"citation precision fell by {drop:.4f}, from the baseline "
+                f"{baseline_precision:.4f} to {precision:.4f} ({name('max_drop')} "
+                f"{settings.max_drop:.4f})"
+            )
+    return failures
+
+
+def floors_apply(settings: GateSettings, subset: bool) -> bool:
+    """The suite's floors fail a run of the whole suite, and a run of a part of it
+    only when ``gate_scope`` is full: a part may sit below the whole's figures."""
+    return not subset or settings.gate_scope == "full"
+
+
+def floors_shown(
+    totals: Totals, settings: GateSettings, answers: AnswerTotals | None, subset: bool
+) -> list[str]:
+    """The floors a run of a part of the suite misses without failing on them."""
+    if floors_apply(settings, subset):
+        return []
+    full = f"{settings.terms.option('gate_scope')}=full"
+    return [
+        f"{floor}: not applied to a part of the suite ({full} applies it)"
+        for floor in floor_failures(totals, settings, answers)
+    ]
+
+
+def floor_failures(
+    totals: Totals, settings: GateSettings, answers: AnswerTotals | None = None
+) -> list[str]:
+    """The suite-wide floors the run's figures are below, one sentence each."""
     failures: list[str] = []
     name = settings.terms.option
     precision = totals.citation_precision
@@ -245,17 +291,6 @@ def evaluate(
             f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
             f"citations unanimous) is below {name('min_agreement')} {floor_agreement:.4f}"
         )
-    counts = {label: totals.count(label) for label in Label}
-    failures += _label_problems(counts, settings, per="session")
-    failures += _review_problem(totals.review, settings)
-    if baseline_precision is not None and precision is not None:
-        drop = baseline_precision - precision
-        if drop > settings.max_drop + 1e-12:
-            failures.append(
-                f"citation precision fell by {drop:.4f}, from the baseline "
-                f"{baseline_precision:.4f} to {precision:.4f} ({name('max_drop')} "
-                f"{settings.max_drop:.4f})"
-            )
     return failures
 
 

@@ -50,8 +50,8 @@ def preflight(
             problems.append(problem)
     if crawls and not stages.environ.get(CRAWLBASE_TOKEN_ENV) and not stages.custom_fetcher:
         problems.append(
-            f"{CRAWLBASE_TOKEN_ENV} is not set: recording URL citations fetches them through "
-            f"the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
+            f"{CRAWLBASE_TOKEN_ENV} is not set: URL citations not yet recorded are fetched "
+            f"through the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase Normal token"
             f"{terms.replay_hint()}"
         )
     problems += _token_problems(
@@ -116,6 +116,26 @@ def _token_problems(stages: StageBuilder, crawls: bool, judges: Iterable[str]) -
                 "them apart by value)"
             )
     return problems
+
+
+def recording_needs(judges: Iterable[str], urls: bool) -> str:
+    """What recording asks of the environment, in a sentence: the Crawlbase token
+    when URL citations are recorded, each judge's key, and a ranker's extra (the
+    checks :func:`preflight` makes before anything is fetched)."""
+    from pytest_citecheck.core.providers import PROVIDER_ENV
+    from pytest_citecheck.stages.judges import parse_judge_spec
+
+    needs = [CRAWLBASE_TOKEN_ENV] if urls else []
+    for spec in dict.fromkeys(judges):
+        try:
+            provider, _ = parse_judge_spec(spec)
+        except ValueError:
+            continue  # a bad judge is reported where it is used
+        env = PROVIDER_ENV.get(provider)
+        if env is not None and env.key_required:
+            needs.append(f"{env.key_env} for the judge {spec}")
+    needs.append("the embed or bm25 extra")
+    return ", ".join(needs[:-1]) + f" and {needs[-1]}" if len(needs) > 1 else needs[0]
 
 
 def _ranker_problem(stages: StageBuilder) -> str | None:

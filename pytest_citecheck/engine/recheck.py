@@ -95,6 +95,9 @@ class CitationRecheck(BaseModel):
     live_final_url: str | None = None
     live_original_status: int | None = None
     live_rid: str | None = None
+    # The recorded page's rid in the Storage API, for ``citecheck audit page`` (None:
+    # none was recorded, or the recording was synthesized and names no stored page).
+    stored_rid: str | None = None
     # The judge asked again on the live page (evidence_gone, or an update).
     new: Verdict | None = None
     # The passage that held the recorded evidence, and the live passage closest to it.
@@ -268,6 +271,11 @@ class Rechecker:
         except Exception as exc:  # a corrupt or unwritable cassette, a bug: never a pass
             out.citations = [_error(c.target, f"{type(exc).__name__}: {exc}") for c in cited]
             return out
+        from pytest_citecheck.recording.recorder import synthesized
+
+        if not synthesized(cassette):
+            for check in checks:
+                check.stored_rid = check.recorded.rid
         out.citations = checks
         if live_path.is_file():
             out.live_cassette = str(live_path)

@@ -233,7 +233,7 @@ class ClaimItem(pytest.Item):
             return "\n".join(
                 [f"citecheck: {p}" for p in excinfo.value.problems]
                 + [""]
-                + citation_table(excinfo.value.result)
+                + citation_table(excinfo.value.result, verbose=self.config.get_verbosity() > 0)
             )
         from pytest_citecheck.core.secrets import scrub
 
@@ -305,6 +305,13 @@ def pytest_runtest_makereport(
             payload = json.dumps([r.dump_with_answer() for r in results])
         setattr(report, REPORT_ATTR, payload)
     return report
+
+
+def names_a_part(config: pytest.Config) -> bool:
+    """The command line names claim files, test files or node ids rather than
+    folders: the run covers a part of the suite (as ``-k`` does)."""
+    here = config.invocation_params.dir
+    return any("::" in arg or (here / arg).is_file() for arg in config.args)
 
 
 class SessionHooks:
@@ -502,7 +509,9 @@ class SessionHooks:
                 citecheck.stopped_by = "the run stopped"
         if is_worker(session.config):
             return
-        report = citecheck.finish(self.started, self.deselected, self.selected)
+        report = citecheck.finish(
+            self.started, self.deselected, self.selected, subset=names_a_part(self.config)
+        )
         if report is None:
             return
         if (report.gate_failures or report.output_errors) and session.exitstatus == 0:

@@ -210,9 +210,16 @@ class CitecheckSession:
         """What recording ``items``' claims would do (``--citecheck-dry-run``); no request."""
         claims = {id(i.claim): i for i in items}
         plan = self.engine().plan(
-            [i.claim for i in items], cassette_for=lambda c: claims[id(c)].cassette
+            [i.claim for i in items],
+            cassette_for=lambda c: claims[id(c)].cassette,
+            name_for=lambda c: claims[id(c)].nodeid,
         )
-        return plan.lines(self.settings.prices, PLUGIN_TERMS)
+        from pytest_citecheck.engine.estimate import LISTED
+
+        verbose = self.config.get_verbosity() > 0
+        return plan.lines(
+            self.settings.prices, PLUGIN_TERMS, listed=None if verbose else LISTED, list_all="-v"
+        )
 
     # -- verification ------------------------------------------------------------------
 
@@ -461,13 +468,19 @@ class CitecheckSession:
     # -- the run's end -------------------------------------------------------------
 
     def finish(
-        self, started: datetime, deselected: int = 0, selected: set[str] | None = None
+        self,
+        started: datetime,
+        deselected: int = 0,
+        selected: set[str] | None = None,
+        *,
+        subset: bool = False,
     ) -> Report | None:
         """The run's end (:func:`~pytest_citecheck.reports.finish.finish_run`): the
         report, the gate, the audit rows and the files. ``deselected`` claim items
         (``-k``, ``--lf``) make it a partial run, compared with the baseline over the
-        same claims; ``selected`` claim items without a result, when the run stopped
-        early, were never verified (:meth:`unverified`)."""
+        same claims (so is a ``subset`` run, files or node ids named), the suite's
+        floors held as ``gate_scope`` says; ``selected`` claim items without a
+        result, when the run stopped early, were never verified (:meth:`unverified`)."""
         if not self.results:
             return None
         from pytest_citecheck.plugin.adapters import outputs
@@ -485,6 +498,7 @@ class CitecheckSession:
             outputs(s),
             baseline=self._baseline(),
             deselected=deselected,
+            subset=subset,
             not_started=self.unverified(selected),
             stopped_by=self.stopped_by,
             prices=s.prices,

@@ -8,6 +8,7 @@ derived from the option table.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from pytest_citecheck.core.option_table import OPTIONS, plugin_term
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, JUDGE_FROM_INI, Terms
@@ -15,7 +16,12 @@ from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, JUDGE
 
 def record_command(nodeid: str, mode: str = "once") -> str:
     """The command that (re-)records one claim or test."""
-    return f"pytest --citecheck --citecheck-record={mode} {shlex.quote(nodeid)}"
+    return record_all([nodeid], mode)
+
+
+def record_all(nodeids: Sequence[str], mode: str = "once") -> str:
+    """The command that (re-)records several claims, tests or files at once."""
+    return f"pytest --citecheck --citecheck-record={mode} " + " ".join(map(shlex.quote, nodeids))
 
 
 PLUGIN_TERMS = Terms(

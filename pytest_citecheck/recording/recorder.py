@@ -47,6 +47,21 @@ METADATA_KEY = "citecheck"
 METADATA_FORMAT = 1
 
 
+def synthesized(path: Path) -> bool:
+    """The cassette at ``path`` was made against local doubles, not live services
+    (``metadata.citecheck.synthesized``, set by the example suites' recorder): its
+    Storage API rids name no stored page."""
+    from pytest_citecheck.recording.cassette import load_yaml
+
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+    except Exception:  # unreadable or not YAML: replaying it reports that
+        return False
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    ours = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
+    return isinstance(ours, dict) and bool(ours.get("synthesized"))
+
+
 def cassette_path(claim_file: Path, claim_id: str) -> Path:
     """``cassettes/<file stem>/<claim id>.yaml`` beside the claim file."""
     return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"

@@ -29,6 +29,7 @@ from pytest_citecheck.engine.gate import (
     GateSettings,
     budget_failures,
     evaluate,
+    floors_shown,
 )
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
 from pytest_citecheck.reports.report import ItemInfo, Outputs, Report, RunInfo
@@ -68,6 +69,7 @@ def finish_run(
     *,
     baseline: Baseline | BaselineError | None = None,
     deselected: int = 0,
+    subset: bool = False,
     not_started: int | None = 0,
     stopped_by: str | None = None,
     prices: Prices | None = None,
@@ -83,7 +85,9 @@ def finish_run(
 
     ``baseline``: the baseline the front end loaded at start-up (a
     :class:`BaselineError` fails the gate with its message); with ``deselected``
-    claims it is compared over this run's claims only. ``not_started`` claims (None:
+    claims, or a ``subset`` run (claim files or node ids named: a part of the
+    suite), it is compared over this run's claims only, and the suite's floors are
+    held as the gate's ``gate_scope`` says. ``not_started`` claims (None:
     the run stopped early, how many is not known) and ``stopped_by`` leave the gate
     not decided. ``run``: how the run judged (the quote policy), merged under
     ``started``'s figures. ``problems``: the front end's own reasons the run fails
@@ -91,7 +95,8 @@ def finish_run(
     ``audit``: the rows are appended here, once, before the files are written.
     ``root``: where node ids' paths start, ``invoked_in``: where the run was started
     (the SARIF log's paths; both default to the current folder)."""
-    precision, same_claims, failures = _compare(baseline, results, deselected)
+    subset = subset or deselected > 0
+    precision, same_claims, failures = _compare(baseline, results, subset)
     report = Report(
         results=results,
         baseline_precision=precision,
@@ -100,13 +105,15 @@ def finish_run(
         items=dict(items or {}),
         prices=prices,
         deselected=deselected,
+        subset=subset,
         baseline_over_same_claims=same_claims,
         not_started=not_started,
         stopped_by=stopped_by,
     )
     if started is not None:
         report.run = {**run_info(results, started).to_json(), **report.run}
-    failures += evaluate(report.totals, gate, precision, report.answer_totals)
+    failures += evaluate(report.totals, gate, precision, report.answer_totals, subset)
+    report.floors_not_applied = floors_shown(report.totals, gate, report.answer_totals, subset)
     failures += budget_failures(results.values(), gate.terms)
     failures += problems
     if audit is not None:
@@ -120,7 +127,7 @@ def finish_run(
 
 
 def _compare(
-    baseline: Baseline | BaselineError | None, results: dict[str, ClaimResult], deselected: int
+    baseline: Baseline | BaselineError | None, results: dict[str, ClaimResult], subset: bool
 ) -> tuple[float | None, bool, list[str]]:
     """The baseline's precision to compare with, whether it is over this run's claims
     only (a partial run), and the failure of a baseline that could not be read."""
@@ -128,7 +135,7 @@ def _compare(
         return None, False, [str(baseline)]
     if baseline is None:
         return None, False, []
-    over = baseline.precision_over(results) if deselected else None
+    over = baseline.precision_over(results) if subset else None
     if over is not None:
         return over, True, []
     return baseline.precision, False, []

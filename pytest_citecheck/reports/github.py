@@ -1,11 +1,13 @@
 """GitHub Actions workflow commands: a failing claim annotated on its line in the claim file.
 
 When ``GITHUB_ACTIONS=true`` the plugin prints, after its summary, one
-``::error`` per contradicted, fabricated or error citation (and per claim that
-failed for another reason, such as an ``expect`` not met), one ``::warning`` per
-review item (and per contradiction a passing run allowed), and the gate result
-as a ``::notice``; a claim that is what its ``expect`` says gets none. GitHub shows them on the
-claim's line in the pull request's diff.
+``::error`` per failing claim (its contradicted, fabricated or error citations in
+the message; or its ``expect`` not met), one ``::warning`` per claim with review
+items (and per claim whose contradiction a passing run allowed), and the gate
+result as a ``::notice``; a claim that is what its ``expect`` says gets no error.
+GitHub shows them on the claim's line in the pull request's diff, at most
+:data:`PER_STEP` errors and as many warnings per step: past that, a notice says
+how many more there are and where to read them.
 
 :func:`sarif` turns the same annotations into a SARIF 2.1.0 log for GitHub code
 scanning (``--citecheck-sarif``).
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_citecheck import PROJECT_URL
-from pytest_citecheck.claims.models import Label, Verdict
+from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio
 from pytest_citecheck.reports.report import Report, file_of
@@ -64,57 +66,25 @@ class Annotation:
         return f"::{self.level} {','.join(props)}::{escape_data(scrub(self.message))}"
 
 
-def annotate(report: Report, rootpath: Path, workspace: Path) -> list[Annotation]:
-    """The annotations for one session: claim files' paths relative to ``workspace``
-    (the repository checkout), lines 1-based."""
-    out: list[Annotation] = []
-    for nodeid, result in report.ordered():
-        info = report.item(nodeid)
-        where = info.path if info is not None and info.path else file_of(nodeid)
-        file = _relative(rootpath / where, workspace)
-        line = info.line + 1 if info is not None and info.line is not None else None
-        claim = f"{result.id}: {result.claim}"
-        passed = report.passed(nodeid)
-        if passed and result.expect is not None:
-            continue  # the claim is what its test expects, contradicted or not
-        flagged = False
-        for i, v in enumerate(result.verdicts, 1):
-            if v.label in _BAD:
-                flagged = True
-                # Passed anyway: contradictions allowed (citecheck_allow_contradicted).
-                level, allowed = ("warning", " (allowed)") if passed else ("error", "")
-                out.append(
-                    Annotation(
-                        level,
-                        _citation_message(claim, i, v),
-                        f"citecheck: {v.label.value}{allowed}",
-                        file,
-                        line,
-                    )
-                )
-            elif v.review:
-                conf = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
-                out.append(
-                    Annotation(
-                        "warning",
-                        f"{claim}\ncitation {i} {v.url}: {v.label.value} at confidence {conf}, "
-                        "below the review gate: a human should look at it",
-                        "citecheck: review",
-                        file,
-                        line,
-                    )
-                )
-        if not flagged and passed is False:
-            expected = f" (expected {result.expect.value})" if result.expect else ""
-            out.append(
-                Annotation(
-                    "error",
-                    f"{claim}\nclaim label {result.label.value}{expected}",
-                    f"citecheck: claim failed ({result.label.value})",
-                    file,
-                    line,
-                )
-            )
+# GitHub shows at most this many error and this many warning annotations per step
+# (and drops the rest without a word): beyond it, one notice says how many more.
+PER_STEP = 10
+
+
+def annotate(
+    report: Report, rootpath: Path, workspace: Path, per_step: int | None = None
+) -> list[Annotation]:
+    """The annotations for one session: one per failing claim (its citations in the
+    message) and one per claim with review items; claim files' paths relative to
+    ``workspace`` (the repository checkout), lines 1-based; the gate's notice last.
+    ``per_step``: at most this many errors and this many warnings, then a notice
+    saying how many more there are and where (None: all, as the SARIF log has)."""
+    claims = [
+        a
+        for nodeid, result in report.ordered()
+        for a in _claim(report, nodeid, result, rootpath, workspace)
+    ]
+    out = claims if per_step is None else _capped(claims, per_step, report)
     t = report.totals
     figures = (
         f"{plural(t.claims, 'claim')}, {plural(t.citations, 'citation')}, citation precision "
@@ -130,9 +100,94 @@ def annotate(report: Report, rootpath: Path, workspace: Path) -> list[Annotation
     return out
 
 
-def _citation_message(claim: str, index: int, v: Verdict) -> str:
+def _claim(
+    report: Report, nodeid: str, result: ClaimResult, rootpath: Path, workspace: Path
+) -> list[Annotation]:
+    """A claim's annotations: an error when it failed (a warning when it passed with
+    a contradiction the run allows), and a warning for its review items."""
+    info = report.item(nodeid)
+    where = info.path if info is not None and info.path else file_of(nodeid)
+    file = _relative(rootpath / where, workspace)
+    line = info.line + 1 if info is not None and info.line is not None else None
+    claim = f"{result.id}: {result.claim}"
+    passed = report.passed(nodeid)
+    out: list[Annotation] = []
+    bad = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.label in _BAD]
+    if bad and not (passed and result.expect is not None):
+        # Passed anyway: contradictions allowed (citecheck_allow_contradicted).
+        level, allowed = ("warning", " (allowed)") if passed else ("error", "")
+        labels = ", ".join(dict.fromkeys(v.label.value for _, v in bad))
+        message = "\n".join([claim, *(_citation_lines(i, v) for i, v in bad)])
+        out.append(Annotation(level, message, f"citecheck: {labels}{allowed}", file, line))
+    elif passed is False:
+        expected = f" (expected {result.expect.value})" if result.expect else ""
+        out.append(
+            Annotation(
+                "error",
+                f"{claim}\nclaim label {result.label.value}{expected}",
+                f"citecheck: claim failed ({result.label.value})",
+                file,
+                line,
+            )
+        )
+    review = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.review]
+    if review:
+        lines = []
+        for i, v in review:
+            conf = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
+            lines.append(f"citation {i} {v.url}: {v.label.value} at confidence {conf}")
+        out.append(
+            Annotation(
+                "warning",
+                "\n".join([claim, *lines]) + ", below the review gate: a human should look at it",
+                "citecheck: review",
+                file,
+                line,
+            )
+        )
+    return out
+
+
+def _capped(annotations: list[Annotation], per_step: int, report: Report) -> list[Annotation]:
+    """At most ``per_step`` errors and ``per_step`` warnings, then one notice with
+    how many more there are and where to read them."""
+    kept: list[Annotation] = []
+    left = {"error": 0, "warning": 0}
+    shown = {"error": 0, "warning": 0}
+    for a in annotations:
+        if shown[a.level] < per_step:
+            shown[a.level] += 1
+            kept.append(a)
+        else:
+            left[a.level] += 1
+    if left["error"] or left["warning"]:
+        more = [
+            plural(n, what)
+            for n, what in ((left["error"], "failing claim"), (left["warning"], "warning"))
+            if n
+        ]
+        where = ["the citecheck summary in this step's log"]
+        for what, path in report.written:
+            if what == "HTML report":
+                where.append(f"the HTML report ({path.name})")
+            elif "GITHUB_STEP_SUMMARY" in what:
+                where.append("the step summary")
+        places = where[0] if len(where) == 1 else f"{', '.join(where[:-1])} or {where[-1]}"
+        kept.append(
+            Annotation(
+                "notice",
+                f"{' and '.join(more)} more: GitHub shows {per_step} errors and {per_step} "
+                f"warnings per step; see {places}",
+                "citecheck: more annotations",
+            )
+        )
+    return kept
+
+
+def _citation_lines(index: int, v: Verdict) -> str:
+    """One bad citation inside its claim's message: label, reason, quote, detail."""
     reason = f" [{v.reason}]" if v.reason else ""
-    lines = [claim, f"citation {index} {v.url}: {v.label.value}{reason}"]
+    lines = [f"citation {index} {v.url}: {v.label.value}{reason}"]
     if v.evidence_quote:
         said = "quoted, but not in the source" if v.label is Label.FABRICATED else "the source says"
         lines.append(f'{said}: "{v.evidence_quote}"')

@@ -125,7 +125,25 @@ def render_markdown(data: dict[str, Any]) -> str:
             for claim, v in bad
         ]
         out.append("")
+    review = [(claim, v) for claim in data["claims"] for v in claim["verdicts"] if v.get("review")]
+    if review:
+        out += [
+            "### Review: confidence below the gate",
+            "",
+            "| label | confidence | claim | source |",
+            "|---|---:|---|---|",
+        ]
+        out += [
+            f"| {v['label']} | {_confidence(v.get('confidence'))} | {cell(claim['nodeid'])}: "
+            f"{cell(claim['claim'], 120)} | {cell(v['url'])} |"
+            for claim, v in review
+        ]
+        out.append("")
     return "\n".join(out) + "\n"
+
+
+def _confidence(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, int | float) else "n/a"
 
 
 def _answers(data: dict[str, Any]) -> list[str]:

@@ -120,8 +120,8 @@ class RecheckReport:
                     quote = check.new.evidence_quote
                     said = f': "{truncate(quote, 100, flatten=True)}"' if quote else ""
                     out.append(Line(f"      judge now: {check.new.label.value}{said}"))
-                if check.recorded.rid:
-                    out.append(Line(f"      then: citecheck audit page {check.recorded.rid}"))
+                if check.stored_rid:
+                    out.append(Line(f"      then: citecheck audit page {check.stored_rid}"))
         updated = [c for c in self.claims if c.updated]
         if updated:
             out.append(Line(f"updated {plural(len(updated), 'cassette')}:", {"bold": True}))
@@ -206,7 +206,7 @@ def render_markdown(data: dict[str, Any]) -> str:
             then = check["recorded"]["label"]
             now = check["new"]["label"] if check.get("new") else "–"
             detail = _cell(check.get("detail") or "", 300)
-            rid = check["recorded"].get("rid")
+            rid = check.get("stored_rid")
             if rid:
                 detail += f" (then: `citecheck audit page {_cell(rid, 80)}`)"
             out.append(

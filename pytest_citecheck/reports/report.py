@@ -195,6 +195,11 @@ class Report:
     written: list[tuple[str, Path]] = field(default_factory=list)
     # Claim items left out of this run (-k, -m, --lf): the gate judged a part.
     deselected: int = 0
+    # The run is a part of the suite (claims deselected, or claim files or node ids
+    # named rather than folders).
+    subset: bool = False
+    # The suite's floors this part misses, shown but not failing the run.
+    floors_not_applied: list[str] = field(default_factory=list)
     # The baseline figure is the baseline's over this run's claims (a partial run).
     baseline_over_same_claims: bool = False
     # Claims never started (Ctrl-C, -x) and why: the gate is then not decided. None:
@@ -289,12 +294,36 @@ class Report:
 
     # -- terminal ------------------------------------------------------------------
 
-    def lines(self) -> list[Line]:
-        """The terminal summary, scrubbed, without control sequences (a page's or a
-        claim's ``ESC[2J`` is not the terminal's business)."""
-        return [Line(terminal_safe(scrub(line.text)), line.markup) for line in self._lines()]
+    def missing_recordings(self) -> list[tuple[str, Verdict]]:
+        """The citations that failed because their claim has no recording yet."""
+        return self._flagged(missing_recording)
 
-    def _lines(self) -> list[Line]:
+    def missing_line(self, command: str, needs: str, *, verbose: bool = True) -> str | None:
+        """One line for every citation with no recording: how many, the one
+        ``command`` that records them and what recording ``needs`` (None: none).
+        Not ``verbose``: it says that ``-v`` lists each."""
+        missing = self.missing_recordings()
+        if not missing:
+            return None
+        claims = len({nodeid for nodeid, _ in missing})
+        return (
+            f"citecheck: {plural(len(missing), 'citation')} in {plural(claims, 'claim')} "
+            f"{'has' if len(missing) == 1 else 'have'} no recording; record "
+            f"{'it' if len(missing) == 1 else 'them'} with: {command} (recording needs "
+            f"{needs})" + ("" if verbose else "; -v lists each")
+        )
+
+    def lines(self, *, verbose: bool = True) -> list[Line]:
+        """The terminal summary, scrubbed, without control sequences (a page's or a
+        claim's ``ESC[2J`` is not the terminal's business). Not ``verbose``: the
+        citations with no recording are left out of the error list (one line,
+        :meth:`missing_line`, stands for them)."""
+        return [
+            Line(terminal_safe(scrub(line.text)), line.markup)
+            for line in self._lines(verbose=verbose)
+        ]
+
+    def _lines(self, *, verbose: bool = True) -> list[Line]:
         t = self.totals
         out = [
             Line(
@@ -326,6 +355,15 @@ class Report:
                     {"yellow": True},
                 )
             )
+        elif self.subset:
+            out.append(
+                Line(
+                    f"gate over the {plural(t.claims, 'claim')} of the files named "
+                    "(a part of the suite)",
+                    {"yellow": True},
+                )
+            )
+        out.extend(Line(f"  {floor}", {"yellow": True}) for floor in self.floors_not_applied)
         if self.baseline_precision is not None and t.citation_precision is not None:
             delta = t.citation_precision - self.baseline_precision
             scope = f" (the baseline over the same {plural(t.claims, 'claim')})"
@@ -370,7 +408,9 @@ class Report:
                 out.append(Line(f"  {v.label.value.upper():<12} {nodeid}  {v.url}", {"red": True}))
                 if v.evidence_quote:
                     out.append(Line(f'      "{truncate(v.evidence_quote, 110, flatten=True)}"'))
-        errors = self._flagged(lambda v: v.label is Label.ERROR)
+        errors = self._flagged(
+            lambda v: v.label is Label.ERROR and (verbose or not missing_recording(v))
+        )
         if errors:
             out.append(Line("errors:", {"bold": True}))
             for nodeid, v in errors:
@@ -592,6 +632,8 @@ class Report:
             "selection": {
                 "claims": t.claims,
                 "deselected": self.deselected,
+                "subset": self.subset,
+                "floors_not_applied": self.floors_not_applied,
                 "baseline_over_same_claims": self.baseline_over_same_claims,
             },
             "baseline_precision": self.baseline_precision,
@@ -819,8 +861,15 @@ class Outputs:
 # -- per item --------------------------------------------------------------------
 
 
-def citation_table(result: ClaimResult) -> list[str]:
-    """The failure report of one claim: a row per citation (scrubbed, printable)."""
+def missing_recording(verdict: Verdict) -> bool:
+    """The citation failed only because its claim has no recording yet."""
+    return verdict.reason == Reason.NO_RECORDING
+
+
+def citation_table(result: ClaimResult, *, verbose: bool = True) -> list[str]:
+    """The failure report of one claim: a row per citation (scrubbed, printable).
+    Not ``verbose``: a missing recording's detail (the record command, said once
+    for the run) is left to the row's reason."""
     head = _hang(f"claim {result.id!r}: {result.claim}")
     expected = f" (expected {result.expect.value})" if result.expect else ""
     lines = [head, f"claim label: {result.label.value}{expected}", ""]
@@ -843,7 +892,11 @@ def citation_table(result: ClaimResult) -> list[str]:
     for row in rows:
         cells = [row[c].ljust(widths[c]) for c in range(5)]
         lines.append("  ".join([*cells, row[5]]).rstrip())
-    details = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.detail]
+    details = [
+        (i, v)
+        for i, v in enumerate(result.verdicts, 1)
+        if v.detail and (verbose or not missing_recording(v))
+    ]
     if details:
         lines.append("")
         lines.extend(_hang(f"[{i}] {v.url}: {v.detail}") for i, v in details)

@@ -62,7 +62,7 @@ import httpx
 from pytest_citecheck.claims.models import Fetch, Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
-from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send
+from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 
@@ -442,8 +442,7 @@ class CrawlbaseFetcher:
                 failure=scrub(
                     f"not sent: {exc.error}"
                     if exc.attempts == 0  # the deadline ran out waiting for a slot
-                    else f"no reply after {exc.attempts} tries "
-                    f"({type(exc.error).__name__}: {exc.error})",
+                    else f"no reply after {exc.attempts} tries ({transport_text(exc.error)})",
                     extra=[token],
                 ),
             )

@@ -59,7 +59,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def batch(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    return run(capsys, "batch", *argv)
+    """A live batch run (against the doubles) unless ``argv`` names a record mode."""
+    live = () if "--record" in argv else ("--record", "live")
+    return run(capsys, "batch", *argv, *live)
 
 
 # -- the nine-citation fixture batch ----------------------------------------------------
@@ -378,14 +380,29 @@ def test_a_recorded_batch_replays_offline(
     assert "citation_precision=0.2222 (2/9)" in replayed.splitlines()
 
 
-def test_cassettes_without_record_is_a_usage_error(
+def test_cassettes_with_a_live_run_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run(
-        capsys, "batch", str(write_records(tmp_path / "o.jsonl")), "--cassettes", "x"
-    )
+    records = str(write_records(tmp_path / "o.jsonl"))
+    code, _, err = run(capsys, "batch", records, "--cassettes", "x", "--record", "live")
     assert code == 2
-    assert "--cassettes needs --record MODE" in err
+    assert "--cassettes has no use with --record live" in err
+
+
+def test_without_record_the_batch_replays_as_pytest_does_and_needs_no_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("CRAWLBASE_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    records = write_records(tmp_path / "o.jsonl")
+    code, out, err = run(capsys, "batch", str(records))
+    # Nothing recorded yet: each citation has no recording, and says how to record it;
+    # nothing asks for a token, since replaying needs none.
+    assert code == 1, out + err
+    assert "error 8" in out  # (the ninth, a PDF link, is decided without a request)
+    assert "no recording" in out and "--record once" in out
+    assert "not set" not in out + err
+    assert not (tmp_path / "cassettes").exists()
 
 
 def test_the_example_suite_batch_replays_from_the_plugins_cassettes(

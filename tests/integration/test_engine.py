@@ -714,3 +714,14 @@ def test_a_custom_judge_is_asked_for_its_spec_only_and_its_prompt_version_is_rec
     for path in (tmp_path / "own.yaml", shared):
         meta = yaml.safe_load(path.read_text())["metadata"]["citecheck"]
         assert meta["judge_prompt_version"] == "house-3"
+
+
+def test_an_api_callers_configuration_error_names_the_setting_to_change() -> None:
+    engine = Engine.from_settings(
+        EngineSettings(record_mode="once"), StageHooks(make_ranker=WordOverlap), environ={}
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        engine.preflight([claim("a", "Water boils.", "https://example.com/a")])
+    message = str(caught.value)
+    assert "is the default judge; choose another with EngineSettings.judge)" in message
+    assert "choose another with the judge" not in message

@@ -105,3 +105,14 @@ def test_pytest_help_types_every_numeric_ini_option(pytester: pytest.Pytester) -
     ):
         assert f"  {name} ({kind}):" in out, name
     assert "--citecheck-judge-base-url" in out
+
+
+def test_the_batch_replays_by_default_and_runs_live_only_when_asked(tmp_path: Path) -> None:
+    from pytest_citecheck.core.record_mode import LIVE, RecordMode
+
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("", encoding="utf-8")
+    default = cli.build_parser().parse_args(["batch", str(claims)])
+    assert cli.engine_settings(default, cli.batch_terms()).record_mode is RecordMode.NONE
+    live = cli.build_parser().parse_args(["batch", str(claims), "--record", "live"])
+    assert cli.engine_settings(live, cli.batch_terms()).record_mode is LIVE

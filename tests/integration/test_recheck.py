@@ -385,3 +385,35 @@ def test_recheck_replays_under_the_quote_policy_it_is_given(
     assert set(statuses(report).values()) == {"error"}
     assert "was made with quote match exact, the current setting is quote match fuzzy" in out
     assert api.api_calls == []
+
+
+def test_offline_the_recheck_names_the_host_and_a_synthesized_rid_gets_no_audit_line(
+    recorded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    import yaml
+
+    resolve = socket.getaddrinfo
+
+    def no_dns(host: object, *args: object, **kwargs: object) -> object:
+        if host == "crawlbase.offline.test":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", "http://crawlbase.offline.test/")
+    code, out, _ = run(capsys, "recheck", str(recorded))
+    assert code == 1
+    assert "cannot resolve crawlbase.offline.test (" in out
+    assert "you look offline" in out
+    # A recording of live services: its rid names the page as it was stored.
+    assert out.count("then: citecheck audit page ") == len(CASES), out
+    # The example suites' recordings are synthesized: their rids name no stored page.
+    for path in (recorded.parent / "cassettes" / recorded.stem).glob("*.yaml"):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["metadata"]["citecheck"]["synthesized"] = "against loopback doubles"
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    code, out, _ = run(capsys, "recheck", str(recorded))
+    assert "you look offline" in out
+    assert "citecheck audit page" not in out

@@ -186,6 +186,23 @@ def test_a_malformed_body_is_422_with_the_claim_file_rule(
     assert api.api_calls == []
 
 
+def test_a_422_says_the_rule_in_its_own_words_and_a_near_key_gets_a_did_you_mean(
+    doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]],
+) -> None:
+    with serving(ServiceConfig(), doubles[2]) as url:
+        empty = httpx.post(f"{url}/verify", json={"claim": "Water boils.", "urls": []}, timeout=60)
+        near = httpx.post(f"{url}/verify", json={"claim": "Water boils.", "url": [f"{SITE}/a"]})
+    assert empty.status_code == 422
+    (problem,) = empty.json()["detail"]
+    assert problem["msg"] == "no URLs: cite at least one http(s) URL for the claim"
+    assert near.status_code == 422
+    by_key = {p["loc"][-1]: p for p in near.json()["detail"]}
+    assert by_key["url"]["msg"] == 'unknown field "url": did you mean "urls"?'
+    assert by_key["url"]["fix"] == 'did you mean "urls"?'
+    assert by_key["urls"]["msg"] == "Field required"
+    assert not any(p["msg"].startswith("Value error") for p in near.json()["detail"])
+
+
 def test_invalid_json_is_422(doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]]) -> None:
     with serving(ServiceConfig(), doubles[2]) as url:
         reply = httpx.post(

@@ -301,6 +301,7 @@ PLUGIN_GATE = FrontEnd(
         "min_reachable_precision": Option(("--citecheck-min-reachable-precision=0.9",), 0.9),
         "allow_contradicted": Option(("--citecheck-allow-contradicted",), True),
         "strict_review": Option(("--citecheck-strict-review",), True),
+        "gate_scope": Option(("--citecheck-gate=full",), "full"),
         "max_drop": Option(("--citecheck-max-drop=0.1",), 0.1),
         "min_answer_support": Option(("--citecheck-min-answer-support=0.9",), 0.9),
         "min_citation_recall": Option(("--citecheck-min-citation-recall=0.9",), 0.9),
@@ -322,6 +323,7 @@ BATCH_GATE = FrontEnd(
     },
     fixed={
         "strict_review": NotExposed("no flag: a verdict marked for review counts normally"),
+        "gate_scope": NotExposed("the batch gates the files it is given: no suite to select from"),
         "max_drop": NotExposed("no baseline in the batch"),
         "min_agreement": NotExposed(_NO_PANEL),
         "terms": NotExposed(_TERMS, cli.batch_terms()),

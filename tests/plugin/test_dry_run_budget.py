@@ -118,3 +118,68 @@ def test_the_dry_run_in_replay_mode_records_nothing(pytester: pytest.Pytester) -
             "dry run: claims=0 crawls=0 judge_calls=0 credits=0",
         ]
     )
+
+
+LOCAL = """claims:
+  - id: invented
+    claim: Water boils at 50 C.
+    citations:
+      - document: notes.txt
+        quote: Water boils at 50 degrees.
+"""
+
+
+def test_the_dry_run_names_the_claims_to_record_and_not_those_decided_locally(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".txt", notes="Water boils at 100 degrees Celsius at sea level.")
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND), citecheck_b=LOCAL)
+    result = pytester.runpytest("--citecheck", "--citecheck-record=once", "--citecheck-dry-run")
+    result.stdout.fnmatch_lines(
+        [
+            "  claims: 2 to record, 0 already recorded (replayed, free), 1 decided locally "
+            "(document quotes and sections, no request)",
+            "  to record:",
+            "    citecheck_a.yaml::boils-100",
+            "    citecheck_a.yaml::cats-bark",
+            "dry run: claims=2 *",
+        ]
+    )
+    assert "invented" not in result.stdout.str()
+
+
+def test_the_dry_run_lists_up_to_ten_claims_and_all_with_v(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    claims = [(f"c{i:02d}", *SUPPORTED[1:]) for i in range(12)]
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(*claims))
+    brief = pytester.runpytest("--citecheck", "--citecheck-record=all", "--citecheck-dry-run")
+    brief.stdout.fnmatch_lines(
+        ["    citecheck_a.yaml::c09", "    ... and 2 more (-v lists them all)", "dry run:*"]
+    )
+    assert "c10" not in brief.stdout.str()
+    full = pytester.runpytest("--citecheck", "--citecheck-record=all", "--citecheck-dry-run", "-v")
+    full.stdout.fnmatch_lines(["    citecheck_a.yaml::c10", "    citecheck_a.yaml::c11"])
+    assert "more (-v" not in full.stdout.str()
+
+
+def test_the_dry_run_says_where_the_budget_stops_the_recording(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    claims = [(f"c{i}", *SUPPORTED[1:]) for i in range(4)]
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(*claims))
+    # Each claim: one crawl, 1.5 credits, 8 at most; a claim starts when its 8 fit.
+    args = ("--citecheck", "--citecheck-record=all", "--citecheck-dry-run")
+    stops = pytester.runpytest(*args, "--citecheck-max-credits=10")
+    stops.stdout.fnmatch_lines(
+        [
+            "  budget (max credits 10): stops the recording after 2 of 4 claims "
+            "(after 1 if pages need the retries), leaving:",
+            "    citecheck_a.yaml::c2",
+            "    citecheck_a.yaml::c3",
+            "dry run:*",
+        ]
+    )
+    enough = pytester.runpytest(*args, "--citecheck-max-credits=32")
+    enough.stdout.fnmatch_lines(
+        ["  budget (max credits 32): enough for all 4 claims, even at the most they could take"]
+    )

@@ -256,3 +256,34 @@ def test_a_partial_run_says_it_judged_a_part_and_compares_the_same_claims(
     whole.stdout.fnmatch_lines(["baseline precision 0.3333 -> 0.3333 (+0.0000)"])
     whole.stdout.no_fnmatch_line("gate over *")
     whole.stdout.no_fnmatch_line("*the baseline over the same*")
+
+
+@IN_PROCESS
+def test_a_part_of_the_suite_shows_the_floors_it_misses_without_failing_on_them(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    pytester.makefile(".yaml", citecheck_b=claims_yaml(("b-100", *SUPPORTED[1:])))
+    pytester.makeini("[pytest]\ncitecheck_min_precision = 0.9\n")
+    floor = (
+        "  citation precision 0.5000 is below citecheck_min_precision 0.9000 (short by 0.4000): "
+        "not applied to a part of the suite (--citecheck-gate=full applies it)"
+    )
+    # One claim file named, and -k: the same rule.
+    for args, scope in (
+        (("citecheck_a.yaml",), "gate over the 2 claims of the files named (a part of the suite)"),
+        (("-k", "boils or cats"), "gate over 2 of 3 claims (1 deselected)"),
+    ):
+        part = run(pytester, xdist, *args)
+        assert part.ret == pytest.ExitCode.OK, part.stdout.str()
+        part.stdout.fnmatch_lines([scope, floor, "citecheck gate passed"])
+        full = run(pytester, xdist, *args, "--citecheck-gate=full")
+        assert full.ret == pytest.ExitCode.TESTS_FAILED
+        full.stdout.fnmatch_lines(
+            ["citecheck gate FAILED: citation precision 0.5000 is below citecheck_min_precision*"]
+        )
+    # The whole suite is gated as before, whatever the scope.
+    whole = run(pytester, xdist)
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    whole.stdout.no_fnmatch_line("gate over *")
+    whole.stdout.fnmatch_lines(["citecheck gate FAILED: citation precision 0.6667 is below*"])

@@ -159,3 +159,45 @@ def test_an_unwritable_sarif_path_is_a_usage_error(pytester: pytest.Pytester) ->
     result = pytester.runpytest("--citecheck", "--citecheck-sarif=taken")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--citecheck-sarif taken: is a folder*"])
+
+
+def _many(
+    prefix: str, text: str, urls: list[str], n: int
+) -> list[tuple[str, str, list[str], None]]:
+    return [(f"{prefix}-{i:02d}", text, urls, None) for i in range(n)]
+
+
+def test_one_error_per_failing_claim_with_its_citations_inside(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    pytester.makeconftest(CONFTEST)
+    two = ("boils-twice", "Water boils at 50 C.", ["https://example.com/boiling"] * 2, None)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(two))
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all")
+    result.assert_outcomes(failed=1)
+    errors = [c for c in commands(result.stdout.str()) if c.startswith("::error")]
+    assert len(errors) == 1, errors
+    assert "citation 1 https://example.com/boiling: contradicted" in errors[0]
+    assert "citation 2 https://example.com/boiling: contradicted" in errors[0]
+
+
+def test_annotations_stop_at_githubs_per_step_limit_and_say_how_many_more(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    pytester.makeconftest(CONFTEST)
+    claims = _many("bad", "Water boils at 50 C.", ["https://example.com/boiling"], 13)
+    claims += _many("unsure", "Unsure claim.", ["https://example.com/other"], 11)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(*claims))
+    result = pytester.runpytest("--citecheck", "--citecheck-record=all")
+    result.assert_outcomes(passed=11, failed=13)
+    found = commands(result.stdout.str())
+    levels = [c.split(" ", 1)[0] for c in found]
+    assert levels.count("::error") == 10 and levels.count("::warning") == 10, found
+    (more,) = [c for c in found if "more annotations" in c]
+    assert more.endswith(
+        "::3 failing claims and 1 warning more: GitHub shows 10 errors and 10 warnings per "
+        "step; see the citecheck summary in this step's log"
+    ), more
+    assert found[-1].startswith("::notice title=citecheck gate failed::")

@@ -221,9 +221,18 @@ def test_missing_recording_names_the_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     api, llm = doubles
-    result = replay(suite, (api.base_url, llm.base_url("openai")), monkeypatch, "-k", "pasta")
+    urls = (api.base_url, llm.base_url("openai"))
+    result = replay(suite, urls, monkeypatch, "-k", "pasta")
     result.assert_outcomes(failed=1, deselected=2)
     result.stdout.fnmatch_lines(
+        [
+            "citecheck: 1 citation in 1 claim has no recording; record it with: "
+            "pytest --citecheck --citecheck-record=once citecheck_water.yaml::pasta (recording "
+            "needs CRAWLBASE_TOKEN, *); -v lists each"
+        ]
+    )
+    verbose = replay(suite, urls, monkeypatch, "-k", "pasta", "-v")
+    verbose.stdout.fnmatch_lines(
         [
             "*no recording (cassettes/citecheck_water/pasta.yaml does not exist); record it with: "
             "pytest --citecheck --citecheck-record=once citecheck_water.yaml::pasta*"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.core.defaults import BATCH_LIVE
 from pytest_citecheck.core.option_table import fields_for
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.gate import GateSettings
@@ -19,7 +20,6 @@ from pytest_citecheck.frontends.cli.common import (
     INTERRUPT_NOTICE,
     BatchInput,
     UsageError,
-    _check_record_options,
     _open_audit,
     _values,
     batch_terms,
@@ -63,11 +63,17 @@ def _engine(args: argparse.Namespace, terms: Terms) -> Engine:
 
 def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    _check_record_options(args)
+    if args.record == BATCH_LIVE:
+        if args.cassettes is not None:
+            raise UsageError(
+                f"--cassettes has no use with --record {BATCH_LIVE}: a live run neither "
+                "replays nor records (record with --record once)"
+            )
+        args.record = None  # live from here on: no cassette
     _check_outputs(args)
     audit = _open_audit(args.audit, "batch")
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
-    # Without --record the batch is live: the engine then fetches and judges for real.
+    # --record live: the engine then fetches and judges for real, with no cassette.
     engine = _engine(args, batch_terms(batch.files, args.cassettes))
     batch.drop_unknown_judges(engine, args.judge)
     for problem in batch.problems:
@@ -86,7 +92,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.core.errors import ConfigurationError
 
     if args.dry_run:
-        # Without --record the batch is live: every claim would be fetched and judged.
+        # --record live: every claim would be fetched and judged.
         with engine:
             plan = engine.plan(claims, cassette_for=cassette_for)
         terms = batch_terms(batch.files, args.cassettes)

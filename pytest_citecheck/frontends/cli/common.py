@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
+from pytest_citecheck.core.defaults import BATCH_LIVE, DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.option_table import OPTIONS, Flag, cli_terms
 from pytest_citecheck.core.record_mode import LIVE
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
@@ -124,10 +124,12 @@ def read_batch(
 def engine_settings(args: argparse.Namespace, terms: Terms) -> EngineSettings:
     """``citecheck batch``'s and ``citecheck recheck``'s flags as the engine's settings.
 
-    Without ``--record`` the batch is live (and has no cassette); the recheck has no
+    With ``--record live`` the batch is live (and has no cassette); the recheck has no
     ``--record`` (it replays, then fetches live: engine/recheck.py chooses)."""
     from pytest_citecheck.engine.settings_map import engine_settings as mapped
 
+    if getattr(args, "record", None) == BATCH_LIVE:
+        args = argparse.Namespace(**{**vars(args), "record": None})
     values = _values(args)
     if "record_mode" in values and values["record_mode"] is None:
         values["record_mode"] = LIVE

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from fastapi import Request
@@ -206,13 +206,25 @@ def parse_json(body: bytes) -> Any:
         raise refuse(f"invalid JSON: {exc}", "json_invalid") from None
 
 
-def _problems(exc: ValidationError) -> list[dict[str, Any]]:
+def _problems(exc: ValidationError, fields: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Pydantic's errors without the echoed input (it may be large), with the
-    schema's fix where it gives one."""
+    schema's fix where it gives one: a validator's own words (without pydantic's
+    ``Value error, `` in front), and for an unknown key close to one of ``fields``
+    (the body's), the key it was probably meant to be."""
+    import difflib
+
+    known = list(fields)
     out = []
     for err in exc.errors(include_url=False, include_input=False):
-        problem: dict[str, Any] = {"loc": ["body", *err["loc"]], "msg": err["msg"]}
-        fix = err.get("ctx", {}).get("fix")
+        ctx = err.get("ctx", {})
+        msg = str(ctx["error"]) if err["type"] == "value_error" and "error" in ctx else err["msg"]
+        problem: dict[str, Any] = {"loc": ["body", *err["loc"]], "msg": msg}
+        fix = ctx.get("fix")
+        if err["type"] == "extra_forbidden" and err["loc"]:
+            close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1, cutoff=0.6)
+            if close:
+                fix = f'did you mean "{close[0]}"?'
+                problem["msg"] = f'unknown field "{err["loc"][-1]}": {fix}'
         if fix:
             problem["fix"] = fix
         out.append({**problem, "type": err["type"]})
@@ -273,7 +285,7 @@ def claim_from_body(
     try:
         wanted = VerifyRequest.model_validate(parse_json(body))
     except ValidationError as exc:
-        raise Rejected(422, _problems(exc)) from None
+        raise Rejected(422, _problems(exc, VerifyRequest.model_fields)) from None
     if len(wanted.urls) > config.max_urls:
         msg = f"{len(wanted.urls)} URLs; at most {config.max_urls} per request"
         raise Rejected(422, [{"loc": ["body", "urls"], "msg": msg, "type": "too_long"}])

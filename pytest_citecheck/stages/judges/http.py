@@ -47,7 +47,15 @@ from pydantic import ValidationError
 
 from pytest_citecheck.claims.models import Reason, Usage
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
-from pytest_citecheck.core.retry import GaveUp, IsFinal, RetryPolicy, Sent, send
+from pytest_citecheck.core.retry import (
+    GaveUp,
+    IsFinal,
+    RetryPolicy,
+    Sent,
+    send,
+    transport_text,
+    unresolved_host,
+)
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
@@ -392,6 +400,11 @@ class HTTPJudge(ABC):
             what = (
                 f"the {self.name} judge at {self.url} accepted the connection but closed it "
                 f"without answering ({type(error).__name__}, {tries})"
+            )
+        elif unresolved_host(error) is not None:
+            what = (
+                f"could not reach the {self.name} judge at {self.url}: "
+                f"{transport_text(error)} ({tries})"
             )
         else:
             what = (
