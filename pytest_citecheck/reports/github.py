@@ -68,12 +68,13 @@ def annotate(report: Report, rootpath: Path, workspace: Path) -> list[Annotation
     """The annotations for one session: claim files' paths relative to ``workspace``
     (the repository checkout), lines 1-based."""
     out: list[Annotation] = []
+    links = _report_links(report)
     for nodeid, result in report.ordered():
         info = report.item(nodeid)
         where = info.path if info is not None and info.path else file_of(nodeid)
         file = _relative(rootpath / where, workspace)
         line = info.line + 1 if info is not None and info.line is not None else None
-        claim = f"{result.id}: {result.claim}"
+        claim = f"{result.id}: {result.claim}" + links.get(nodeid, "")
         passed = report.passed(nodeid)
         if passed and result.expect is not None:
             continue  # the claim is what its test expects, contradicted or not
@@ -128,6 +129,20 @@ def annotate(report: Report, rootpath: Path, workspace: Path) -> list[Annotation
             Annotation("notice", f"citecheck gate passed: {figures}", "citecheck gate passed")
         )
     return out
+
+
+def _report_links(report: Report) -> dict[str, str]:
+    """Per node id, a line linking the claim in the HTML report (none when the
+    report's URL is not known)."""
+    if not report.report_url:
+        return {}
+    from pytest_citecheck.reports.html import anchors, claim_url
+
+    by_node = anchors((nodeid, r.id) for nodeid, r in report.ordered())
+    return {
+        nodeid: f"\nHTML report: {claim_url(report.report_url, anchor)}"
+        for nodeid, anchor in by_node.items()
+    }
 
 
 def _citation_message(claim: str, index: int, v: Verdict) -> str:

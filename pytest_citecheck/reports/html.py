@@ -151,9 +151,16 @@ def anchors(claims: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def claim_url(report_url: str, anchor: str) -> str:
-    """The address that opens one claim in the HTML report served at ``report_url``
-    (the anchor percent-encoded, so no claim id can end the URL or add to it)."""
-    return f"{report_url.split('#', 1)[0]}#{url_quote(anchor, safe='')}"
+    """The address that opens one claim in the HTML report served at ``report_url``:
+    the anchor percent-encoded, so no claim id can end the URL or add to it, and
+    spaces, quotes, brackets and parentheses in the URL too, so it stays one link in
+    markdown and in an annotation."""
+    return f"{served_url(report_url)}#{url_quote(anchor, safe='')}"
+
+
+def served_url(report_url: str) -> str:
+    """The report's own address as :func:`claim_url` writes it (no fragment)."""
+    return url_quote(report_url.split("#", 1)[0].strip(), safe=":/?@!$&*+,;=%~")
 
 
 def _rank(c: dict[str, Any], review: bool) -> int:
