@@ -84,7 +84,13 @@
   rows.forEach(function (row) {
     var button = row.querySelector("button.toggle");
     button.addEventListener("click", function () {
-      open(row, button.getAttribute("aria-expanded") !== "true");
+      var expand = button.getAttribute("aria-expanded") !== "true";
+      open(row, expand);
+      // The open citation's quote (else the citations) below the window: bring the row up.
+      var shown = row.querySelector("details[open] mark") || row.querySelector("tr.detail");
+      if (expand && shown.getBoundingClientRect().bottom > window.innerHeight) {
+        row.scrollIntoView({block: "start"});
+      }
     });
   });
   window.addEventListener("hashchange", follow);
