@@ -575,9 +575,7 @@ class Report:
     def write_markdown(self, path: Path, *, append: bool = False) -> None:
         from pytest_citecheck.reports.markdown import render_markdown
 
-        write_report(
-            path, render_markdown(self.scrubbed_json(), self.report_url), append=append
-        )
+        write_report(path, render_markdown(self.scrubbed_json(), self.report_url), append=append)
 
     def write_html(self, path: Path) -> None:
         from pytest_citecheck.reports.html import render_html

@@ -364,9 +364,9 @@ def test_the_header_chips_filter_the_claims(
     assert page.inner_text("#shown") == "5 of 5 claims"
     # The label menu and the chips are one filter.
     page.select_option("#filter-label", "supported")
-    assert page.locator('button.chip[data-filter="supported"]').get_attribute(
-        "aria-pressed"
-    ) == "true"
+    assert (
+        page.locator('button.chip[data-filter="supported"]').get_attribute("aria-pressed") == "true"
+    )
     assert tab.errors == []
 
 

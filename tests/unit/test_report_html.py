@@ -245,7 +245,9 @@ def _parsed(html: str) -> Rows:
 
 SUPPORTED = Verdict(url="https://example.com/ok", label=Label.SUPPORTED, evidence_quote=QUOTE)
 CONTRADICTS = Verdict(url="https://example.com/no", label=Label.CONTRADICTED, evidence_quote=QUOTE)
-UNSURE = Verdict(url="https://example.com/maybe", label=Label.SUPPORTED, confidence=0.5, review=True)
+UNSURE = Verdict(
+    url="https://example.com/maybe", label=Label.SUPPORTED, confidence=0.5, review=True
+)
 
 
 def test_failed_claims_come_first_then_review_then_file_order_which_the_rows_keep() -> None:
