@@ -52,18 +52,18 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _reports(out: Path, cwd: Path, *args: str, returncode: int = 0) -> tuple[Path, dict[str, Any]]:
+    """A run with the HTML and JSON reports written into ``out``: the page and the JSON."""
+    html, report = out / "report.html", out / "report.json"
+    run = _pytest(cwd, *args, f"--citecheck-html={html}", f"--citecheck-report={report}")
+    assert run.returncode == returncode, run.stdout + run.stderr
+    return html, json.loads(report.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """README's command, plus the HTML and JSON reports."""
-    out = tmp_path_factory.mktemp("example")
-    run = _pytest(
-        REPO,
-        "example_suite",
-        f"--citecheck-html={out / 'report.html'}",
-        f"--citecheck-report={out / 'report.json'}",
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return out / "report.html", json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return _reports(tmp_path_factory.mktemp("example"), REPO, "example_suite")
 
 
 @pytest.fixture(scope="module")
@@ -252,14 +252,7 @@ def failing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     """``pytest --citecheck example_suite_failing`` with the HTML and JSON reports: one
     contradicted claim (row 2 of 5 in its file), one under review."""
     out = tmp_path_factory.mktemp("failing")
-    run = _pytest(
-        REPO,
-        "example_suite_failing",
-        f"--citecheck-html={out / 'report.html'}",
-        f"--citecheck-report={out / 'report.json'}",
-    )
-    assert run.returncode == 1, run.stdout + run.stderr
-    return out / "report.html", json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return _reports(out, REPO, "example_suite_failing", returncode=1)
 
 
 FAILED = "charlie-russell-cause-of-death"
@@ -278,7 +271,7 @@ def _shown_ids(page: Any) -> list[str]:
 def _in_view(page: Any, locator: Any) -> bool:
     box, view = locator.bounding_box(), page.viewport_size
     assert box is not None and view is not None
-    return bool(box["y"] >= 0 and box["y"] < view["height"])
+    return bool(box["y"] > -1 and box["y"] < view["height"])  # scrolled to: sub-pixel
 
 
 def test_the_failing_claim_comes_first_and_one_click_reaches_its_highlighted_quote(
@@ -394,16 +387,8 @@ def test_the_order_toggle_restores_file_order(
 def answers_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The example answers (one saved response per format), replayed with the HTML report."""
     out = tmp_path_factory.mktemp("answers")
-    run = _pytest(
-        REPO / "example_suite" / "answers",
-        "-o",
-        "citecheck_patterns=answers.yaml",
-        ".",
-        f"--citecheck-html={out / 'answers.html'}",
-        f"--citecheck-report={out / 'answers.json'}",
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return out / "answers.html", json.loads((out / "answers.json").read_text(encoding="utf-8"))
+    answers = REPO / "example_suite" / "answers"
+    return _reports(out, answers, "-o", "citecheck_patterns=answers.yaml", ".")
 
 
 def test_the_answer_view_colours_each_sentence_by_its_claims_label(
