@@ -6,8 +6,9 @@
 
 Runs README's example-suite command (offline replay) with the HTML and JSON
 reports, opens the HTML report in Debian's chromium through Playwright (no browser
-download; ``CITECHECK_CHROMIUM`` overrides the executable), expands the claim
-``boiling-point-50-degrees`` with its highlighted quote, and saves a 1280x1400
+download; ``CITECHECK_CHROMIUM`` overrides the executable), filters it with the
+header's ``contradicted`` chip, expands the claim ``boiling-point-50-degrees`` on
+its highlighted quote, and saves a 1280x1400
 screenshot. The run's totals go into the PNG as a ``tEXt`` chunk
 (``citecheck-totals``), so ``tests/e2e/test_report_png.py`` can tell when the image no
 longer shows what the suite prints.
@@ -70,9 +71,12 @@ def screenshot(html: Path) -> bytes:
         try:
             page = browser.new_page(viewport=SIZE)
             page.goto(html.as_uri())
+            # The header's contradicted chip filters the table; one click on the claim
+            # opens it on the citation that decided it.
+            page.locator('button.chip[data-filter="contradicted"]').click()
             row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text=CLAIM))
             row.locator("button.toggle").click()
-            row.locator("details.citation summary").first.click()
+            page.evaluate("window.scrollTo(0, 0)")
             row.locator("tr.detail mark").first.wait_for(state="visible")
             shot: bytes = page.screenshot()
         finally:

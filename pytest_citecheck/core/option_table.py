@@ -909,6 +909,27 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "report_url",
+        "the URL the HTML report will be served at: the step summary and the GitHub "
+        "annotations link each claim there (default: $CITECHECK_REPORT_URL).",
+        metavar="URL",
+        shown_default="$CITECHECK_REPORT_URL, else none",
+        target="outputs",
+        pytest_flag="--citecheck-report-url",
+        ini=Hidden(_IN_A_RUN),
+        plugin_term="flag",
+        cli={
+            "batch": Hidden("the batch writes no HTML report"),
+            "recheck": Hidden("the recheck summary does not link its page"),
+        },
+        service=Hidden("each response is the request's report"),
+        doc=(
+            "where the `--citecheck-html` file will be served (e.g. your CI's artifact or "
+            "pages URL): the step summary and the GitHub annotations link each claim to "
+            "`URL#<claim id>`; see [Reports](reports.md#links-to-a-claim)"
+        ),
+    ),
+    Option(
         "sarif",
         "write the failing and review claims as SARIF 2.1.0, for GitHub code scanning "
         "(github/codeql-action/upload-sarif).",

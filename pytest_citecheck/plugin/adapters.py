@@ -4,7 +4,8 @@ and the reports'.
 The values come from the option table (``core/option_table.py``), which says which
 setting sets which field; ``engine/settings_map.py`` does the mapping for every
 front end. What is left here is what no option sets: the plugin's ``Terms``, the
-cache the session resolved, the run id, ``$GITHUB_STEP_SUMMARY``.
+cache the session resolved, the run id, ``$GITHUB_STEP_SUMMARY``,
+``$CITECHECK_REPORT_URL``.
 ``tests/integration/test_settings_mapping.py`` fails when an engine or gate setting
 is neither mapped nor listed there as deliberately not exposed.
 """
@@ -20,7 +21,7 @@ from pytest_citecheck.core.option_table import fields_for
 from pytest_citecheck.engine import settings_map
 from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-from pytest_citecheck.reports.report import Outputs
+from pytest_citecheck.reports.report import REPORT_URL_ENV, Outputs
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.core import EngineSettings
@@ -52,6 +53,6 @@ def outputs(settings: Settings, environ: Mapping[str, str] | None = None) -> Out
     markdown summary appended."""
     env = os.environ if environ is None else environ
     step = env.get("GITHUB_STEP_SUMMARY")
-    return Outputs(
-        **fields_for("outputs", settings.values), step_summary=Path(step) if step else None
-    )
+    fields = fields_for("outputs", settings.values)
+    fields["report_url"] = fields.get("report_url") or env.get(REPORT_URL_ENV) or None
+    return Outputs(**fields, step_summary=Path(step) if step else None)

@@ -109,6 +109,7 @@ def finish_run(
         baseline_over_same_claims=same_claims,
         not_started=not_started,
         stopped_by=stopped_by,
+        report_url=outputs.report_url,
     )
     if started is not None:
         report.run = {**run_info(results, started).to_json(), **report.run}

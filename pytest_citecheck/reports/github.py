@@ -79,10 +79,11 @@ def annotate(
     ``workspace`` (the repository checkout), lines 1-based; the gate's notice last.
     ``per_step``: at most this many errors and this many warnings, then a notice
     saying how many more there are and where (None: all, as the SARIF log has)."""
+    links = _report_links(report)
     claims = [
         a
         for nodeid, result in report.ordered()
-        for a in _claim(report, nodeid, result, rootpath, workspace)
+        for a in _claim(report, nodeid, result, rootpath, workspace, links.get(nodeid, ""))
     ]
     out = claims if per_step is None else _capped(claims, per_step, report)
     t = report.totals
@@ -101,15 +102,21 @@ def annotate(
 
 
 def _claim(
-    report: Report, nodeid: str, result: ClaimResult, rootpath: Path, workspace: Path
+    report: Report,
+    nodeid: str,
+    result: ClaimResult,
+    rootpath: Path,
+    workspace: Path,
+    link: str = "",
 ) -> list[Annotation]:
     """A claim's annotations: an error when it failed (a warning when it passed with
-    a contradiction the run allows), and a warning for its review items."""
+    a contradiction the run allows), and a warning for its review items; ``link``
+    ends the claim's line (its row in the HTML report, when the report's URL is known)."""
     info = report.item(nodeid)
     where = info.path if info is not None and info.path else file_of(nodeid)
     file = _relative(rootpath / where, workspace)
     line = info.line + 1 if info is not None and info.line is not None else None
-    claim = f"{result.id}: {result.claim}"
+    claim = f"{result.id}: {result.claim}{link}"
     passed = report.passed(nodeid)
     out: list[Annotation] = []
     bad = [(i, v) for i, v in enumerate(result.verdicts, 1) if v.label in _BAD]
@@ -182,6 +189,20 @@ def _capped(annotations: list[Annotation], per_step: int, report: Report) -> lis
             )
         )
     return kept
+
+
+def _report_links(report: Report) -> dict[str, str]:
+    """Per node id, a line linking the claim in the HTML report (none when the
+    report's URL is not known)."""
+    if not report.report_url:
+        return {}
+    from pytest_citecheck.reports.html import anchors, claim_url
+
+    by_node = anchors((nodeid, r.id) for nodeid, r in report.ordered())
+    return {
+        nodeid: f"\nHTML report: {claim_url(report.report_url, anchor)}"
+        for nodeid, anchor in by_node.items()
+    }
 
 
 def _citation_lines(index: int, v: Verdict) -> str:

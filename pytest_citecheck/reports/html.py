@@ -15,8 +15,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections import Counter
+from collections.abc import Iterable
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote as url_quote
 
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Label
 from pytest_citecheck.core.prices import money
@@ -142,9 +145,42 @@ def _member(m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _claim(c: dict[str, Any]) -> dict[str, Any]:
+def anchors(claims: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each claim's deep link in the HTML report (``report.html#<anchor>``), by node id,
+    from its (node id, claim id) pairs: its claim id, or its node id when another file
+    has a claim of the same id."""
+    pairs = list(claims)
+    seen = Counter(claim_id for _, claim_id in pairs)
+    return {nodeid: claim_id if seen[claim_id] == 1 else nodeid for nodeid, claim_id in pairs}
+
+
+def claim_url(report_url: str, anchor: str) -> str:
+    """The address that opens one claim in the HTML report served at ``report_url``:
+    the anchor percent-encoded, so no claim id can end the URL or add to it, and
+    spaces, quotes, brackets and parentheses in the URL too, so it stays one link in
+    markdown and in an annotation."""
+    return f"{served_url(report_url)}#{url_quote(anchor, safe='')}"
+
+
+def served_url(report_url: str) -> str:
+    """The report's own address as :func:`claim_url` writes it (no fragment)."""
+    return url_quote(report_url.split("#", 1)[0].strip(), safe=":/?@!$&*+,;=%~")
+
+
+def _rank(c: dict[str, Any], review: bool) -> int:
+    """Where a claim sorts: failed first, then under review, then the rest."""
+    if c.get("passed") is False:
+        return 0
+    return 1 if review else 2
+
+
+def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
+    labels = [Label(v["label"]) for v in c["verdicts"]]
+    decided = deciding(Label(c["label"]), labels)
+    # The citation shown open when the claim is: the first that decided its label.
+    focus = decided[0] if decided else 0
     verdicts = []
-    for v in c["verdicts"]:
+    for i, v in enumerate(c["verdicts"]):
         quote = v.get("evidence_quote") or ""
         passages, found = _passages(v, quote)
         verdicts.append(
@@ -160,10 +196,10 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
                 "facts": _facts(v),
                 "passages": passages,
                 "panel": [_member(m) for m in v.get("panel") or []],
+                "open": i == focus,
             }
         )
-    labels = [Label(v["label"]) for v in c["verdicts"]]
-    decided = deciding(Label(c["label"]), labels)
+    review = any(v.get("review") for v in c["verdicts"])
     confidences = [v["confidence"] for v in c["verdicts"] if v.get("confidence") is not None]
     search = " ".join(
         [c["nodeid"], c["claim"]]
@@ -172,6 +208,9 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
     return {
         "nodeid": c["nodeid"],
         "id": c["id"],
+        "anchor": anchor,
+        "order": order,
+        "rank": _rank(c, review),
         "file": c["nodeid"].split("::", 1)[0],
         "claim": c["claim"],
         "label": shown_label(Label(c["label"]), labels).value,
@@ -183,10 +222,18 @@ def _claim(c: dict[str, Any]) -> dict[str, Any]:
             {c["verdicts"][i]["reason"] for i in decided if c["verdicts"][i].get("reason")}
         ),
         "confidence": f"{min(confidences):.2f}" if confidences else "–",
-        "review": any(v.get("review") for v in c["verdicts"]),
+        "review": review,
         "search": " ".join(search.split()).lower(),
         "verdicts": verdicts,
     }
+
+
+def _claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claim rows, failed first, then those under review, then the rest, each
+    group in file order (``order`` keeps the file order for the page's toggle)."""
+    by_node = anchors((c["nodeid"], c["id"]) for c in claims)
+    rows = [_claim(c, by_node[c["nodeid"]], i) for i, c in enumerate(claims)]
+    return sorted(rows, key=lambda row: (row["rank"], row["order"]))
 
 
 def _environment() -> jinja2.Environment:
@@ -226,7 +273,7 @@ def render_html(data: dict[str, Any]) -> str:
         panel=data.get("panel"),
         files=data.get("files") or {},
         changes=changes,
-        claims=[_claim(c) for c in data["claims"]],
+        claims=_claims(data["claims"]),
         answers=data.get("answers") or [],
         answer_totals=data.get("answer_totals"),
         labels=LABELS,

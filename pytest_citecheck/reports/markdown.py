@@ -15,6 +15,7 @@ from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
 from pytest_citecheck.engine.aggregate import alce_line, provider_quote_line
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
+from pytest_citecheck.reports.html import anchors, claim_url, served_url
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
@@ -28,7 +29,10 @@ def cell(text: object, width: int = 160) -> str:
     return _MD_SPECIAL.sub(r"\\\1", flat)
 
 
-def render_markdown(data: dict[str, Any]) -> str:
+def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
+    """The summary; with ``report_url`` (where the HTML report is served) it links
+    the report and each listed claim to its row there."""
+    links = anchors((c["nodeid"], c["id"]) for c in data["claims"]) if report_url else {}
     t = data["totals"]
     gate = data["gate"]
     supported = t["by_label"].get("supported", 0)
@@ -41,6 +45,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         out.append(f"- {cell(stopped_text(gate))}")
     if gate["failures"] or stopped:
         out.append("")
+    if report_url:
+        out += [f"[HTML report]({served_url(report_url)})", ""]
     out += [
         f"**{plural(t['claims'], 'claim')}, {plural(t['citations'], 'citation')}**: "
         "citation precision "
@@ -120,7 +126,7 @@ def render_markdown(data: dict[str, Any]) -> str:
             "|---|---|---|---|",
         ]
         out += [
-            f"| {v['label']} | {cell(claim['nodeid'])}: {cell(claim['claim'], 120)} | "
+            f"| {v['label']} | {_linked(claim, links, report_url)}: {cell(claim['claim'], 120)} | "
             f"{cell(v['url'])} | {cell(v.get('evidence_quote') or '', 200)} |"
             for claim, v in bad
         ]
@@ -144,6 +150,14 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def _confidence(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, int | float) else "n/a"
+
+
+def _linked(claim: dict[str, Any], links: dict[str, str], report_url: str | None) -> str:
+    """A claim's node id, linked to its row in the HTML report when its URL is known."""
+    name = cell(claim["nodeid"])
+    if report_url is None:
+        return name
+    return f"[{name}]({claim_url(report_url, links[claim['nodeid']])})"
 
 
 def _answers(data: dict[str, Any]) -> list[str]:

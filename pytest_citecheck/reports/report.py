@@ -160,6 +160,8 @@ class Report:
     output_errors: list[str] = field(default_factory=list)
     # The user's prices: reports show the spend in money when any is set.
     prices: Prices | None = None
+    # Where the HTML report is served (Outputs.report_url): other reports link claims there.
+    report_url: str | None = None
 
     def spend(self) -> dict[str, Any] | None:
         """Credits and judge tokens in money (None: no price is set)."""
@@ -737,7 +739,7 @@ class Report:
     def write_markdown(self, path: Path, *, append: bool = False) -> None:
         from pytest_citecheck.reports.markdown import render_markdown
 
-        write_report(path, render_markdown(self.scrubbed_json()), append=append)
+        write_report(path, render_markdown(self.scrubbed_json(), self.report_url), append=append)
 
     def write_html(self, path: Path) -> None:
         from pytest_citecheck.reports.html import render_html
@@ -844,6 +846,10 @@ def write_report(path: Path, text: str, *, append: bool = False) -> None:
         write_atomic(path, scrub(text))
 
 
+# The HTML report's URL when no option names it (set in a CI workflow, say).
+REPORT_URL_ENV = "CITECHECK_REPORT_URL"
+
+
 @dataclass(frozen=True)
 class Outputs:
     """The files a session writes at its end (each optional)."""
@@ -856,6 +862,8 @@ class Outputs:
     step_summary: Path | None = None
     # The GitHub annotations as a SARIF 2.1.0 log (code scanning).
     sarif: Path | None = None
+    # Where the HTML report is served: the step summary and annotations link there.
+    report_url: str | None = None
 
 
 # -- per item --------------------------------------------------------------------

@@ -52,18 +52,18 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _reports(out: Path, cwd: Path, *args: str, returncode: int = 0) -> tuple[Path, dict[str, Any]]:
+    """A run with the HTML and JSON reports written into ``out``: the page and the JSON."""
+    html, report = out / "report.html", out / "report.json"
+    run = _pytest(cwd, *args, f"--citecheck-html={html}", f"--citecheck-report={report}")
+    assert run.returncode == returncode, run.stdout + run.stderr
+    return html, json.loads(report.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """README's command, plus the HTML and JSON reports."""
-    out = tmp_path_factory.mktemp("example")
-    run = _pytest(
-        REPO,
-        "example_suite",
-        f"--citecheck-html={out / 'report.html'}",
-        f"--citecheck-report={out / 'report.json'}",
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return out / "report.html", json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return _reports(tmp_path_factory.mktemp("example"), REPO, "example_suite")
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
     page.select_option("#filter-label", "contradicted")
     shown = page.locator("tbody.claim:visible button.toggle").all_inner_texts()
     assert sorted(shown) == sorted(contradicted)
-    assert page.inner_text("#shown") == f"{len(contradicted)} of 24 claims"
+    assert page.inner_text("#shown") == f"{len(contradicted)} of 24 claims (label contradicted)"
 
     page.select_option("#filter-label", "")
     page.fill("#filter-text", "boiling-point-50")
@@ -163,8 +163,7 @@ def test_expanded_citation_shows_the_quote_highlighted(
     row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text=claim["id"]))
     detail = row.locator("tr.detail")
     assert not detail.is_visible()
-    row.locator("button.toggle").click()
-    row.locator("details.citation summary").first.click()
+    row.locator("button.toggle").click()  # one click: the deciding citation is open
     mark = detail.locator("mark").first
     assert mark.is_visible()
     assert mark.inner_text() == quote
@@ -188,8 +187,6 @@ def test_on_a_noisy_page_the_highlighted_quote_is_in_view_when_the_citation_open
     page = tab.open(path)
     row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text=claim["id"]))
     row.locator("button.toggle").click()
-    summary = row.locator("details.citation summary").first
-    summary.click()
     mark = row.locator("details.citation").first.locator("mark")
     assert mark.inner_text() == quote
     box, view = mark.bounding_box(), page.viewport_size
@@ -213,20 +210,19 @@ def test_claim_table_shows_the_deciding_reason_fabricated_and_what_the_judge_sai
         return [t.strip() for t in texts]
 
     # supported by one citation; the PDF's pdf_unsupported did not decide it.
-    assert cells("crater-lake-winter-closures")[2:4] == ["supported", "–"]
-    assert cells("jwt-exp-mandatory-invented-quote")[2:4] == [
+    assert cells("crater-lake-winter-closures")[3:5] == ["supported", "–"]
+    assert cells("jwt-exp-mandatory-invented-quote")[3:5] == [
         "fabricated",
         "quote_not_in_document",
     ]
     # The guard refused the judge's quote: the row says so, the citation what the judge said.
-    assert cells("liz-patterson-death")[2:4] == ["not_found", "evidence_quote_not_in_source"]
+    assert cells("liz-patterson-death")[3:5] == ["not_found", "evidence_quote_not_in_source"]
     row = page.locator(
         "tbody.claim", has=page.locator("button.toggle", has_text="liz-patterson-death")
     )
     row.locator("button.toggle").click()
     summary = row.locator("details.citation summary").first
     assert "the judge said supported" in summary.inner_text()
-    summary.click()
     facts = row.locator("dl.facts").first.inner_text()
     assert "judge's label" in facts and "judge's confidence" in facts
     # The label filter still finds the fabricated claim by its label.
@@ -240,7 +236,6 @@ def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
     assert page.evaluate("window.__citecheck_pwned") is None
     row = page.locator("tbody.claim", has=page.locator("button.toggle", has_text="markup"))
     row.locator("button.toggle").click()
-    row.locator("details.citation summary").first.click()
     assert SCRIPT in row.locator("mark").first.inner_text()
     assert '<img src=x onerror="window.__citecheck_pwned = true">' in row.inner_text()
     assert page.evaluate("window.__citecheck_pwned") is None
@@ -249,20 +244,154 @@ def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
     assert tab.requests == [hostile.as_uri()]
 
 
+# -- leading to the failure: order, chips, one click, deep links -------------------------
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """``pytest --citecheck example_suite_failing`` with the HTML and JSON reports: one
+    contradicted claim (row 2 of 5 in its file), two under review."""
+    out = tmp_path_factory.mktemp("failing")
+    return _reports(out, REPO, "example_suite_failing", returncode=1)
+
+
+FAILED = "charlie-russell-cause-of-death"
+REVIEW = "charlie-russell-kamchatka"
+# Under review, in file order: the number floor's (its evidence lacks "May 7, 2018") and
+# the judge's low confidence.
+REVIEWS = ["charlie-russell-death", REVIEW]
+
+
+def _row(page: Any, claim_id: str) -> Any:
+    return page.locator(f'tbody.claim[data-anchor="{claim_id}"]')
+
+
+def _shown_ids(page: Any) -> list[str]:
+    ids: list[str] = page.locator("tbody.claim:visible button.toggle").all_inner_texts()
+    return ids
+
+
+def _in_view(page: Any, locator: Any) -> bool:
+    box, view = locator.bounding_box(), page.viewport_size
+    assert box is not None and view is not None
+    return bool(box["y"] > -1 and box["y"] < view["height"])  # scrolled to: sub-pixel
+
+
+def test_the_failing_claim_comes_first_and_one_click_reaches_its_highlighted_quote(
+    tab: Page, failing: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = failing
+    in_file = [c["id"] for c in data["claims"]]
+    assert in_file.index(FAILED) == 1  # row 2 of 5 in the file
+    page = tab.open(path)
+    shown = _shown_ids(page)
+    assert shown[:3] == [FAILED, *REVIEWS]  # failed, then under review
+    assert shown[3:] == [i for i in in_file if i not in (FAILED, *REVIEWS)]  # then file order
+    # Each row shows its claim's text, not only its id.
+    for claim in data["claims"]:
+        assert _row(page, claim["id"]).locator("td.claim-text").inner_text() == claim["claim"]
+    claim = next(c for c in data["claims"] if c["id"] == FAILED)
+    quote = claim["verdicts"][0]["evidence_quote"]
+    row = _row(page, FAILED)
+    assert not row.locator("mark").first.is_visible()
+    row.locator("button.toggle").click()  # the only click
+    mark = row.locator("mark").first
+    assert mark.is_visible() and mark.inner_text() == quote
+    assert "contradicted" in row.locator("details.citation[open] summary").inner_text()
+    assert tab.errors == []
+    assert tab.requests == [path.as_uri()]
+
+
+def test_a_claim_id_in_the_url_opens_that_claim(
+    tab: Page, failing: tuple[Path, dict[str, Any]], example: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = failing
+    page = tab.page
+    page.goto(f"{path.as_uri()}#{FAILED}")
+    row = _row(page, FAILED)
+    assert row.locator("tr.detail").is_visible()
+    quote = next(c for c in data["claims"] if c["id"] == FAILED)["verdicts"][0]["evidence_quote"]
+    assert row.locator("mark").first.inner_text() == quote
+    assert row.locator("mark").first.is_visible()
+    # A claim a filter hides: following its link clears the filters and opens it.
+    page.select_option("#filter-label", "contradicted")
+    assert _shown_ids(page) == [FAILED]
+    page.click(f'tbody.claim[data-anchor="{FAILED}"] a.permalink')  # a link to itself
+    page.evaluate(f"window.location.hash = '#{REVIEW}'")
+    review = _row(page, REVIEW)
+    review.locator("tr.detail").wait_for(state="visible")
+    assert len(_shown_ids(page)) == 5
+    # A long report: the linked claim is scrolled into view, and opened.
+    example_path, example_data = example
+    last = example_data["claims"][-1]["id"]
+    page.goto(f"{example_path.as_uri()}#{last}")
+    target = _row(page, last)
+    assert target.locator("tr.detail").is_visible()
+    assert _in_view(page, target.locator("tr.row"))
+    assert page.evaluate("window.scrollY") > 0
+    # An anchor that is no claim, or not even valid percent-encoding, opens nothing.
+    for anchor in ("%E0%A4%A", "no-such-claim"):
+        page.goto("about:blank")
+        page.goto(f"{example_path.as_uri()}#{anchor}")
+        assert page.locator("tr.detail:visible").count() == 0
+    assert tab.errors == []
+
+
+def test_the_header_chips_filter_the_claims(
+    tab: Page, failing: tuple[Path, dict[str, Any]]
+) -> None:
+    path, _ = failing
+    page = tab.open(path)
+    chip = page.locator('button.chip[data-filter="contradicted"]')
+    assert chip.inner_text() == "contradicted 1"
+    chip.click()
+    assert _shown_ids(page) == [FAILED]
+    assert chip.get_attribute("aria-pressed") == "true"  # the state is shown
+    assert page.inner_text("#shown") == "1 of 5 claims (label contradicted)"
+    assert page.eval_on_selector("#filter-label", "e => e.value") == "contradicted"
+    review = page.locator('button.chip[data-filter="review"]')
+    review.click()  # another chip replaces the first
+    assert _shown_ids(page) == REVIEWS
+    assert chip.get_attribute("aria-pressed") == "false"
+    assert review.get_attribute("aria-pressed") == "true"
+    review.click()  # clicked again: no filter
+    assert len(_shown_ids(page)) == 5
+    assert review.get_attribute("aria-pressed") == "false"
+    assert page.inner_text("#shown") == "5 of 5 claims"
+    # The label menu and the chips are one filter.
+    page.select_option("#filter-label", "supported")
+    assert (
+        page.locator('button.chip[data-filter="supported"]').get_attribute("aria-pressed") == "true"
+    )
+    assert tab.errors == []
+
+
+def test_the_order_toggle_restores_file_order(
+    tab: Page, failing: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = failing
+    in_file = [c["id"] for c in data["claims"]]
+    page = tab.open(path)
+    order = page.locator("#order")
+    first = _shown_ids(page)
+    assert first != in_file and first[0] == FAILED
+    assert order.inner_text() == "order: failed and review first"
+    order.click()
+    assert _shown_ids(page) == in_file
+    assert order.inner_text() == "order: file order"
+    assert order.get_attribute("aria-pressed") == "true"
+    order.click()
+    assert _shown_ids(page) == first
+    assert order.get_attribute("aria-pressed") == "false"
+    assert tab.errors == []
+
+
 @pytest.fixture(scope="module")
 def answers_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The example answers (one saved response per format), replayed with the HTML report."""
     out = tmp_path_factory.mktemp("answers")
-    run = _pytest(
-        REPO / "example_suite" / "answers",
-        "-o",
-        "citecheck_patterns=answers.yaml",
-        ".",
-        f"--citecheck-html={out / 'answers.html'}",
-        f"--citecheck-report={out / 'answers.json'}",
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return out / "answers.html", json.loads((out / "answers.json").read_text(encoding="utf-8"))
+    answers = REPO / "example_suite" / "answers"
+    return _reports(out, answers, "-o", "citecheck_patterns=answers.yaml", ".")
 
 
 def test_the_answer_view_colours_each_sentence_by_its_claims_label(

@@ -33,15 +33,18 @@ def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
             before = native.verify(
                 native.as_if_written_by_the_user(exp.claims), api, llm, tmp_path / "b"
             )
-        asked = len(llm.calls)
+        asked, confirmed = len(llm.calls), len(llm.confirmations)
         after = native.verify(exp.claims, api, llm, tmp_path / "a")
-        after_calls = llm.calls[asked:]
+        # Every judge call of this run: first readings and confirmations (the double
+        # tells a confirmation apart only when the quote is verbatim in its sentence).
+        after_calls = llm.calls[asked:] + llm.confirmations[confirmed:]
     # Matched in the markdown and held against the provider, most were "fabricated".
     assert sum(v.label is Label.FABRICATED for v in before) > len(before) // 2
     assert [v.label for v in after].count(Label.FABRICATED) == 0
     assert not any(v.provider_quote_not_on_page for v in after)
-    # Each quote was found: the judge read the passage holding it and answered.
-    assert len(after_calls) == len(after)
+    # Each quote was found: the judge read the passage holding it and answered, once,
+    # plus one confirmation call per supported answer.
+    assert len(after_calls) == len(after) + sum(v.confirmation is not None for v in after)
     assert {v.label for v in after} <= {Label.SUPPORTED, Label.NOT_FOUND}
     assert sum(v.label is Label.SUPPORTED for v in after) >= len(after) // 2
 

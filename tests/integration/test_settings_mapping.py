@@ -340,6 +340,9 @@ PLUGIN_OUTPUTS = FrontEnd(
         "markdown": Option(("--citecheck-md=r.md",), Path("r.md")),
         "html": Option(("--citecheck-html=r.html",), Path("r.html")),
         "sarif": Option(("--citecheck-sarif=r.sarif",), Path("r.sarif")),
+        "report_url": Option(
+            ("--citecheck-report-url=https://ci.example/r.html",), "https://ci.example/r.html"
+        ),
     },
     fixed={"step_summary": NotExposed("not an option: $GITHUB_STEP_SUMMARY (unset here)")},
 )
@@ -357,6 +360,7 @@ BATCH_OUTPUTS = FrontEnd(
         "html": NotExposed("no flag: the batch prints its summary"),
         "step_summary": NotExposed("the batch prints its summary"),
         "sarif": NotExposed("no flag: the batch prints its summary"),
+        "report_url": NotExposed("no flag: the batch writes no HTML report"),
     },
 )
 

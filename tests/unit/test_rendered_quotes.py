@@ -212,6 +212,8 @@ def test_a_quote_from_one_passage_is_in_the_passages_the_judge_was_shown(
     start = data.draw(st.integers(0, len(text) - 20))
     quote = text[start : data.draw(st.integers(start + 20, min(len(text), start + 300)))]
     assume(len(WORD.findall(quote)) >= 3)
+    # A quote a page repeats (docs show the same figures twice) is found where it first is.
+    assume(not any(quote in render(p).text for j, p in enumerate(passages) if j != i))
     assert quote_in_passages(quote, [Passage(index=i, text=passages[i])])
     assert (i, i) in QuoteIndex(passages).find(quote) or any(
         first <= i <= last for first, last in QuoteIndex(passages).find(quote)
