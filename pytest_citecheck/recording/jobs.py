@@ -1,0 +1,349 @@
+"""A large audit's state, in one place: which citations were pushed, delivered, judged.
+
+A job verifies many citations through Crawlbase's Crawler instead of one synchronous
+Crawling API call each: citations are *pushed* (each push answers at once with a
+``rid``), the Crawler crawls them on its own fleet and POSTs each page to a webhook
+(the *delivery*), and verification runs as deliveries arrive. The pusher, the
+webhook receiver and the verifier may be different processes, and any of them may
+be killed and restarted; this store is what they share. It is one SQLite file per
+job (``<jobs folder>/<job>/job.sqlite``) in WAL mode, so the receiver's writes never
+wait for a verifier's reads, and every state change is one committed transaction.
+
+A citation moves ``queued -> pushing -> pushed -> delivered -> judged`` (or
+``failed`` from any state). ``pushing`` is committed *before* the push request is
+sent, so after a kill a citation whose push may have reached Crawlbase is never
+pushed again by a resume: its delivery still finds it, because every push carries
+the job and citation ids in its callback headers (echoed back on the delivery),
+and :meth:`JobStore.record_delivery` binds such a delivery to its citation even
+when the push's ``rid`` was never written down.
+
+Delivered pages are kept as the Crawler sent them (gzip-compressed bytes), so
+acknowledging a delivery costs one insert, not a decompression.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+# The callback headers a push asks the Crawler to echo on its delivery
+# (``callback_headers=Citecheck-Job:JOB|Citecheck-Citation:ID``).
+JOB_HEADER = "Citecheck-Job"
+CITATION_HEADER = "Citecheck-Citation"
+
+# A job's name is a folder name and an HTTP header value: kept to a safe alphabet.
+JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+STORE_FILE = "job.sqlite"
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    PUSHING = "pushing"
+    PUSHED = "pushed"
+    DELIVERED = "delivered"
+    JUDGED = "judged"
+    FAILED = "failed"
+
+
+class DeliveryOutcome(StrEnum):
+    """What :meth:`JobStore.record_delivery` did with a delivery."""
+
+    ACCEPTED = "accepted"  # the first delivery for its citation
+    DUPLICATE = "duplicate"  # its citation already had one: kept the first, acknowledged
+    UNKNOWN = "unknown"  # no citation of this job matches its rid or echoed id: refused
+
+
+def citation_id(claim_id: str, position: int) -> str:
+    """A citation's id inside a job: its claim's id and its 1-based position."""
+    return f"{claim_id}#{position}"
+
+
+def valid_job_name(name: str) -> bool:
+    return bool(JOB_NAME.match(name))
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A page as the Crawler delivered it."""
+
+    rid: str
+    url: str
+    original_status: int | None
+    pc_status: int | None
+    body_gzip: bytes  # the body exactly as it arrived (gzip-compressed)
+    received_at: float
+
+    def text(self) -> str:
+        """The delivered page, decompressed and decoded (bad bytes replaced)."""
+        return gzip.decompress(self.body_gzip).decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One citation of a job and where it stands."""
+
+    citation: str
+    url: str
+    state: JobState
+    rid: str | None
+    detail: str | None
+    pushes: int
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS citations (
+    citation TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    state TEXT NOT NULL,
+    rid TEXT UNIQUE,
+    detail TEXT,
+    pushes INTEGER NOT NULL DEFAULT 0,
+    updated REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS citations_state ON citations (state);
+CREATE TABLE IF NOT EXISTS deliveries (
+    citation TEXT PRIMARY KEY REFERENCES citations (citation),
+    rid TEXT NOT NULL,
+    url TEXT NOT NULL,
+    original_status INTEGER,
+    pc_status INTEGER,
+    body_gzip BLOB NOT NULL,
+    received_at REAL NOT NULL,
+    copies INTEGER NOT NULL DEFAULT 1
+);
+"""
+
+
+class JobStore:
+    """One job's state file. Safe to share between threads and between processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+
+    @classmethod
+    def create(cls, root: Path, job: str) -> JobStore:
+        """Open ``root/job``'s store, creating the folder and the file if needed."""
+        if not valid_job_name(job):
+            raise ValueError(f"job name {job!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+        folder = root / job
+        folder.mkdir(parents=True, exist_ok=True)
+        store = cls(folder / STORE_FILE)
+        store._db().executescript(_SCHEMA)  # executescript commits on its own
+        return store
+
+    @classmethod
+    def open(cls, root: Path, job: str) -> JobStore | None:
+        """An existing job's store, or None when there is no such job."""
+        if not valid_job_name(job):
+            return None
+        path = root / job / STORE_FILE
+        return cls(path) if path.is_file() else None
+
+    # -- connections -------------------------------------------------------------
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db = db
+        return db
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def close(self) -> None:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    # -- metadata ----------------------------------------------------------------
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def meta(self, key: str) -> str | None:
+        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- pushing -----------------------------------------------------------------
+
+    def add(self, citations: Iterable[tuple[str, str]]) -> int:
+        """Queue ``(citation id, url)`` pairs; ones already in the job are left as
+        they are (adding a job's citations again on resume changes nothing).
+        Returns how many were new."""
+        now = time.time()
+        with self._write() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO citations (citation, url, state, updated) "
+                "VALUES (?, ?, ?, ?)",
+                [(c, u, JobState.QUEUED.value, now) for c, u in citations],
+            )
+            return db.total_changes - before
+
+    def take_for_push(self, limit: int) -> list[tuple[str, str]]:
+        """Move up to ``limit`` queued citations to ``pushing`` and return them.
+
+        Committed before any push is sent: a citation taken here is never taken
+        again, whatever happens to the process that took it."""
+        with self._write() as db:
+            rows = db.execute(
+                "SELECT citation, url FROM citations WHERE state = ? ORDER BY rowid LIMIT ?",
+                (JobState.QUEUED.value, limit),
+            ).fetchall()
+            db.executemany(
+                "UPDATE citations SET state = ?, pushes = pushes + 1, updated = ? "
+                "WHERE citation = ?",
+                [(JobState.PUSHING.value, time.time(), c) for c, _ in rows],
+            )
+        return [(str(c), str(u)) for c, u in rows]
+
+    def mark_pushed(self, citation: str, rid: str) -> None:
+        """The push was answered with ``rid``. A delivery that arrived first
+        (it can) has already moved the citation on; only the rid is added then."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET rid = COALESCE(rid, ?), updated = ?, "
+                "state = CASE WHEN state = ? THEN ? ELSE state END WHERE citation = ?",
+                (rid, time.time(), JobState.PUSHING.value, JobState.PUSHED.value, citation),
+            )
+
+    def requeue(self, citation: str, detail: str) -> None:
+        """A push known *not* to have been accepted (refused, or never sent)
+        goes back to the queue, with why."""
+        self._set(citation, JobState.QUEUED, detail, only_from=JobState.PUSHING)
+
+    # -- deliveries --------------------------------------------------------------
+
+    def record_delivery(self, delivery: Delivery, echoed_citation: str | None) -> DeliveryOutcome:
+        """Keep a delivery for its citation, found by its rid or, for a push whose
+        answer was lost, by the citation id its callback headers echoed."""
+        with self._write() as db:
+            row = db.execute(
+                "SELECT citation FROM citations WHERE rid = ?", (delivery.rid,)
+            ).fetchone()
+            if row is None and echoed_citation is not None:
+                row = db.execute(
+                    "SELECT citation FROM citations WHERE citation = ? AND rid IS NULL "
+                    "AND state IN (?, ?)",
+                    (echoed_citation, JobState.PUSHING.value, JobState.PUSHED.value),
+                ).fetchone()
+            if row is None:
+                return DeliveryOutcome.UNKNOWN
+            citation = str(row[0])
+            seen = db.execute(
+                "UPDATE deliveries SET copies = copies + 1 WHERE citation = ?", (citation,)
+            ).rowcount
+            if seen:
+                return DeliveryOutcome.DUPLICATE
+            db.execute(
+                "INSERT INTO deliveries (citation, rid, url, original_status, pc_status, "
+                "body_gzip, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    citation,
+                    delivery.rid,
+                    delivery.url,
+                    delivery.original_status,
+                    delivery.pc_status,
+                    delivery.body_gzip,
+                    delivery.received_at,
+                ),
+            )
+            db.execute(
+                "UPDATE citations SET rid = COALESCE(rid, ?), state = ?, updated = ? "
+                "WHERE citation = ? AND state IN (?, ?)",
+                (
+                    delivery.rid,
+                    JobState.DELIVERED.value,
+                    time.time(),
+                    citation,
+                    JobState.PUSHING.value,
+                    JobState.PUSHED.value,
+                ),
+            )
+            return DeliveryOutcome.ACCEPTED
+
+    def delivery(self, citation: str) -> Delivery | None:
+        row = (
+            self._db()
+            .execute(
+                "SELECT rid, url, original_status, pc_status, body_gzip, received_at "
+                "FROM deliveries WHERE citation = ?",
+                (citation,),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        rid, url, original, pc, body, at = row
+        return Delivery(str(rid), str(url), original, pc, bytes(body), float(at))
+
+    def copies(self, citation: str) -> int:
+        """How many times the Crawler delivered this citation (retries repeat them)."""
+        row = (
+            self._db()
+            .execute("SELECT copies FROM deliveries WHERE citation = ?", (citation,))
+            .fetchone()
+        )
+        return 0 if row is None else int(row[0])
+
+    # -- verification ------------------------------------------------------------
+
+    def mark_judged(self, citation: str, label: str) -> None:
+        self._set(citation, JobState.JUDGED, label)
+
+    def mark_failed(self, citation: str, detail: str) -> None:
+        self._set(citation, JobState.FAILED, detail)
+
+    def _set(
+        self, citation: str, state: JobState, detail: str | None, only_from: JobState | None = None
+    ) -> None:
+        sql = "UPDATE citations SET state = ?, detail = ?, updated = ? WHERE citation = ?"
+        args: tuple[object, ...] = (state.value, detail, time.time(), citation)
+        if only_from is not None:
+            sql += " AND state = ?"
+            args += (only_from.value,)
+        with self._write() as db:
+            db.execute(sql, args)
+
+    # -- reading -----------------------------------------------------------------
+
+    def rows(self, state: JobState | None = None) -> list[Row]:
+        sql = "SELECT citation, url, state, rid, detail, pushes FROM citations"
+        args: tuple[object, ...] = ()
+        if state is not None:
+            sql += " WHERE state = ?"
+            args = (state.value,)
+        return [
+            Row(str(c), str(u), JobState(s), r, d, int(p))
+            for c, u, s, r, d, p in self._db().execute(sql + " ORDER BY rowid", args)
+        ]
+
+    def counts(self) -> dict[JobState, int]:
+        """How many citations are in each state (every state listed, zeros too)."""
+        found = dict(
+            self._db().execute("SELECT state, COUNT(*) FROM citations GROUP BY state").fetchall()
+        )
+        return {state: int(found.get(state.value, 0)) for state in JobState}

@@ -1,0 +1,90 @@
+"""A job's state survives its processes: nothing is pushed twice, no delivery is lost."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_citecheck.recording.jobs import (
+    Delivery,
+    DeliveryOutcome,
+    JobState,
+    JobStore,
+    citation_id,
+)
+
+
+def delivery(rid: str, url: str = "https://example.com/a", text: str = "# Page") -> Delivery:
+    return Delivery(rid, url, 200, 200, gzip.compress(text.encode()), time.time())
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    job = JobStore.create(tmp_path, "nightly")
+    job.add([(citation_id("c1", 1), "https://example.com/a"), (citation_id("c2", 1), "https://b")])
+    return job
+
+
+def test_adding_the_same_citations_again_changes_nothing(store: JobStore) -> None:
+    store.take_for_push(1)
+    assert store.add([("c1#1", "https://example.com/a"), ("c3#1", "https://c")]) == 1
+    assert store.counts()[JobState.PUSHING] == 1
+    assert store.counts()[JobState.QUEUED] == 2
+
+
+def test_a_citation_taken_for_a_push_is_never_taken_again_even_by_another_process(
+    store: JobStore, tmp_path: Path
+) -> None:
+    first = store.take_for_push(1)
+    # A second process (a resumed pusher) opens the same job.
+    again = JobStore.open(tmp_path, "nightly")
+    assert again is not None
+    second = again.take_for_push(10)
+    assert [c for c, _ in first] == ["c1#1"]
+    assert [c for c, _ in second] == ["c2#1"]
+    assert again.take_for_push(10) == []
+
+
+def test_a_delivery_whose_push_answer_was_lost_still_finds_its_citation(store: JobStore) -> None:
+    store.take_for_push(2)
+    store.mark_pushed("c2#1", "rid-2")
+    # c1's push reached Crawlbase but the pusher died before writing its rid down.
+    assert store.record_delivery(delivery("rid-1"), echoed_citation="c1#1") == "accepted"
+    assert store.record_delivery(delivery("rid-2", text="# B"), None) == "accepted"
+    assert store.counts()[JobState.DELIVERED] == 2
+    got = store.delivery("c1#1")
+    assert got is not None and got.text() == "# Page" and got.rid == "rid-1"
+
+
+def test_a_repeated_delivery_keeps_the_first_and_an_unknown_one_is_refused(
+    store: JobStore,
+) -> None:
+    store.take_for_push(1)
+    store.mark_pushed("c1#1", "rid-1")
+    assert store.record_delivery(delivery("rid-1", text="first"), None) == DeliveryOutcome.ACCEPTED
+    assert store.record_delivery(delivery("rid-1", text="again"), None) == DeliveryOutcome.DUPLICATE
+    assert store.record_delivery(delivery("rid-9"), "nobody#1") == DeliveryOutcome.UNKNOWN
+    # A citation never pushed cannot be claimed by an echoed id either.
+    assert store.record_delivery(delivery("rid-8"), "c2#1") == DeliveryOutcome.UNKNOWN
+    first = store.delivery("c1#1")
+    assert first is not None and first.text() == "first"
+    assert store.copies("c1#1") == 2
+
+
+def test_a_push_answer_arriving_after_its_delivery_does_not_move_the_citation_back(
+    store: JobStore,
+) -> None:
+    store.take_for_push(1)
+    store.record_delivery(delivery("rid-1"), echoed_citation="c1#1")
+    store.mark_pushed("c1#1", "rid-1")
+    assert [r.state for r in store.rows() if r.citation == "c1#1"] == [JobState.DELIVERED]
+
+
+def test_job_names_that_are_not_folder_names_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="letters, digits"):
+        JobStore.create(tmp_path, "../escape")
+    assert JobStore.open(tmp_path, "../escape") is None
+    assert JobStore.open(tmp_path, "missing") is None
