@@ -230,11 +230,9 @@ class ClaimItem(pytest.Item):
         if isinstance(excinfo.value, ClaimFailed):
             from pytest_citecheck.reports.report import citation_table
 
-            return "\n".join(
-                [f"citecheck: {p}" for p in excinfo.value.problems]
-                + [""]
-                + citation_table(excinfo.value.result, verbose=self.config.get_verbosity() > 0)
-            )
+            lines = [f"citecheck: {p}" for p in excinfo.value.problems]
+            table = citation_table(excinfo.value.result, verbose=self.config.get_verbosity() > 0)
+            return _failure(self, "\n".join([*lines, "", *table]), headline=lines[0])
         from pytest_citecheck.core.secrets import scrub
 
         default = super().repr_failure(excinfo, style=style)
@@ -244,6 +242,26 @@ class ClaimItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, (self.claim.line or 1) - 1, f"{CLAIM_DOMAIN}{self.claim.id}"
+
+
+def _failure(item: ClaimItem, text: str, headline: str) -> Any:
+    """A claim's failure as pytest shows it: the whole text in the failures section,
+    and only its first line in the short test summary. (A plain string is both: on
+    CI, where pytest does not trim summary lines, every claim's table would print
+    twice.) Built from pytest's own traceback parts, so xdist carries it whole."""
+    from _pytest._code.code import (
+        ReprEntryNative,
+        ReprExceptionInfo,
+        ReprFileLocation,
+        ReprTraceback,
+    )
+
+    path, line, _ = item.reportinfo()
+    entries = [ReprEntryNative([text + "\n"])]
+    return ReprExceptionInfo(
+        reprtraceback=ReprTraceback(entries, None, style="native"),
+        reprcrash=ReprFileLocation(str(path), (line or 0) + 1, headline),
+    )
 
 
 # How the item of a saved answer that cannot be imported is named (then its id).

@@ -54,6 +54,10 @@ UNSET = (
     "PYTEST_ADDOPTS",
     "GITHUB_ACTIONS",
     "GITHUB_WORKSPACE",
+    # pytest prints whole failure messages in its short summary on CI: tests that
+    # want that set it themselves.
+    "CI",
+    "BUILD_NUMBER",
 )
 # Runs pytest in a fresh interpreter and reports whether the embedding stack was imported.
 RUN_AND_REPORT_IMPORTS = (
