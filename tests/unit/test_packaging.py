@@ -181,3 +181,11 @@ def test_the_changelog_has_an_unreleased_section_and_one_for_the_version() -> No
     assert "## [Unreleased]" in changelog
     assert re.search(rf"^## \[{re.escape(__version__)}\]", changelog, re.M)
     assert f"[{__version__}]: {PROJECT_URL}/releases/tag/v{__version__}" in changelog
+
+
+def test_the_license_file_is_the_license_pyproject_declares() -> None:
+    declared = PYPROJECT["project"]["license"]
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert declared == "MIT"
+    assert text.startswith("MIT License\n")
+    assert "Permission is hereby granted, free of charge" in text
