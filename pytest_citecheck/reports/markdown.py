@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER
+from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
 from pytest_citecheck.engine.aggregate import alce_line, provider_quote_line
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 from pytest_citecheck.reports.html import anchors, claim_url, served_url
+from pytest_citecheck.reports.report import REVIEW_HEADING, review_why
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).
@@ -134,13 +135,14 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
     review = [(claim, v) for claim in data["claims"] for v in claim["verdicts"] if v.get("review")]
     if review:
         out += [
-            "### Review: confidence below the gate",
+            f"### {REVIEW_HEADING[0].upper()}{REVIEW_HEADING[1:]}",
             "",
-            "| label | confidence | claim | source |",
-            "|---|---:|---|---|",
+            "| label | confidence | why | claim | source |",
+            "|---|---:|---|---|---|",
         ]
         out += [
-            f"| {v['label']} | {_confidence(v.get('confidence'))} | {cell(claim['nodeid'])}: "
+            f"| {v['label']} | {_confidence(v.get('confidence'))} | "
+            f"{cell(review_why(Verdict.model_validate(v)))} | {cell(claim['nodeid'])}: "
             f"{cell(claim['claim'], 120)} | {cell(v['url'])} |"
             for claim, v in review
         ]

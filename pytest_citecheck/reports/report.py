@@ -144,6 +144,23 @@ class LabelChange:
         return self.before == Label.SUPPORTED.value and self.after != Label.SUPPORTED.value
 
 
+# What the review list is: verdicts a person should look at, each with why.
+REVIEW_HEADING = "review (a person should look)"
+
+
+def review_why(verdict: Verdict) -> str:
+    """Why a verdict is marked for review: its reason (a blocked page, a signal in the
+    page, a number the evidence lacks, an unconfirmed verdict...), else what is wrong
+    with its confidence (low, a split panel, or on another scale than 0-1)."""
+    if verdict.reason:
+        return str(verdict.reason)
+    if verdict.confidence_raw is not None:
+        return "confidence on another scale"
+    if verdict.panel is not None:
+        return "panel split"
+    return "low confidence"
+
+
 @dataclass
 class Report:
     """Everything one session verified, keyed by pytest node id."""
@@ -426,12 +443,11 @@ class Report:
                 out.append(Line(f"  {v.label.value:<12} {nodeid}  {v.url}", {"yellow": True}))
         review = self._flagged(lambda v: v.review)
         if review:
-            out.append(Line("review (confidence below the gate):", {"bold": True}))
+            out.append(Line(f"{REVIEW_HEADING}:", {"bold": True}))
             for nodeid, v in review:
                 conf = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
-                out.append(
-                    Line(f"  {v.label.value:<12} {conf}  {nodeid}  {v.url}", {"yellow": True})
-                )
+                row = f"  {v.label.value:<12} {conf}  {nodeid}  {v.url}  [{review_why(v)}]"
+                out.append(Line(row, {"yellow": True}))
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
         return out
 

@@ -42,7 +42,7 @@ def test_confidence_10_and_2_keep_the_label_go_to_review_and_warn_once(
         run.stdout.fnmatch_lines(
             [
                 WARNING,
-                "review (confidence below the gate):",
+                "review (a person should look):",
                 "  supported    n/a  citecheck_water.yaml::boiling  *",
                 "  supported    n/a  citecheck_water.yaml::salt  *",
             ]

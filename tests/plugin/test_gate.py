@@ -119,7 +119,9 @@ def test_strict_review(pytester: pytest.Pytester, xdist: list[str]) -> None:
     pytester.makefile(".yaml", citecheck_a=claims_yaml(REVIEW))
     result = run(pytester, xdist)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["review (confidence below the gate):", "*0.50*unsure*"])
+    result.stdout.fnmatch_lines(
+        ["review (a person should look):", "*0.50*unsure*  [[]low confidence]"]
+    )
     result = run(pytester, xdist, "--citecheck-strict-review")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["citecheck gate FAILED: 1 verdict below the confidence gate*"])

@@ -91,8 +91,9 @@ def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
             "  pairwise 1:openai:judge-a ~ 2:openai:judge-b: 1.0000",
             "  pairwise 1:openai:judge-a ~ 3:openai:judge-c: 0.5000",
             "  pairwise 2:openai:judge-b ~ 3:openai:judge-c: 0.5000",
-            "review (confidence below the gate):",
-            "  supported    0.67  citecheck_water.yaml::salt  https://example.com/science/boiling",
+            "review (a person should look):",
+            "  supported    0.67  citecheck_water.yaml::salt  https://example.com/science/boiling"
+            "  [[]panel split]",
             "citecheck gate passed",
         ]
     )

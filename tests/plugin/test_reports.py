@@ -43,7 +43,7 @@ def test_terminal_summary_puts_contradictions_first_then_review(result: pytest.R
             "contradicted and fabricated:",
             "  CONTRADICTED citecheck_a.yaml::boils-50  https://example.com/boiling",
             '      "Water boils at 100 degrees Celsius"',
-            "review (confidence below the gate):",
+            "review (a person should look):",
             "*0.50  citecheck_a.yaml::unsure*",
             "*citecheck_a.yaml::invented*",
         ]
