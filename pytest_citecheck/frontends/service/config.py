@@ -17,9 +17,9 @@ from pytest_citecheck.frontends.service.words import service_terms
 from pytest_citecheck.frontends.service_defaults import (
     DEFAULT_AUDIT_WAIT,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CLAIM_CHARS,
     DEFAULT_MAX_DELIVERY_BYTES,
     DEFAULT_MAX_DELIVERY_PAGE_BYTES,
-    DEFAULT_MAX_CLAIM_CHARS,
     DEFAULT_MAX_URLS,
     DEFAULT_QUEUE_WAIT,
     DEFAULT_READ_TIMEOUT,

@@ -161,10 +161,12 @@ def parse_delivery(request: Request, body: bytes, config: ServiceConfig) -> Deli
         page = inflate(body, config.max_delivery_page_bytes, keep=True)
         try:
             envelope = JsonDelivery.model_validate(parse_json(page))
+        except Rejected as exc:  # parse_json's problems, as one line
+            problems = exc.detail if isinstance(exc.detail, list) else []
+            why = "; ".join(str(p.get("msg", "")) for p in problems) or "not JSON"
+            raise Rejected(422, f"the JSON delivery cannot be read: {why}") from None
         except ValidationError:
-            raise Rejected(
-                422, "the JSON delivery is not an object with a string `body`"
-            ) from None
+            raise Rejected(422, "the JSON delivery is not an object with a string `body`") from None
         rid, url = envelope.rid or rid, envelope.url or url
         pc_status = envelope.pc_status if envelope.pc_status is not None else pc_status
         if envelope.original_status is not None:
