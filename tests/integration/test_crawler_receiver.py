@@ -12,6 +12,7 @@ import gzip
 import json
 import logging
 import random
+import sqlite3
 import time
 import zlib
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ from pytest_citecheck.frontends.service import ServiceConfig
 from pytest_citecheck.recording.jobs import (
     CITATION_HEADER,
     JOB_HEADER,
+    Delivery,
+    DeliveryOutcome,
     JobState,
     JobStore,
     citation_id,
@@ -51,6 +54,13 @@ def make_job(root: Path) -> JobStore:
 def jobs(tmp_path: Path) -> Path:
     make_job(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def store(jobs: Path) -> JobStore:
+    opened = JobStore.open(jobs, JOB)
+    assert opened is not None
+    return opened
 
 
 @pytest.fixture
@@ -100,13 +110,10 @@ def post(webhook: str, body: bytes, headers: dict[str, str], **kw: Any) -> httpx
     return httpx.post(webhook, content=body, headers=headers, timeout=10, **kw)
 
 
-def pushed_store(jobs: Path) -> JobStore:
+def pushed_store(store: JobStore) -> None:
     """The job with c1 pushed (rid-a known) and c2 taken but its answer lost."""
-    store = JobStore.open(jobs, JOB)
-    assert store is not None
     store.take_for_push(2)
     store.mark_pushed("c1#1", "rid-a")
-    return store
 
 
 # -- deliveries from the Crawler ---------------------------------------------------------
@@ -114,10 +121,8 @@ def pushed_store(jobs: Path) -> JobStore:
 
 @pytest.mark.parametrize("fmt", ["html", "json"])
 def test_every_delivery_is_kept_for_its_citation_whatever_the_order(
-    jobs: Path, webhook: str, fmt: str
+    store: JobStore, webhook: str, fmt: str
 ) -> None:
-    store = JobStore.open(jobs, JOB)
-    assert store is not None
     with CrawlerDouble({JOB: webhook}) as crawler:
         # Pushed A, B, C; delivered C, B, A (each push takes far less than 0.4 s).
         for n, url in enumerate((A, B, C)):
@@ -136,10 +141,8 @@ def test_every_delivery_is_kept_for_its_citation_whatever_the_order(
 
 
 def test_a_delivery_whose_push_answer_was_lost_binds_to_its_citation(
-    jobs: Path, webhook: str
+    store: JobStore, webhook: str
 ) -> None:
-    store = JobStore.open(jobs, JOB)
-    assert store is not None
     with CrawlerDouble({JOB: webhook}) as crawler:
         # The pusher gives up on the answer before the page is delivered.
         crawler.add(A, Page(markdown=PAGES[A]), lose_answer=0.5, delay=1.5)
@@ -157,10 +160,8 @@ def test_a_delivery_whose_push_answer_was_lost_binds_to_its_citation(
 
 
 def test_a_repeated_delivery_is_acknowledged_and_the_first_copy_kept(
-    jobs: Path, webhook: str
+    store: JobStore, webhook: str
 ) -> None:
-    store = JobStore.open(jobs, JOB)
-    assert store is not None
     with CrawlerDouble({JOB: webhook}) as crawler:
         crawler.add(A, Page(markdown=PAGES[A]), copies=2)
         push_all(store, crawler)
@@ -179,10 +180,8 @@ def test_a_repeated_delivery_is_acknowledged_and_the_first_copy_kept(
 
 
 def test_a_refused_delivery_is_crawled_again_and_charged_until_it_is_taken(
-    jobs: Path, webhook: str
+    store: JobStore, webhook: str
 ) -> None:
-    store = JobStore.open(jobs, JOB)
-    assert store is not None
     wrong = webhook.replace(KEY, "not-the-key-0123456789")
     with CrawlerDouble({JOB: wrong}, retry_wait=0.05) as crawler:
         crawler.add(A, Page(markdown=PAGES[A]))
@@ -210,9 +209,9 @@ def test_the_monitor_bot_gets_200_and_no_store_is_touched(jobs: Path, webhook: s
     assert not (jobs / "monitor").exists()
 
 
-def test_a_wrong_key_fails_the_monitor_too_so_the_crawler_pauses(jobs: Path, webhook: str) -> None:
-    store = JobStore.open(jobs, JOB)
-    assert store is not None
+def test_a_wrong_key_fails_the_monitor_too_so_the_crawler_pauses(
+    store: JobStore, webhook: str
+) -> None:
     wrong = webhook.replace(KEY, "not-the-key-0123456789")
     with CrawlerDouble({JOB: wrong}) as crawler:
         assert crawler.monitor() == [401]
@@ -288,6 +287,7 @@ REFUSALS: list[tuple[str, bytes, dict[str, str], int, str]] = [
 )
 def test_a_bad_delivery_is_refused_and_the_receiver_keeps_serving(
     jobs: Path,
+    store: JobStore,
     caplog: pytest.LogCaptureFixture,
     why: str,
     body: bytes,
@@ -295,7 +295,7 @@ def test_a_bad_delivery_is_refused_and_the_receiver_keeps_serving(
     status: int,
     words: str,
 ) -> None:
-    store = pushed_store(jobs)
+    pushed_store(store)
     # c3's push was answered with its rid: its echoed id cannot claim another one's delivery.
     store.take_for_push(1)
     store.mark_pushed("c3#1", "rid-c")
@@ -329,9 +329,9 @@ def test_a_bad_delivery_is_refused_and_the_receiver_keeps_serving(
     ids=["no key", "wrong key", "key in the URL", "key as a bearer header"],
 )
 def test_the_key_is_required_in_the_url_or_as_a_bearer_header(
-    jobs: Path, how: dict[str, dict[str, str]], status: int
+    jobs: Path, store: JobStore, how: dict[str, dict[str, str]], status: int
 ) -> None:
-    store = pushed_store(jobs)
+    pushed_store(store)
     config = ServiceConfig(api_key=KEY, jobs_dir=jobs)
     headers = delivery_headers("rid-a") | how.get("headers", {})
     with serving(config, {}) as url:
@@ -356,8 +356,8 @@ def test_the_key_is_required_in_the_url_or_as_a_bearer_header(
     assert store.counts()[JobState.DELIVERED] == (1 if status == 204 else 0)
 
 
-def test_a_foreign_host_header_is_refused(jobs: Path, webhook: str) -> None:
-    pushed_store(jobs)
+def test_a_foreign_host_header_is_refused(store: JobStore, webhook: str) -> None:
+    pushed_store(store)
     reply = post(webhook, GOOD, delivery_headers("rid-a", Host="evil.example"))
     assert reply.status_code == 400 and "Host" in reply.json()["detail"]
 
@@ -370,3 +370,26 @@ def test_a_service_without_jobs_refuses_deliveries_but_answers_the_monitor() -> 
         )
     assert delivery.status_code == 404 and "--jobs-dir" in delivery.json()["detail"]
     assert monitor.status_code == 200 and monitor.content == b""
+
+
+def test_a_store_that_cannot_be_written_is_503_and_the_delivery_comes_again(
+    store: JobStore, jobs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pushed_store(store)
+    real = JobStore.record_delivery
+    failures = [sqlite3.OperationalError("database is locked")]
+
+    def locked_once(self: JobStore, delivery: Delivery, echoed: str | None) -> DeliveryOutcome:
+        if failures:
+            raise failures.pop()
+        return real(self, delivery, echoed)
+
+    monkeypatch.setattr(JobStore, "record_delivery", locked_once)
+    with serving(ServiceConfig(api_key=KEY, jobs_dir=jobs), {}) as url:
+        webhook = f"{url}/crawler/deliveries?key={KEY}"
+        first = post(webhook, GOOD, delivery_headers("rid-a"))
+        again = post(webhook, GOOD, delivery_headers("rid-a"))
+    assert first.status_code == 503 and first.headers["retry-after"] == "5"
+    assert "service log" in first.json()["detail"] and "locked" not in first.text
+    assert again.status_code == 204 and again.headers["citecheck-delivery"] == "accepted"
+    assert store.copies("c1#1") == 1

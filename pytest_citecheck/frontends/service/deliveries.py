@@ -286,6 +286,19 @@ def _refused(exc: Rejected, job: str | None, rid: str | None) -> Response:
     return exc.response()
 
 
+# What each refusal means, for the OpenAPI schema.
+_REFUSALS = {
+    400: "The body is not a whole gzip stream.",
+    401: "The service key is missing or wrong.",
+    404: "No such job, or no citation of the job matches the delivery.",
+    408: "The body did not arrive in time.",
+    413: "The body, or the page in it, is too large.",
+    415: "The body is not gzip-compressed.",
+    422: "No job header or no rid, or a JSON delivery that is malformed.",
+    503: "The job's store cannot be written right now.",
+}
+
+
 def add_deliveries(app: FastAPI, config: ServiceConfig, receiver: Receiver | None) -> None:
     """``POST /crawler/deliveries`` (see the module's docstring)."""
 
@@ -295,21 +308,9 @@ def add_deliveries(app: FastAPI, config: ServiceConfig, receiver: Receiver | Non
             "description": f"Delivery kept (`{OUTCOME_HEADER}: accepted`), or a repeat of "
             f"one already kept (`{OUTCOME_HEADER}: duplicate`)."
         },
-        400: {"model": Problem, "description": "The body is not a whole gzip stream."},
-        401: {"model": Problem, "description": "The service key is missing or wrong."},
-        404: {
-            "model": Problem,
-            "description": "No such job, or no citation of the job matches the delivery.",
-        },
-        408: {"model": Problem, "description": "The body did not arrive in time."},
-        413: {"model": Problem, "description": "The body, or the page in it, is too large."},
-        415: {"model": Problem, "description": "The body is not gzip-compressed."},
-        422: {
-            "model": Problem,
-            "description": "No job header or no rid, or a JSON delivery that is malformed.",
-        },
-        503: {"model": Problem, "description": "The job's store cannot be written right now."},
     }
+    for status, description in _REFUSALS.items():
+        responses[status] = {"model": Problem, "description": description}
 
     @app.post(PATH, status_code=204, response_class=Response, responses=responses)
     async def deliveries(request: Request) -> Response:
