@@ -259,6 +259,13 @@ class _Deliverer:
                 self._cv.wait(timeout=left)
         return True
 
+    def advance(self, seconds: float) -> None:
+        """Every scheduled delivery ``seconds`` sooner (their order kept)."""
+        with self._cv:
+            self._heap = [(due - seconds, n, item) for due, n, item in self._heap]
+            heapq.heapify(self._heap)
+            self._cv.notify_all()
+
     def pending(self) -> int:
         with self._cv:
             return len(self._heap) + self._busy
@@ -291,11 +298,13 @@ class CrawlerDouble(LoopbackServer):
         monitor_every: float | None = None,
         workers: int = 8,
         webhook_timeout: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``latency(url)``: seconds a crawl takes before its delivery (added to the
         URL's ``delay``); ``retry_wait``: seconds before a failed delivery is crawled
         and delivered again; ``monitor_every``: seconds between monitor calls (None:
-        only when :meth:`monitor` is called). Every time is multiplied by ``scale``."""
+        only when :meth:`monitor` is called). Every time is multiplied by ``scale``.
+        ``clock``: the seconds the push limit counts in (a test may stop it)."""
         super().__init__()
         self._state = _State(
             tokens=dict(tokens),
@@ -307,6 +316,7 @@ class CrawlerDouble(LoopbackServer):
             max_retries=max_retries,
         )
         self._workers = workers
+        self._clock = clock
         self._webhook_timeout = webhook_timeout
         self._monitor_every = monitor_every
         self._client: httpx.Client | None = None
@@ -384,6 +394,14 @@ class CrawlerDouble(LoopbackServer):
     @property
     def paused(self) -> bool:
         return self._deliverer is not None and self._deliverer.paused
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` (times ``scale``) pass on the Crawler's side: every delivery
+        still to come is due that much sooner, in the same order. With long delays
+        and one worker, a test fixes the order deliveries arrive in, however slowly
+        its pushes went."""
+        assert self._deliverer is not None, "the double is not started"
+        self._deliverer.advance(seconds * self._state.scale)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether every scheduled delivery (retries included) was sent within
@@ -477,7 +495,7 @@ class CrawlerDouble(LoopbackServer):
         state = self._state
         if state.pushes_per_second is None:
             return True
-        now = time.monotonic()
+        now = self._clock()
         with state.lock:
             while state.recent and state.recent[0] <= now - 1.0:
                 state.recent.popleft()

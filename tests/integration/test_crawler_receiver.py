@@ -123,11 +123,12 @@ def pushed_store(store: JobStore) -> None:
 def test_every_delivery_is_kept_for_its_citation_whatever_the_order(
     store: JobStore, webhook: str, fmt: str
 ) -> None:
-    with CrawlerDouble({JOB: webhook}) as crawler:
-        # Pushed A, B, C; delivered C, B, A (each push takes far less than 0.4 s).
+    with CrawlerDouble({JOB: webhook}, workers=1) as crawler:
+        # Pushed A, B, C; crawled in 3, 2 and 1 minutes: delivered C, B, A.
         for n, url in enumerate((A, B, C)):
-            crawler.add(url, Page(markdown=PAGES[url]), delay=1.2 - 0.4 * n)
+            crawler.add(url, Page(markdown=PAGES[url]), delay=180.0 - 60 * n)
         push_all(store, crawler, format=fmt, md_readability="true")
+        crawler.advance(180.0)
         assert crawler.wait_idle(timeout=10)
     assert [a.url for a in crawler.deliveries] == [C, B, A]
     assert all(a.status == 204 for a in crawler.deliveries)
@@ -145,11 +146,12 @@ def test_a_delivery_whose_push_answer_was_lost_binds_to_its_citation(
 ) -> None:
     with CrawlerDouble({JOB: webhook}) as crawler:
         # The pusher gives up on the answer before the page is delivered.
-        crawler.add(A, Page(markdown=PAGES[A]), lose_answer=0.5, delay=1.5)
+        crawler.add(A, Page(markdown=PAGES[A]), lose_answer=0.5, delay=60.0)
         [(citation, url)] = store.take_for_push(1)
         with pytest.raises(httpx.HTTPError):
             push(crawler, url, citation)  # no rid comes back: it stays `pushing`
         assert store.rows(JobState.PUSHING)[0].rid is None
+        crawler.advance(60.0)
         assert crawler.wait_idle(timeout=10)
     [pushed] = crawler.pushes_for(A)
     assert [a.status for a in crawler.deliveries] == [204]
@@ -277,6 +279,7 @@ REFUSALS: list[tuple[str, bytes, dict[str, str], int, str]] = [
     ("oversized as sent", gzip.compress(NOISE), delivery_headers("rid-a"), 413, "larger than"),
     ("a gzip bomb", _bomb(8 * 1024 * 1024), delivery_headers("rid-a"), 413, "decompresses to more"),
     ("malformed JSON", gzip.compress(b'{"rid": "rid-a", "body": '), AS_JSON, 422, "JSON"),
+    ("JSON nested too deep", gzip.compress(b"[" * 200_000), AS_JSON, 422, "nested too deep"),
     ("JSON that is not an object", _json_body(["rid-a"]), AS_JSON, 422, "body"),
     ("JSON without a body", _json_body({"rid": "rid-a"}), AS_JSON, 422, "body"),
 ]
