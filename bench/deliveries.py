@@ -83,7 +83,7 @@ class Storm:
         return (
             f"{self.name:<11} sent={self.sent} acked={self.acked} "
             f"statuses={dict(sorted(self.statuses.items()))} "
-            f"rate={self.sent / self.wall:.0f}/s p50_ms={self.quantile(0.5):.1f} "
+            f"throughput={self.acked / self.wall:.0f}/s p50_ms={self.quantile(0.5):.1f} "
             f"p99_ms={self.quantile(0.99):.1f} max_ms={max(self.latencies_ms, default=0):.1f} "
             f"over_200ms={self.over_budget}"
         )
