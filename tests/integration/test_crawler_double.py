@@ -8,6 +8,7 @@ import gzip
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 
@@ -129,3 +130,13 @@ def test_the_monitor_bot_posts_json_with_its_user_agent(hook: Webhook) -> None:
     [(headers, body)] = hook.received
     assert headers["User-Agent"] == MONITOR_AGENT
     assert isinstance(json.loads(body), dict)
+
+
+def test_the_monitor_bot_calls_on_its_own_every_interval(hook: Webhook) -> None:
+    with CrawlerDouble({"c": hook.url}, monitor_every=60.0, scale=0.001) as crawler:
+        deadline = time.monotonic() + 10
+        while len(hook.received) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert len(hook.received) >= 3
+    assert all(a.monitor and a.status == 204 for a in crawler.attempts)
+    assert crawler.credits == 0
