@@ -357,7 +357,10 @@ def add_deliveries(app: FastAPI, config: ServiceConfig, receiver: Receiver | Non
             return Response(status_code=400)
         except (sqlite3.Error, OSError) as exc:  # locked too long, disk full, a broken file
             log.error(
-                "crawler delivery for job %r not kept: %s", truncate(job, 70), type(exc).__name__
+                "crawler delivery for job %r not kept (the Crawler delivers it again): %s: %s",
+                truncate(job, 70),
+                type(exc).__name__,
+                truncate(str(exc), 200),
             )
             return Rejected(
                 503,
