@@ -1140,6 +1140,22 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="only --judge",
         service="allowed_judges",
     ),
+    Option(
+        "jobs_dir",
+        "accept Crawlbase Crawler deliveries at POST /crawler/deliveries for the jobs in "
+        "this folder (DIR/<job>/job.sqlite).",
+        parse=Path,
+        metavar="DIR",
+        shown_default="none (deliveries are refused)",
+        pytest_flag=Hidden(_SERVE_ONLY),
+        ini=Hidden(_SERVE_ONLY),
+        cli={"serve": Flag("--jobs-dir")},
+        service="jobs_dir",
+        doc=(
+            "accept Crawlbase Crawler deliveries at `POST /crawler/deliveries` for the jobs "
+            "in this folder (see [Large audits](large-audits.md))"
+        ),
+    ),
     _serve_only("max_urls", "most URLs one request may cite", d.DEFAULT_MAX_URLS),
     _serve_only(
         "max_body_bytes",

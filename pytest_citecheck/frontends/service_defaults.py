@@ -30,6 +30,12 @@ MAX_CONNECTIONS = 100
 MAX_WAITING_PER_CLIENT = 64
 MAX_WAITING = 512
 MIN_KEY_CHARS = 16
+# A Crawler delivery's body as it arrives (gzip-compressed) and once decompressed:
+# larger ones are refused (413). The second cap is what stops a gzip bomb; both are
+# far above a real page's size, because every refusal makes the Crawler crawl the
+# page again and deliver it again, and charges for it.
+DEFAULT_MAX_DELIVERY_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_DELIVERY_PAGE_BYTES = 64 * 1024 * 1024
 # The names a loopback service answers to by default (the Host header's, port aside).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 

@@ -254,6 +254,7 @@ def test_batch_counts_bad_records_not_problems(
         (["batch", "{records}", "--record", "sometimes"], "invalid choice: 'sometimes'"),
         (["audit", "list", "--label", "great"], "'great' is not a label"),
         (["serve", "--port", "99999"], "'99999' is not between 0 and 65535"),
+        (["serve", "--jobs-dir", "no-such-jobs"], "--jobs-dir no-such-jobs: no such folder"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )

@@ -242,9 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
         '{"claim", "urls", "judge"?}, GET /health, OpenAPI at /docs. Needs '
         "pip install 'pytest-citecheck[service]'. Every request is checked before "
         "anything is spent: Host header, service key, JSON body, caps, judge allow-list, "
-        "URL policy.",
+        "URL policy. With --jobs-dir, also POST /crawler/deliveries: the webhook of "
+        "Crawlbase's Crawler for large audits.",
         epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
-        "Clients send it as `Authorization: Bearer <key>`.",
+        "Clients send it as `Authorization: Bearer <key>` (the Crawler, which cannot send "
+        "headers, as ?key=<key> in its webhook URL).",
     )
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST}).")
     serve.add_argument(

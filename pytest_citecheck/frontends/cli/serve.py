@@ -81,6 +81,11 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--cassettes {args.cassettes}: no such folder, and --record none only replays; "
             "give the folder of the recordings (or record them with --record once)"
         )
+    if args.jobs_dir is not None and not args.jobs_dir.is_dir():
+        raise UsageError(
+            f"--jobs-dir {args.jobs_dir}: no such folder; give the folder the audit's jobs "
+            "are kept in (the one `citecheck batch --via-crawler` writes)"
+        )
     _open_audit(args.audit, "service")
     config = service_config(args, key)
     if config.max_cost is not None:
@@ -92,6 +97,8 @@ def run_serve(args: argparse.Namespace) -> int:
     recording = (
         "" if args.record is None else f"; --record {args.record}, cassettes in {args.cassettes}"
     )
+    if args.jobs_dir is not None:
+        recording += f"; Crawler deliveries for the jobs in {args.jobs_dir}"
     print(
         f"citecheck serve: {access}; Host {', '.join(config.allowed_hosts)}; "
         f"URL policy {config.url_policy}{recording}",

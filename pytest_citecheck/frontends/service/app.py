@@ -1,5 +1,6 @@
-"""The FastAPI app: ``GET /health`` and ``POST /verify``, assembled by :func:`create_app`
-from named pieces (the audit writer, the judge checks, the verification slots)."""
+"""The FastAPI app: ``GET /health``, ``POST /verify`` and ``POST /crawler/deliveries``,
+assembled by :func:`create_app` from named pieces (the audit writer, the judge checks,
+the verification slots, the Crawler deliveries' receiver)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from pytest_citecheck.frontends.service.checks import (
     same_judge,
 )
 from pytest_citecheck.frontends.service.config import ServiceConfig
+from pytest_citecheck.frontends.service.deliveries import Receiver, add_deliveries
 from pytest_citecheck.frontends.service.wire import (
     Health,
     Problem,
@@ -299,10 +301,13 @@ def create_app(
     check_audit, record = _audit_writer(config, audit)
     busy = [0]
     take_slot = _slot_taker(config, busy)
+    receiver = Receiver(config.jobs_dir) if config.jobs_dir is not None else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        if receiver is not None:
+            receiver.close()
         if owned:
             engine.close()
 
@@ -315,6 +320,7 @@ def create_app(
     app.add_middleware(HostAllowList, allowed=config.allowed_hosts)
     _add_health(app, config, env, default_judge, allowed_judges, audit, busy)
     _add_verify(app, config, engine, allowed_judges, judge_problem, check_audit, record, take_slot)
+    add_deliveries(app, config, receiver)
     return app
 
 

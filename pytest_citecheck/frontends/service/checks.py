@@ -94,21 +94,31 @@ class HostAllowList:
         await self.app(scope, receive, send)
 
 
-def authorised(request: Request, api_key: str | None) -> bool:
-    """Whether the request carries the key (always, on a service without one)."""
-    if api_key is None:
-        return True
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
-        return False
+def _same_key(given: str, api_key: str) -> bool:
+    """Whether ``given`` is the key, compared in constant time."""
     return secrets.compare_digest(given.strip().encode(), api_key.encode())
 
 
-def _require_key(request: Request, api_key: str | None) -> None:
-    if not authorised(request, api_key):
+def authorised(request: Request, api_key: str | None, *, query_key: bool = False) -> bool:
+    """Whether the request carries the key (always, on a service without one): as
+    ``Authorization: Bearer <key>``, or with ``query_key`` also as ``?key=<key>``
+    (for a caller that cannot send headers, such as a webhook sender)."""
+    if api_key is None:
+        return True
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and _same_key(given, api_key):
+        return True
+    if query_key:
+        return _same_key(request.query_params.get("key", ""), api_key)
+    return False
+
+
+def _require_key(request: Request, api_key: str | None, *, query_key: bool = False) -> None:
+    if not authorised(request, api_key, query_key=query_key):
+        how = "`?key=<key>` in the URL or " if query_key else ""
         raise Rejected(
             401,
-            "missing or wrong service key: send `Authorization: Bearer <key>`",
+            f"missing or wrong service key: send {how}`Authorization: Bearer <key>`",
             headers={"WWW-Authenticate": "Bearer"},
         )
 

@@ -18,6 +18,8 @@ from pytest_citecheck.frontends.service_defaults import (
     DEFAULT_AUDIT_WAIT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CLAIM_CHARS,
+    DEFAULT_MAX_DELIVERY_BYTES,
+    DEFAULT_MAX_DELIVERY_PAGE_BYTES,
     DEFAULT_MAX_URLS,
     DEFAULT_QUEUE_WAIT,
     DEFAULT_READ_TIMEOUT,
@@ -60,6 +62,12 @@ class ServiceConfig:
     # None: live, nothing recorded.
     record_mode: RecordMode | None = None
     cassettes: Path | None = None
+    # The folder of the Crawler jobs whose deliveries ``POST /crawler/deliveries``
+    # accepts (``<jobs_dir>/<job>/job.sqlite``); None: it accepts none.
+    jobs_dir: Path | None = None
+    # A delivery's largest body, compressed as it arrives and decompressed.
+    max_delivery_bytes: int = DEFAULT_MAX_DELIVERY_BYTES
+    max_delivery_page_bytes: int = DEFAULT_MAX_DELIVERY_PAGE_BYTES
 
     def __post_init__(self) -> None:
         # An API caller may name the mode ("once"); the service holds a RecordMode.

@@ -1,0 +1,377 @@
+"""``POST /crawler/deliveries``: the webhook Crawlbase's Crawler delivers crawled pages to.
+
+A large audit pushes its citations to the Crawler with the job and citation ids in
+``callback_headers`` (:data:`~pytest_citecheck.recording.jobs.JOB_HEADER`,
+:data:`~pytest_citecheck.recording.jobs.CITATION_HEADER`); the Crawler crawls each
+page and POSTs it here, gzip-compressed, with the headers ``rid``, ``url``,
+``Original-Status`` and ``PC-Status`` and those ids echoed. Each delivery is kept
+in its job's store (``<jobs_dir>/<job>/job.sqlite``) and acknowledged with 204.
+
+The Crawler wants its answer within 200 ms, and anything but 200/201/204 makes it
+crawl the page again and deliver it again -- charged. So the handler does little:
+checks, one bounded decompression to measure the body, one insert on a writer
+thread of its own (so deliveries never wait on each other's SQLite lock). What it
+checks, in order (a refusal is a 4xx with a short reason and one log line, never
+the key):
+
+1. the ``Host`` header (400, before routing, as for every route);
+2. the service key, when the service has one (401): the Crawler cannot send an
+   ``Authorization`` header, so the webhook URL it is given carries the key as
+   ``?key=<key>`` (compared in constant time; the access log drops query strings);
+3. the Crawler's monitor bot (``User-Agent: Crawlbase Monitoring Bot ...``) is
+   answered 200 here, touching no store. It comes after the key on purpose: with a
+   wrong key in the webhook URL the monitor fails too, and the Crawler pauses and
+   emails its owner instead of delivering (and charging) pages that would be refused;
+4. the service keeps jobs (``--jobs-dir``; else 404) and the echoed
+   ``Citecheck-Job`` names one of them (422 without it, 404 for an unknown job);
+5. ``Content-Encoding: gzip`` (415): the Crawler always compresses (only Zapier
+   hooks get plain bodies, and Zapier is not a citecheck service); a body that
+   arrives uncompressed has been decompressed by a proxy on the way, which the
+   reply says, rather than kept in a form its readers do not expect;
+6. the body is at most ``max_delivery_bytes`` as sent (413) and arrives within
+   ``read_timeout`` (408); decompressed -- streamed, stopped at the cap -- it is a
+   whole gzip stream (400) of at most ``max_delivery_page_bytes`` (413: a gzip
+   bomb inflates no further than the cap);
+7. a JSON delivery (``format=json``: ``Content-Type: gzip/json``) is one JSON
+   object with a string ``body`` (422); its page is taken out of it and stored
+   compressed, so a job's deliveries read the same whatever the format;
+8. a ``rid`` (422), and a citation of the job that it or the echoed
+   ``Citecheck-Citation`` names (404: the store's ``unknown``).
+
+A repeated delivery (the Crawler retries, and may deliver twice) is acknowledged
+(204) and the first copy kept. A store that cannot be written right now (another
+process holds it too long, the disk is full) is 503: the Crawler delivers again later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pytest_citecheck.core.text import truncate
+from pytest_citecheck.frontends.service.checks import (
+    Rejected,
+    _Disconnected,
+    _read_body,
+    _require_key,
+)
+from pytest_citecheck.frontends.service.config import ServiceConfig
+from pytest_citecheck.frontends.service.wire import Problem
+from pytest_citecheck.frontends.service_defaults import RETRY_AFTER_SECONDS
+from pytest_citecheck.recording.jobs import (
+    CITATION_HEADER,
+    JOB_HEADER,
+    STORE_FILE,
+    Delivery,
+    DeliveryOutcome,
+    JobStore,
+    valid_job_name,
+)
+
+log = logging.getLogger("pytest_citecheck.service")
+
+PATH = "/crawler/deliveries"
+# The Crawler's monitor bot sends this User-Agent (then a version, "1.0").
+MONITOR_AGENT = "crawlbase monitoring bot"
+# The response header that tells an acknowledged delivery from a repeated one.
+OUTCOME_HEADER = "Citecheck-Delivery"
+# Decompressed bytes produced per step while measuring a body.
+_INFLATE_STEP = 256 * 1024
+# Bodies up to this size (as sent) are measured on the event loop: it takes well under
+# a millisecond, less than handing them to a thread would.
+_INLINE_BODY_BYTES = 32 * 1024
+
+
+class JsonDelivery(BaseModel):
+    """A ``format=json`` delivery's body (statuses may come as strings)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    pc_status: int | None = None
+    original_status: int | None = None
+    rid: str | None = None
+    url: str | None = None
+    body: str
+
+
+def is_monitor(request: Request) -> bool:
+    return request.headers.get("user-agent", "").strip().lower().startswith(MONITOR_AGENT)
+
+
+def inflate(data: bytes, limit: int, *, keep: bool) -> bytes:
+    """``data`` decompressed as gzip (every member, as :func:`gzip.decompress` reads
+    it), stopped as soon as it exceeds ``limit`` bytes (413); not a whole gzip
+    stream is 400. Returns the decompressed bytes when ``keep``, else nothing."""
+    corrupt = Rejected(400, "the body is not a whole gzip stream")
+    if not data:
+        raise corrupt
+    parts: list[bytes] = []
+    size = 0
+    rest = data
+    try:
+        while rest:
+            stream = zlib.decompressobj(wbits=31)  # gzip framing only
+            pending = rest
+            while not stream.eof:
+                chunk = stream.decompress(pending, _INFLATE_STEP)
+                stalled = not chunk and stream.unconsumed_tail == pending
+                pending = stream.unconsumed_tail
+                size += len(chunk)
+                if size > limit:
+                    raise Rejected(413, f"the body decompresses to more than {limit} bytes")
+                if keep:
+                    parts.append(chunk)
+                if stalled or (not chunk and not pending):
+                    break
+            if not stream.eof:
+                raise corrupt
+            rest = stream.unused_data
+    except zlib.error:
+        raise corrupt from None
+    return b"".join(parts)
+
+
+def _status(text: str | None) -> int | None:
+    text = (text or "").strip()
+    return int(text) if text.isdigit() and len(text) <= 4 else None
+
+
+def _is_json(request: Request) -> bool:
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return kind in ("gzip/json", "application/json")
+
+
+def parse_delivery(request: Request, body: bytes, config: ServiceConfig) -> Delivery:
+    """The delivery ``body`` (as received) and its headers carry, or :class:`Rejected`."""
+    headers = request.headers
+    rid, url = headers.get("rid"), headers.get("url")
+    pc_status = _status(headers.get("pc-status"))
+    original_status = _status(headers.get("original-status"))
+    stored = body
+    if _is_json(request):
+        page = inflate(body, config.max_delivery_page_bytes, keep=True)
+        try:
+            # json's C parser: a page of megabytes parses in milliseconds, and nesting
+            # too deep for it is a RecursionError, not a crash.
+            envelope = JsonDelivery.model_validate(json.loads(page))
+        except ValidationError:  # (a ValueError too: caught first)
+            raise Rejected(422, "the JSON delivery is not an object with a string `body`") from None
+        except (ValueError, RecursionError) as exc:
+            why = truncate(str(exc), 120) if isinstance(exc, ValueError) else "nested too deep"
+            raise Rejected(422, f"the JSON delivery cannot be read: {why}") from None
+        rid, url = envelope.rid or rid, envelope.url or url
+        pc_status = envelope.pc_status if envelope.pc_status is not None else pc_status
+        if envelope.original_status is not None:
+            original_status = envelope.original_status
+        # Kept as the page alone, compressed (quickly: the Crawler is waiting).
+        stored = zlib.compress(envelope.body.encode("utf-8"), 1, wbits=31)
+    else:
+        inflate(body, config.max_delivery_page_bytes, keep=False)
+    if not rid:
+        raise Rejected(422, "the delivery has no rid (header `rid`, or `rid` in a JSON body)")
+    return Delivery(
+        rid=rid,
+        url=url or "",
+        original_status=original_status,
+        pc_status=pc_status,
+        body_gzip=stored,
+        received_at=time.time(),
+    )
+
+
+_Item = tuple[str, Delivery, str | None]
+
+
+class Receiver:
+    """The jobs' stores, written by one thread of their own, in arrival order.
+
+    Deliveries that arrive while the writer is busy wait for it together and are
+    handed over as one batch (each still its own transaction): under a storm the
+    event loop pays one hand-over per batch, not one per delivery."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citecheck-deliveries")
+        self._stores: dict[str, JobStore] = {}
+        self._waiting: list[tuple[_Item, asyncio.Future[DeliveryOutcome | None]]] = []
+        self._handing: asyncio.Task[None] | None = None
+
+    def has_job(self, job: str) -> bool:
+        return job in self._stores or (
+            valid_job_name(job) and (self.root / job / STORE_FILE).is_file()
+        )
+
+    def _record(self, job: str, delivery: Delivery, echoed: str | None) -> DeliveryOutcome | None:
+        store = self._stores.get(job)
+        if store is None:
+            store = JobStore.open(self.root, job)
+            if store is None:
+                return None
+            self._stores[job] = store
+        return store.record_delivery(delivery, echoed)
+
+    def _record_all(self, items: list[_Item]) -> list[DeliveryOutcome | Exception | None]:
+        """On the writer thread: each delivery kept, or why it was not."""
+        out: list[DeliveryOutcome | Exception | None] = []
+        for item in items:
+            try:
+                out.append(self._record(*item))
+            except Exception as exc:  # handed to the delivery's own request
+                out.append(exc)
+        return out
+
+    async def _hand_over(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                items = [item for item, _ in batch]
+                try:
+                    results: list[DeliveryOutcome | Exception | None] = await loop.run_in_executor(
+                        self._writer, self._record_all, items
+                    )
+                except Exception as exc:  # the writer is gone (shutting down)
+                    results = [exc] * len(batch)
+                for (_, done), result in zip(batch, results, strict=True):
+                    if done.done():  # its sender hung up meanwhile
+                        continue
+                    if isinstance(result, Exception):
+                        done.set_exception(result)
+                    else:
+                        done.set_result(result)
+        finally:
+            self._handing = None
+
+    async def record(
+        self, job: str, delivery: Delivery, echoed: str | None
+    ) -> DeliveryOutcome | None:
+        """What the job's store did with the delivery (None: no such job)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[DeliveryOutcome | None] = loop.create_future()
+        self._waiting.append(((job, delivery, echoed), done))
+        if self._handing is None:
+            self._handing = loop.create_task(self._hand_over())
+        return await done
+
+    def _close_stores(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+    def close(self) -> None:
+        self._writer.submit(self._close_stores).result()
+        self._writer.shutdown()
+
+
+def _refused(exc: Rejected, job: str | None, rid: str | None) -> Response:
+    reason = exc.detail if isinstance(exc.detail, str) else "invalid body"
+    log.warning(
+        "crawler delivery refused (%d): %s [job %r, rid %r]",
+        exc.status,
+        reason,
+        truncate(job, 70) or None,
+        truncate(rid, 70) or None,
+    )
+    return exc.response()
+
+
+# What each refusal means, for the OpenAPI schema.
+_REFUSALS = {
+    400: "The body is not a whole gzip stream.",
+    401: "The service key is missing or wrong.",
+    404: "No such job, or no citation of the job matches the delivery.",
+    408: "The body did not arrive in time.",
+    413: "The body, or the page in it, is too large.",
+    415: "The body is not gzip-compressed.",
+    422: "No job header or no rid, or a JSON delivery that is malformed.",
+    503: "The job's store cannot be written right now.",
+}
+
+
+def add_deliveries(app: FastAPI, config: ServiceConfig, receiver: Receiver | None) -> None:
+    """``POST /crawler/deliveries`` (see the module's docstring)."""
+
+    responses: dict[int | str, dict[str, Any]] = {
+        200: {"description": "The Crawler's monitor bot: alive (no store is touched)."},
+        204: {
+            "description": f"Delivery kept (`{OUTCOME_HEADER}: accepted`), or a repeat of "
+            f"one already kept (`{OUTCOME_HEADER}: duplicate`)."
+        },
+    }
+    for status, description in _REFUSALS.items():
+        responses[status] = {"model": Problem, "description": description}
+
+    @app.post(PATH, status_code=204, response_class=Response, responses=responses)
+    async def deliveries(request: Request) -> Response:
+        job = request.headers.get(JOB_HEADER)
+        rid = request.headers.get("rid")
+        try:
+            _require_key(request, config.api_key, query_key=True)
+            if is_monitor(request):
+                return Response(status_code=200)
+            if receiver is None:
+                raise Rejected(
+                    404, "this service keeps no Crawler jobs: start it with --jobs-dir DIR"
+                )
+            if not job:
+                raise Rejected(
+                    422,
+                    f"no {JOB_HEADER} header: push with callback_headers={JOB_HEADER}:<job>|"
+                    f"{CITATION_HEADER}:<citation>",
+                )
+            if not receiver.has_job(job):
+                raise Rejected(404, "no such job in this service's --jobs-dir")
+            if request.headers.get("content-encoding", "").strip().lower() != "gzip":
+                raise Rejected(
+                    415,
+                    "the body must be gzip-compressed (Content-Encoding: gzip), as the "
+                    "Crawler sends it; a proxy in front must pass request bodies unchanged",
+                )
+            body = await _read_body(request, config.max_delivery_bytes, config.read_timeout)
+            if len(body) <= _INLINE_BODY_BYTES:
+                delivery = parse_delivery(request, body, config)
+            else:  # a large page: measured off the event loop (zlib lets go of the GIL)
+                delivery = await run_in_threadpool(parse_delivery, request, body, config)
+            rid = delivery.rid
+            outcome = await receiver.record(job, delivery, request.headers.get(CITATION_HEADER))
+            if outcome is None:
+                raise Rejected(404, "no such job in this service's --jobs-dir")
+            if outcome == DeliveryOutcome.UNKNOWN:
+                raise Rejected(404, "no citation of this job matches the rid or the echoed id")
+        except Rejected as exc:
+            return _refused(exc, job, rid)
+        except _Disconnected:
+            log.info("crawler delivery: the sender hung up before its body arrived")
+            return Response(status_code=400)
+        except (sqlite3.Error, OSError) as exc:  # locked too long, disk full, a broken file
+            log.error(
+                "crawler delivery for job %r not kept (the Crawler delivers it again): %s: %s",
+                truncate(job, 70),
+                type(exc).__name__,
+                truncate(str(exc), 200),
+            )
+            return Rejected(
+                503,
+                "the job's store cannot be written right now; the operator sees why in the "
+                "service log",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            ).response()
+        if outcome == DeliveryOutcome.DUPLICATE:
+            log.info(
+                "crawler delivery repeated (kept the first) [job %r, rid %r]",
+                job,
+                truncate(rid, 70),
+            )
+        return Response(status_code=204, headers={OUTCOME_HEADER: outcome.value})
