@@ -13,7 +13,14 @@ from statistics import fmean
 
 from pydantic import BaseModel
 
-from pytest_citecheck.claims.models import BAD_LABELS, AnswerOutline, ClaimResult, Label, Reason
+from pytest_citecheck.claims.models import (
+    BAD_LABELS,
+    AnswerOutline,
+    ClaimResult,
+    Label,
+    Reason,
+    Verdict,
+)
 from pytest_citecheck.core.text import plural, ratio
 
 
@@ -341,3 +348,20 @@ def answer_totals(answers: Iterable[AnswerFigures]) -> AnswerTotals:
         t.citations += answer.citations
         t.citations_supporting += answer.citations_supporting
     return t
+
+
+# What the review list is: verdicts a person should look at, each with why.
+REVIEW_HEADING = "review (a person should look)"
+
+
+def review_why(verdict: Verdict) -> str:
+    """Why a verdict is marked for review: its reason (a blocked page, a signal in the
+    page, a number the evidence lacks, an unconfirmed verdict...), else what is wrong
+    with its confidence (low, a split panel, or on another scale than 0-1)."""
+    if verdict.reason:
+        return str(verdict.reason)
+    if verdict.confidence_raw is not None:
+        return "confidence on another scale"
+    if verdict.panel is not None:
+        return "panel split"
+    return "low confidence"

@@ -13,10 +13,14 @@ from typing import Any
 from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
-from pytest_citecheck.engine.aggregate import alce_line, provider_quote_line
+from pytest_citecheck.engine.aggregate import (
+    REVIEW_HEADING,
+    alce_line,
+    provider_quote_line,
+    review_why,
+)
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
 from pytest_citecheck.reports.html import anchors, claim_url, served_url
-from pytest_citecheck.reports.report import REVIEW_HEADING, review_why
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
 # What could start markup in a GFM table cell (``_`` inside words cannot).

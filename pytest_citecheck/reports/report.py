@@ -39,6 +39,7 @@ from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio, terminal_safe, truncate
 from pytest_citecheck.engine.aggregate import (
+    REVIEW_HEADING,
     AnswerFigures,
     AnswerTotals,
     Totals,
@@ -46,6 +47,7 @@ from pytest_citecheck.engine.aggregate import (
     answer_figures,
     answer_totals,
     provider_quote_line,
+    review_why,
     totals,
 )
 
@@ -142,23 +144,6 @@ class LabelChange:
     @property
     def lost_support(self) -> bool:
         return self.before == Label.SUPPORTED.value and self.after != Label.SUPPORTED.value
-
-
-# What the review list is: verdicts a person should look at, each with why.
-REVIEW_HEADING = "review (a person should look)"
-
-
-def review_why(verdict: Verdict) -> str:
-    """Why a verdict is marked for review: its reason (a blocked page, a signal in the
-    page, a number the evidence lacks, an unconfirmed verdict...), else what is wrong
-    with its confidence (low, a split panel, or on another scale than 0-1)."""
-    if verdict.reason:
-        return str(verdict.reason)
-    if verdict.confidence_raw is not None:
-        return "confidence on another scale"
-    if verdict.panel is not None:
-        return "panel split"
-    return "low confidence"
 
 
 @dataclass
