@@ -84,6 +84,9 @@ class Reason:
     JUDGE_SCHEMA_MISMATCH = "judge_schema_mismatch"
     JUDGE_HTTP_ERROR = "judge_http_error"
     JUDGE_UNAVAILABLE = "judge_unavailable"
+    # The provider's batch API gave no answer for this judge request: the item errored,
+    # expired or was cancelled, or the batch did not end within the wait.
+    JUDGE_BATCH_FAILED = "judge_batch_failed"
     CONFIGURATION = "configuration_error"
     NO_RECORDING = "no_recording"
     STALE_RECORDING = "stale_recording"
@@ -558,6 +561,8 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    # Answered through the provider's batch API (billed at its price); shown only when so.
+    batch: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class JudgeReply(BaseModel):

@@ -113,6 +113,7 @@ _NO_BUDGET = "the recheck has no prices or budget"
 _NOT_JUDGING = "validate reads claim files only: nothing is fetched or judged"
 _AUTO_JUDGE = "each judge's automatic value; set it in the pytest ini file"
 _PER_RUN_ONLY = "the ini file holds what every run shares; this is asked for per run"
+_BATCH_ONLY = "a large audit's setting: `citecheck batch --judge-batch`"
 
 
 def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hidden]:
@@ -514,6 +515,54 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service=Hidden("exact quote matching: a request cannot ask for a looser one"),
+    ),
+    Option(
+        "judge_batch",
+        "send the judge requests through the provider's batch API (OpenAI Batch API, "
+        "Anthropic Message Batches; half the price, answered within 24 h) and wait for it; "
+        "the recordings hold the replies as a synchronous run's do.",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        target="engine",
+        pytest_flag=Hidden(_BATCH_ONLY),
+        ini=Hidden(_BATCH_ONLY),
+        cli={
+            "batch": Flag("--judge-batch"),
+            "recheck": Hidden("a recheck asks the judge again for a few citations, at once"),
+            "serve": Hidden("a request is answered while its caller waits"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("a request is answered while its caller waits"),
+        doc=(
+            "judge through the provider's batch API (`openai` and `anthropic` judges), at its "
+            "price (half the synchronous one); see [Large audits](cli.md#judge-batch)"
+        ),
+    ),
+    Option(
+        "judge_batch_poll",
+        "seconds between two looks at a judge batch's status",
+        default=d.DEFAULT_JUDGE_BATCH_POLL,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+        target="engine",
+        pytest_flag=Hidden(_BATCH_ONLY),
+        ini=Hidden(_BATCH_ONLY),
+        cli={"batch": Flag("--judge-batch-poll")},
+        service=Hidden("a request is answered while its caller waits"),
+    ),
+    Option(
+        "judge_batch_wait",
+        "seconds to wait for a judge batch to end; then it is cancelled and the claims it "
+        "held are error judge_batch_failed",
+        default=d.DEFAULT_JUDGE_BATCH_WAIT,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+        target="engine",
+        pytest_flag=Hidden(_BATCH_ONLY),
+        ini=Hidden(_BATCH_ONLY),
+        cli={"batch": Flag("--judge-batch-wait")},
+        service=Hidden("a request is answered while its caller waits"),
     ),
     # -- fetching ------------------------------------------------------------------------
     Option(

@@ -71,7 +71,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.engine.cassettes import Cassettes, will_record
 from pytest_citecheck.engine.pool import ClaimPool
@@ -233,7 +233,12 @@ class Engine:
         Ctrl-C (KeyboardInterrupt) stops the engine (``on_interrupt`` is told): no
         claim starts any more, the ones in flight finish (``on_result`` sees them), then
         :class:`Interrupted` is raised with every result that finished. A second
-        Ctrl-C while they finish propagates as KeyboardInterrupt."""
+        Ctrl-C while they finish propagates as KeyboardInterrupt.
+
+        With ``judge_batch`` the judge is asked through the provider's batch API, in
+        rounds (:mod:`~pytest_citecheck.engine.judge_batch`)."""
+        if self.stages.judge_batch() is not None:
+            return self._verify_batched(claims, cassette_for, nodeid_for, on_result, on_interrupt)
         futures = {
             self.submit(
                 claim,
@@ -243,6 +248,68 @@ class Engine:
             for index, claim in enumerate(claims)
         }
         results = gather(futures, self._stop, on_result, on_interrupt)
+        return [results[i] for i in range(len(claims))]
+
+    def _verify_batched(
+        self,
+        claims: Sequence[Claim],
+        cassette_for: Callable[[Claim], Path | None] | None,
+        nodeid_for: Callable[[Claim], str] | None,
+        on_result: Callable[[int, ClaimResult], None] | None,
+        on_interrupt: Callable[[], None] | None,
+    ) -> list[ClaimResult]:
+        """:meth:`verify_claims_sync` in rounds: every claim runs until it asks the judge
+        something the batch has not answered; one batch answers what they asked; the
+        claims that stopped run again; until none stops."""
+        from pytest_citecheck.engine.judge_batch import MAX_ROUNDS
+
+        batch = self.stages.judge_batch()
+        assert batch is not None
+        cassettes = [cassette_for(claim) if cassette_for else None for claim in claims]
+
+        def finished(index: int, result: ClaimResult) -> None:
+            if cassettes[index] is not None:
+                batch.forget(str(cassettes[index]))
+            if on_result is not None:
+                on_result(index, result)
+
+        results: dict[int, ClaimResult] = {}
+        todo = list(range(len(claims)))
+        for round_number in range(MAX_ROUNDS):
+            batch.start_round()
+            if round_number:
+                self.progress.add(-len(todo))  # the same claims again, not new ones
+            futures = {
+                self.submit(
+                    claims[i], cassettes[i], nodeid_for(claims[i]) if nodeid_for else None
+                ): i
+                for i in todo
+            }
+            deferred: set[int] = set()
+            try:
+                results.update(gather(futures, self._stop, finished, on_interrupt, deferred))
+            except Interrupted as stopped:
+                raise Interrupted(
+                    {**results, **stopped.results}, stopped.not_started + len(deferred)
+                ) from None
+            todo = sorted(deferred)
+            if not todo or round_number == MAX_ROUNDS - 1:
+                break
+            try:
+                batch.send_pending()
+            except KeyboardInterrupt:
+                if on_interrupt is not None:
+                    on_interrupt()
+                raise Interrupted(results, len(todo)) from None
+        for index in todo:
+            # Still asking after every round: an error, never an endless run.
+            result = error_result(
+                claims[index],
+                Reason.JUDGE_BATCH_FAILED,
+                f"the judge was still asking new questions after {MAX_ROUNDS} batch rounds",
+            )
+            results[index] = result
+            finished(index, result)
         return [results[i] for i in range(len(claims))]
 
     @contextmanager

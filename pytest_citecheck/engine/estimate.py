@@ -390,9 +390,21 @@ def plan(
 def spend(
     results: Iterable[object], prices: Prices
 ) -> tuple[float, dict[str, tuple[int, int]], float | None]:
-    """Credits, tokens per judge and money (None: a price is missing) of verdicts."""
+    """Credits, tokens per judge and money (None: a price is missing) of verdicts; the
+    calls answered through a batch API are counted at its price."""
+    credits, tokens, batch, _ = judge_spend(results)
+    return credits, tokens, prices.cost(credits, tokens, batch)
+
+
+def judge_spend(
+    results: Iterable[object],
+) -> tuple[float, dict[str, tuple[int, int]], dict[str, tuple[int, int]], int]:
+    """Credits; tokens per judge; of those, the tokens answered through a batch API;
+    and how many judge calls the batch API answered."""
     credits = 0.0
     tokens: dict[str, tuple[int, int]] = {}
+    batch: dict[str, tuple[int, int]] = {}
+    batch_calls = 0
     for result in results:
         for verdict in getattr(result, "verdicts", ()):
             credits += verdict.credits
@@ -401,7 +413,12 @@ def spend(
             # The first reading and the confirmation calls behind the verdict.
             usages = [verdict.usage, *(c.usage for c in verdict.confirmations())]
             for usage in usages:
-                if usage is not None:
-                    i, o = tokens.get(verdict.judge, (0, 0))
-                    tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-    return credits, tokens, prices.cost(credits, tokens)
+                if usage is None:
+                    continue
+                i, o = tokens.get(verdict.judge, (0, 0))
+                tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
+                if usage.batch:
+                    i, o = batch.get(verdict.judge, (0, 0))
+                    batch[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
+                    batch_calls += 1
+    return credits, tokens, batch, batch_calls

@@ -129,6 +129,10 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 args, finished, batch, audit, out, audit_problems, stopped.not_started
             )
         progress.close()
+        judge_batch = engine.stages.judge_batch()
+        summary = judge_batch.summary() if judge_batch is not None else None
+        if summary is not None:
+            print(summary, file=sys.stderr)
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, audit, out, audit_problems)
 

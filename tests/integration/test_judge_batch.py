@@ -1,0 +1,305 @@
+"""``citecheck batch --judge-batch``: the judge asked through the providers' batch APIs.
+
+The example suite's claim files are recorded against the Crawling API double (the
+pages ``scripts/record_examples.py`` serves) and :class:`LLMBatchDouble` (the verdicts
+``scripts/record_examples.py`` scripts, answered alike to a synchronous call and to a
+batch item): once synchronously, once with ``--judge-batch``. The verdicts must be the
+same, the cost counted at the batch price, a batch item that failed or expired an
+``error`` (never a label), and the cassettes must replay offline with no batch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from pytest_citecheck.frontends.cli import main
+from tests.doubles.crawlbase import CrawlbaseDouble
+from tests.doubles.llm_batch import LLMBatchDouble
+
+REPO = Path(__file__).parents[2]
+SUITE = REPO / "example_suite"
+FILES = ("citecheck_batch.jsonl", "citecheck_boiling.yaml", "citecheck_research_answers.yaml")
+KEYS = {"openai": "sk-test-judge-batch-0123456789", "anthropic": "sk-ant-test-batch-0123456789"}
+JUDGES = {"openai": "openai:gpt-4o-mini", "anthropic": "anthropic:claude-sonnet-4-6"}
+PRICES = (
+    "--prices",
+    "openai:gpt-4o-mini=0.15/0.60 anthropic:claude-sonnet-4-6=3/15",
+    "--price-credit",
+    "0.001",
+)
+FAST = ("--judge-batch-poll", "0.01")
+
+
+def _examples() -> ModuleType:
+    """scripts/record_examples.py: the example suite's pages and judge script."""
+    spec = importlib.util.spec_from_file_location(
+        "record_examples", REPO / "scripts" / "record_examples.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("record_examples", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLES = _examples()
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    """The example suite's claim files and what they cite, without their cassettes."""
+    for name in FILES:
+        (tmp_path / name).write_text((SUITE / name).read_text("utf-8"), "utf-8")
+    for folder in ("answers", "sources"):
+        if (SUITE / folder).is_dir():
+            target = tmp_path / folder
+            target.mkdir()
+            for path in (SUITE / folder).iterdir():
+                if path.is_file():
+                    (target / path.name).write_bytes(path.read_bytes())
+    return tmp_path
+
+
+@pytest.fixture
+def crawlbase(monkeypatch: pytest.MonkeyPatch) -> Iterator[CrawlbaseDouble]:
+    tokens = {
+        "normal": EXAMPLES.FAKE_ENV["CRAWLBASE_TOKEN"],
+        "javascript": EXAMPLES.FAKE_ENV["CRAWLBASE_JS_TOKEN"],
+    }
+    with CrawlbaseDouble(tokens=tokens, pages=EXAMPLES.site_pages()) as api:
+        monkeypatch.setenv("CRAWLBASE_TOKEN", tokens["normal"])
+        monkeypatch.setenv("CRAWLBASE_JS_TOKEN", tokens["javascript"])
+        monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
+        yield api
+
+
+def judge_double(monkeypatch: pytest.MonkeyPatch, llm: LLMBatchDouble) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEYS["openai"])
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEYS["anthropic"])
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", llm.base_url("anthropic"))
+
+
+def run_batch(
+    capsys: pytest.CaptureFixture[str], suite: Path, tapes: Path, *argv: str
+) -> tuple[int, str, str, dict[str, Any]]:
+    report = tapes.parent / f"{tapes.name}.json"
+    files = [str(suite / name) for name in FILES]
+    code = main(
+        [
+            "batch",
+            *files,
+            "--cassettes",
+            str(tapes),
+            "--ranker",
+            "bm25",
+            "--allow-contradicted",
+            "--json",
+            str(report),
+            *argv,
+        ]
+    )
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, json.loads(report.read_text("utf-8"))
+
+
+def labels(report: dict[str, Any]) -> dict[str, list[tuple[str, str | None]]]:
+    """Each claim's citations as (label, reason), by claim id."""
+    return {
+        claim["id"]: [(v["label"], v.get("reason")) for v in claim["verdicts"]]
+        for claim in report["claims"]
+    }
+
+
+def by_claim(report: dict[str, Any], claim_id: str) -> list[dict[str, Any]]:
+    return next(c["verdicts"] for c in report["claims"] if c["id"] == claim_id)
+
+
+def cost_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "judge tokens" in line)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
+    provider: str,
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    judge = ("--judge", JUDGES[provider])
+    with LLMBatchDouble(EXAMPLES.Judge(), rounds=3) as llm:
+        judge_double(monkeypatch, llm)
+        code, sync_out, _, sync = run_batch(
+            capsys, suite, tmp_path / "sync", "--record", "once", *judge, *PRICES
+        )
+        sync_calls = len(llm.calls) + len(llm.confirmations)
+        # Two claims asking the judge the same question send one batch request.
+        asked = {json.dumps(c.json(), sort_keys=True) for c in [*llm.calls, *llm.confirmations]}
+        assert len(asked) < sync_calls
+        crawls = len(crawlbase.calls)
+        llm.reset()
+        llm.sync_requests = 0
+        code_b, out, err, batched = run_batch(
+            capsys, suite, tmp_path / "batch", "--record", "once", "--judge-batch", *FAST,
+            *judge, *PRICES,
+        )
+    assert (code_b, labels(batched)) == (code, labels(sync))
+    # Every label of the suite occurs, so the comparison is not a trivial one.
+    found = {label for verdicts in labels(sync).values() for label, _ in verdicts}
+    assert {"supported", "contradicted", "not_found", "unreachable"} <= found
+    # Nothing synchronous: the first readings in one batch, their confirmations in a second,
+    # each polled a few times before it ended.
+    assert llm.sync_requests == 0
+    assert [job.provider for job in llm.batches] == [provider, provider]
+    assert sum(len(job.requests) for job in llm.batches) == len(asked)
+    assert llm.looks >= 3 * len(llm.batches)
+    assert "judge batch: 3 rounds, 2 batches" in err
+    # The pages were fetched once, not once per round.
+    assert len(crawlbase.calls) == 2 * crawls
+    # The same tokens, at half the price, and the line says so.
+    spend, spend_b = sync["spend"], batched["spend"]
+    assert spend_b["judges"][JUDGES[provider]]["input_tokens"] == spend["judges"][
+        JUDGES[provider]
+    ]["input_tokens"]
+    judge_cost = spend["judges"][JUDGES[provider]]["cost"]
+    assert spend_b["judges"][JUDGES[provider]]["cost"] == pytest.approx(judge_cost / 2)
+    assert spend_b["cost"] == pytest.approx(spend["cost"] - judge_cost / 2)
+    assert f"{sync_calls} judge calls through the batch API, at its price" in cost_line(out)
+    assert "batch API" not in cost_line(sync_out)
+
+
+def test_the_batch_recording_replays_offline_identically(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tapes = tmp_path / "tapes"
+    with LLMBatchDouble(EXAMPLES.Judge()) as llm:
+        judge_double(monkeypatch, llm)
+        code, out, _, recorded = run_batch(
+            capsys, suite, tapes, "--record", "once", "--judge-batch", *FAST, *PRICES
+        )
+        made = (len(crawlbase.calls), len(llm.calls), len(llm.batches))
+        for name in ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY"):
+            monkeypatch.delenv(name)
+        code_r, out_r, err_r, replayed = run_batch(capsys, suite, tapes, "--record", "none", *PRICES)
+        assert (len(crawlbase.calls), len(llm.calls), len(llm.batches)) == made
+    assert (code_r, labels(replayed)) == (code, labels(recorded))
+    assert "error" not in {label for v in labels(replayed).values() for label, _ in v}
+    assert "judge batch" not in err_r
+    # A replay bills nothing; the recording's cost is still counted at the batch price.
+    assert replayed["spend"]["cost"] == pytest.approx(recorded["spend"]["cost"])
+    assert "through the batch API" in cost_line(out_r)
+    for tape in tapes.rglob("*.yaml"):
+        text = tape.read_text("utf-8")
+        assert KEYS["openai"] not in text and "citecheck-judge-batch" in text or (
+            "chat/completions" not in text
+        )
+
+
+def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    failing = "Water boils at 50 degrees Celsius at sea level."
+    tapes = tmp_path / "tapes"
+    with LLMBatchDouble(EXAMPLES.Judge(), fail_claims={failing}) as llm:
+        judge_double(monkeypatch, llm)
+        code, out, err, report = run_batch(
+            capsys, suite, tapes, "--record", "once", "--judge-batch", *FAST
+        )
+    (verdict,) = by_claim(report, "boiling-point-50-degrees")
+    assert verdict["label"] == "error"
+    assert verdict["reason"] == "judge_batch_failed"
+    assert "request_timeout" in verdict["detail"] and "batch_citecheck" in verdict["detail"]
+    assert code == 1
+    assert "1 without an answer" in err
+    # The other claims were judged as usual, and only the failed one is left unrecorded.
+    assert by_claim(report, "boiling-point")[0]["label"] == "supported"
+    names = {p.stem for p in tapes.rglob("*.yaml")}
+    assert "boiling-point" in names and "boiling-point-50-degrees" not in names
+
+
+def test_an_expired_batch_makes_its_claims_errors_never_labels(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with LLMBatchDouble(EXAMPLES.Judge(), expire=True) as llm:
+        judge_double(monkeypatch, llm)
+        code, _, _, report = run_batch(
+            capsys, suite, tmp_path / "tapes", "--record", "once", "--judge-batch", *FAST,
+            "--judge", JUDGES["anthropic"],
+        )
+    judged = [v for c in report["claims"] for v in c["verdicts"] if v.get("reason") != "http_404"]
+    errors = [v for v in judged if v["label"] == "error"]
+    assert errors and all(v["reason"] == "judge_batch_failed" for v in errors)
+    assert all("expired" in v["detail"] for v in errors)
+    assert "supported" not in {v["label"] for v in judged}
+    assert code == 1
+    assert len(llm.batches) == 1  # nothing asked twice
+
+
+def test_a_batch_that_never_ends_is_cancelled_after_the_wait(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with LLMBatchDouble(EXAMPLES.Judge(), never_end=True) as llm:
+        judge_double(monkeypatch, llm)
+        code, _, _, report = run_batch(
+            capsys, suite, tmp_path / "tapes", "--record", "once", "--judge-batch", *FAST,
+            "--judge-batch-wait", "0.3",
+        )
+    errors = [v for c in report["claims"] for v in c["verdicts"] if v["label"] == "error"]
+    assert errors and all(v["reason"] == "judge_batch_failed" for v in errors)
+    assert "did not end within 0.3 s (--judge-batch-wait" in errors[0]["detail"]
+    assert [job.cancelled for job in llm.batches] == [True]
+    assert code == 1
+
+
+def test_judge_batch_refuses_a_judge_without_a_batch_api(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    code = main(
+        [
+            "batch",
+            str(suite / "citecheck_batch.jsonl"),
+            "--record",
+            "once",
+            "--cassettes",
+            str(tmp_path / "tapes"),
+            "--judge",
+            "ollama:llama3.1",
+            "--judge-batch",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "the ollama:llama3.1 judge has no batch API" in err
+    assert "without --judge-batch" in err
+    assert not (tmp_path / "tapes").exists()
