@@ -89,11 +89,12 @@ class JudgeBatch:
     def register(self, judge: HTTPJudge) -> None:
         """Answer ``judge``'s requests from batches. Raises ConfigurationError for a
         provider without a batch API."""
-        api = batch_api(judge)
+        api = batch_api(judge.provider, judge.url, judge.api_key, judge.timeout)
         if api is None:
+            flag = self.terms.option("judge_batch")
             raise ConfigurationError(
                 f"the {judge.name} judge has no batch API: judge batches go to the openai "
-                f"and anthropic judges only (run this judge without {self.terms.option('judge_batch')})"
+                f"and anthropic judges only (run this judge without {flag})"
             )
         with self._lock:
             self._apis[judge.url] = api
@@ -296,4 +297,3 @@ class BatchTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
-

@@ -181,7 +181,10 @@ class Report:
                 "cost": None if price is None else self.prices.judge_cost(price, (i, o), batched),
             }
             if spec in batch:
-                judges[spec] |= {"batch_input_tokens": batched[0], "batch_output_tokens": batched[1]}
+                judges[spec] |= {
+                    "batch_input_tokens": batched[0],
+                    "batch_output_tokens": batched[1],
+                }
         return {
             "credits": credits,
             "credit_cost": None if credit is None else credits * credit,

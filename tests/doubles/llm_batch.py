@@ -164,7 +164,9 @@ class LLMBatchDouble(LLMDouble):
         for cid, body in job.requests.items():
             call = JudgeCall(job.provider, "POST", _SYNC_PATH[job.provider], job.headers, body)
             if job.cancelled or self.expire:
-                job.lines[cid] = _unanswered(job.provider, cid, "cancelled" if job.cancelled else "expired")
+                job.lines[cid] = _unanswered(
+                    job.provider, cid, "cancelled" if job.cancelled else "expired"
+                )
             elif (call.claim or "") in self.fail_claims:
                 job.lines[cid] = _failed(job.provider, cid)
             else:
@@ -189,7 +191,9 @@ class LLMBatchDouble(LLMDouble):
             return render_tool_calls(call, n, item)
         if isinstance(item, Fault):
             raw = render_fault(call, n, item)
-            return raw if raw is not None else render_fault(call, n, Fault("server_error")) or Raw(500)
+            return (
+                raw if raw is not None else render_fault(call, n, Fault("server_error")) or Raw(500)
+            )
         return item
 
     def _file(self, lines: list[dict[str, Any]]) -> str:
@@ -289,7 +293,10 @@ def _answered(provider: Provider, cid: str, raw: Raw) -> dict[str, Any]:
 
 def _failed(provider: Provider, cid: str) -> dict[str, Any]:
     if provider == "openai":
-        error = {"code": "request_timeout", "message": "The underlying call to the model timed out."}
+        error = {
+            "code": "request_timeout",
+            "message": "The underlying call to the model timed out.",
+        }
         return {"id": f"batch_req_{cid[:12]}", "custom_id": cid, "response": None, "error": error}
     error = {
         "type": "error",
@@ -350,8 +357,10 @@ class _BatchHandler(_Handler):
             return self._json(200, double.create_openai(self._body(), self._headers()))
         if path == "/v1/messages/batches":
             return self._json(200, double.create_anthropic(self._body(), self._headers()))
-        if len(parts) >= 3 and parts[-1] == "cancel" and path.startswith(
-            ("/v1/batches/", "/v1/messages/batches/")
+        if (
+            len(parts) >= 3
+            and parts[-1] == "cancel"
+            and path.startswith(("/v1/batches/", "/v1/messages/batches/"))
         ):
             self._body()
             job = double.job(parts[-2])

@@ -31,13 +31,10 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pytest_citecheck.core.retry import TRANSIENT_STATUSES
 from pytest_citecheck.core.secrets import scrub
-
-if TYPE_CHECKING:
-    from pytest_citecheck.stages.judges.http import HTTPJudge
 
 # The response header that marks a judge reply as answered through a batch (its value
 # names the provider and the batch); recorded with the reply, so a replay bills the same.
@@ -194,12 +191,13 @@ class OpenAIBatches:
 def _openai_line(line: dict[str, Any], source: str) -> tuple[str, BatchAnswer]:
     cid = str(line.get("custom_id", ""))
     response = line.get("response")
-    status = response.get("status_code") if isinstance(response, dict) else None
+    response = response if isinstance(response, dict) else {}
+    status = response.get("status_code")
     if isinstance(status, int) and status not in TRANSIENT_STATUSES:
         # The reply a synchronous call would have got, a 4xx the judge can act on included.
         return cid, BatchAnswer(status, _dumps(response.get("body")), None, source)
     error = line.get("error")
-    if isinstance(status, int) and isinstance(response, dict):
+    if isinstance(status, int):
         # Asking the batch's answer again cannot change it: no retry, the reason.
         error = {"code": f"HTTP {status}", "message": _error_text(response.get("body"))}
     why = f"the request failed in the batch ({_error_text(error)})"
@@ -271,15 +269,13 @@ def _anthropic_result(result: dict[str, Any], source: str) -> BatchAnswer:
     return BatchAnswer(failure=why, source=source)
 
 
-def batch_api(judge: HTTPJudge) -> BatchAPI | None:
-    """The batch API of the endpoint ``judge`` calls (same base URL, same key); None
+def batch_api(provider: str, url: str, api_key: str | None, timeout: float) -> BatchAPI | None:
+    """The batch API beside the judge endpoint ``url`` (same base URL, same key); None
     for a provider without one (Ollama, an OpenAI-compatible server)."""
-    if judge.provider == "openai" and judge.url.endswith("/chat/completions"):
-        base = judge.url.removesuffix("/chat/completions")
-        return OpenAIBatches(base, judge.api_key, judge.timeout)
-    if judge.provider == "anthropic" and judge.url.endswith("/v1/messages"):
-        base = judge.url.removesuffix("/v1/messages")
-        return AnthropicBatches(base, judge.api_key, judge.timeout)
+    if provider == "openai" and url.endswith("/chat/completions"):
+        return OpenAIBatches(url.removesuffix("/chat/completions"), api_key, timeout)
+    if provider == "anthropic" and url.endswith("/v1/messages"):
+        return AnthropicBatches(url.removesuffix("/v1/messages"), api_key, timeout)
     return None
 
 
