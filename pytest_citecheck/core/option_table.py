@@ -536,7 +536,7 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("a request is answered while its caller waits"),
         doc=(
             "judge through the provider's batch API (`openai` and `anthropic` judges), at its "
-            "price (half the synchronous one); see [Large audits](cli.md#judge-batch)"
+            "price (half the synchronous one); see [Judge batches](cli.md#judge-batches)"
         ),
     ),
     Option(
@@ -556,6 +556,7 @@ OPTIONS: tuple[Option, ...] = (
         "seconds to wait for a judge batch to end; then it is cancelled and the claims it "
         "held are error judge_batch_failed",
         default=d.DEFAULT_JUDGE_BATCH_WAIT,
+        shown_default=f"{d.DEFAULT_JUDGE_BATCH_WAIT:g} (25 h)",
         parse=at.positive_seconds,
         metavar="SECONDS",
         target="engine",

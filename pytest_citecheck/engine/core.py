@@ -190,6 +190,7 @@ class Engine:
             lambda c: self.stages.judge_name(self.settings.judge_for(c)),
             name_for,
             confirm=not self.settings.no_confirm,
+            batch=self.settings.judge_batch,
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out

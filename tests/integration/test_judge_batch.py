@@ -327,3 +327,32 @@ def test_judge_batch_refuses_a_judge_without_a_batch_api(
     assert "the ollama:llama3.1 judge has no batch API" in err
     assert "without --judge-batch" in err
     assert not (tmp_path / "tapes").exists()
+
+
+def test_a_feature_the_model_refuses_in_the_batch_is_asked_again_in_the_next_batch(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An Anthropic model without strict tool use: the batch item errors with the 400 a
+    # synchronous call gets, and the judge asks again without `strict`, as it would.
+    judge = ("--judge", JUDGES["anthropic"])
+    with LLMBatchDouble(EXAMPLES.Judge(), rejects={"strict"}) as llm:
+        judge_double(monkeypatch, llm)
+        code, _, _, sync = run_batch(capsys, suite, tmp_path / "sync", "--record", "once", *judge)
+        llm.reset()
+        code_b, _, err, batched = run_batch(
+            capsys, suite, tmp_path / "batch", "--record", "once", "--judge-batch", *FAST, *judge
+        )
+    assert (code_b, labels(batched)) == (code, labels(sync))
+    strict = [
+        ["strict" in json.dumps(json.loads(body)["tools"]) for body in job.requests.values()]
+        for job in llm.batches
+    ]
+    # Reading with strict, again without; the confirmation the same way.
+    assert [set(s) for s in strict] == [{True}, {False}, {True}, {False}]
+    assert "judge batch: 5 rounds, 4 batches" in err
+    fallback = {v.get("judge_fallback") for c in batched["claims"] for v in c["verdicts"]}
+    assert any(f and "without strict" in f for f in fallback)
