@@ -207,8 +207,14 @@ class Engine:
     def verify(
         self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
     ) -> ClaimResult:
-        """Verify one claim in the calling thread; never raises for a claim's failure."""
-        result = self._verification.verify(claim, cassette, nodeid or claim.id)
+        """Verify one claim in the calling thread; never raises for a claim's failure
+        (a judge batch run's claim stops with JudgeDeferred to wait for the batch)."""
+        batch = self.stages.judge_batch()
+        if batch is not None:
+            with batch.claim(nodeid or claim.id):
+                result = self._verification.verify(claim, cassette, nodeid or claim.id)
+        else:
+            result = self._verification.verify(claim, cassette, nodeid or claim.id)
         self.progress.finished(result)
         return result
 
@@ -267,10 +273,11 @@ class Engine:
         batch = self.stages.judge_batch()
         assert batch is not None
         cassettes = [cassette_for(claim) if cassette_for else None for claim in claims]
+        # Each claim's node id: what the replies kept for its next round are keyed on.
+        nodeids = [nodeid_for(claim) if nodeid_for else claim.id for claim in claims]
 
         def finished(index: int, result: ClaimResult) -> None:
-            if cassettes[index] is not None:
-                batch.forget(str(cassettes[index]))
+            batch.forget(nodeids[index])
             if on_result is not None:
                 on_result(index, result)
 
@@ -280,12 +287,7 @@ class Engine:
             batch.start_round()
             if round_number:
                 self.progress.add(-len(todo))  # the same claims again, not new ones
-            futures = {
-                self.submit(
-                    claims[i], cassettes[i], nodeid_for(claims[i]) if nodeid_for else None
-                ): i
-                for i in todo
-            }
+            futures = {self.submit(claims[i], cassettes[i], nodeids[i]): i for i in todo}
             deferred: set[int] = set()
             try:
                 results.update(gather(futures, self._stop, finished, on_interrupt, deferred))

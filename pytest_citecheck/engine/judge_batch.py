@@ -27,10 +27,15 @@ failed or did not end within the wait) is that citation's ``error``
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
@@ -39,7 +44,7 @@ from pytest_citecheck.claims.models import Reason
 from pytest_citecheck.core.errors import ConfigurationError, JudgeDeferred, StageFailed
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
-from pytest_citecheck.recording.transport import Reply, read_live, recording_claim
+from pytest_citecheck.recording.transport import Reply, read_live
 from pytest_citecheck.stages.judges.batch import (
     BATCH_HEADER,
     BatchAnswer,
@@ -55,6 +60,24 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.http import HTTPJudge
 
 log = logging.getLogger("pytest_citecheck")
+
+# The claim whose verification runs in this thread (its node id): what kept replies are
+# keyed on.
+_claim: ContextVar[str | None] = ContextVar("citecheck.batch_claim", default=None)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A reply a claim got, its body on disk (a large audit keeps many pages a round)."""
+
+    status: int
+    reason: str | None
+    headers: dict[str, list[str]]
+    path: Path
+
+    def reply(self) -> Reply:
+        return Reply(self.status, self.reason, self.headers, self.path.read_bytes())
+
 
 # Rounds a run may take: the first reading, its confirmation, and the questions asked
 # again without a feature a model refused (at most three per call) leave room to spare;
@@ -80,8 +103,10 @@ class JudgeBatch:
     _answers: dict[str, BatchAnswer] = field(default_factory=dict)
     _pending: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     # (claim, request) -> the replies it got in order; and how many its current run used.
-    _kept: dict[tuple[str, str], list[Reply]] = field(default_factory=dict)
+    _kept: dict[tuple[str, str], list[Kept]] = field(default_factory=dict)
     _used: dict[tuple[str, str], int] = field(default_factory=dict)
+    _spool: Path | None = field(default=None, repr=False)
+    _spooled: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- the judges -------------------------------------------------------------------
@@ -130,10 +155,19 @@ class JudgeBatch:
             request=request,
         )
 
+    @contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """The requests this thread sends belong to the claim ``key`` (its node id)."""
+        token = _claim.set(key)
+        try:
+            yield
+        finally:
+            _claim.reset(token)
+
     def kept(self, request: httpx.Request, inner: httpx.BaseTransport) -> httpx.Response:
         """A claim's non-judge request: the reply its earlier run got, else the network's
         (kept for its next run)."""
-        claim = recording_claim()
+        claim = _claim.get()
         if claim is None:
             return inner.handle_request(request)
         key = (claim, f"{request.method} {request.url} {custom_id(request.read())}")
@@ -141,19 +175,42 @@ class JudgeBatch:
             replies = self._kept.get(key, [])
             used = self._used.get(key, 0)
             self._used[key] = used + 1
-            reply = replies[used] if used < len(replies) else None
-        if reply is None:
-            reply = read_live(inner, request, None)
-            with self._lock:
-                self._kept.setdefault(key, []).append(reply)
+            kept = replies[used] if used < len(replies) else None
+        if kept is not None:
+            return kept.reply().to_response(request)
+        # Read whole (the reader above applies the size cap), kept on disk.
+        reply = read_live(inner, request, None)
+        self._keep(key, reply)
         return reply.to_response(request)
 
-    def forget(self, claim: str) -> None:
-        """``claim`` (its cassette path) ended: its kept replies are not needed again."""
+    def _keep(self, key: tuple[str, str], reply: Reply) -> None:
         with self._lock:
-            for key in [k for k in self._kept if k[0] == claim]:
-                del self._kept[key]
-                self._used.pop(key, None)
+            if self._spool is None:
+                self._spool = Path(tempfile.mkdtemp(prefix="citecheck-judge-batch-"))
+            self._spooled += 1
+            path = self._spool / f"{self._spooled}.body"
+        path.write_bytes(reply.body)
+        with self._lock:
+            kept = Kept(reply.status, reply.reason, reply.headers, path)
+            self._kept.setdefault(key, []).append(kept)
+
+    def forget(self, claim: str) -> None:
+        """``claim`` ended: its kept replies are not needed again."""
+        with self._lock:
+            keys = [k for k in self._kept if k[0] == claim]
+            gone = [kept.path for k in keys for kept in self._kept.pop(k)]
+            for k in keys:
+                self._used.pop(k, None)
+        for path in gone:
+            path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Delete the kept replies."""
+        with self._lock:
+            spool, self._spool = self._spool, None
+            self._kept.clear()
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
 
     def start_round(self) -> None:
         """The claims run again from their start: kept replies serve them from the first."""

@@ -291,6 +291,9 @@ class StageBuilder:
             self._fetcher = None
             self._judges.clear()
             client, self._client = self._client, None
+            batch, self._judge_batch = self._judge_batch, None
+        if batch is not None:
+            batch.close()
         for part in parts:
             close = getattr(part, "close", None)
             if callable(close):

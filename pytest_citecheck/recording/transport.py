@@ -283,15 +283,6 @@ class ClaimHTTP:
 _current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck.claim_http", default=None)
 
 
-def recording_claim() -> str | None:
-    """The cassette this thread's requests record into (its path), None when they are
-    not recorded: a live transport that keeps replies for a claim's next run keys on it."""
-    http = _current.get()
-    if http is None or http.write_protected:
-        return None
-    return str(http.cassette.path)
-
-
 @contextmanager
 def claim_http(http: ClaimHTTP | None) -> Iterator[None]:
     """Make ``http`` the cassette of this thread's (or task's) requests."""

@@ -182,6 +182,7 @@ def test_a_batch_that_never_ends_is_cancelled_when_the_wait_runs_out() -> None:
     with pytest.raises(JudgeDeferred):
         batch.answer(request(url, '{"q":1}'))
     (sent,) = batch.send_pending()
+    assert sent.ended and sent.status == "in_progress"
     assert api.cancelled == ["batch_1"]
     assert api.looks == 5  # at 0, 10, 20, 30 and 35 s
     with pytest.raises(StageFailed, match=r"did not end within 35 s .*in_progress"):
@@ -197,7 +198,7 @@ def test_requests_are_split_at_the_providers_limits() -> None:
 def test_a_judge_without_a_batch_api_is_a_configuration_error() -> None:
     batch = JudgeBatch(poll=1.0, wait=1.0)
     judge = make_judge("ollama:llama3.1", base_url="http://127.0.0.1:9")
-    with pytest.raises(ConfigurationError, match="the ollama:llama3.1 judge has no batch API"):
+    with pytest.raises(ConfigurationError, match=r"the ollama:llama3\.1 judge has no batch API"):
         batch.register(judge)
 
 
@@ -235,3 +236,29 @@ def test_anthropic_results() -> None:
     )
     assert "expired" in str(_anthropic_result({"type": "expired"}, "s").failure)
     assert "cancelled" in str(_anthropic_result({"type": "canceled"}, "s").failure)
+
+
+def test_a_claims_page_is_fetched_once_across_rounds_and_dropped_when_it_ends() -> None:
+    fetched: list[str] = []
+
+    def page(req: httpx.Request) -> httpx.Response:
+        fetched.append(str(req.url))
+        return httpx.Response(200, content=f"page {len(fetched)}".encode())
+
+    inner = httpx.MockTransport(page)
+    batch, _ = batch_with(FakeAPI())
+    get = httpx.Request("GET", "http://127.0.0.1:9/crawl?url=a")
+    for _ in range(2):  # two rounds of the same claim
+        batch.start_round()
+        with batch.claim("file::a"):
+            assert batch.kept(get, inner).read() == b"page 1"
+    assert len(fetched) == 1
+    # Another claim citing the same page fetches it itself (its recording holds its own).
+    with batch.claim("file::b"):
+        assert batch.kept(get, inner).read() == b"page 2"
+    spool = batch._spool
+    assert spool is not None and len(list(spool.iterdir())) == 2
+    batch.forget("file::a")
+    assert len(list(spool.iterdir())) == 1
+    batch.close()
+    assert not spool.exists()
