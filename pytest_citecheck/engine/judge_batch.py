@@ -308,6 +308,11 @@ class JudgeBatch:
                 batch.answers = api.answers(batch.batch_id)
                 log.info("%s batch %s %s", api.provider, batch.batch_id, batch.status)
         except Exception as exc:  # unreadable: its requests fail with the reason
+            if api.transient(exc):
+                # A batch runs for hours: a dropped connection or a 5xx is looked past.
+                log.warning("%s batch %s: %s", api.provider, batch.batch_id, self._said(exc))
+                batch.ended = False
+                return
             batch.ended = True
             why = f"the {api.provider} batch API could not be read: {self._said(exc)}"
             batch.answers = dict.fromkeys(

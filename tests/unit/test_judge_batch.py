@@ -38,6 +38,8 @@ class FakeAPI:
     sent: list[dict[str, bytes]] = field(default_factory=list)
     looks: int = 0
     cancelled: list[str] = field(default_factory=list)
+    # Raised by the next looks, in order.
+    poll_errors: list[Exception] = field(default_factory=list)
 
     def limit(self) -> tuple[int, int]:
         return (2, 10_000)
@@ -49,6 +51,8 @@ class FakeAPI:
         return f"batch_{len(self.sent)}"
 
     def poll(self, batch_id: str) -> tuple[str, bool]:
+        if self.poll_errors:
+            raise self.poll_errors.pop(0)
         self.looks += 1
         ended = self.polls is not None and self.looks >= self.polls
         return ("completed" if ended else "in_progress"), ended
@@ -63,6 +67,9 @@ class FakeAPI:
 
     def cancel(self, batch_id: str) -> None:
         self.cancelled.append(batch_id)
+
+    def transient(self, exc: Exception) -> bool:
+        return isinstance(exc, ConnectionError)
 
 
 class Clock:
@@ -186,6 +193,24 @@ def test_a_batch_that_never_ends_is_cancelled_when_the_wait_runs_out() -> None:
     assert api.cancelled == ["batch_1"]
     assert api.looks == 5  # at 0, 10, 20, 30 and 35 s
     with pytest.raises(StageFailed, match=r"did not end within 35 s .*in_progress"):
+        batch.answer(request(url, '{"q":1}'))
+
+
+def test_a_dropped_look_is_looked_past_and_a_refused_one_fails_the_batch() -> None:
+    api = FakeAPI(polls=1, poll_errors=[ConnectionError("reset"), ConnectionError("reset")])
+    batch, url = batch_with(api)
+    for text in ('{"q":1}', '{"q":2}'):
+        with pytest.raises(JudgeDeferred):
+            batch.answer(request(url, text))
+    batch.send_pending()
+    assert batch.answer(request(url, '{"q":1}')).status_code == 200
+
+    refused = FakeAPI(poll_errors=[PermissionError("HTTP 403: no access to batches")])
+    batch, url = batch_with(refused)
+    with pytest.raises(JudgeDeferred):
+        batch.answer(request(url, '{"q":1}'))
+    batch.send_pending()
+    with pytest.raises(StageFailed, match="could not be read: PermissionError: HTTP 403"):
         batch.answer(request(url, '{"q":1}'))
 
 

@@ -100,6 +100,18 @@ class BatchAPI(Protocol):
 
     def cancel(self, batch_id: str) -> None: ...
 
+    def transient(self, exc: Exception) -> bool:
+        """Whether the SDK's error may pass (no connection, a timeout, a 5xx, a 429):
+        a batch is looked at again rather than given up."""
+        ...
+
+
+def _transient(exc: Exception, connection_errors: tuple[type[Exception], ...]) -> bool:
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in TRANSIENT_STATUSES
+    return isinstance(exc, connection_errors)
+
 
 def _loads(body: bytes) -> dict[str, Any]:
     value = json.loads(body)
@@ -187,6 +199,11 @@ class OpenAIBatches:
     def cancel(self, batch_id: str) -> None:
         self._sdk().batches.cancel(batch_id)
 
+    def transient(self, exc: Exception) -> bool:
+        import openai
+
+        return _transient(exc, (openai.APIConnectionError,))
+
 
 def _openai_line(line: dict[str, Any], source: str) -> tuple[str, BatchAnswer]:
     cid = str(line.get("custom_id", ""))
@@ -246,6 +263,11 @@ class AnthropicBatches:
 
     def cancel(self, batch_id: str) -> None:
         self._sdk().messages.batches.cancel(batch_id)
+
+    def transient(self, exc: Exception) -> bool:
+        import anthropic
+
+        return _transient(exc, (anthropic.APIConnectionError,))
 
 
 def _anthropic_result(result: dict[str, Any], source: str) -> BatchAnswer:
