@@ -356,3 +356,37 @@ def test_a_feature_the_model_refuses_in_the_batch_is_asked_again_in_the_next_bat
     assert "judge batch: 5 rounds, 4 batches" in err
     fallback = {v.get("judge_fallback") for c in batched["claims"] for v in c["verdicts"]}
     assert any(f and "without strict" in f for f in fallback)
+
+
+def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(
+    suite: Path,
+    crawlbase: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_citecheck.engine.judge_batch import JudgeBatch
+
+    look = JudgeBatch._look
+
+    def look_then_ctrl_c(self: JudgeBatch, batch: Any) -> None:
+        look(self, batch)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(JudgeBatch, "_look", look_then_ctrl_c)
+    with LLMBatchDouble(EXAMPLES.Judge(), never_end=True) as llm:
+        judge_double(monkeypatch, llm)
+        code, out, err, report = run_batch(
+            capsys, suite, tmp_path / "tapes", "--record", "once", "--judge-batch", *FAST
+        )
+    assert code == 130
+    assert [job.cancelled for job in llm.batches] == [True]
+    # The claims decided without the judge (a dead link, a refused page) are written;
+    # the ones waiting for the batch were not started again, and nothing was recorded.
+    assert "interrupted" in err and "not started" in out
+    assert report["claims"] and all(
+        v["label"] != "supported" for c in report["claims"] for v in c["verdicts"]
+    )
+    assert not list((tmp_path / "tapes").rglob("*.yaml")) or all(
+        "chat/completions" not in t.read_text("utf-8") for t in (tmp_path / "tapes").rglob("*.yaml")
+    )
