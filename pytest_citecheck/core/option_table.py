@@ -114,6 +114,7 @@ _NOT_JUDGING = "validate reads claim files only: nothing is fetched or judged"
 _AUTO_JUDGE = "each judge's automatic value; set it in the pytest ini file"
 _PER_RUN_ONLY = "the ini file holds what every run shares; this is asked for per run"
 _BATCH_ONLY = "a large audit's setting: `citecheck batch --judge-batch`"
+_CALLER_WAITS = "a request is answered while its caller waits"
 
 
 def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hidden]:
@@ -159,6 +160,26 @@ def _pytest_panel_setting(name: str, help: str, **fields: Any) -> Option:
         cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
         service=Hidden(_ONE_JUDGE),
         **fields,
+    )
+
+
+def _judge_batch_seconds(
+    name: str, help: str, default: float, shown_default: str | None = None
+) -> Option:
+    """A number of seconds of ``citecheck batch --judge-batch``: ``--NAME`` sets the
+    engine's field; no other front end sends judge batches."""
+    return Option(
+        name,
+        help,
+        default=default,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+        shown_default=shown_default,
+        target="engine",
+        pytest_flag=Hidden(_BATCH_ONLY),
+        ini=Hidden(_BATCH_ONLY),
+        cli={"batch": Flag("--" + name.replace("_", "-"))},
+        service=Hidden(_CALLER_WAITS),
     )
 
 
@@ -530,40 +551,26 @@ OPTIONS: tuple[Option, ...] = (
         cli={
             "batch": Flag("--judge-batch"),
             "recheck": Hidden("a recheck asks the judge again for a few citations, at once"),
-            "serve": Hidden("a request is answered while its caller waits"),
+            "serve": Hidden(_CALLER_WAITS),
             "validate": Hidden(_NOT_JUDGING),
         },
-        service=Hidden("a request is answered while its caller waits"),
+        service=Hidden(_CALLER_WAITS),
         doc=(
             "judge through the provider's batch API (`openai` and `anthropic` judges), at its "
             "price (half the synchronous one); see [Judge batches](cli.md#judge-batches)"
         ),
     ),
-    Option(
+    _judge_batch_seconds(
         "judge_batch_poll",
         "seconds between two looks at a judge batch's status",
-        default=d.DEFAULT_JUDGE_BATCH_POLL,
-        parse=at.positive_seconds,
-        metavar="SECONDS",
-        target="engine",
-        pytest_flag=Hidden(_BATCH_ONLY),
-        ini=Hidden(_BATCH_ONLY),
-        cli={"batch": Flag("--judge-batch-poll")},
-        service=Hidden("a request is answered while its caller waits"),
+        d.DEFAULT_JUDGE_BATCH_POLL,
     ),
-    Option(
+    _judge_batch_seconds(
         "judge_batch_wait",
         "seconds to wait for a judge batch to end; then it is cancelled and the claims it "
         "held are error judge_batch_failed",
-        default=d.DEFAULT_JUDGE_BATCH_WAIT,
+        d.DEFAULT_JUDGE_BATCH_WAIT,
         shown_default=f"{d.DEFAULT_JUDGE_BATCH_WAIT:g} (25 h)",
-        parse=at.positive_seconds,
-        metavar="SECONDS",
-        target="engine",
-        pytest_flag=Hidden(_BATCH_ONLY),
-        ini=Hidden(_BATCH_ONLY),
-        cli={"batch": Flag("--judge-batch-wait")},
-        service=Hidden("a request is answered while its caller waits"),
     ),
     # -- fetching ------------------------------------------------------------------------
     Option(

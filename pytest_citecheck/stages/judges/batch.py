@@ -28,10 +28,11 @@ not end within the wait). A failure is that citation's ``error`` verdict, never 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pytest_citecheck.core.retry import TRANSIENT_STATUSES
 from pytest_citecheck.core.secrets import scrub
@@ -80,7 +81,10 @@ class Submitted:
 class BatchAPI(Protocol):
     """One provider's batch API at one base URL, with one key."""
 
-    provider: str
+    @property
+    def provider(self) -> str:
+        """``openai`` or ``anthropic``."""
+        ...
 
     def limit(self) -> tuple[int, int]:
         """The most requests and bytes of request bodies one batch may hold."""
@@ -104,13 +108,6 @@ class BatchAPI(Protocol):
         """Whether the SDK's error may pass (no connection, a timeout, a 5xx, a 429):
         a batch is looked at again rather than given up."""
         ...
-
-
-def _transient(exc: Exception, connection_errors: tuple[type[Exception], ...]) -> bool:
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
-        return status in TRANSIENT_STATUSES
-    return isinstance(exc, connection_errors)
 
 
 def _loads(body: bytes) -> dict[str, Any]:
@@ -137,26 +134,47 @@ def _error_text(error: Any) -> str:
 
 
 @dataclass
-class OpenAIBatches:
-    """OpenAI's Batch API (the ``openai`` SDK) for Chat Completions requests."""
+class _SDKBatches:
+    """A provider's batch API through its SDK (imported when first used), at
+    ``base_url`` with ``api_key``."""
 
     base_url: str
     api_key: str | None
     timeout: float = 60.0
-    provider: str = "openai"
+    # The provider: the SDK's module, its LIMITS entry.
+    provider: ClassVar[str] = ""
     _client: Any = field(default=None, init=False, repr=False)
+
+    def _module(self) -> Any:
+        return importlib.import_module(self.provider)
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
+            make = getattr(self._module(), SDK_CLIENTS[self.provider])
+            self._client = make(
                 api_key=self.api_key or "", base_url=self.base_url, timeout=self.timeout
             )
         return self._client
 
     def limit(self) -> tuple[int, int]:
-        return LIMITS["openai"]
+        return LIMITS[self.provider]
+
+    def transient(self, exc: Exception) -> bool:
+        status = getattr(exc, "status_code", None)
+        if isinstance(status, int):
+            return status in TRANSIENT_STATUSES
+        return isinstance(exc, self._module().APIConnectionError)
+
+
+# The SDK client class of each provider.
+SDK_CLIENTS = {"openai": "OpenAI", "anthropic": "Anthropic"}
+
+
+@dataclass
+class OpenAIBatches(_SDKBatches):
+    """OpenAI's Batch API (the ``openai`` SDK) for Chat Completions requests."""
+
+    provider: ClassVar[str] = "openai"
 
     def submit(self, requests: Mapping[str, bytes]) -> str:
         lines = [
@@ -199,11 +217,6 @@ class OpenAIBatches:
     def cancel(self, batch_id: str) -> None:
         self._sdk().batches.cancel(batch_id)
 
-    def transient(self, exc: Exception) -> bool:
-        import openai
-
-        return _transient(exc, (openai.APIConnectionError,))
-
 
 def _openai_line(line: dict[str, Any], source: str) -> tuple[str, BatchAnswer]:
     cid = str(line.get("custom_id", ""))
@@ -222,26 +235,10 @@ def _openai_line(line: dict[str, Any], source: str) -> tuple[str, BatchAnswer]:
 
 
 @dataclass
-class AnthropicBatches:
+class AnthropicBatches(_SDKBatches):
     """Anthropic's Message Batches (the ``anthropic`` SDK)."""
 
-    base_url: str
-    api_key: str | None
-    timeout: float = 60.0
-    provider: str = "anthropic"
-    _client: Any = field(default=None, init=False, repr=False)
-
-    def _sdk(self) -> Any:
-        if self._client is None:
-            import anthropic
-
-            self._client = anthropic.Anthropic(
-                api_key=self.api_key or "", base_url=self.base_url, timeout=self.timeout
-            )
-        return self._client
-
-    def limit(self) -> tuple[int, int]:
-        return LIMITS["anthropic"]
+    provider: ClassVar[str] = "anthropic"
 
     def submit(self, requests: Mapping[str, bytes]) -> str:
         batch = self._sdk().messages.batches.create(
@@ -263,11 +260,6 @@ class AnthropicBatches:
 
     def cancel(self, batch_id: str) -> None:
         self._sdk().messages.batches.cancel(batch_id)
-
-    def transient(self, exc: Exception) -> bool:
-        import anthropic
-
-        return _transient(exc, (anthropic.APIConnectionError,))
 
 
 def _anthropic_result(result: dict[str, Any], source: str) -> BatchAnswer:
