@@ -23,6 +23,8 @@ The plugin, the batch CLI and the ``/verify`` service are thin front ends over
   process-global patching).
 - :mod:`~pytest_citecheck.engine.stopping` -- stop starting claims (Ctrl-C, ``-x``).
 - :mod:`~pytest_citecheck.engine.progress` -- claims done/total, citations, credits.
+- :mod:`~pytest_citecheck.engine.judge_batch` -- ``judge_batch``: the judge asked through
+  the provider's batch API, the claims verified in rounds.
 
 The API::
 
@@ -293,7 +295,7 @@ class Engine:
                 results.update(gather(futures, self._stop, finished, on_interrupt, deferred))
             except Interrupted as stopped:
                 raise Interrupted(
-                    {**results, **stopped.results}, stopped.not_started + len(deferred)
+                    {**results, **stopped.results}, stopped.not_started, len(deferred)
                 ) from None
             todo = sorted(deferred)
             if not todo or round_number == MAX_ROUNDS - 1:
@@ -303,7 +305,7 @@ class Engine:
             except KeyboardInterrupt:
                 if on_interrupt is not None:
                     on_interrupt()
-                raise Interrupted(results, len(todo)) from None
+                raise Interrupted(results, 0, len(todo)) from None
         for index in todo:
             # Still asking after every round: an error, never an endless run.
             result = error_result(

@@ -344,6 +344,15 @@ class JudgeBatch:
         return f"{line}; {names}" if names else line
 
 
+def waiting_line(claims: int, record_hint: str) -> str:
+    """What an interrupted judge batch run says about the claims that were waiting."""
+    were = "claim was" if claims == 1 else "claims were"
+    return (
+        f"citecheck: {claims} {were} waiting for the judge batch (interrupted): their pages "
+        f"were fetched, nothing of them was recorded; {record_hint} asks again"
+    )
+
+
 class BatchTransport(httpx.BaseTransport):
     """The ``live`` transport of a ``--judge-batch`` run (under the claims' cassettes):
     judge requests go to :class:`JudgeBatch`, the others to ``inner``, kept per claim."""

@@ -31,12 +31,18 @@ class ClaimNotStarted(Exception):
 
 class Interrupted(Exception):
     """Ctrl-C stopped :meth:`Engine.verify_claims_sync`: the claims in flight finished,
-    no other claim started. ``results`` maps an input index to its result."""
+    no other claim started. ``results`` maps an input index to its result; ``waiting``
+    claims had stopped to wait for a judge batch."""
 
-    def __init__(self, results: Mapping[int, ClaimResult], not_started: int) -> None:
+    def __init__(
+        self, results: Mapping[int, ClaimResult], not_started: int, waiting: int = 0
+    ) -> None:
         super().__init__(f"interrupted: {not_started} claim(s) not started")
         self.results = dict(results)
         self.not_started = not_started
+        # Claims that had started and were waiting for a judge batch (their pages
+        # were fetched; nothing of them was recorded).
+        self.waiting = waiting
 
 
 class StopSignal:

@@ -304,12 +304,32 @@ def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(world: 
     world.monkeypatch.setattr(JudgeBatch, "_look", look_then_ctrl_c)
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), never_end=True)) as llm:
         code, out, err, report = world.batched()
-    assert code == 130
+    assert code == 130, out + err
     assert [job.cancelled for job in llm.batches] == [True]
     # The claims decided without the judge (a dead link, a refused page) are written;
     # the ones waiting for the batch were not started again and recorded nothing.
-    assert "interrupted" in err and "not started" in out
+    assert "claims were waiting for the judge batch (interrupted): their pages were fetched" in err
+    assert "nothing was billed" not in out
     assert report["claims"] and all(
         v["label"] != "supported" for c in report["claims"] for v in c["verdicts"]
     )
     assert all("chat/completions" not in t.read_text("utf-8") for t in world.tapes())
+
+
+def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: World) -> None:
+    claims = str(world.suite / "citecheck_boiling.yaml")
+    argv = ["batch", claims, "--record", "live", "--ranker", "bm25", "--allow-contradicted"]
+    with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())) as llm:
+        assert main(argv) == 0
+        sync = world.capsys.readouterr().out
+        crawls = len(world.crawlbase.calls)
+        llm.sync_requests = 0
+        assert main([*argv, "--judge-batch", *FAST]) == 0
+        batched = world.capsys.readouterr().out
+    assert llm.sync_requests == 0 and len(llm.batches) == 2
+    assert len(world.crawlbase.calls) == 2 * crawls  # each page once, not once per round
+    summary = [line for line in sync.splitlines() if "citation precision" in line]
+    assert summary and summary == [
+        line for line in batched.splitlines() if "citation precision" in line
+    ]
+    assert not (world.suite / "cassettes").exists()
