@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -333,3 +335,24 @@ def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: Worl
         line for line in batched.splitlines() if "citation precision" in line
     ]
     assert not (world.suite / "cassettes").exists()
+
+
+def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> None:
+    # Recorded where the plugin keeps cassettes (cassettes/<file stem>/ beside the files).
+    with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())):
+        _, _, _, recorded = world.batched(tapes="cassettes")
+    report = world.tmp / "pytest.json"
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY", "_URL"))}
+    env.pop("PYTEST_ADDOPTS", None)
+    command = [sys.executable, "-m", "pytest", "--citecheck", "-p", "no:cacheprovider", "-q"]
+    done = subprocess.run(
+        [*command, "--citecheck-report", str(report), str(world.suite)],
+        cwd=world.tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    replayed = json.loads(report.read_text("utf-8"))
+    assert labels(replayed) == labels(recorded), done.stdout[-3000:]
+    assert "no recording" not in done.stdout
