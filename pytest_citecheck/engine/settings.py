@@ -82,7 +82,9 @@ class EngineSettings:
     # The votes (members that answered) a panel needs; None: every member.
     panel_min_votes: int | None = None
     # Judge through the provider's batch API (engine/judge_batch.py): every claim runs
-    # until it asks the judge, one batch answers them all, the claims run again.
+    # until it asks the judge, one batch answers them all, the claims run again. Only
+    # Engine.verify_claims_sync runs the rounds (a claim verified alone stops with
+    # JudgeDeferred); the batch CLI is its one front end.
     judge_batch: bool = False
     judge_batch_poll: float = DEFAULT_JUDGE_BATCH_POLL
     judge_batch_wait: float = DEFAULT_JUDGE_BATCH_WAIT
