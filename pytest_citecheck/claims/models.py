@@ -16,8 +16,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -562,7 +564,15 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     # Answered through the provider's batch API (billed at its price); shown only when so.
-    batch: bool = Field(default=False, exclude_if=lambda value: not value)
+    batch: bool = False
+
+    @model_serializer(mode="wrap")
+    def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A synchronous call's usage serialises as it always did: two token counts.
+        data = handler(self)
+        if not self.batch and isinstance(data, dict):
+            data.pop("batch", None)
+        return data
 
 
 class JudgeReply(BaseModel):
