@@ -16,8 +16,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -84,6 +86,9 @@ class Reason:
     JUDGE_SCHEMA_MISMATCH = "judge_schema_mismatch"
     JUDGE_HTTP_ERROR = "judge_http_error"
     JUDGE_UNAVAILABLE = "judge_unavailable"
+    # The provider's batch API gave no answer for this judge request: the item errored,
+    # expired or was cancelled, or the batch did not end within the wait.
+    JUDGE_BATCH_FAILED = "judge_batch_failed"
     CONFIGURATION = "configuration_error"
     NO_RECORDING = "no_recording"
     STALE_RECORDING = "stale_recording"
@@ -558,6 +563,16 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    # Answered through the provider's batch API (billed at its price); shown only when so.
+    batch: bool = False
+
+    @model_serializer(mode="wrap")
+    def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A synchronous call's usage serialises as it always did: two token counts.
+        data = handler(self)
+        if not self.batch and isinstance(data, dict):
+            data.pop("batch", None)
+        return data
 
 
 class JudgeReply(BaseModel):

@@ -81,3 +81,8 @@ DEFAULT_MAX_URLS = 20
 DEFAULT_MAX_BODY_BYTES = 65_536
 DEFAULT_QUEUE_WAIT = 2.0
 DEFAULT_READ_TIMEOUT = 10.0
+
+# --judge-batch: how often a batch's status is read, and how long it is waited for (the
+# providers' 24 h completion window and an hour's margin).
+DEFAULT_JUDGE_BATCH_POLL = 60.0
+DEFAULT_JUDGE_BATCH_WAIT = 25 * 3600.0

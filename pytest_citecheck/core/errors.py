@@ -36,3 +36,13 @@ class ResponseTooLarge(CitecheckError):
         super().__init__(f"the response from {url} is larger than {limit} bytes")
         self.url = url
         self.limit = limit
+
+
+class JudgeDeferred(CitecheckError):
+    """A judge request waits for the provider's batch API (``--judge-batch``): the
+    claim stops here, records nothing and runs again once the batch has answered.
+    Never a verdict: the engine running the batch catches it."""
+
+    def __init__(self, custom_id: str) -> None:
+        super().__init__(f"judge request {custom_id} waits for the batch")
+        self.custom_id = custom_id

@@ -113,6 +113,8 @@ _NO_BUDGET = "the recheck has no prices or budget"
 _NOT_JUDGING = "validate reads claim files only: nothing is fetched or judged"
 _AUTO_JUDGE = "each judge's automatic value; set it in the pytest ini file"
 _PER_RUN_ONLY = "the ini file holds what every run shares; this is asked for per run"
+_BATCH_ONLY = "a large audit's setting: `citecheck batch --judge-batch`"
+_CALLER_WAITS = "a request is answered while its caller waits"
 
 
 def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hidden]:
@@ -158,6 +160,26 @@ def _pytest_panel_setting(name: str, help: str, **fields: Any) -> Option:
         cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
         service=Hidden(_ONE_JUDGE),
         **fields,
+    )
+
+
+def _judge_batch_seconds(
+    name: str, help: str, default: float, shown_default: str | None = None
+) -> Option:
+    """A number of seconds of ``citecheck batch --judge-batch``: ``--NAME`` sets the
+    engine's field; no other front end sends judge batches."""
+    return Option(
+        name,
+        help,
+        default=default,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+        shown_default=shown_default,
+        target="engine",
+        pytest_flag=Hidden(_BATCH_ONLY),
+        ini=Hidden(_BATCH_ONLY),
+        cli={"batch": Flag("--" + name.replace("_", "-"))},
+        service=Hidden(_CALLER_WAITS),
     )
 
 
@@ -514,6 +536,41 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service=Hidden("exact quote matching: a request cannot ask for a looser one"),
+    ),
+    Option(
+        "judge_batch",
+        "send the judge requests through the provider's batch API (OpenAI Batch API, "
+        "Anthropic Message Batches; half the price, answered within 24 h) and wait for it; "
+        "the recordings hold the replies as a synchronous run's do.",
+        default=False,
+        action="store_true",
+        shown_default="off",
+        target="engine",
+        pytest_flag=Hidden(_BATCH_ONLY),
+        ini=Hidden(_BATCH_ONLY),
+        cli={
+            "batch": Flag("--judge-batch"),
+            "recheck": Hidden("a recheck asks the judge again for a few citations, at once"),
+            "serve": Hidden(_CALLER_WAITS),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden(_CALLER_WAITS),
+        doc=(
+            "judge through the provider's batch API (`openai` and `anthropic` judges), at its "
+            "price (half the synchronous one); see [Judge batches](cli.md#judge-batches)"
+        ),
+    ),
+    _judge_batch_seconds(
+        "judge_batch_poll",
+        "seconds between two looks at a judge batch's status",
+        d.DEFAULT_JUDGE_BATCH_POLL,
+    ),
+    _judge_batch_seconds(
+        "judge_batch_wait",
+        "seconds to wait for a judge batch to end; then it is cancelled and the claims it "
+        "held are error judge_batch_failed",
+        d.DEFAULT_JUDGE_BATCH_WAIT,
+        shown_default=f"{d.DEFAULT_JUDGE_BATCH_WAIT:g} (25 h)",
     ),
     # -- fetching ------------------------------------------------------------------------
     Option(

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PER_TOKENS = 1_000_000  # judge prices are per million tokens
+# What a judge call answered through the provider's batch API costs against the
+# synchronous price: OpenAI's Batch API and Anthropic's Message Batches both bill half.
+BATCH_PRICE_FACTOR = 0.5
 
 _ENTRY = re.compile(
     r"^(?P<spec>[A-Za-z][A-Za-z0-9_-]*:\S+?)=(?P<input>[0-9.eE+-]+)/(?P<output>[0-9.eE+-]+)$"
@@ -40,8 +43,10 @@ class TokenPrice:
     input: float
     output: float
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input + output_tokens * self.output) / PER_TOKENS
+    def cost(self, input_tokens: int, output_tokens: int, batch: bool = False) -> float:
+        """The price of these tokens; ``batch``: answered through the batch API."""
+        factor = BATCH_PRICE_FACTOR if batch else 1.0
+        return factor * (input_tokens * self.input + output_tokens * self.output) / PER_TOKENS
 
 
 @dataclass(frozen=True)
@@ -78,17 +83,34 @@ class Prices:
                 out.append(f"the token prices of {spec} ({name('prices')})")
         return out
 
-    def cost(self, credits: float, tokens: Mapping[str, tuple[int, int]]) -> float | None:
-        """Money for ``credits`` and, per judge spec, ``(input, output)`` tokens;
+    def cost(
+        self,
+        credits: float,
+        tokens: Mapping[str, tuple[int, int]],
+        batch_tokens: Mapping[str, tuple[int, int]] | None = None,
+    ) -> float | None:
+        """Money for ``credits`` and, per judge spec, ``(input, output)`` tokens (of
+        which ``batch_tokens`` were answered through the batch API, at its price);
         None when a price it needs is not set."""
         if self.missing(credits, [s for s, (i, o) in tokens.items() if i or o]):
             return None
+        batched = batch_tokens or {}
         total = credits * (self.credit or 0.0)
         for spec, (input_tokens, output_tokens) in tokens.items():
             price = self.judge(spec)
             if price is not None:
-                total += price.cost(input_tokens, output_tokens)
+                total += self.judge_cost(
+                    price, (input_tokens, output_tokens), batched.get(spec, (0, 0))
+                )
         return total
+
+    @staticmethod
+    def judge_cost(
+        price: TokenPrice, tokens: tuple[int, int], batch: tuple[int, int] = (0, 0)
+    ) -> float:
+        """One judge's ``tokens``, of which ``batch`` were answered by the batch API."""
+        sync = (tokens[0] - batch[0], tokens[1] - batch[1])
+        return price.cost(*sync) + price.cost(*batch, batch=True)
 
 
 def _key(spec: str) -> str:
@@ -138,4 +160,11 @@ def spend_text(spend: Mapping[str, Any] | None) -> str:
         return ""
     if spend["cost"] is None:
         return f"; cost unknown: set {' and '.join(spend['missing'])}"
-    return f", cost {money(spend['cost'])}"
+    calls = spend.get("batch_calls") or 0
+    batch = (
+        f" ({calls} judge call{'' if calls == 1 else 's'} through the batch API, at its price: "
+        f"{BATCH_PRICE_FACTOR:g} of the synchronous one)"
+        if calls
+        else ""
+    )
+    return f", cost {money(spend['cost'])}{batch}"

@@ -23,6 +23,8 @@ The plugin, the batch CLI and the ``/verify`` service are thin front ends over
   process-global patching).
 - :mod:`~pytest_citecheck.engine.stopping` -- stop starting claims (Ctrl-C, ``-x``).
 - :mod:`~pytest_citecheck.engine.progress` -- claims done/total, citations, credits.
+- :mod:`~pytest_citecheck.engine.judge_batch` -- ``judge_batch``: the judge asked through
+  the provider's batch API, the claims verified in rounds.
 
 The API::
 
@@ -71,7 +73,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.engine.cassettes import Cassettes, will_record
 from pytest_citecheck.engine.pool import ClaimPool
@@ -190,6 +192,7 @@ class Engine:
             lambda c: self.stages.judge_name(self.settings.judge_for(c)),
             name_for,
             confirm=not self.settings.no_confirm,
+            batch=self.settings.judge_batch,
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out
@@ -206,8 +209,14 @@ class Engine:
     def verify(
         self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
     ) -> ClaimResult:
-        """Verify one claim in the calling thread; never raises for a claim's failure."""
-        result = self._verification.verify(claim, cassette, nodeid or claim.id)
+        """Verify one claim in the calling thread; never raises for a claim's failure
+        (a judge batch run's claim stops with JudgeDeferred to wait for the batch)."""
+        batch = self.stages.judge_batch()
+        if batch is not None:
+            with batch.claim(nodeid or claim.id):
+                result = self._verification.verify(claim, cassette, nodeid or claim.id)
+        else:
+            result = self._verification.verify(claim, cassette, nodeid or claim.id)
         self.progress.finished(result)
         return result
 
@@ -233,7 +242,12 @@ class Engine:
         Ctrl-C (KeyboardInterrupt) stops the engine (``on_interrupt`` is told): no
         claim starts any more, the ones in flight finish (``on_result`` sees them), then
         :class:`Interrupted` is raised with every result that finished. A second
-        Ctrl-C while they finish propagates as KeyboardInterrupt."""
+        Ctrl-C while they finish propagates as KeyboardInterrupt.
+
+        With ``judge_batch`` the judge is asked through the provider's batch API, in
+        rounds (:mod:`~pytest_citecheck.engine.judge_batch`)."""
+        if self.stages.judge_batch() is not None:
+            return self._verify_batched(claims, cassette_for, nodeid_for, on_result, on_interrupt)
         futures = {
             self.submit(
                 claim,
@@ -243,6 +257,64 @@ class Engine:
             for index, claim in enumerate(claims)
         }
         results = gather(futures, self._stop, on_result, on_interrupt)
+        return [results[i] for i in range(len(claims))]
+
+    def _verify_batched(
+        self,
+        claims: Sequence[Claim],
+        cassette_for: Callable[[Claim], Path | None] | None,
+        nodeid_for: Callable[[Claim], str] | None,
+        on_result: Callable[[int, ClaimResult], None] | None,
+        on_interrupt: Callable[[], None] | None,
+    ) -> list[ClaimResult]:
+        """:meth:`verify_claims_sync` in rounds: every claim runs until it asks the judge
+        something the batch has not answered; one batch answers what they asked; the
+        claims that stopped run again; until none stops."""
+        from pytest_citecheck.engine.judge_batch import MAX_ROUNDS
+
+        batch = self.stages.judge_batch()
+        assert batch is not None
+        cassettes = [cassette_for(claim) if cassette_for else None for claim in claims]
+        # Each claim's node id: what the replies kept for its next round are keyed on.
+        nodeids = [nodeid_for(claim) if nodeid_for else claim.id for claim in claims]
+
+        def finished(index: int, result: ClaimResult) -> None:
+            batch.forget(nodeids[index])
+            if on_result is not None:
+                on_result(index, result)
+
+        results: dict[int, ClaimResult] = {}
+        todo = list(range(len(claims)))
+        for round_number in range(MAX_ROUNDS):
+            batch.start_round()
+            if round_number:
+                self.progress.add(-len(todo))  # the same claims again, not new ones
+            futures = {self.submit(claims[i], cassettes[i], nodeids[i]): i for i in todo}
+            deferred: set[int] = set()
+            try:
+                results.update(gather(futures, self._stop, finished, on_interrupt, deferred))
+            except Interrupted as stopped:
+                raise Interrupted(
+                    {**results, **stopped.results}, stopped.not_started, len(deferred)
+                ) from None
+            todo = sorted(deferred)
+            if not todo or round_number == MAX_ROUNDS - 1:
+                break
+            try:
+                batch.send_pending()
+            except KeyboardInterrupt:
+                if on_interrupt is not None:
+                    on_interrupt()
+                raise Interrupted(results, 0, len(todo)) from None
+        for index in todo:
+            # Still asking after every round: an error, never an endless run.
+            result = error_result(
+                claims[index],
+                Reason.JUDGE_BATCH_FAILED,
+                f"the judge was still asking new questions after {MAX_ROUNDS} batch rounds",
+            )
+            results[index] = result
+            finished(index, result)
         return [results[i] for i in range(len(claims))]
 
     @contextmanager

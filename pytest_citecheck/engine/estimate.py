@@ -112,20 +112,26 @@ class ClaimEstimate:
     # Every citation is a document read here, none reaching the judge: the claim is
     # decided without a request, so it never gets a recording.
     local: bool = False
+    # The judge is asked through the provider's batch API (``--judge-batch``): its price.
+    batch: bool = False
 
     def cost(self, prices: Prices, worst: bool = True) -> float | None:
         """Money at ``prices`` (None when a price it needs is missing)."""
         credits = self.worst_credits if worst else self.credits
-        tokens = (
-            self.input_tokens + self.confirm_input_tokens,
-            self.output_tokens + self.confirm_output_tokens,
-        )
-        return prices.cost(credits, {self.judge: tokens})
+        tokens = {
+            self.judge: (
+                self.input_tokens + self.confirm_input_tokens,
+                self.output_tokens + self.confirm_output_tokens,
+            )
+        }
+        return prices.cost(credits, tokens, tokens if self.batch else None)
 
 
-def estimate_claim(claim: Claim, judge: str, confirm: bool = True) -> ClaimEstimate:
+def estimate_claim(
+    claim: Claim, judge: str, confirm: bool = True, batch: bool = False
+) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
-    with the confirmation calls)."""
+    with the confirmation calls; ``batch``: judged through the batch API, at its price)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
@@ -153,6 +159,7 @@ def estimate_claim(claim: Claim, judge: str, confirm: bool = True) -> ClaimEstim
         credits=crawls * _crawl_credits(worst=False),
         worst_credits=crawls * _crawl_credits(worst=True),
         local=not judge_calls and all(c.url is None for c in citations),
+        batch=batch,
     )
 
 
@@ -195,6 +202,8 @@ class Plan:
     worst_credits: float = 0.0
     confirm_calls: int = 0
     confirm_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # The judge is asked through the provider's batch API: its calls cost its price.
+    batch: bool = False
 
     def add(self, estimate: ClaimEstimate, name: str = "") -> None:
         self.to_record += 1
@@ -276,13 +285,19 @@ class Plan:
         out.append(f"  credits: {self.credits:g} (at most {self.worst_credits:g})")
         tokens = self.all_tokens()
         if prices.any:
-            low = prices.cost(self.credits, tokens)
-            high = prices.cost(self.worst_credits, tokens)
+            batch = tokens if self.batch else None
+            low = prices.cost(self.credits, tokens, batch)
+            high = prices.cost(self.worst_credits, tokens, batch)
             if low is None or high is None:
                 missing = prices.missing(self.worst_credits, tokens, terms.option)
                 out.append(f"  cost: unknown, set {' and '.join(missing)}")
             else:
-                out.append(f"  cost: {money(low)} (at most {money(high)})")
+                at = (
+                    f", the judge calls at the batch API's price ({terms.option('judge_batch')})"
+                    if self.batch
+                    else ""
+                )
+                out.append(f"  cost: {money(low)} (at most {money(high)}{at})")
         else:
             out.append(
                 f"  cost: set {terms.option('price_credit')} and {terms.option('prices')} to "
@@ -369,15 +384,17 @@ def plan(
     judge_for: Callable[[Claim], str],
     name_for: Callable[[Claim], str] | None = None,
     confirm: bool = True,
+    batch: bool = False,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
-    recorded; ``name_for(claim)`` names it in the list (default: its id)."""
-    out = Plan(record_mode)
+    recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
+    the judge is asked through the batch API."""
+    out = Plan(record_mode, batch=batch)
     for claim in claims:
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm)
+            estimate = estimate_claim(claim, judge_for(claim), confirm, batch)
             if estimate.local:
                 out.local += 1
             else:
@@ -390,9 +407,21 @@ def plan(
 def spend(
     results: Iterable[object], prices: Prices
 ) -> tuple[float, dict[str, tuple[int, int]], float | None]:
-    """Credits, tokens per judge and money (None: a price is missing) of verdicts."""
+    """Credits, tokens per judge and money (None: a price is missing) of verdicts; the
+    calls answered through a batch API are counted at its price."""
+    credits, tokens, batch, _ = judge_spend(results)
+    return credits, tokens, prices.cost(credits, tokens, batch)
+
+
+def judge_spend(
+    results: Iterable[object],
+) -> tuple[float, dict[str, tuple[int, int]], dict[str, tuple[int, int]], int]:
+    """Credits; tokens per judge; of those, the tokens answered through a batch API;
+    and how many judge calls the batch API answered."""
     credits = 0.0
     tokens: dict[str, tuple[int, int]] = {}
+    batch: dict[str, tuple[int, int]] = {}
+    batch_calls = 0
     for result in results:
         for verdict in getattr(result, "verdicts", ()):
             credits += verdict.credits
@@ -401,7 +430,12 @@ def spend(
             # The first reading and the confirmation calls behind the verdict.
             usages = [verdict.usage, *(c.usage for c in verdict.confirmations())]
             for usage in usages:
-                if usage is not None:
-                    i, o = tokens.get(verdict.judge, (0, 0))
-                    tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-    return credits, tokens, prices.cost(credits, tokens)
+                if usage is None:
+                    continue
+                i, o = tokens.get(verdict.judge, (0, 0))
+                tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
+                if usage.batch:
+                    i, o = batch.get(verdict.judge, (0, 0))
+                    batch[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
+                    batch_calls += 1
+    return credits, tokens, batch, batch_calls

@@ -44,7 +44,12 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_TOP_K,
     DEFAULT_URL_POLICY,
 )
-from pytest_citecheck.core.errors import ConfigurationError, ResponseTooLarge, StageFailed
+from pytest_citecheck.core.errors import (
+    ConfigurationError,
+    JudgeDeferred,
+    ResponseTooLarge,
+    StageFailed,
+)
 from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
@@ -180,6 +185,9 @@ class Verifier:
             verdict = Verdict(
                 url=citation.target, label=Label.ERROR, reason=exc.reason, detail=exc.detail
             )
+        except JudgeDeferred:
+            # Not a verdict: the claim runs again once the batch API has answered.
+            raise
         except Exception as exc:  # a failure must never count as success
             classified = self.classify_error(exc) if self.classify_error else None
             reason, detail = classified or (Reason.INTERNAL, f"{type(exc).__name__}: {exc}")

@@ -13,6 +13,8 @@ from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
+    DEFAULT_JUDGE_BATCH_POLL,
+    DEFAULT_JUDGE_BATCH_WAIT,
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
@@ -79,6 +81,13 @@ class EngineSettings:
     panel_rule: str = DEFAULT_PANEL_RULE
     # The votes (members that answered) a panel needs; None: every member.
     panel_min_votes: int | None = None
+    # Judge through the provider's batch API (engine/judge_batch.py): every claim runs
+    # until it asks the judge, one batch answers them all, the claims run again. Only
+    # Engine.verify_claims_sync runs the rounds (a claim verified alone stops with
+    # JudgeDeferred); the batch CLI is its one front end.
+    judge_batch: bool = False
+    judge_batch_poll: float = DEFAULT_JUDGE_BATCH_POLL
+    judge_batch_wait: float = DEFAULT_JUDGE_BATCH_WAIT
 
     def __post_init__(self) -> None:
         # An API caller may name the mode ("once"); the engine holds a RecordMode.

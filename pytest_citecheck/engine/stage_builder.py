@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import httpx
 
     from pytest_citecheck.core.retry import RetryPolicy
+    from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.transport import StageTransport
     from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
@@ -73,6 +74,7 @@ class StageBuilder:
         self._judges: dict[str, Judge] = {}
         self._ranker: Ranker | None = None
         self._builtin_ranker = False
+        self._judge_batch: JudgeBatch | None = None
 
     # -- HTTP: one client, a retry policy and a limit per service ---------------------
 
@@ -109,9 +111,25 @@ class StageBuilder:
 
                 from pytest_citecheck.recording.transport import StageTransport
 
-                self._transport = StageTransport(self.settings.max_page_bytes)
+                batch = self.judge_batch()
+                live = None if batch is None else batch.transport(httpx.HTTPTransport())
+                self._transport = StageTransport(self.settings.max_page_bytes, live)
                 self._client = httpx.Client(transport=self._transport)
             return self._client
+
+    def judge_batch(self) -> JudgeBatch | None:
+        """The run's judge batch (``judge_batch`` set and not replaying), built once."""
+        settings = self.settings
+        if not settings.judge_batch or settings.replaying:
+            return None
+        with self._lock:
+            if self._judge_batch is None:
+                from pytest_citecheck.engine.judge_batch import JudgeBatch
+
+                self._judge_batch = JudgeBatch(
+                    settings.judge_batch_poll, settings.judge_batch_wait, settings.terms
+                )
+            return self._judge_batch
 
     # -- the fetcher -----------------------------------------------------------------
 
@@ -164,7 +182,7 @@ class StageBuilder:
         # The ini base URL is for the openai-compatible provider; the hosted
         # providers take theirs from the environment.
         compatible = spec.strip().lower().startswith("openai-compatible:")
-        return make_judge(
+        judge = make_judge(
             spec,
             environ=self.environ,
             base_url=self.settings.judge_base_url if compatible else None,
@@ -175,6 +193,10 @@ class StageBuilder:
             response_format=self.settings.judge_response_format,
             terms=self.settings.terms,
         )
+        batch = self.judge_batch()
+        if batch is not None:
+            batch.register(judge)
+        return judge
 
     def is_builtin_judge(self, spec: str) -> bool:
         """Whether the judge built for ``spec`` is a built-in HTTP one (not a hook's)."""
@@ -269,6 +291,9 @@ class StageBuilder:
             self._fetcher = None
             self._judges.clear()
             client, self._client = self._client, None
+            batch, self._judge_batch = self._judge_batch, None
+        if batch is not None:
+            batch.close()
         for part in parts:
             close = getattr(part, "close", None)
             if callable(close):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 
 from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.core.errors import JudgeDeferred
 
 # How often a wait for claims wakes up (Ctrl-C is seen at the latest then).
 _WAIT_TICK = 0.2
@@ -30,12 +31,18 @@ class ClaimNotStarted(Exception):
 
 class Interrupted(Exception):
     """Ctrl-C stopped :meth:`Engine.verify_claims_sync`: the claims in flight finished,
-    no other claim started. ``results`` maps an input index to its result."""
+    no other claim started. ``results`` maps an input index to its result; ``waiting``
+    claims had stopped to wait for a judge batch."""
 
-    def __init__(self, results: Mapping[int, ClaimResult], not_started: int) -> None:
+    def __init__(
+        self, results: Mapping[int, ClaimResult], not_started: int, waiting: int = 0
+    ) -> None:
         super().__init__(f"interrupted: {not_started} claim(s) not started")
         self.results = dict(results)
         self.not_started = not_started
+        # Claims that had started and were waiting for a judge batch (their pages
+        # were fetched; nothing of them was recorded).
+        self.waiting = waiting
 
 
 class StopSignal:
@@ -80,6 +87,7 @@ def gather(
     stop: StopSignal,
     on_result: Callable[[int, ClaimResult], None] | None = None,
     on_interrupt: Callable[[], None] | None = None,
+    deferred: set[int] | None = None,
 ) -> dict[int, ClaimResult]:
     """Every result of ``futures`` (each maps to its input index), as they finish;
     ``on_result`` is called in the calling thread, in index order among the claims
@@ -89,7 +97,9 @@ def gather(
     starts any more, the ones in flight finish (``on_result`` sees them), then
     :class:`Interrupted` is raised with every result that finished. A second Ctrl-C
     while they finish propagates as KeyboardInterrupt. A claim that never started
-    raises :class:`Interrupted` too."""
+    raises :class:`Interrupted` too. ``deferred`` (a judge batch run) collects the
+    indexes of the claims that stopped to wait for the batch
+    (:class:`~pytest_citecheck.core.errors.JudgeDeferred`)."""
     results: dict[int, ClaimResult] = {}
     not_started = 0
     remaining = dict(futures)
@@ -99,7 +109,13 @@ def gather(
             done, _ = wait(remaining, timeout=_WAIT_TICK, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=remaining.__getitem__):
                 index = remaining.pop(future)
-                result = outcome(future)
+                try:
+                    result = outcome(future)
+                except JudgeDeferred:
+                    if deferred is None:
+                        raise
+                    deferred.add(index)
+                    continue
                 if result is None:
                     not_started += 1
                     continue

@@ -84,7 +84,12 @@ class Verification:
         from pytest_citecheck.engine.estimate import estimate_claim, spend
 
         reservation = self.budget.reserve(
-            estimate_claim(claim, judges.name, confirm=not self.settings.no_confirm)
+            estimate_claim(
+                claim,
+                judges.name,
+                confirm=not self.settings.no_confirm,
+                batch=self.settings.judge_batch,
+            )
         )
         if isinstance(reservation, str):
             return error_result(

@@ -169,24 +169,31 @@ class Report:
         """Credits and judge tokens in money (None: no price is set)."""
         if self.prices is None or not self.prices.any:
             return None
-        from pytest_citecheck.engine.estimate import spend
+        from pytest_citecheck.engine.estimate import judge_spend
 
-        credits, tokens, total = spend(self.results.values(), self.prices)
+        credits, tokens, batch, batch_calls = judge_spend(self.results.values())
         credit = self.prices.credit
         judges = {}
         for spec, (i, o) in sorted(tokens.items()):
             price = self.prices.judge(spec)
+            batched = batch.get(spec, (0, 0))
             judges[spec] = {
                 "input_tokens": i,
                 "output_tokens": o,
-                "cost": None if price is None else price.cost(i, o),
+                "cost": None if price is None else self.prices.judge_cost(price, (i, o), batched),
             }
+            if spec in batch:
+                judges[spec] |= {
+                    "batch_input_tokens": batched[0],
+                    "batch_output_tokens": batched[1],
+                }
         return {
             "credits": credits,
             "credit_cost": None if credit is None else credits * credit,
             "judges": judges,
-            "cost": total,
+            "cost": self.prices.cost(credits, tokens, batch),
             "missing": self.prices.missing(credits, [s for s, (i, o) in tokens.items() if i or o]),
+            **({"batch_calls": batch_calls} if batch_calls else {}),
         }
 
     def unwritten_line(self) -> str:

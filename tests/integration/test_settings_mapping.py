@@ -127,6 +127,11 @@ _RUN_ID = "not an option: pytest-xdist's run id, shared by its workers (session.
 _CRAWLS = "no option: the Crawling API's documented cap per token (core/limits.py)"
 _JUDGE_CAP = "no option: each provider's default cap (core/limits.py)"
 _NO_PANEL = "no panel flags: a claim file's judges: still makes a panel"
+_NO_JUDGE_BATCH = {
+    "judge_batch": NotExposed("a large audit's setting: citecheck batch --judge-batch"),
+    "judge_batch_poll": NotExposed("a large audit's setting: citecheck batch --judge-batch"),
+    "judge_batch_wait": NotExposed("a large audit's setting: citecheck batch --judge-batch"),
+}
 
 PLUGIN_ENGINE = FrontEnd(
     "plugin",
@@ -162,6 +167,7 @@ PLUGIN_ENGINE = FrontEnd(
         "panel_min_votes": Option(("--citecheck-panel-min-votes=2",), 2),
     },
     fixed={
+        **_NO_JUDGE_BATCH,
         "run_id": NotExposed(_RUN_ID),
         "crawl_concurrency": NotExposed(_CRAWLS),
         "judge_concurrency": NotExposed(_JUDGE_CAP),
@@ -190,6 +196,9 @@ BATCH_ENGINE = FrontEnd(
         "quote_policy": Option(
             ("--quote-match", "fuzzy", "--quote-similarity", "0.7"), QuotePolicy("fuzzy", 0.7)
         ),
+        "judge_batch": Option(("--judge-batch",), True),
+        "judge_batch_poll": Option(("--judge-batch-poll", "5"), 5.0),
+        "judge_batch_wait": Option(("--judge-batch-wait", "600"), 600.0),
     },
     fixed={
         "judge_temperature": NotExposed("no flag: each judge's automatic temperature"),
@@ -241,6 +250,7 @@ RECHECK_ENGINE = FrontEnd(
                 "panel_min_votes",
             )
         },
+        **_NO_JUDGE_BATCH,
         "record_mode": NotExposed("the recheck replays, then fetches live (engine/recheck.py)"),
         "no_confirm": NotExposed("a judge asked again confirms its verdict as a run does"),
         "review_below": NotExposed(
@@ -272,6 +282,7 @@ SERVICE_ENGINE = FrontEnd(
         "max_credits": Option(("--max-credits", "50"), 50.0),
     },
     fixed={
+        **_NO_JUDGE_BATCH,
         "no_confirm": NotExposed("the service always confirms"),
         "judge": NotExposed("--judge is the service's default, applied to each request"),
         "judge_origin": NotExposed("the judge is the request's (or the service's default)"),

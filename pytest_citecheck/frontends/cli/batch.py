@@ -124,11 +124,19 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         except Interrupted as stopped:
             # Ctrl-C: no claim started since; the ones in flight finished and are written.
             progress.close()
+            if stopped.waiting:
+                from pytest_citecheck.engine.judge_batch import waiting_line
+
+                print(waiting_line(stopped.waiting, "--record once"), file=sys.stderr)
             finished = {keys[i]: r for i, r in sorted(stopped.results.items())}
             return _finish_batch(
                 args, finished, batch, audit, out, audit_problems, stopped.not_started
             )
         progress.close()
+        judge_batch = engine.stages.judge_batch()
+        summary = judge_batch.summary() if judge_batch is not None else None
+        if summary is not None:
+            print(summary, file=sys.stderr)
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, audit, out, audit_problems)
 

@@ -60,6 +60,7 @@ from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.judges.base import JudgeReply
+from pytest_citecheck.stages.judges.batch import BATCH_HEADER
 from pytest_citecheck.stages.judges.compat import json_text
 from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION, dump_body
 
@@ -429,6 +430,11 @@ class HTTPJudge(ABC):
                 exc.detail = self._scrub(exc.detail)
                 exc.args = (exc.detail,)
                 raise
+            if reply.usage is not None and response.headers.get(BATCH_HEADER):
+                # Answered through the provider's batch API: billed at its price.
+                reply = reply.model_copy(
+                    update={"usage": reply.usage.model_copy(update={"batch": True})}
+                )
             if reply.confidence_raw is not None:
                 self._warn_once(
                     "confidence_scale",
