@@ -105,12 +105,10 @@ class StageBuilder:
         """The client every built-in stage sends through (per-claim cassettes)."""
         with self._lock:
             if self._client is None:
-                import httpx
-
-                from pytest_citecheck.recording.transport import StageTransport
+                from pytest_citecheck.recording.transport import StageTransport, stage_client
 
                 self._transport = StageTransport(self.settings.max_page_bytes)
-                self._client = httpx.Client(transport=self._transport)
+                self._client = stage_client(self._transport)
             return self._client
 
     # -- the fetcher -----------------------------------------------------------------
