@@ -113,7 +113,7 @@ def remembered(
         def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             if kwargs or _chars(args) > max_chars:
                 return function(*args, **kwargs)
-            return cached(*args)  # type: ignore[arg-type]
+            return cached(*args)
 
         return call
 
