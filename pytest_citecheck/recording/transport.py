@@ -338,5 +338,6 @@ class _ReplyCookies(httpx.Cookies):
 def stage_client(transport: StageTransport) -> httpx.Client:
     """The httpx client every built-in stage sends through ``transport``."""
     client = httpx.Client(transport=transport)
-    client._cookies = _ReplyCookies(client.cookies)  # the setter would wrap it again
+    # Set past the public setter, which would wrap the jar back in a plain httpx.Cookies.
+    client._cookies = _ReplyCookies(client.cookies)
     return client

@@ -228,7 +228,7 @@ def blocked_detail(blocked: Blocked) -> str:
 
 
 # The page rules and the crawl's record each ask it of the same page text.
-@remembered(maxsize=8, max_chars=1_000_000)
+@remembered(maxsize=8, max_chars=250_000)
 def non_whitespace_chars(text: str) -> int:
     """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
     return len("".join(text.split()))

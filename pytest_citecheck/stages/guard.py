@@ -412,7 +412,7 @@ class QuoteIndex:
         return []
 
 
-@remembered(maxsize=512)
+@remembered(maxsize=256)
 def quote_index(parts: tuple[str, ...]) -> QuoteIndex:
     """``QuoteIndex(parts)``, the same index again for the same passage-sized parts
     (what it finds depends only on them): the guard looks in the same shown passages
