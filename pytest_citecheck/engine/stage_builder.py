@@ -109,12 +109,12 @@ class StageBuilder:
             if self._client is None:
                 import httpx
 
-                from pytest_citecheck.recording.transport import StageTransport
+                from pytest_citecheck.recording.transport import StageTransport, stage_client
 
                 batch = self.judge_batch()
                 live = None if batch is None else batch.transport(httpx.HTTPTransport())
                 self._transport = StageTransport(self.settings.max_page_bytes, live)
-                self._client = httpx.Client(transport=self._transport)
+                self._client = stage_client(self._transport)
             return self._client
 
     def judge_batch(self) -> JudgeBatch | None:

@@ -357,50 +357,51 @@ def _build(get: Callable[[], Any]) -> Any:
         yaml.MappingStartEvent,
         yaml.SequenceStartEvent,
     )
-    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-    # Open collections: (the mapping or list, its key while a mapping awaits a value).
-    stack: list[tuple[Any, Any]] = []
+    mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+    # The open collection, whether it is a mapping, and its key while it awaits a
+    # value; the collections around it, outermost first, each with the same two.
+    container: Any = None
+    is_mapping = False
     key: Any = _NO_KEY
+    around: list[tuple[Any, bool, Any]] = []
     while True:
         event = get()
         kind = type(event)
-        if kind in ends:
-            done, key = stack.pop()[0], _NO_KEY
-            if not stack:
-                return done
-            value: Any = done
-            key = stack[-1][1]
-        else:
+        if kind is scalar:
             if event.anchor is not None or event.tag is not None:
                 raise _Unusual
-            if kind is scalar:
-                value = event.value
-                if event.implicit[0]:
-                    tag = _plain_tag(value)
-                    if tag != _STR_TAG:
-                        construct = _SCALARS.get(tag)
-                        if construct is None:
-                            raise _Unusual  # a timestamp, a merge key...
-                        value = construct(_SAFE_CONSTRUCTOR, yaml.ScalarNode(tag, value))
-                if not stack:
-                    return value
-            elif kind is mapping_start or kind is sequence_start:
-                if stack and key is _NO_KEY and type(stack[-1][0]) is dict:
-                    raise _Unusual  # a mapping or list as a key
-                stack.append(({} if kind is mapping_start else [], _NO_KEY))
-                key = _NO_KEY
-                continue
-            else:
-                raise _Unusual  # an alias
-        container = stack[-1][0]
-        if type(container) is list:
+            value: Any = event.value
+            if event.implicit[0]:
+                tag = _plain_tag(value)
+                if tag != _STR_TAG:
+                    construct = _SCALARS.get(tag)
+                    if construct is None:
+                        raise _Unusual  # a timestamp, a merge key...
+                    value = construct(_SAFE_CONSTRUCTOR, yaml.ScalarNode(tag, value))
+            if container is None:
+                return value
+        elif kind is mapping_start or kind is sequence_start:
+            if event.anchor is not None or event.tag is not None:
+                raise _Unusual
+            if is_mapping and key is _NO_KEY:
+                raise _Unusual  # a mapping or list as a key
+            around.append((container, is_mapping, key))
+            is_mapping = kind is mapping_start
+            container, key = ({} if is_mapping else []), _NO_KEY
+            continue
+        elif kind is mapping_end or kind is sequence_end:
+            value = container
+            container, is_mapping, key = around.pop()
+            if container is None:
+                return value
+        else:
+            raise _Unusual  # an alias
+        if not is_mapping:
             container.append(value)
         elif key is _NO_KEY:
-            stack[-1] = (container, value)
             key = value
         else:
             container[key] = value
-            stack[-1] = (container, _NO_KEY)
             key = _NO_KEY
 
 
@@ -448,6 +449,8 @@ def _check_header_values(headers: Any, where: str, path: Path) -> None:
         return
     for name, values in headers.items():
         for value in values if isinstance(values, list) else [values]:
+            if type(value) is str:
+                continue  # the usual case, checked without building the message
             _check(
                 isinstance(value, str | int | float) and not isinstance(value, bool),
                 f"{where} header {str(name)[:40]!r} holds {_kind(value)}, not text",

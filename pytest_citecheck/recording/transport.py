@@ -322,3 +322,22 @@ class StageTransport(httpx.BaseTransport):
     def close(self) -> None:
         if self._live is not None:
             self._live.close()
+
+
+class _ReplyCookies(httpx.Cookies):
+    """The client's cookie jar: a reply without ``Set-Cookie`` (or ``Set-Cookie2``)
+    leaves it as it is, so such a reply skips the jar's parsing (a standard-library
+    request and message built per reply); the others are read as httpx reads them."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        headers = response.headers
+        if "set-cookie" in headers or "set-cookie2" in headers:
+            super().extract_cookies(response)
+
+
+def stage_client(transport: StageTransport) -> httpx.Client:
+    """The httpx client every built-in stage sends through ``transport``."""
+    client = httpx.Client(transport=transport)
+    # Set past the public setter, which would wrap the jar back in a plain httpx.Cookies.
+    client._cookies = _ReplyCookies(client.cookies)
+    return client

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 
 from pytest_citecheck.claims.models import Passage
-from pytest_citecheck.stages.text import normalise
+from pytest_citecheck.stages.text import normalise, remembered
 
 MAX_CONTEXT_CHARS = 300
 
@@ -120,16 +120,10 @@ def evidence_sentences(quote: str, shown: Sequence[Passage]) -> str:
     if not needle:
         return needle
     for run in _runs(shown):
-        blocks = [b for p in run for b in _blocks(p.text)]
-        text = " ".join(blocks)
+        text, bounds = _sentences(tuple(p.text for p in run))
         at = text.find(needle)
         if at == -1:
             continue
-        bounds: list[tuple[int, int]] = []
-        offset = 0
-        for block in blocks:
-            bounds += [(offset + a, offset + b) for a, b in _sentence_spans(block)]
-            offset += len(block) + 1
         end = at + len(needle)
         first = max((a for a, b in bounds if a <= at), default=0)
         last = min((b for a, b in bounds if b >= end), default=len(text))
@@ -137,6 +131,19 @@ def evidence_sentences(quote: str, shown: Sequence[Passage]) -> str:
         last = max(min(last, _word_end(text, end + MAX_CONTEXT_CHARS)), end)
         return text[first:last].strip()
     return needle
+
+
+@remembered(maxsize=512)
+def _sentences(run: tuple[str, ...]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A run of passages as one normalised text (its blocks joined by one space) and
+    the (start, end) of each of its sentences in that text."""
+    blocks = [b for text in run for b in _blocks(text)]
+    bounds: list[tuple[int, int]] = []
+    offset = 0
+    for block in blocks:
+        bounds += [(offset + a, offset + b) for a, b in _sentence_spans(block)]
+        offset += len(block) + 1
+    return " ".join(blocks), tuple(bounds)
 
 
 def _word_start(text: str, at: int) -> int:

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from pytest_citecheck.claims.models import Fetch, Label, Reason
 from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.stages.text import remembered
 
 
 @dataclass
@@ -226,6 +227,8 @@ def blocked_detail(blocked: Blocked) -> str:
     )
 
 
+# The page rules and the crawl's record each ask it of the same page text.
+@remembered(maxsize=8, max_chars=250_000)
 def non_whitespace_chars(text: str) -> int:
     """How much text a page has, ignoring layout (``split()`` and ``isspace`` agree)."""
     return len("".join(text.split()))

@@ -28,7 +28,6 @@ The judge's own label, quote and confidence are then kept beside the verdict.
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from pytest_citecheck.stages.quote_policy import QuotePolicy as QuotePolicy
 from pytest_citecheck.stages.text import STOP_WORDS as STOP_WORDS
 from pytest_citecheck.stages.text import WORD as WORD
 from pytest_citecheck.stages.text import normalise as normalise
+from pytest_citecheck.stages.text import remembered
 
 # The trivial-quote minimum: a quote is evidence only when it
 # is a real span. "the", "Water", "." or "boils at" can be found in almost any
@@ -196,10 +196,10 @@ def _injection_in_evidence(quote: str, shown: Sequence[Passage]) -> str | None:
 def _holding_passage(quote: str, shown: Sequence[Passage]) -> str:
     """The passage that holds ``quote``; for a quote across passages, their run."""
     for passage in shown:
-        if QuoteIndex([passage.text]).find(quote):
+        if quote_index((passage.text,)).find(quote):
             return passage.text
     for run in _runs(shown):
-        if QuoteIndex(run).find(quote):
+        if quote_index(tuple(run)).find(quote):
             return " ".join(run)
     return " ".join(p.text for p in shown)  # a fuzzy span: every passage it may be in
 
@@ -291,7 +291,7 @@ def quote_in_passages(quote: str, shown: Sequence[Passage]) -> bool:
     adjacent in the page may be read as one text."""
     if not normalise(quote):
         return False
-    return any(QuoteIndex(run).find(quote, _keeps_meaning) for run in _runs(shown))
+    return any(quote_index(tuple(run)).find(quote, _keeps_meaning) for run in _runs(shown))
 
 
 def _keeps_meaning(skipped: str) -> bool:
@@ -321,14 +321,10 @@ def _normalised_runs(shown: Sequence[Passage]) -> list[str]:
     ]
 
 
+@remembered(maxsize=1024)
 def _normalised_passage(text: str) -> str:
-    """:func:`normalise` of a shown passage, remembered when passage-sized: many
-    claims are shown the same passages of the same page."""
-    return _remembered_normalise(text) if len(text) <= _REMEMBERED_CHARS else normalise(text)
-
-
-_REMEMBERED_CHARS = 20_000
-_remembered_normalise = functools.lru_cache(maxsize=1024)(normalise)
+    """:func:`normalise` of a shown passage (remembered when passage-sized)."""
+    return normalise(text)
 
 
 def _clamp(confidence: float) -> float:
@@ -414,6 +410,14 @@ class QuoteIndex:
             if alignment.similarity >= policy.similarity and alignment.change is None:
                 return list(self.occurrences(alignment.span))
         return []
+
+
+@remembered(maxsize=256)
+def quote_index(parts: tuple[str, ...]) -> QuoteIndex:
+    """``QuoteIndex(parts)``, the same index again for the same passage-sized parts
+    (what it finds depends only on them): the guard looks in the same shown passages
+    for each claim that cites the same page."""
+    return QuoteIndex(parts)
 
 
 def _offsets(parts: Sequence[str]) -> list[int]:

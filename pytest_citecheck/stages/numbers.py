@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pytest_citecheck.stages.text import remembered
+
 _UNITS = {
     "zero": 0,
     "two": 2,
@@ -169,9 +171,7 @@ def missing_numbers(claim: str, evidence: str) -> list[str]:
     """The numbers and dates of ``claim`` (as the claim writes them) that ``evidence``
     does not state in any form (see the module doc); empty when it states them all."""
     claim_dates, claim_rest = _dates(claim)
-    evidence_dates, evidence_rest = _dates(evidence)
-    evidence_numbers = {value for value, _ in _numbers(evidence_rest)}
-    evidence_numbers |= {float(d.year) for d in evidence_dates if d.year is not None}
+    evidence_dates, evidence_numbers = _stated(evidence)
     missing: list[str] = []
     for date in claim_dates:
         if not any(_same_date(date, other, evidence_numbers) for other in evidence_dates):
@@ -182,7 +182,17 @@ def missing_numbers(claim: str, evidence: str) -> list[str]:
     return missing
 
 
-def _same_date(claim: Date, evidence: Date, numbers: set[float]) -> bool:
+@remembered(maxsize=1024)
+def _stated(evidence: str) -> tuple[tuple[Date, ...], frozenset[float]]:
+    """The dates ``evidence`` states, and every number it states (the years of its
+    dates among them)."""
+    dates, rest = _dates(evidence)
+    numbers = {value for value, _ in _numbers(rest)}
+    numbers |= {float(d.year) for d in dates if d.year is not None}
+    return tuple(dates), frozenset(numbers)
+
+
+def _same_date(claim: Date, evidence: Date, numbers: frozenset[float]) -> bool:
     if claim.month != evidence.month:
         return False
     if claim.day is not None and evidence.day != claim.day:

@@ -24,12 +24,13 @@ evidence sentences by ``bench/relevance.py`` (docs/verification.md states it).
 
 from __future__ import annotations
 
-from pytest_citecheck.stages.text import STOP_WORDS, WORD
+from pytest_citecheck.stages.text import STOP_WORDS, WORD, remembered
 
 MIN_SHARED_TERMS = 2
 STEM_CHARS = 5
 
 
+@remembered(maxsize=2048)
 def terms(text: str) -> frozenset[str]:
     """The content terms of ``text`` (casefolded, stop words dropped, stemmed by prefix)."""
     found: set[str] = set()

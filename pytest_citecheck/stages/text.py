@@ -8,8 +8,14 @@ page text the same way. No imports from the package.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # Typographic variants of the ASCII quote characters. A judge (or a user
 # pasting from a browser) routinely swaps one for the other; the words are the
@@ -82,3 +88,43 @@ STOP_WORDS = word_set(
 ELLIPSIS = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){2}\.(?!\s*\.)|…")
 # A word: letters and digits, with inner apostrophes ("don't").
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+# The longest text a memo below keeps: a passage, a sentence, a quote -- not a whole
+# page or document (a longer one is computed each time, nothing of it kept).
+REMEMBERED_CHARS = 20_000
+
+
+def remembered(
+    maxsize: int, max_chars: int = REMEMBERED_CHARS
+) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """``functools.lru_cache(maxsize)`` for a pure function of text, used when its text
+    arguments (strings, and tuples of strings) hold at most ``max_chars`` characters
+    together; longer ones are computed each time, nothing of them kept.
+
+    Replay and large runs show many claims the same passages of the same page: what
+    is read from a passage is read once. The result must not be mutated by callers.
+    """
+
+    def wrap(function: Callable[_P, _R]) -> Callable[_P, _R]:
+        cached = functools.lru_cache(maxsize=maxsize)(function)
+
+        @functools.wraps(function)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            if kwargs or _chars(args) > max_chars:
+                return function(*args, **kwargs)
+            return cached(*args)
+
+        return call
+
+    return wrap
+
+
+def _chars(args: tuple[object, ...]) -> int:
+    total = 0
+    for arg in args:
+        if isinstance(arg, str):
+            total += len(arg)
+        elif isinstance(arg, tuple):
+            total += sum(len(part) for part in arg if isinstance(part, str))
+    return total

@@ -226,6 +226,8 @@ class HTTPJudge(ABC):
     _own_client: httpx.Client | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _hinted: set[str] = field(default_factory=set, init=False, repr=False)
+    # ``url`` parsed, with the text it was parsed from (every call goes to it).
+    _endpoint: tuple[str, httpx.URL] | None = field(default=None, init=False, repr=False)
 
     prompt_version: str = field(default=PROMPT_VERSION, init=False)
 
@@ -276,12 +278,19 @@ class HTTPJudge(ABC):
         }
         return httpx.Request(
             "POST",
-            self.url,
+            self._url(),
             content=dump_body(body),
             headers=headers,
             # Per request, so a caller's client cannot make it wait forever.
             extensions={"timeout": httpx.Timeout(self.timeout).as_dict()},
         )
+
+    def _url(self) -> httpx.URL:
+        """``url`` parsed once (again only if it was changed)."""
+        endpoint = self._endpoint
+        if endpoint is None or endpoint[0] != self.url:
+            endpoint = self._endpoint = (self.url, httpx.URL(self.url))
+        return endpoint[1]
 
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         """Ask the judge; see :class:`pytest_citecheck.stages.judges.base.Judge` for errors."""

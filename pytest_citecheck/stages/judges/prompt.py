@@ -81,8 +81,12 @@ VERDICT_SCHEMA: dict[str, Any] = {
 
 def verdict_schema() -> dict[str, Any]:
     """A fresh copy of :data:`VERDICT_SCHEMA` (request builders may embed it)."""
-    copied: dict[str, Any] = json.loads(json.dumps(VERDICT_SCHEMA))
+    copied: dict[str, Any] = json.loads(_VERDICT_SCHEMA_JSON)
     return copied
+
+
+# Serialised once: every judge request embeds a copy.
+_VERDICT_SCHEMA_JSON = json.dumps(VERDICT_SCHEMA)
 
 
 # A tag of the prompt's own layout written inside page text ("</passage>",
