@@ -81,3 +81,7 @@ DEFAULT_MAX_URLS = 20
 DEFAULT_MAX_BODY_BYTES = 65_536
 DEFAULT_QUEUE_WAIT = 2.0
 DEFAULT_READ_TIMEOUT = 10.0
+# Crawler jobs (large audits): where each job's state folder goes, and how long a run
+# waits with no delivery arriving before it stops (the job is resumed by running again).
+DEFAULT_JOBS_DIR = ".citecheck/jobs"
+DEFAULT_CRAWLER_WAIT = 3600.0

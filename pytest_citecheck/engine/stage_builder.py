@@ -109,7 +109,8 @@ class StageBuilder:
 
                 from pytest_citecheck.recording.transport import StageTransport
 
-                self._transport = StageTransport(self.settings.max_page_bytes)
+                live = self.hooks.make_transport() if self.hooks.make_transport else None
+                self._transport = StageTransport(self.settings.max_page_bytes, live=live)
                 self._client = httpx.Client(transport=self._transport)
             return self._client
 

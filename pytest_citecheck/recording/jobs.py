@@ -17,6 +17,13 @@ the job and citation ids in its callback headers (echoed back on the delivery),
 and :meth:`JobStore.record_delivery` binds such a delivery to its citation even
 when the push's ``rid`` was never written down.
 
+A taken citation may wait (the push rate) before its request goes out, so
+:meth:`JobStore.mark_sending` is committed right before the request is sent: a
+citation a dead pusher took but never sent is certainly not at Crawlbase, and
+:meth:`JobStore.recover_unsent` puts it back in the queue. Only one runner works
+on a job at a time (:meth:`JobStore.lock`), so "taken, not sent" on resume always
+means "by a process that is gone".
+
 Delivered pages are kept as the Crawler sent them (gzip-compressed bytes), so
 acknowledging a delivery costs one insert, not a decompression.
 """
@@ -25,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import re
+import os
 import sqlite3
 import threading
 import time
@@ -34,14 +41,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from pytest_citecheck.core.argtypes import JOB_NAME
+
 # The callback headers a push asks the Crawler to echo on its delivery
 # (``callback_headers=Citecheck-Job:JOB|Citecheck-Citation:ID``).
 JOB_HEADER = "Citecheck-Job"
 CITATION_HEADER = "Citecheck-Citation"
 
-# A job's name is a folder name and an HTTP header value: kept to a safe alphabet.
-JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 STORE_FILE = "job.sqlite"
+LOCK_FILE = "runner.lock"
+
+
+class JobBusy(Exception):
+    """Another process is running this job."""
 
 
 class JobState(StrEnum):
@@ -107,7 +119,9 @@ CREATE TABLE IF NOT EXISTS citations (
     rid TEXT UNIQUE,
     detail TEXT,
     pushes INTEGER NOT NULL DEFAULT 0,
-    updated REAL NOT NULL
+    updated REAL NOT NULL,
+    -- when the push request was about to be sent (NULL: never sent)
+    sending REAL
 );
 CREATE INDEX IF NOT EXISTS citations_state ON citations (state);
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -233,7 +247,76 @@ class JobStore:
     def requeue(self, citation: str, detail: str) -> None:
         """A push known *not* to have been accepted (refused, or never sent)
         goes back to the queue, with why."""
-        self._set(citation, JobState.QUEUED, detail, only_from=JobState.PUSHING)
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET state = ?, detail = ?, sending = NULL, updated = ? "
+                "WHERE citation = ? AND state = ?",
+                (JobState.QUEUED.value, detail, time.time(), citation, JobState.PUSHING.value),
+            )
+
+    def mark_sending(self, citation: str) -> None:
+        """Committed right before the push request goes out: from here on the push
+        may have reached Crawlbase, so the citation is never pushed again."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET sending = ?, updated = ? WHERE citation = ? AND state = ?",
+                (time.time(), time.time(), citation, JobState.PUSHING.value),
+            )
+
+    def recover_unsent(self) -> int:
+        """Put back in the queue every citation taken for a push whose request was
+        never sent (its pusher died waiting its turn); call it holding :meth:`lock`.
+        Returns how many. Their push count is taken back: nothing was pushed."""
+        with self._write() as db:
+            return db.execute(
+                "UPDATE citations SET state = ?, pushes = MAX(pushes - 1, 0), updated = ?, "
+                "detail = 'taken by a pusher that stopped before sending it' "
+                "WHERE state = ? AND sending IS NULL",
+                (JobState.QUEUED.value, time.time(), JobState.PUSHING.value),
+            ).rowcount
+
+    def awaiting_delivery(self) -> list[Row]:
+        """Citations whose push was (or may have been) sent and whose page has not
+        come: they wait for their delivery, never for a second push."""
+        return [
+            row
+            for row in self.rows()
+            if row.state is JobState.PUSHED
+            or (row.state is JobState.PUSHING and row.rid is None and self._sent(row.citation))
+        ]
+
+    def _sent(self, citation: str) -> bool:
+        row = (
+            self._db()
+            .execute("SELECT sending FROM citations WHERE citation = ?", (citation,))
+            .fetchone()
+        )
+        return row is not None and row[0] is not None
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the job for one runner (pusher and verifier): a second one raises
+        :class:`JobBusy` at once instead of working beside it. The lock is the
+        operating system's (released when the process dies, however it dies);
+        without ``fcntl`` (Windows) there is none."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        path = self.path.parent / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise JobBusy(
+                    f"job {self.path.parent.name!r} is being run by another process "
+                    f"(lock {path}); wait for it or stop it, then run again"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
 
     # -- deliveries --------------------------------------------------------------
 
@@ -329,6 +412,13 @@ class JobStore:
             db.execute(sql, args)
 
     # -- reading -----------------------------------------------------------------
+
+    def states(self) -> dict[str, JobState]:
+        """Every citation's state, by citation id."""
+        return {
+            str(c): JobState(s)
+            for c, s in self._db().execute("SELECT citation, state FROM citations")
+        }
 
     def rows(self, state: JobState | None = None) -> list[Row]:
         sql = "SELECT citation, url, state, rid, detail, pushes FROM citations"

@@ -105,6 +105,11 @@ _STORE_CREDITS = 0.5
 DEFAULT_RETRY = RetryPolicy()
 
 
+def base_url_from(environ: Mapping[str, str]) -> str:
+    """The Crawling API's base URL: ``CITECHECK_CRAWLBASE_URL`` when set, else Crawlbase's."""
+    return environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+
+
 def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | None) -> float:
     """What one Crawling API call costs (``store=true`` always adds 0.5 when billed)."""
     if cb_status != 200 or original_status not in _BILLED_ORIGINAL_STATUSES:
@@ -278,8 +283,7 @@ class CrawlbaseFetcher:
         """Build from ``CRAWLBASE_TOKEN``, ``CRAWLBASE_JS_TOKEN`` and, when set,
         ``CITECHECK_CRAWLBASE_URL`` (the API's base URL); ``kw`` go to the constructor."""
         env = os.environ if environ is None else environ
-        if env.get(BASE_URL_ENV):
-            kw.setdefault("base_url", env[BASE_URL_ENV])
+        kw.setdefault("base_url", base_url_from(env))
         return cls(
             token=env.get(TOKEN_ENV["normal"]) or None,
             js_token=env.get(TOKEN_ENV["javascript"]) or None,

@@ -164,6 +164,8 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
     url = params.get("url")
     if not url or not url.startswith(("http://", "https://")):
         return 422, [], b""
+    if params.get("callback") == "true" and params.get("crawler"):
+        return _answer_push(state, params)
     page = state.pages.get(url)
     if page is None:
         error = {"error": f"CrawlbaseDouble: no page registered for {url}"}
@@ -198,6 +200,15 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
         if page.send_rid_header:
             headers.append(("rid", rid))
     return page.http_status, headers, body.encode()
+
+
+def _answer_push(state: _State, params: dict[str, str]) -> _Reply:
+    """A push to the Crawler (``callback=true&crawler=NAME``): answered at once with a
+    new rid, as the Crawler's pushing page shows; the crawl itself is not played here."""
+    pushed = sum(1 for c in state.calls if c.params.get("callback") == "true")
+    seed = f"{params['crawler']}|{params.get('url')}|{pushed}"
+    rid = hashlib.sha1(seed.encode()).hexdigest()[:24]
+    return 200, [("Content-Type", "application/json")], json.dumps({"rid": rid}).encode()
 
 
 def _transient(page: Page, status: int) -> _Reply:
@@ -283,6 +294,11 @@ class CrawlbaseDouble(LoopbackServer):
         """Every request received so far, in order (a copy)."""
         with self._state.lock:
             return list(self._state.calls)
+
+    @property
+    def pushes(self) -> list[Call]:
+        """The pushes to a Crawler (``callback=true``) answered with a rid."""
+        return [c for c in self.api_calls if c.params.get("callback") == "true" and c.status == 200]
 
     @property
     def api_calls(self) -> list[Call]:

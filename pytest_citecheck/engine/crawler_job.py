@@ -1,0 +1,317 @@
+"""A Crawler job: push every web citation to Crawlbase's Crawler, verify each claim as
+soon as its pages have been delivered, and survive being stopped and run again.
+
+The job's state lives in its :class:`~pytest_citecheck.recording.jobs.JobStore`; the
+webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
+
+1. holds the job (one runner at a time), and puts back in the queue what a dead
+   runner took but never sent (:meth:`JobStore.recover_unsent`);
+2. queues every web citation the fetcher would ask the Crawling API for (a PDF or a
+   URL the URL policy refuses is never crawled, so never pushed); adding them again
+   on a resume changes nothing;
+3. pushes what is queued, at the Crawler's push rate, from a few threads: a push
+   certainly not queued at Crawlbase goes back to the queue, one that may be queued
+   stays ``pushing`` and waits for its delivery -- never for a second push;
+4. verifies each claim whose web citations have all been delivered, through the
+   engine's normal recording path: :class:`~pytest_citecheck.recording.deliveries.DeliveryTransport`
+   answers the fetcher's Crawling API requests from the deliveries, so the claim's
+   cassette records its pages like a synchronous crawl (marked with the Crawler's
+   rid) and replays offline like any recording; each citation is then ``judged``
+   (its label) or ``failed`` (an ``error`` verdict, with why);
+5. stops when every claim is done, or when nothing moved for ``idle_timeout``
+   seconds (the pages still awaited keep arriving at the webhook; running the job
+   again verifies them).
+
+Claims a previous run already verified are replayed from their cassettes (no
+request); claims with nothing to push (a cassette to replay, documents only) run
+through the engine at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason
+from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.core.text import truncate
+from pytest_citecheck.engine.verification import error_result
+from pytest_citecheck.recording.jobs import (
+    CITATION_HEADER,
+    JOB_HEADER,
+    Delivery,
+    JobState,
+    JobStore,
+    citation_id,
+)
+from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate, PushResult
+from pytest_citecheck.stages.fetch_rules import is_pdf
+from pytest_citecheck.stages.url_policy import check as check_url
+
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.recording.deliveries import DeliveryTransport
+
+# States a citation leaves only when its page arrives.
+_WAITING = frozenset({JobState.QUEUED, JobState.PUSHING, JobState.PUSHED})
+_DONE = frozenset({JobState.JUDGED, JobState.FAILED})
+# A push refused as "not queued" (429, 503, no connection) this many times fails.
+MAX_PUSH_TRIES = 5
+_DETAIL_CHARS = 300
+
+
+@dataclass(frozen=True)
+class JobClaim:
+    """One claim of the job: its name in reports, its cassette, and ``ident``, the
+    claim part of its citation ids (unique in the job; no ``:`` or ``|``)."""
+
+    key: str
+    claim: Claim
+    cassette: Path
+    ident: str
+
+    def pushed_citations(self, url_policy: str) -> list[tuple[str, str]]:
+        """``(citation id, url)`` of the citations the fetcher will ask the Crawling
+        API for (position counts every citation, documents too)."""
+        return [
+            (citation_id(self.ident, position), c.url)
+            for position, c in enumerate(self.claim.citations, 1)
+            if c.url and not is_pdf(c.url) and check_url(url_policy, c.url) is None
+        ]
+
+
+@dataclass
+class JobRun:
+    """What one run of a job did."""
+
+    results: dict[str, ClaimResult] = field(default_factory=dict)
+    # Every claim has a result: the job is done.
+    done: bool = False
+    pushed: int = 0
+    verified: int = 0
+    replayed: int = 0
+
+
+class CrawlerJob:
+    """Runs one job (see the module docstring). ``engine`` must be built with
+    ``transport`` as its live transport (``StageHooks(make_transport=...)``)."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        engine: Engine,
+        transport: DeliveryTransport,
+        pusher: CrawlerPusher,
+        *,
+        rate: PushRate | None = None,
+        push_threads: int = 4,
+        poll: float = 0.2,
+        idle_timeout: float = 3600.0,
+        retry_pause: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.job = store.path.parent.name
+        self.engine = engine
+        self.transport = transport
+        self.pusher = pusher
+        self.rate = rate or PushRate()
+        self.push_threads = push_threads
+        self.poll = poll
+        self.idle_timeout = idle_timeout
+        self.retry_pause = retry_pause
+        self._clock = clock
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+        self._tries: dict[str, int] = {}
+        self._pushed = 0
+        self._lock = threading.Lock()
+        self._replay_engine: Engine | None = None
+
+    # -- the run ----------------------------------------------------------------------
+
+    def run(
+        self,
+        claims: Sequence[JobClaim],
+        on_result: Callable[[str, ClaimResult], None] | None = None,
+    ) -> JobRun:
+        """Push, wait, verify; returns when every claim has a result or the job idled
+        ``idle_timeout`` seconds. Raises :class:`~pytest_citecheck.recording.jobs.JobBusy`
+        when another process runs the job, ConfigurationError when the token is refused."""
+        out = JobRun()
+        policy = self.engine.settings.url_policy
+        wanted = {jc.key: jc.pushed_citations(policy) for jc in claims}
+        with self.store.lock():
+            self.store.recover_unsent()
+            self.store.add(pair for pairs in wanted.values() for pair in pairs)
+            self.store.set_meta("crawler", self.pusher.crawler)
+            pushers = [
+                threading.Thread(target=self._push_loop, name=f"citecheck-push-{i}", daemon=True)
+                for i in range(self.push_threads)
+            ]
+            for thread in pushers:
+                thread.start()
+            try:
+                self._verify_as_delivered(claims, wanted, out, on_result)
+            finally:
+                self._stop.set()
+                for thread in pushers:
+                    thread.join()
+        out.pushed = self._pushed
+        out.done = len(out.results) == len(claims)
+        self._raise_errors()
+        return out
+
+    def _verify_as_delivered(
+        self,
+        claims: Sequence[JobClaim],
+        wanted: dict[str, list[tuple[str, str]]],
+        out: JobRun,
+        on_result: Callable[[str, ClaimResult], None] | None,
+    ) -> None:
+        pending = {jc.key: jc for jc in claims}
+        running: dict[Future[ClaimResult], JobClaim] = {}
+        last_change, last_counts = self._clock(), None
+        with ThreadPoolExecutor(
+            max_workers=self.engine.settings.concurrency, thread_name_prefix="citecheck-job"
+        ) as pool:
+            while pending or running:
+                self._raise_errors()
+                states = self.store.states()
+                for key, jc in list(pending.items()):
+                    ids = [cid for cid, _ in wanted[key]]
+                    found = [states.get(cid) for cid in ids]
+                    if any(s in _WAITING for s in found):
+                        continue
+                    del pending[key]
+                    if ids and all(s in _DONE for s in found) and jc.cassette.is_file():
+                        running[pool.submit(self._replay, jc)] = jc
+                    else:
+                        running[pool.submit(self._verify, jc, wanted[key])] = jc
+                finished, _ = wait(list(running), timeout=self.poll, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    jc = running.pop(future)
+                    result = future.result()  # a verifier's death ends the run
+                    out.results[jc.key] = result
+                    if on_result is not None:
+                        on_result(jc.key, result)
+                counts = self.store.counts()
+                if finished or counts != last_counts:
+                    last_change, last_counts = self._clock(), counts
+                elif not running and self._clock() - last_change >= self.idle_timeout:
+                    return
+                if not finished and not running:
+                    time.sleep(self.poll)
+
+    # -- verifying one claim --------------------------------------------------------
+
+    def _verify(self, jc: JobClaim, pushed: list[tuple[str, str]]) -> ClaimResult:
+        pages: dict[str, Delivery] = {}
+        missing: list[str] = []
+        for cid, url in pushed:
+            delivery = self.store.delivery(cid)
+            if delivery is None:
+                missing.append(url)
+            else:
+                pages.setdefault(url, delivery)
+        if missing:
+            # A citation whose push was refused has no page: the claim cannot be
+            # verified as a synchronous crawl would, and nothing is recorded.
+            result = error_result(
+                jc.claim,
+                Reason.CRAWL_FAILED,
+                f"the Crawler never received {', '.join(missing)}: its push was refused "
+                f"(citecheck jobs status {self.job} shows why)",
+            )
+        else:
+            with self.transport.serving(pages):
+                result = self.engine.verify(jc.claim, jc.cassette, jc.key)
+        self._mark(jc, pushed, result)
+        return result
+
+    def _replay(self, jc: JobClaim) -> ClaimResult:
+        """A claim a previous run verified: its cassette, replayed (no request)."""
+        return self._replayer().verify(jc.claim, jc.cassette, jc.key)
+
+    def _replayer(self) -> Engine:
+        with self._lock:
+            if self._replay_engine is None:
+                from pytest_citecheck.engine.core import Engine
+
+                settings = replace(self.engine.settings, record_mode=RecordMode.NONE)
+                self._replay_engine = Engine.from_settings(settings)
+            return self._replay_engine
+
+    def close(self) -> None:
+        if self._replay_engine is not None:
+            self._replay_engine.close()
+
+    def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: ClaimResult) -> None:
+        verdicts = result.verdicts
+        aligned = len(verdicts) == len(jc.claim.citations)
+        ids = {cid for cid, _ in pushed}
+        for position in range(1, len(jc.claim.citations) + 1):
+            cid = citation_id(jc.ident, position)
+            if cid not in ids:
+                continue
+            verdict = verdicts[position - 1] if aligned else verdicts[0]
+            if verdict.label == Label.ERROR:
+                why = f"{verdict.reason}: {verdict.detail}" if verdict.detail else verdict.reason
+                self.store.mark_failed(cid, truncate(why or "error", _DETAIL_CHARS, flatten=True))
+            else:
+                self.store.mark_judged(cid, verdict.label.value)
+
+    # -- pushing ----------------------------------------------------------------------
+
+    def _push_loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                taken = self.store.take_for_push(1)
+                if not taken:
+                    return
+                cid, url = taken[0]
+                self.rate.wait()
+                self.store.mark_sending(cid)
+                echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
+                self._settle(cid, self.pusher.push(url, echo))
+        except BaseException as exc:  # a dead pusher stops the run; the state stays
+            with self._lock:
+                self._errors.append(exc)
+            self._stop.set()
+
+    def _settle(self, cid: str, result: PushResult) -> None:
+        if result.outcome == "accepted" and result.rid is not None:
+            self.store.mark_pushed(cid, result.rid)
+            with self._lock:
+                self._pushed += 1
+            return
+        if result.outcome == "ambiguous":
+            # It may be queued at Crawlbase: its delivery binds by the echoed id.
+            with self._lock:
+                self._pushed += 1
+            return
+        if result.fatal:
+            self.store.requeue(cid, result.detail)
+            raise ConfigurationError(result.detail)
+        if not result.retry:
+            self.store.mark_failed(cid, f"push refused: {result.detail}")
+            return
+        with self._lock:
+            tries = self._tries[cid] = self._tries.get(cid, 0) + 1
+        if tries >= MAX_PUSH_TRIES:
+            self.store.mark_failed(cid, f"push not queued after {tries} tries: {result.detail}")
+            return
+        self.store.requeue(cid, result.detail)
+        self._stop.wait(self.retry_pause)
+
+    def _raise_errors(self) -> None:
+        with self._lock:
+            errors = list(self._errors)
+        if errors:
+            raise errors[0]
