@@ -1129,6 +1129,61 @@ OPTIONS: tuple[Option, ...] = (
         cli={"batch": Flag("--no-progress")},
         service=Hidden("a service prints no progress"),
     ),
+    # -- large audits: Crawlbase's Crawler ------------------------------------------------
+    Option(
+        "via_crawler",
+        "fetch the pages through this Crawlbase Crawler (push, then verify each claim as "
+        "its pages are delivered to `citecheck serve`'s webhook) instead of one Crawling "
+        "API call each; the job is resumed by running the same command again.",
+        parse=at.crawler_name,
+        metavar="NAME",
+        shown_default="none: the synchronous Crawling API",
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"batch": Flag("--via-crawler")},
+        service=Hidden("a request is verified while its client waits"),
+        doc=(
+            "push the citations to this Crawlbase Crawler and verify each claim as its "
+            "pages arrive at the webhook; needs `--record once` (or `all`/`rewrite`): each "
+            "claim's cassette records its pages (see [Large audits](large-audits.md))"
+        ),
+    ),
+    Option(
+        "jobs_dir",
+        "the folder of the Crawler jobs' state (one folder per job).",
+        default=Path(d.DEFAULT_JOBS_DIR),
+        parse=Path,
+        metavar="DIR",
+        shown_default=d.DEFAULT_JOBS_DIR,
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"batch": Flag("--jobs-dir")},
+        service=Hidden("the receiver is told its jobs folder by `citecheck serve`"),
+    ),
+    Option(
+        "job",
+        "the Crawler job's name (resume it by naming it again); default: the first "
+        "claim file's name and a digest of the files and the Crawler.",
+        parse=at.job_name,
+        metavar="NAME",
+        shown_default="derived from the files and the Crawler",
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"batch": Flag("--job")},
+        service=Hidden("a request is verified while its client waits"),
+    ),
+    Option(
+        "crawler_wait",
+        "seconds a Crawler job waits with no page delivered before it stops (the pages "
+        "still on their way are verified by running the command again).",
+        default=d.DEFAULT_CRAWLER_WAIT,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"batch": Flag("--crawler-wait")},
+        service=Hidden("a request is verified while its client waits"),
+    ),
     # -- the HTTP service ----------------------------------------------------------------
     _serve_only(
         "allow_judge",

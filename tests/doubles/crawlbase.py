@@ -117,6 +117,22 @@ class Call:
         return self.params.get("format")
 
 
+@dataclass(frozen=True)
+class Push:
+    """One push to a Crawler, and the rid it was answered with."""
+
+    url: str
+    crawler: str
+    params: dict[str, str]
+    rid: str
+
+    @property
+    def echoed(self) -> dict[str, str]:
+        """The ``callback_headers`` the Crawler would send back on the delivery."""
+        pairs = (item.partition(":") for item in self.params.get("callback_headers", "").split("|"))
+        return {name: value for name, _, value in pairs if name}
+
+
 @dataclass
 class _Stored:
     url: str
@@ -132,6 +148,7 @@ class _State:
     calls: list[Call] = field(default_factory=list)
     served: dict[tuple[str, str], int] = field(default_factory=dict)
     stored: dict[str, _Stored] = field(default_factory=dict)
+    pushes: list[Push] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     # The rate limit (None: none): requests in flight beyond it get 429 + Retry-After.
     max_concurrent: int | None = None
@@ -204,10 +221,11 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
 
 def _answer_push(state: _State, params: dict[str, str]) -> _Reply:
     """A push to the Crawler (``callback=true&crawler=NAME``): answered at once with a
-    new rid, as the Crawler's pushing page shows; the crawl itself is not played here."""
-    pushed = sum(1 for c in state.calls if c.params.get("callback") == "true")
-    seed = f"{params['crawler']}|{params.get('url')}|{pushed}"
+    new rid, as the Crawler's pushing page shows; the crawl itself is not played here
+    (tests deliver the page themselves, from :attr:`CrawlbaseDouble.pushes`)."""
+    seed = f"{params['crawler']}|{params['url']}|{len(state.pushes)}"
     rid = hashlib.sha1(seed.encode()).hexdigest()[:24]
+    state.pushes.append(Push(params["url"], params["crawler"], params, rid))
     return 200, [("Content-Type", "application/json")], json.dumps({"rid": rid}).encode()
 
 
@@ -296,9 +314,10 @@ class CrawlbaseDouble(LoopbackServer):
             return list(self._state.calls)
 
     @property
-    def pushes(self) -> list[Call]:
-        """The pushes to a Crawler (``callback=true``) answered with a rid."""
-        return [c for c in self.api_calls if c.params.get("callback") == "true" and c.status == 200]
+    def pushes(self) -> list[Push]:
+        """The pushes to a Crawler (``callback=true``) answered with a rid, in order."""
+        with self._state.lock:
+            return list(self._state.pushes)
 
     @property
     def api_calls(self) -> list[Call]:

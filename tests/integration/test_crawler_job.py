@@ -1,0 +1,319 @@
+"""``citecheck batch --via-crawler``: a job pushed to the Crawler, its pages delivered
+into the job's store as the webhook receiver writes them, each claim recorded like a
+synchronous crawl, replayed offline, and resumed after a kill without a URL pushed
+twice or a citation lost.
+
+Everything is on loopback: the Crawling API double answers the pushes with rids, the
+judge double judges, and :class:`Deliverer` plays the Crawler's side -- each pushed
+page POSTed back, here written with ``JobStore.record_delivery`` exactly as the
+receiver does (out of order, the first one twice).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_citecheck.frontends.cli import main
+from pytest_citecheck.recording.deliveries import CRAWLER_RID_HEADER
+from pytest_citecheck.recording.jobs import (
+    CITATION_HEADER,
+    JOB_HEADER,
+    Delivery,
+    DeliveryOutcome,
+    JobState,
+    JobStore,
+)
+from pytest_citecheck.stages import retrieval
+from tests.doubles.batch import PAGES, FirstPassages, add_pages, judge_by_page, write_records
+from tests.doubles.crawlbase import CrawlbaseDouble, Push
+from tests.doubles.llm import LLMDouble
+
+OPENAI_KEY = "sk-test-crawler-0123456789"
+CRAWLER = "citecheck-audit"
+JOB = "nightly"
+# The nine citations of tests/doubles/batch.py but the PDF (never crawled, never pushed).
+PUSHED_URLS = sorted(url for url in PAGES)
+PRECISION = "citation_precision=0.2222 (2/9)"
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
+    monkeypatch.setattr(
+        retrieval, "make_ranker", lambda name, cache_dir=None: FirstPassages(), raising=False
+    )
+    with CrawlbaseDouble() as api, LLMDouble(judge_by_page) as llm:
+        add_pages(api)
+        monkeypatch.setenv("CRAWLBASE_TOKEN", api.tokens["normal"])
+        monkeypatch.setenv("CRAWLBASE_JS_TOKEN", api.tokens["javascript"])
+        monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+        yield api, llm
+
+
+def page_of(push: Push) -> Delivery:
+    """What the Crawler POSTs back for ``push``: the page as the Crawling API gives it
+    (markdown with readability), gzip-compressed, with its statuses and final URL."""
+    page = PAGES[push.url]
+    body = gzip.compress(page.body(readability=True).encode())
+    final = page.final_url or push.url
+    return Delivery(push.rid, final, page.original_status, page.pc_status, body, time.time())
+
+
+class Deliverer:
+    """The Crawler's side: every push the double answered is delivered into the job's
+    store, as the webhook receiver would write it -- each batch seen in reverse push
+    order, the very first delivery twice (a retried delivery)."""
+
+    def __init__(self, api: CrawlbaseDouble, jobs: Path, job: str = JOB) -> None:
+        self.api, self.jobs, self.job = api, jobs, job
+        self.outcomes: list[DeliveryOutcome] = []
+        self._seen = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Deliverer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            store = JobStore.open(self.jobs, self.job)
+            if store is None:
+                continue
+            pushes = self.api.pushes[self._seen :]
+            first = self._seen == 0
+            self._seen += len(pushes)
+            for n, push in enumerate(reversed(pushes)):
+                echoed = push.echoed
+                assert echoed[JOB_HEADER] == self.job
+                for _ in range(2 if first and n == 0 else 1):
+                    self.outcomes.append(
+                        store.record_delivery(page_of(push), echoed[CITATION_HEADER])
+                    )
+            store.close()
+
+
+def crawler_batch(records: Path, jobs: Path, *extra: str) -> list[str]:
+    return [
+        "batch",
+        str(records),
+        "--record",
+        "once",
+        "--via-crawler",
+        CRAWLER,
+        "--job",
+        JOB,
+        "--jobs-dir",
+        str(jobs),
+        "--allow-contradicted",
+        *extra,
+    ]
+
+
+def labels(report: Path) -> dict[tuple[str, str], str]:
+    data = json.loads(report.read_text(encoding="utf-8"))
+    return {(c["id"], v["url"]): v["label"] for c in data["claims"] for v in c["verdicts"]}
+
+
+def test_a_crawler_job_records_cassettes_that_replay_offline_with_the_same_labels(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api, llm = world
+    records = write_records(tmp_path / "citecheck_audit.jsonl")
+    jobs = tmp_path / "jobs"
+    recorded = tmp_path / "recorded.json"
+    with Deliverer(api, jobs) as deliverer:
+        code = main(crawler_batch(records, jobs, "--json", str(recorded)))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert PRECISION in out.splitlines()
+
+    # Every page came through the Crawler: one push per crawlable citation, no
+    # synchronous crawl, each push asking for the fetcher's format and echoing its ids.
+    assert [c.params.get("callback") for c in api.api_calls] == ["true"] * len(PUSHED_URLS)
+    assert sorted(p.url for p in api.pushes) == PUSHED_URLS
+    for push in api.pushes:
+        assert push.crawler == CRAWLER
+        assert (push.params["format"], push.params["md_readability"]) == ("md", "true")
+    assert Counter(deliverer.outcomes) == {
+        DeliveryOutcome.ACCEPTED: len(PUSHED_URLS),
+        DeliveryOutcome.DUPLICATE: 1,
+    }
+    # A duplicate delivery is not judged twice: one judge call per readable page
+    # (boiling, eiffel, sea-level, unrelated; the others are gone or the homepage).
+    assert len(llm.calls) == 4
+    store = JobStore.open(jobs, JOB)
+    assert store is not None
+    assert store.counts()[JobState.JUDGED] == len(PUSHED_URLS)
+    assert sum(store.copies(row.citation) for row in store.rows()) == len(PUSHED_URLS) + 1
+
+    # Each claim's cassette holds its pages as delivered, marked with the Crawler's rid.
+    tapes = sorted((tmp_path / "cassettes" / "citecheck_audit").iterdir())
+    assert [t.name for t in tapes] == ["boiling-90.yaml", "boiling.yaml", "eiffel.yaml"]
+    text = "\n".join(t.read_text(encoding="utf-8") for t in tapes)
+    for push in api.pushes:
+        assert push.rid in text
+    assert text.count(CRAWLER_RID_HEADER) >= len(PUSHED_URLS)
+    assert api.tokens["normal"] not in text and OPENAI_KEY not in text
+
+    # Offline: no token, no key, nothing sent; labels identical to the recording.
+    for name in ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name)
+    calls = (len(api.calls), len(llm.calls))
+    replayed = tmp_path / "replayed.json"
+    code = main(
+        ["batch", str(records), "--record", "none", "--allow-contradicted", "--json", str(replayed)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert PRECISION in out.splitlines()
+    assert (len(api.calls), len(llm.calls)) == calls
+    assert labels(replayed) == labels(recorded)
+    assert len(labels(recorded)) == 9
+
+    # pytest --citecheck replays the same cassettes, in a fresh process with no secret.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY")
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--citecheck",
+            "-p",
+            "no:cacheprovider",
+            "--citecheck-report=plugin.json",
+            records.name,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "no recorded reply" not in done.stdout + done.stderr
+    assert labels(tmp_path / "plugin.json") == labels(recorded), done.stdout[-3000:]
+    assert (len(api.calls), len(llm.calls)) == calls
+
+
+def test_jobs_status_shows_the_counts_and_a_progress_bar(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = JobStore.create(tmp_path, "audit-1")
+    store.add([(f"c{i}#1", f"https://example.com/{i}") for i in range(12)])
+    taken = store.take_for_push(10)
+    for n, (cid, _) in enumerate(taken):
+        store.mark_sending(cid)
+        store.mark_pushed(cid, f"rid-{n}")
+        if n < 7:
+            store.record_delivery(
+                Delivery(f"rid-{n}", "https://x", 200, 200, gzip.compress(b"x"), time.time()), None
+            )
+            store.mark_judged(cid, "supported")
+    store.mark_failed(taken[7][0], "push refused: HTTP 422: URL refused")
+    code = main(["jobs", "status", "audit-1", "--jobs-dir", str(tmp_path), "--failed"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1  # not finished
+    assert out[0] == "job audit-1: 12 citations"
+    assert out[1] == "[#" + "#" * 19 + "----------] 8/12 finished (7 judged, 1 failed)"
+    assert out[2] == "  queued 2, pushing 0, pushed 2, delivered 0, judged 7, failed 1"
+    assert out[3] == "  failed c7#1 https://example.com/7: push refused: HTTP 422: URL refused"
+
+    code = main(["jobs", "status", "nope", "--jobs-dir", str(tmp_path)])
+    assert code == 2
+    assert "no job 'nope'" in capsys.readouterr().err
+
+
+def test_via_crawler_without_a_recording_mode_is_a_usage_error(
+    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api, _ = world
+    records = write_records(tmp_path / "o.jsonl")
+    code = main(["batch", str(records), "--via-crawler", CRAWLER, "--jobs-dir", str(tmp_path)])
+    assert code == 2
+    assert "add --record once" in capsys.readouterr().err
+    assert api.calls == []
+
+
+# -- kill points: a resumed job pushes nothing twice and loses nothing -------------------
+
+
+class Killed(BaseException):
+    """The process died here (nothing catches it, nothing cleans up after it)."""
+
+
+def kill_on_call(monkeypatch: pytest.MonkeyPatch, method: str, call: int) -> None:
+    """``JobStore.<method>`` dies on its ``call``-th call (before doing anything)."""
+    original = getattr(JobStore, method)
+    count = Counter[str]()
+
+    def dying(self: JobStore, *args: object, **kwargs: object) -> object:
+        count[method] += 1
+        if count[method] == call:
+            raise Killed(method)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(JobStore, method, dying)
+
+
+@pytest.mark.parametrize(
+    ("method", "where"),
+    [
+        ("mark_sending", "a pusher killed after take_for_push, before the push was sent"),
+        ("mark_pushed", "a pusher killed after the push was answered, before its rid was kept"),
+        ("mark_judged", "a verifier killed after a claim's cassette was saved, before its state"),
+    ],
+)
+def test_a_job_killed_mid_way_resumes_without_pushing_twice_or_losing_a_citation(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    where: str,
+) -> None:
+    api, _ = world
+    records = write_records(tmp_path / "o.jsonl")
+    jobs = tmp_path / "jobs"
+    with Deliverer(api, jobs):
+        with monkeypatch.context() as patch:
+            kill_on_call(patch, method, 3)
+            with pytest.raises(Killed):
+                main(crawler_batch(records, jobs))
+        killed_at = len(api.pushes)
+        store = JobStore.open(jobs, JOB)
+        assert store is not None
+        assert store.counts()[JobState.JUDGED] < len(PUSHED_URLS), where
+        code = main(crawler_batch(records, jobs))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert PRECISION in out.splitlines()
+    pushed = Counter(p.url for p in api.pushes)
+    assert [url for url, n in pushed.items() if n > 1] == [], where  # 0 pushed twice
+    assert sorted(pushed) == PUSHED_URLS, where  # 0 lost: every citation was pushed
+    counts = store.counts()
+    assert counts[JobState.JUDGED] == len(PUSHED_URLS), (where, counts)  # and judged
+    assert killed_at <= len(PUSHED_URLS)
+    assert {row.pushes for row in store.rows()} == {1}
