@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
@@ -213,27 +213,39 @@ class CrawlerJob:
 
     def _verify(self, jc: JobClaim, pushed: list[tuple[str, str]]) -> ClaimResult:
         pages: dict[str, Delivery] = {}
-        missing: list[str] = []
+        refused: dict[str, str] = {}  # url -> why its push failed
         for cid, url in pushed:
             delivery = self.store.delivery(cid)
             if delivery is None:
-                missing.append(url)
+                refused[url] = self.store.detail(cid) or "its push failed"
             else:
                 pages.setdefault(url, delivery)
-        if missing:
-            # A citation whose push was refused has no page: the claim cannot be
-            # verified as a synchronous crawl would, and nothing is recorded.
-            result = error_result(
-                jc.claim,
-                Reason.CRAWL_FAILED,
-                f"the Crawler never received {', '.join(missing)}: its push was refused "
-                f"(citecheck jobs status {self.job} shows why)",
-            )
+        if refused:
+            result = self._unpushed(jc, refused)
         else:
             with self.transport.serving(pages):
                 result = self.engine.verify(jc.claim, jc.cassette, jc.key)
         self._mark(jc, pushed, result)
         return result
+
+    def _unpushed(self, jc: JobClaim, refused: dict[str, str]) -> ClaimResult:
+        """A claim with a citation the Crawler never received: it cannot be verified as
+        a synchronous crawl would be (its page is missing), so nothing is recorded and
+        every citation says why."""
+        first = next(iter(refused))
+        verdicts = [
+            Verdict(
+                url=c.target,
+                label=Label.ERROR,
+                reason=Reason.CRAWL_FAILED,
+                detail=f"the Crawler never received this page: {refused[c.url]}"
+                if c.url in refused
+                else f"not verified: {first}, cited by the same claim, never reached the Crawler",
+            )
+            for c in jc.claim.citations
+        ]
+        result = error_result(jc.claim, Reason.CRAWL_FAILED, "")
+        return result.model_copy(update={"verdicts": verdicts})
 
     def _replay(self, jc: JobClaim) -> ClaimResult:
         """A claim a previous run verified: its cassette, replayed (no request)."""
@@ -258,8 +270,8 @@ class CrawlerJob:
         ids = {cid for cid, _ in pushed}
         for position in range(1, len(jc.claim.citations) + 1):
             cid = citation_id(jc.ident, position)
-            if cid not in ids:
-                continue
+            if cid not in ids or self.store.state(cid) is JobState.FAILED:
+                continue  # a failed push keeps its own reason
             verdict = verdicts[position - 1] if aligned else verdicts[0]
             if verdict.label == Label.ERROR:
                 why = f"{verdict.reason}: {verdict.detail}" if verdict.detail else verdict.reason

@@ -413,6 +413,23 @@ class JobStore:
 
     # -- reading -----------------------------------------------------------------
 
+    def state(self, citation: str) -> JobState | None:
+        row = (
+            self._db()
+            .execute("SELECT state FROM citations WHERE citation = ?", (citation,))
+            .fetchone()
+        )
+        return None if row is None else JobState(row[0])
+
+    def detail(self, citation: str) -> str | None:
+        """Why the citation is where it is (a label, a failure, a requeued push)."""
+        row = (
+            self._db()
+            .execute("SELECT detail FROM citations WHERE citation = ?", (citation,))
+            .fetchone()
+        )
+        return None if row is None or row[0] is None else str(row[0])
+
     def states(self) -> dict[str, JobState]:
         """Every citation's state, by citation id."""
         return {

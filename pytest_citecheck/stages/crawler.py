@@ -41,6 +41,8 @@ from pytest_citecheck.stages.fetch import DEFAULT_BASE_URL, base_url_from
 
 # The Crawler's default push rate (its pushing page): 30 URLs each second.
 PUSH_RATE = 30.0
+# Seconds a push may take: it answers at once with a rid, the crawl comes later.
+PUSH_TIMEOUT = 30.0
 # Answers that say the push was not queued and may be tried again later.
 _NOT_QUEUED_STATUSES = frozenset({429, 503})
 # Answers about the token, not the URL: every other push would get the same.
@@ -107,13 +109,13 @@ class CrawlerPusher:
         crawler: str,
         base_url: str = DEFAULT_BASE_URL,
         client: httpx.Client | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
     ) -> None:
         self._token = token
         self.crawler = crawler
         self.base_url = base_url
-        self.timeout = timeout
-        self._client = client if client is not None else httpx.Client(timeout=timeout)
+        self.timeout = PUSH_TIMEOUT if timeout is None else timeout
+        self._client = client if client is not None else httpx.Client(timeout=self.timeout)
         self._owns_client = client is None
 
     @classmethod

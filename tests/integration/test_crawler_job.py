@@ -34,8 +34,16 @@ from pytest_citecheck.recording.jobs import (
     JobState,
     JobStore,
 )
-from pytest_citecheck.stages import retrieval
-from tests.doubles.batch import PAGES, FirstPassages, add_pages, judge_by_page, write_records
+from pytest_citecheck.stages import crawler, retrieval
+from pytest_citecheck.stages.crawler import CrawlerPusher, PushResult
+from tests.doubles.batch import (
+    PAGES,
+    SITE,
+    FirstPassages,
+    add_pages,
+    judge_by_page,
+    write_records,
+)
 from tests.doubles.crawlbase import CrawlbaseDouble, Push
 from tests.doubles.llm import LLMDouble
 
@@ -47,28 +55,36 @@ PUSHED_URLS = sorted(url for url in PAGES)
 PRECISION = "citation_precision=0.2222 (2/9)"
 
 
-@pytest.fixture
-def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
+def configure(monkeypatch: pytest.MonkeyPatch, api: CrawlbaseDouble, llm: LLMDouble) -> None:
+    """The doubles, configured through the environment as a user would."""
     monkeypatch.setattr(
         retrieval, "make_ranker", lambda name, cache_dir=None: FirstPassages(), raising=False
     )
+    add_pages(api)
+    monkeypatch.setenv("CRAWLBASE_TOKEN", api.tokens["normal"])
+    monkeypatch.setenv("CRAWLBASE_JS_TOKEN", api.tokens["javascript"])
+    monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
     with CrawlbaseDouble() as api, LLMDouble(judge_by_page) as llm:
-        add_pages(api)
-        monkeypatch.setenv("CRAWLBASE_TOKEN", api.tokens["normal"])
-        monkeypatch.setenv("CRAWLBASE_JS_TOKEN", api.tokens["javascript"])
-        monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+        configure(monkeypatch, api, llm)
         yield api, llm
 
 
-def page_of(push: Push) -> Delivery:
+def page_of(push: Push, pc_status: int | None = None) -> Delivery:
     """What the Crawler POSTs back for ``push``: the page as the Crawling API gives it
-    (markdown with readability), gzip-compressed, with its statuses and final URL."""
+    (markdown with readability), gzip-compressed, with its statuses and final URL;
+    ``pc_status`` 520: the Crawler's crawl failed (an empty body)."""
     page = PAGES[push.url]
-    body = gzip.compress(page.body(readability=True).encode())
+    failed = pc_status is not None and pc_status != 200
+    body = gzip.compress(b"" if failed else page.body(readability=True).encode())
     final = page.final_url or push.url
-    return Delivery(push.rid, final, page.original_status, page.pc_status, body, time.time())
+    pc = page.pc_status if pc_status is None else pc_status
+    return Delivery(push.rid, final, page.original_status, pc, body, time.time())
 
 
 class Deliverer:
@@ -76,8 +92,15 @@ class Deliverer:
     store, as the webhook receiver would write it -- each batch seen in reverse push
     order, the very first delivery twice (a retried delivery)."""
 
-    def __init__(self, api: CrawlbaseDouble, jobs: Path, job: str = JOB) -> None:
+    def __init__(
+        self,
+        api: CrawlbaseDouble,
+        jobs: Path,
+        job: str = JOB,
+        pc_status: dict[str, int] | None = None,
+    ) -> None:
         self.api, self.jobs, self.job = api, jobs, job
+        self.pc_status = pc_status or {}
         self.outcomes: list[DeliveryOutcome] = []
         self._seen = 0
         self._stop = threading.Event()
@@ -103,9 +126,8 @@ class Deliverer:
                 echoed = push.echoed
                 assert echoed[JOB_HEADER] == self.job
                 for _ in range(2 if first and n == 0 else 1):
-                    self.outcomes.append(
-                        store.record_delivery(page_of(push), echoed[CITATION_HEADER])
-                    )
+                    page = page_of(push, self.pc_status.get(push.url))
+                    self.outcomes.append(store.record_delivery(page, echoed[CITATION_HEADER]))
             store.close()
 
 
@@ -294,10 +316,10 @@ def test_a_job_killed_mid_way_resumes_without_pushing_twice_or_losing_a_citation
     method: str,
     where: str,
 ) -> None:
-    api, _ = world
+    api, llm = world
     records = write_records(tmp_path / "o.jsonl")
     jobs = tmp_path / "jobs"
-    with Deliverer(api, jobs):
+    with Deliverer(api, jobs) as deliverer:
         with monkeypatch.context() as patch:
             kill_on_call(patch, method, 3)
             with pytest.raises(Killed):
@@ -317,3 +339,91 @@ def test_a_job_killed_mid_way_resumes_without_pushing_twice_or_losing_a_citation
     assert counts[JobState.JUDGED] == len(PUSHED_URLS), (where, counts)  # and judged
     assert killed_at <= len(PUSHED_URLS)
     assert {row.pushes for row in store.rows()} == {1}
+    assert DeliveryOutcome.UNKNOWN not in deliverer.outcomes  # every page found its citation
+    # Nothing was judged twice: a claim verified before the kill is replayed from its
+    # cassette (the verifier killed after saving one included).
+    assert len(llm.calls) == 4
+
+
+def test_a_push_that_timed_out_after_sending_is_never_sent_again_and_its_page_binds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow = f"{SITE}/articles/sea-level"
+    monkeypatch.setattr(crawler, "PUSH_TIMEOUT", 0.3)
+    latency = {slow: 1.0}
+    with (
+        CrawlbaseDouble(latency=lambda url: latency.get(url, 0.0)) as api,
+        LLMDouble(judge_by_page) as llm,
+    ):
+        configure(monkeypatch, api, llm)
+        records = write_records(tmp_path / "o.jsonl")
+        jobs = tmp_path / "jobs"
+        with Deliverer(api, jobs) as deliverer:
+            code = main(crawler_batch(records, jobs))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert PRECISION in out.splitlines()
+    assert Counter(p.url for p in api.pushes)[slow] == 1  # the double got it, once
+    store = JobStore.open(jobs, JOB)
+    assert store is not None
+    row = next(r for r in store.rows() if r.url == slow)
+    # Its push answer never arrived: the rid came with the delivery, bound by the
+    # citation id the Crawler echoed.
+    assert (row.state, row.pushes) == (JobState.JUDGED, 1)
+    assert row.rid == next(p.rid for p in api.pushes if p.url == slow)
+    assert DeliveryOutcome.UNKNOWN not in deliverer.outcomes
+
+
+def test_refused_pushes_and_failed_crawls_are_failed_citations_not_passes(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A URL the API refuses (422) is failed at once; a 429 is pushed again; a page the
+    Crawler could not crawl (PC-Status 520) is a crawl_failed error, recorded as such."""
+    api, _ = world
+    refused, busy, unreadable = (
+        f"{SITE}/landmarks/eiffel",
+        f"{SITE}/articles/boiling",
+        f"{SITE}/articles/unrelated",
+    )
+    push = CrawlerPusher.push
+    answered: Counter[str] = Counter()
+
+    def pushing(self: CrawlerPusher, url: str, echo: dict[str, str]) -> PushResult:
+        answered[url] += 1
+        if url == refused:
+            return PushResult("refused", status=422, detail="HTTP 422: URL refused")
+        if url == busy and answered[url] == 1:
+            return PushResult("refused", status=429, detail="HTTP 429: not queued", retry=True)
+        return push(self, url, echo)
+
+    monkeypatch.setattr(CrawlerPusher, "push", pushing)
+    records = write_records(tmp_path / "o.jsonl")
+    jobs = tmp_path / "jobs"
+    report = tmp_path / "r.json"
+    with Deliverer(api, jobs, pc_status={unreadable: 520}):
+        code = main(crawler_batch(records, jobs, "--json", str(report)))
+    assert code == 1  # the errors fail the gate
+    assert answered[busy] == 2 and answered[refused] == 1
+    store = JobStore.open(jobs, JOB)
+    assert store is not None
+    rows = {r.url: r for r in store.rows()}
+    assert rows[refused].state is JobState.FAILED
+    assert rows[refused].detail == "push refused: HTTP 422: URL refused"
+    assert rows[unreadable].state is JobState.FAILED
+    assert (rows[unreadable].detail or "").startswith("crawl_failed")
+    assert rows[busy].state is JobState.JUDGED
+    found = labels(report)
+    assert found[("eiffel", refused)] == "error"
+    assert found[("boiling-90", f"{SITE}/articles/unrelated")] == "error"
+    assert found[("boiling", busy)] == "supported"
+    capsys.readouterr()
+    code = main(["jobs", "status", JOB, "--jobs-dir", str(jobs)])
+    assert code == 0  # finished: every citation judged or failed
+    # /gone was delivered, but its claim cites the refused page: failed with it.
+    assert "8/8 finished (5 judged, 3 failed)" in capsys.readouterr().out
+    assert rows[f"{SITE}/gone"].detail == (
+        f"crawl_failed: not verified: {refused}, cited by the same claim, never reached the Crawler"
+    )
