@@ -1,4 +1,4 @@
-"""A Crawler job: push every web citation to Crawlbase's Crawler, verify each claim as
+"""A Crawler job: push every web citation to Crawlbase's Crawler, run each claim as
 soon as its pages have been delivered, and survive being stopped and run again.
 
 The job's state lives in its :class:`~pytest_citecheck.recording.jobs.JobStore`; the
@@ -6,36 +6,38 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
 
 1. holds the job (one runner at a time), and puts back in the queue what a dead
    runner took but never sent (:meth:`JobStore.recover_unsent`);
-2. queues every web citation the fetcher would ask the Crawling API for (a PDF or a
-   URL the URL policy refuses is never crawled, so never pushed); adding them again
-   on a resume changes nothing;
+2. queues every web citation whose page the work will ask the Crawling API for (a
+   PDF or a URL the URL policy refuses is never crawled, so never pushed); adding
+   them again on a resume changes nothing;
 3. pushes what is queued, at the Crawler's push rate, from a few threads: a push
    certainly not queued at Crawlbase goes back to the queue, one that may be queued
    stays ``pushing`` and waits for its delivery -- never for a second push;
-4. verifies each claim whose web citations have all been delivered, through the
-   engine's normal recording path: :class:`~pytest_citecheck.recording.deliveries.DeliveryTransport`
-   answers the fetcher's Crawling API requests from the deliveries, so the claim's
-   cassette records its pages like a synchronous crawl (marked with the Crawler's
-   rid) and replays offline like any recording; each citation is then ``judged``
-   (its label) or ``failed`` (an ``error`` verdict, with why);
+4. runs each claim whose web citations have all been delivered (:class:`JobWork`:
+   :class:`BatchWork` verifies and records it through the engine's normal path, a
+   recheck compares it with its recording) while
+   :class:`~pytest_citecheck.recording.deliveries.DeliveryTransport` answers the
+   fetcher's Crawling API requests from the deliveries, so a cassette records the
+   pages like a synchronous crawl (marked with the Crawler's rid) and replays offline
+   like any recording; each citation is then ``judged`` (its label) or ``failed``
+   (with why);
 5. stops when every claim is done, or when nothing moved for ``idle_timeout``
    seconds (the pages still awaited keep arriving at the webhook; running the job
-   again verifies them).
+   again picks them up).
 
-Claims a previous run already verified are replayed from their cassettes (no
-request); claims with nothing to push (a cassette to replay, documents only) run
-through the engine at once.
+A claim a previous run finished is not run again where the work can say its result
+without a request (:meth:`JobWork.finished_before`: the batch replays its cassette);
+claims with nothing to push (a cassette to replay, documents only) run at once.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
 from pytest_citecheck.core.errors import ConfigurationError
@@ -86,31 +88,60 @@ class JobClaim:
         ]
 
 
+R = TypeVar("R")
+
+
+class JobWork(Protocol[R]):
+    """What a job does with a claim once its pages are in: verify it (``citecheck
+    batch``) or recheck it (``citecheck recheck``)."""
+
+    def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        """``(citation id, url)`` of the citations whose pages it will ask for."""
+        ...
+
+    def run(self, jc: JobClaim) -> R:
+        """The claim, its pages answered from the deliveries (the caller serves them)."""
+        ...
+
+    def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> R:
+        """The claim when a page it needs never reached the Crawler (url -> why)."""
+        ...
+
+    def finished_before(self, jc: JobClaim) -> R | None:
+        """A claim a previous run finished (every page judged or failed): its result
+        without any request, or None to run it again on its stored pages."""
+        ...
+
+    def outcomes(self, jc: JobClaim, result: R) -> dict[int, tuple[bool, str]]:
+        """Each citation's outcome by 1-based position: (ok, its label or why not)."""
+        ...
+
+
 @dataclass
-class JobRun:
+class JobRun(Generic[R]):
     """What one run of a job did."""
 
-    results: dict[str, ClaimResult] = field(default_factory=dict)
+    results: dict[str, R] = field(default_factory=dict)
     # Every claim has a result: the job is done.
     done: bool = False
     pushed: int = 0
-    verified: int = 0
-    replayed: int = 0
 
 
-class CrawlerJob:
-    """Runs one job (see the module docstring). ``engine`` must be built with
-    ``transport`` as its live transport (``StageHooks(make_transport=...)``)."""
+class CrawlerJob(Generic[R]):
+    """Runs one job (see the module docstring). The engine ``work`` runs claims on
+    must have ``transport`` as its live transport (``StageHooks(make_transport=...)``).
+    """
 
     def __init__(
         self,
         store: JobStore,
-        engine: Engine,
+        work: JobWork[R],
         transport: DeliveryTransport,
         pusher: CrawlerPusher,
         *,
         rate: PushRate | None = None,
         push_threads: int = 4,
+        concurrency: int = 4,
         poll: float = 0.2,
         idle_timeout: float = 3600.0,
         retry_pause: float = 1.0,
@@ -118,7 +149,8 @@ class CrawlerJob:
     ) -> None:
         self.store = store
         self.job = store.path.parent.name
-        self.engine = engine
+        self.work = work
+        self.concurrency = concurrency
         self.transport = transport
         self.pusher = pusher
         self.rate = rate or PushRate()
@@ -132,21 +164,19 @@ class CrawlerJob:
         self._tries: dict[str, int] = {}
         self._pushed = 0
         self._lock = threading.Lock()
-        self._replay_engine: Engine | None = None
 
     # -- the run ----------------------------------------------------------------------
 
     def run(
         self,
         claims: Sequence[JobClaim],
-        on_result: Callable[[str, ClaimResult], None] | None = None,
-    ) -> JobRun:
+        on_result: Callable[[str, R], None] | None = None,
+    ) -> JobRun[R]:
         """Push, wait, verify; returns when every claim has a result or the job idled
         ``idle_timeout`` seconds. Raises :class:`~pytest_citecheck.recording.jobs.JobBusy`
         when another process runs the job, ConfigurationError when the token is refused."""
-        out = JobRun()
-        policy = self.engine.settings.url_policy
-        wanted = {jc.key: jc.pushed_citations(policy) for jc in claims}
+        out: JobRun[R] = JobRun()
+        wanted = {jc.key: self.work.pushed_citations(jc) for jc in claims}
         with self.store.lock():
             self.store.recover_unsent()
             self.store.add(pair for pairs in wanted.values() for pair in pairs)
@@ -172,14 +202,14 @@ class CrawlerJob:
         self,
         claims: Sequence[JobClaim],
         wanted: dict[str, list[tuple[str, str]]],
-        out: JobRun,
-        on_result: Callable[[str, ClaimResult], None] | None,
+        out: JobRun[R],
+        on_result: Callable[[str, R], None] | None,
     ) -> None:
         pending = {jc.key: jc for jc in claims}
-        running: dict[Future[ClaimResult], JobClaim] = {}
+        running: dict[Future[R], JobClaim] = {}
         last_change, last_counts = self._clock(), None
         with ThreadPoolExecutor(
-            max_workers=self.engine.settings.concurrency, thread_name_prefix="citecheck-job"
+            max_workers=self.concurrency, thread_name_prefix="citecheck-job"
         ) as pool:
             while pending or running:
                 self._raise_errors()
@@ -190,10 +220,8 @@ class CrawlerJob:
                     if any(s in _WAITING for s in found):
                         continue
                     del pending[key]
-                    if ids and all(s in _DONE for s in found) and jc.cassette.is_file():
-                        running[pool.submit(self._replay, jc)] = jc
-                    else:
-                        running[pool.submit(self._verify, jc, wanted[key])] = jc
+                    before = bool(ids) and all(s in _DONE for s in found)
+                    running[pool.submit(self._claim, jc, wanted[key], before)] = jc
                 finished, _ = wait(list(running), timeout=self.poll, return_when=FIRST_COMPLETED)
                 for future in finished:
                     jc = running.pop(future)
@@ -211,7 +239,11 @@ class CrawlerJob:
 
     # -- verifying one claim --------------------------------------------------------
 
-    def _verify(self, jc: JobClaim, pushed: list[tuple[str, str]]) -> ClaimResult:
+    def _claim(self, jc: JobClaim, pushed: list[tuple[str, str]], before: bool) -> R:
+        if before:
+            earlier = self.work.finished_before(jc)
+            if earlier is not None:
+                return earlier
         pages: dict[str, Delivery] = {}
         refused: dict[str, str] = {}  # url -> why its push failed
         for cid, url in pushed:
@@ -221,63 +253,24 @@ class CrawlerJob:
             else:
                 pages.setdefault(url, delivery)
         if refused:
-            result = self._unpushed(jc, refused)
+            result = self.work.unpushed(jc, refused)
         else:
             with self.transport.serving(pages):
-                result = self.engine.verify(jc.claim, jc.cassette, jc.key)
+                result = self.work.run(jc)
         self._mark(jc, pushed, result)
         return result
 
-    def _unpushed(self, jc: JobClaim, refused: dict[str, str]) -> ClaimResult:
-        """A claim with a citation the Crawler never received: it cannot be verified as
-        a synchronous crawl would be (its page is missing), so nothing is recorded and
-        every citation says why."""
-        first = next(iter(refused))
-        verdicts = [
-            Verdict(
-                url=c.target,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"the Crawler never received this page: {refused[c.url]}"
-                if c.url in refused
-                else f"not verified: {first}, cited by the same claim, never reached the Crawler",
-            )
-            for c in jc.claim.citations
-        ]
-        result = error_result(jc.claim, Reason.CRAWL_FAILED, "")
-        return result.model_copy(update={"verdicts": verdicts})
-
-    def _replay(self, jc: JobClaim) -> ClaimResult:
-        """A claim a previous run verified: its cassette, replayed (no request)."""
-        return self._replayer().verify(jc.claim, jc.cassette, jc.key)
-
-    def _replayer(self) -> Engine:
-        with self._lock:
-            if self._replay_engine is None:
-                from pytest_citecheck.engine.core import Engine
-
-                settings = replace(self.engine.settings, record_mode=RecordMode.NONE)
-                self._replay_engine = Engine.from_settings(settings)
-            return self._replay_engine
-
-    def close(self) -> None:
-        if self._replay_engine is not None:
-            self._replay_engine.close()
-
-    def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: ClaimResult) -> None:
-        verdicts = result.verdicts
-        aligned = len(verdicts) == len(jc.claim.citations)
-        ids = {cid for cid, _ in pushed}
-        for position in range(1, len(jc.claim.citations) + 1):
-            cid = citation_id(jc.ident, position)
-            if cid not in ids or self.store.state(cid) is JobState.FAILED:
+    def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: R) -> None:
+        outcomes = self.work.outcomes(jc, result)
+        for cid, _ in pushed:
+            position = int(cid.rpartition("#")[2])
+            if self.store.state(cid) is JobState.FAILED or position not in outcomes:
                 continue  # a failed push keeps its own reason
-            verdict = verdicts[position - 1] if aligned else verdicts[0]
-            if verdict.label == Label.ERROR:
-                why = f"{verdict.reason}: {verdict.detail}" if verdict.detail else verdict.reason
-                self.store.mark_failed(cid, truncate(why or "error", _DETAIL_CHARS, flatten=True))
+            ok, what = outcomes[position]
+            if ok:
+                self.store.mark_judged(cid, what)
             else:
-                self.store.mark_judged(cid, verdict.label.value)
+                self.store.mark_failed(cid, truncate(what, _DETAIL_CHARS, flatten=True))
 
     # -- pushing ----------------------------------------------------------------------
 
@@ -327,3 +320,71 @@ class CrawlerJob:
             errors = list(self._errors)
         if errors:
             raise errors[0]
+
+
+class BatchWork:
+    """``citecheck batch``'s work: each claim verified and recorded by the engine (a
+    claim a previous run verified is replayed from its cassette)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._replay_engine: Engine | None = None
+
+    def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        return jc.pushed_citations(self.engine.settings.url_policy)
+
+    def run(self, jc: JobClaim) -> ClaimResult:
+        return self.engine.verify(jc.claim, jc.cassette, jc.key)
+
+    def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> ClaimResult:
+        """Its page is missing, so the claim cannot be verified as a synchronous crawl
+        would verify it: nothing is recorded, and every citation says why."""
+        return unpushed_result(jc.claim, refused)
+
+    def finished_before(self, jc: JobClaim) -> ClaimResult | None:
+        if not jc.cassette.is_file():
+            return None  # it failed, so nothing was saved: verified again
+        with self._lock:
+            if self._replay_engine is None:
+                from pytest_citecheck.engine.core import Engine
+
+                settings = replace(self.engine.settings, record_mode=RecordMode.NONE)
+                self._replay_engine = Engine.from_settings(settings)
+            engine = self._replay_engine
+        return engine.verify(jc.claim, jc.cassette, jc.key)
+
+    def outcomes(self, jc: JobClaim, result: ClaimResult) -> dict[int, tuple[bool, str]]:
+        verdicts = result.verdicts
+        aligned = len(verdicts) == len(jc.claim.citations)
+        out: dict[int, tuple[bool, str]] = {}
+        for position in range(1, len(jc.claim.citations) + 1):
+            verdict = verdicts[position - 1] if aligned else verdicts[0]
+            if verdict.label == Label.ERROR:
+                why = f"{verdict.reason}: {verdict.detail}" if verdict.detail else verdict.reason
+                out[position] = (False, why or "error")
+            else:
+                out[position] = (True, verdict.label.value)
+        return out
+
+    def close(self) -> None:
+        if self._replay_engine is not None:
+            self._replay_engine.close()
+
+
+def unpushed_result(claim: Claim, refused: Mapping[str, str]) -> ClaimResult:
+    """``claim`` with a page that never reached the Crawler: every citation ``error``
+    (the refused ones with why, the others as not verified)."""
+    first = next(iter(refused))
+    verdicts = [
+        Verdict(
+            url=c.target,
+            label=Label.ERROR,
+            reason=Reason.CRAWL_FAILED,
+            detail=f"the Crawler never received this page: {refused[c.url]}"
+            if c.url is not None and c.url in refused
+            else f"not verified: {first}, cited by the same claim, never reached the Crawler",
+        )
+        for c in claim.citations
+    ]
+    return error_result(claim, Reason.CRAWL_FAILED, "").model_copy(update={"verdicts": verdicts})

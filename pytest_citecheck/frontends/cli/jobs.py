@@ -80,7 +80,7 @@ def run_job(
     cassette). Returns every claim's result, or None when the run stopped before the
     last pages came (what it did is printed on stderr)."""
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.crawler_job import CrawlerJob, JobClaim
+    from pytest_citecheck.engine.crawler_job import BatchWork, CrawlerJob, JobClaim
     from pytest_citecheck.recording.jobs import JobBusy, JobStore
     from pytest_citecheck.stages.crawler import CrawlerPusher
 
@@ -96,7 +96,15 @@ def run_job(
         f"(citecheck jobs status {name} --jobs-dir {args.jobs_dir})",
         file=sys.stderr,
     )
-    job = CrawlerJob(store, engine, transport, pusher, idle_timeout=args.crawler_wait)
+    work = BatchWork(engine)
+    job = CrawlerJob(
+        store,
+        work,
+        transport,
+        pusher,
+        concurrency=engine.settings.concurrency,
+        idle_timeout=args.crawler_wait,
+    )
     wanted = [
         JobClaim(key, claim, tape, claim_ident(path, claim)) for key, claim, path, tape in claims
     ]
@@ -107,7 +115,7 @@ def run_job(
     except ConfigurationError as exc:
         raise UsageError(f"--via-crawler: {exc}") from None
     finally:
-        job.close()
+        work.close()
         pusher.close()
     if run.done:
         return run.results
