@@ -1140,7 +1140,15 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="none: the synchronous Crawling API",
         pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
         ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--via-crawler")},
+        cli={
+            "batch": Flag("--via-crawler"),
+            "recheck": Flag(
+                "--via-crawler",
+                "fetch the live pages through this Crawlbase Crawler (push, then recheck each "
+                "claim as its pages are delivered to `citecheck serve`'s webhook); the job is "
+                "resumed by running the same command again.",
+            ),
+        },
         service=Hidden("a request is verified while its client waits"),
         doc=(
             "push the citations to this Crawlbase Crawler and verify each claim as its "
@@ -1157,7 +1165,7 @@ OPTIONS: tuple[Option, ...] = (
         shown_default=d.DEFAULT_JOBS_DIR,
         pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
         ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--jobs-dir")},
+        cli={"batch": Flag("--jobs-dir"), "recheck": Flag("--jobs-dir")},
         service=Hidden("the receiver is told its jobs folder by `citecheck serve`"),
     ),
     Option(
@@ -1169,7 +1177,7 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="derived from the files and the Crawler",
         pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
         ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--job")},
+        cli={"batch": Flag("--job"), "recheck": Flag("--job")},
         service=Hidden("a request is verified while its client waits"),
     ),
     Option(
@@ -1181,7 +1189,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SECONDS",
         pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
         ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--crawler-wait")},
+        cli={"batch": Flag("--crawler-wait"), "recheck": Flag("--crawler-wait")},
         service=Hidden("a request is verified while its client waits"),
     ),
     # -- the HTTP service ----------------------------------------------------------------

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -44,7 +44,7 @@ from tests.doubles.batch import (
     judge_by_page,
     write_records,
 )
-from tests.doubles.crawlbase import CrawlbaseDouble, Push
+from tests.doubles.crawlbase import CrawlbaseDouble, Page, Push
 from tests.doubles.llm import LLMDouble
 
 OPENAI_KEY = "sk-test-crawler-0123456789"
@@ -75,11 +75,13 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CrawlbaseDouble, LL
         yield api, llm
 
 
-def page_of(push: Push, pc_status: int | None = None) -> Delivery:
+def page_of(
+    push: Push, pc_status: int | None = None, pages: Mapping[str, Page] = PAGES
+) -> Delivery:
     """What the Crawler POSTs back for ``push``: the page as the Crawling API gives it
     (markdown with readability), gzip-compressed, with its statuses and final URL;
     ``pc_status`` 520: the Crawler's crawl failed (an empty body)."""
-    page = PAGES[push.url]
+    page = pages[push.url]
     failed = pc_status is not None and pc_status != 200
     body = gzip.compress(b"" if failed else page.body(readability=True).encode())
     final = page.final_url or push.url
@@ -98,9 +100,11 @@ class Deliverer:
         jobs: Path,
         job: str = JOB,
         pc_status: dict[str, int] | None = None,
+        pages: Mapping[str, Page] = PAGES,
     ) -> None:
         self.api, self.jobs, self.job = api, jobs, job
         self.pc_status = pc_status or {}
+        self.pages = pages
         self.outcomes: list[DeliveryOutcome] = []
         self._seen = 0
         self._stop = threading.Event()
@@ -126,7 +130,7 @@ class Deliverer:
                 echoed = push.echoed
                 assert echoed[JOB_HEADER] == self.job
                 for _ in range(2 if first and n == 0 else 1):
-                    page = page_of(push, self.pc_status.get(push.url))
+                    page = page_of(push, self.pc_status.get(push.url), self.pages)
                     self.outcomes.append(store.record_delivery(page, echoed[CITATION_HEADER]))
             store.close()
 
@@ -427,3 +431,65 @@ def test_refused_pushes_and_failed_crawls_are_failed_citations_not_passes(
     assert rows[f"{SITE}/gone"].detail == (
         f"crawl_failed: not verified: {refused}, cited by the same claim, never reached the Crawler"
     )
+
+
+# -- citecheck recheck --via-crawler ------------------------------------------------------
+
+
+def rechecked(report: Path) -> dict[tuple[str, str], str]:
+    data = json.loads(report.read_text(encoding="utf-8"))
+    return {(c["id"], k["url"]): k["status"] for c in data["claims"] for k in c["citations"]}
+
+
+def test_a_recheck_through_the_crawler_finds_what_a_synchronous_recheck_finds(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api, _ = world
+    records = write_records(tmp_path / "o.jsonl")
+    assert main(["batch", str(records), "--record", "once", "--allow-contradicted"]) == 0
+    # Since the recording: the boiling article lost its sentence, the 404 came back.
+    today = dict(PAGES)
+    today[f"{SITE}/articles/boiling"] = Page(markdown="# Boiling\n\n" + "Kettles. " * 40)
+    today[f"{SITE}/old-report"] = Page(markdown="# Report\n\n" + "The report is back. " * 20)
+    for url, page in today.items():
+        api.add(url, page)
+    api.reset()
+    capsys.readouterr()
+    jobs = tmp_path / "jobs"
+    via = tmp_path / "via.json"
+    with Deliverer(api, jobs, job="rot", pages=today):
+        code = main(
+            [
+                "recheck",
+                str(records),
+                "--via-crawler",
+                CRAWLER,
+                "--job",
+                "rot",
+                "--jobs-dir",
+                str(jobs),
+                "--json",
+                str(via),
+            ]
+        )
+    out = capsys.readouterr().out
+    assert code == 1, out  # evidence_gone fails the recheck
+    assert sorted(p.url for p in api.pushes) == PUSHED_URLS
+    assert [c for c in api.api_calls if c.params.get("callback") != "true"] == []
+    store = JobStore.open(jobs, "rot")
+    assert store is not None
+    assert store.counts()[JobState.JUDGED] == len(PUSHED_URLS)
+    assert {r.detail for r in store.rows() if r.url == f"{SITE}/articles/boiling"} == {
+        "evidence_gone"
+    }
+    # The live pages it compared are recorded in the recheck's cassettes, as delivered.
+    live = (tmp_path / "cassettes" / "o" / "recheck" / "boiling.yaml").read_text()
+    assert CRAWLER_RID_HEADER in live
+
+    synchronous = tmp_path / "sync.json"
+    assert main(["recheck", str(records), "--json", str(synchronous)]) == 1
+    assert rechecked(via) == rechecked(synchronous)
+    assert rechecked(via)[("boiling", f"{SITE}/articles/boiling")] == "evidence_gone"
+    assert rechecked(via)[("boiling", f"{SITE}/old-report")] == "changed"

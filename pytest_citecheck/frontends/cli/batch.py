@@ -124,22 +124,18 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         from pytest_citecheck.engine.core import Interrupted
 
         if transport is not None:
-            index_of = {key: i for i, key in enumerate(keys)}
-            done = run_job(
+            return _via_crawler(
                 args,
                 engine,
                 transport,
-                [
-                    (k, batch.claims[k], batch.files[k], _tape(cassette_for, batch.claims[k]))
-                    for k in keys
-                ],
-                lambda key, result: on_result(index_of[key], result),
-            )
-            progress.close()
-            if done is None:
-                return EXIT_GATE_FAILED
-            return _finish_batch(
-                args, {k: done[k] for k in keys}, batch, audit, out, audit_problems
+                batch,
+                keys,
+                cassette_for,
+                on_result,
+                out,
+                audit,
+                audit_problems,
+                progress,
             )
         try:
             results = engine.verify_claims_sync(
@@ -159,6 +155,45 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.close()
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, audit, out, audit_problems)
+
+
+def _via_crawler(
+    args: argparse.Namespace,
+    engine: Engine,
+    transport: DeliveryTransport,
+    batch: BatchInput,
+    keys: Sequence[str],
+    cassette_for: Callable[[Claim], Path | None],
+    on_result: Callable[[int, ClaimResult], None],
+    out: TextIO,
+    audit: AuditRun | None,
+    audit_problems: list[str],
+    progress: _Progress,
+) -> int:
+    """The batch as a Crawler job: each claim verified as its pages are delivered."""
+    from pytest_citecheck.engine.crawler_job import BatchWork
+
+    index_of = {key: i for i, key in enumerate(keys)}
+    claims = [
+        (k, batch.claims[k], batch.files[k], _tape(cassette_for, batch.claims[k])) for k in keys
+    ]
+    work = BatchWork(engine)
+    try:
+        done = run_job(
+            args,
+            work,
+            transport,
+            claims,
+            lambda key, result: on_result(index_of[key], result),
+            concurrency=engine.settings.concurrency,
+            environ=engine.environ,
+        )
+    finally:
+        work.close()
+        progress.close()
+    if done is None:
+        return EXIT_GATE_FAILED
+    return _finish_batch(args, {k: done[k] for k in keys}, batch, audit, out, audit_problems)
 
 
 def _tape(cassette_for: Callable[[Claim], Path | None], claim: Claim) -> Path:

@@ -15,19 +15,20 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import BATCH_LIVE, DEFAULT_JOBS_DIR
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.crawler_job import JobWork
     from pytest_citecheck.recording.deliveries import DeliveryTransport
     from pytest_citecheck.recording.jobs import JobState
 
 BAR_WIDTH = 30
+R = TypeVar("R")
 
 
 def check_crawler_options(args: argparse.Namespace) -> None:
@@ -44,12 +45,13 @@ def check_crawler_options(args: argparse.Namespace) -> None:
 
 
 def job_name(args: argparse.Namespace, files: Sequence[Path]) -> str:
-    """``--job``, else the first file's name and a digest of the files and the Crawler
-    (the same command names the same job, so running it again resumes it)."""
+    """``--job``, else the first file's name and a digest of the subcommand, the
+    Crawler and the files (the same command names the same job, so running it again
+    resumes it)."""
     if args.job is not None:
         return str(args.job)
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", files[0].stem).lstrip("._-")[:40] or "job"
-    seen = "\n".join([args.via_crawler, *(str(p.resolve()) for p in files)])
+    seen = "\n".join([args.command, args.via_crawler, *(str(p.resolve()) for p in files)])
     return f"{stem}-{hashlib.sha256(seen.encode()).hexdigest()[:8]}"
 
 
@@ -71,16 +73,19 @@ def delivery_transport(environ: Mapping[str, str]) -> DeliveryTransport:
 
 def run_job(
     args: argparse.Namespace,
-    engine: Engine,
+    work: JobWork[R],
     transport: DeliveryTransport,
     claims: Sequence[tuple[str, Claim, Path, Path]],
-    on_result: Callable[[str, ClaimResult], None],
-) -> dict[str, ClaimResult] | None:
-    """Run (or resume) the batch's job; ``claims`` are (key, claim, claim file,
+    on_result: Callable[[str, R], None],
+    *,
+    concurrency: int,
+    environ: Mapping[str, str],
+) -> dict[str, R] | None:
+    """Run (or resume) the command's job; ``claims`` are (key, claim, claim file,
     cassette). Returns every claim's result, or None when the run stopped before the
     last pages came (what it did is printed on stderr)."""
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.crawler_job import BatchWork, CrawlerJob, JobClaim
+    from pytest_citecheck.engine.crawler_job import CrawlerJob, JobClaim
     from pytest_citecheck.recording.jobs import JobBusy, JobStore
     from pytest_citecheck.stages.crawler import CrawlerPusher
 
@@ -88,7 +93,13 @@ def run_job(
     name = job_name(args, files)
     try:
         store = JobStore.create(args.jobs_dir, name)
-        pusher = CrawlerPusher.from_env(args.via_crawler, engine.environ)
+        started_by = store.meta("command")
+        if started_by is not None and started_by != args.command:
+            raise ValueError(
+                f"job {name} was started by citecheck {started_by}: name another job with --job"
+            )
+        store.set_meta("command", args.command)
+        pusher = CrawlerPusher.from_env(args.via_crawler, environ)
     except (ValueError, OSError) as exc:
         raise UsageError(f"--via-crawler: {exc}") from None
     print(
@@ -96,14 +107,8 @@ def run_job(
         f"(citecheck jobs status {name} --jobs-dir {args.jobs_dir})",
         file=sys.stderr,
     )
-    work = BatchWork(engine)
     job = CrawlerJob(
-        store,
-        work,
-        transport,
-        pusher,
-        concurrency=engine.settings.concurrency,
-        idle_timeout=args.crawler_wait,
+        store, work, transport, pusher, concurrency=concurrency, idle_timeout=args.crawler_wait
     )
     wanted = [
         JobClaim(key, claim, tape, claim_ident(path, claim)) for key, claim, path, tape in claims
@@ -115,7 +120,6 @@ def run_job(
     except ConfigurationError as exc:
         raise UsageError(f"--via-crawler: {exc}") from None
     finally:
-        work.close()
         pusher.close()
     if run.done:
         return run.results
@@ -124,7 +128,7 @@ def run_job(
     print(
         f"citecheck: job {name} stopped after {args.crawler_wait:g}s with no page delivered; "
         "the pages still on their way keep arriving at the webhook: run the same command "
-        "again to verify them",
+        "again to pick them up",
         file=sys.stderr,
     )
     return None
