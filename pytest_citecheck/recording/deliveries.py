@@ -25,8 +25,9 @@ import httpx
 
 from pytest_citecheck.recording.jobs import Delivery
 
-# Marks a recorded reply as a Crawler delivery and names its rid.
-CRAWLER_RID_HEADER = "citecheck-crawler-rid"
+# Marks a recorded reply as a Crawler delivery and names its rid (the fetcher bills
+# such a page once).
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER as CRAWLER_RID_HEADER
 
 _pages: ContextVar[Mapping[str, Delivery] | None] = ContextVar(
     "citecheck.crawler_deliveries", default=None

@@ -172,6 +172,8 @@ def test_a_crawler_job_records_cassettes_that_replay_offline_with_the_same_label
     out = capsys.readouterr().out
     assert code == 0, out
     assert PRECISION in out.splitlines()
+    # One crawl per pushed page, billed once each (a push stores nothing).
+    assert "crawling API credits 8," in out
 
     # Every page came through the Crawler: one push per crawlable citation, no
     # synchronous crawl, each push asking for the fetcher's format and echoing its ids.

@@ -106,3 +106,14 @@ def test_claims_verified_in_parallel_each_see_their_own_deliveries() -> None:
     for t in threads:
         t.join()
     assert seen == {"a": "page of a", "b": "page of b"}
+
+
+def test_a_delivered_page_is_billed_once_without_storage_however_often_it_is_asked() -> None:
+    transport = DeliveryTransport(API, Elsewhere())
+    url = "https://example.com/thin"
+    with transport.serving({url: delivered(url, "# Thin\n\nA short page.")}):
+        result = fetcher(transport).fetch(url)
+    # A thin page is asked again (without readability, then with JavaScript): the same
+    # delivery answers, and only the first answer costs the Crawler's one crawl.
+    assert len(result.fetches) > 1
+    assert [f.credits for f in result.fetches] == [1.0] + [0.0] * (len(result.fetches) - 1)
