@@ -146,6 +146,22 @@ def _serve_only(
     )
 
 
+def _crawler_job_setting(
+    name: str, help: str, flag: str, *, recheck_help: str | None = None, **fields: Any
+) -> Option:
+    """A Crawler job's setting: ``citecheck batch`` and ``citecheck recheck`` only (a
+    pytest run and a service request crawl synchronously)."""
+    return Option(
+        name,
+        help,
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"batch": Flag(flag), "recheck": Flag(flag, recheck_help)},
+        service=Hidden("a request is verified while its client waits"),
+        **fields,
+    )
+
+
 def _pytest_panel_setting(name: str, help: str, **fields: Any) -> Option:
     """A judge panel's setting: the pytest flag ``--citecheck-NAME`` and ini
     ``citecheck_NAME`` set the engine's field; no subcommand or the service has a panel."""
@@ -1130,67 +1146,51 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("a service prints no progress"),
     ),
     # -- large audits: Crawlbase's Crawler ------------------------------------------------
-    Option(
+    _crawler_job_setting(
         "via_crawler",
         "fetch the pages through this Crawlbase Crawler (push, then verify each claim as "
         "its pages are delivered to `citecheck serve`'s webhook) instead of one Crawling "
         "API call each; the job is resumed by running the same command again.",
+        "--via-crawler",
+        recheck_help="fetch the live pages through this Crawlbase Crawler (push, then "
+        "recheck each claim as its pages are delivered to `citecheck serve`'s webhook); "
+        "the job is resumed by running the same command again.",
         parse=at.crawler_name,
         metavar="NAME",
         shown_default="none: the synchronous Crawling API",
-        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
-        ini=Hidden(_PER_RUN_ONLY),
-        cli={
-            "batch": Flag("--via-crawler"),
-            "recheck": Flag(
-                "--via-crawler",
-                "fetch the live pages through this Crawlbase Crawler (push, then recheck each "
-                "claim as its pages are delivered to `citecheck serve`'s webhook); the job is "
-                "resumed by running the same command again.",
-            ),
-        },
-        service=Hidden("a request is verified while its client waits"),
         doc=(
-            "push the citations to this Crawlbase Crawler and verify each claim as its "
-            "pages arrive at the webhook; needs `--record once` (or `all`/`rewrite`): each "
-            "claim's cassette records its pages (see [Large audits](large-audits.md))"
+            "push the citations to this Crawlbase Crawler and verify (or recheck) each claim "
+            "as its pages arrive at the webhook; the batch needs `--record once` (or `all`/"
+            "`rewrite`): each claim's cassette records its pages (see [Large "
+            "audits](large-audits.md))"
         ),
     ),
-    Option(
+    _crawler_job_setting(
         "jobs_dir",
         "the folder of the Crawler jobs' state (one folder per job).",
+        "--jobs-dir",
         default=Path(d.DEFAULT_JOBS_DIR),
         parse=Path,
         metavar="DIR",
         shown_default=d.DEFAULT_JOBS_DIR,
-        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
-        ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--jobs-dir"), "recheck": Flag("--jobs-dir")},
-        service=Hidden("the receiver is told its jobs folder by `citecheck serve`"),
     ),
-    Option(
+    _crawler_job_setting(
         "job",
         "the Crawler job's name (resume it by naming it again); default: the first "
-        "claim file's name and a digest of the files and the Crawler.",
+        "claim file's name and a digest of the subcommand, the Crawler and the files.",
+        "--job",
         parse=at.job_name,
         metavar="NAME",
-        shown_default="derived from the files and the Crawler",
-        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
-        ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--job"), "recheck": Flag("--job")},
-        service=Hidden("a request is verified while its client waits"),
+        shown_default="derived from the command",
     ),
-    Option(
+    _crawler_job_setting(
         "crawler_wait",
         "seconds a Crawler job waits with no page delivered before it stops (the pages "
-        "still on their way are verified by running the command again).",
+        "still on their way are picked up by running the command again).",
+        "--crawler-wait",
         default=d.DEFAULT_CRAWLER_WAIT,
         parse=at.positive_seconds,
         metavar="SECONDS",
-        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
-        ini=Hidden(_PER_RUN_ONLY),
-        cli={"batch": Flag("--crawler-wait"), "recheck": Flag("--crawler-wait")},
-        service=Hidden("a request is verified while its client waits"),
     ),
     # -- the HTTP service ----------------------------------------------------------------
     _serve_only(

@@ -34,14 +34,13 @@ from pytest_citecheck.recording.jobs import (
     JobState,
     JobStore,
 )
-from pytest_citecheck.stages import crawler, retrieval
+from pytest_citecheck.stages import crawler
 from pytest_citecheck.stages.crawler import CrawlerPusher, PushResult
 from tests.doubles.batch import (
     PAGES,
     SITE,
-    FirstPassages,
-    add_pages,
     judge_by_page,
+    use_doubles,
     write_records,
 )
 from tests.doubles.crawlbase import CrawlbaseDouble, Page, Push
@@ -55,23 +54,10 @@ PUSHED_URLS = sorted(url for url in PAGES)
 PRECISION = "citation_precision=0.2222 (2/9)"
 
 
-def configure(monkeypatch: pytest.MonkeyPatch, api: CrawlbaseDouble, llm: LLMDouble) -> None:
-    """The doubles, configured through the environment as a user would."""
-    monkeypatch.setattr(
-        retrieval, "make_ranker", lambda name, cache_dir=None: FirstPassages(), raising=False
-    )
-    add_pages(api)
-    monkeypatch.setenv("CRAWLBASE_TOKEN", api.tokens["normal"])
-    monkeypatch.setenv("CRAWLBASE_JS_TOKEN", api.tokens["javascript"])
-    monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
-
-
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
     with CrawlbaseDouble() as api, LLMDouble(judge_by_page) as llm:
-        configure(monkeypatch, api, llm)
+        use_doubles(monkeypatch, api, llm, OPENAI_KEY)
         yield api, llm
 
 
@@ -361,7 +347,7 @@ def test_a_push_that_timed_out_after_sending_is_never_sent_again_and_its_page_bi
         CrawlbaseDouble(latency=lambda url: latency.get(url, 0.0)) as api,
         LLMDouble(judge_by_page) as llm,
     ):
-        configure(monkeypatch, api, llm)
+        use_doubles(monkeypatch, api, llm, OPENAI_KEY)
         records = write_records(tmp_path / "o.jsonl")
         jobs = tmp_path / "jobs"
         with Deliverer(api, jobs) as deliverer:
