@@ -31,10 +31,11 @@ claims with nothing to push (a cassette to replay, documents only) run at once.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -207,35 +208,40 @@ class CrawlerJob(Generic[R]):
     ) -> None:
         pending = {jc.key: jc for jc in claims}
         running: dict[Future[R], JobClaim] = {}
+        finished: queue.Queue[Future[R]] = queue.Queue()
         last_change, last_counts = self._clock(), None
+        scanned: dict[JobState, int] | None = None
         with ThreadPoolExecutor(
             max_workers=self.concurrency, thread_name_prefix="citecheck-job"
         ) as pool:
             while pending or running:
                 self._raise_errors()
-                states = self.store.states()
-                for key, jc in list(pending.items()):
-                    ids = [cid for cid, _ in wanted[key]]
-                    found = [states.get(cid) for cid in ids]
-                    if any(s in _WAITING for s in found):
-                        continue
-                    del pending[key]
-                    before = bool(ids) and all(s in _DONE for s in found)
-                    running[pool.submit(self._claim, jc, wanted[key], before)] = jc
-                finished, _ = wait(list(running), timeout=self.poll, return_when=FIRST_COMPLETED)
-                for future in finished:
+                counts = self.store.counts()
+                if pending and counts != scanned:
+                    # A claim becomes ready only when a citation leaves the waiting
+                    # states, which changes the counts: no full scan while none moves.
+                    scanned = counts
+                    states = self.store.states()
+                    for key, jc in list(pending.items()):
+                        found = [states.get(cid) for cid, _ in wanted[key]]
+                        if any(s in _WAITING for s in found):
+                            continue
+                        del pending[key]
+                        before = bool(found) and all(s in _DONE for s in found)
+                        future = pool.submit(self._claim, jc, wanted[key], before)
+                        running[future] = jc
+                        future.add_done_callback(finished.put)
+                done = _drain(finished, self.poll)
+                for future in done:
                     jc = running.pop(future)
                     result = future.result()  # a verifier's death ends the run
                     out.results[jc.key] = result
                     if on_result is not None:
                         on_result(jc.key, result)
-                counts = self.store.counts()
-                if finished or counts != last_counts:
+                if done or counts != last_counts:
                     last_change, last_counts = self._clock(), counts
                 elif not running and self._clock() - last_change >= self.idle_timeout:
                     return
-                if not finished and not running:
-                    time.sleep(self.poll)
 
     # -- verifying one claim --------------------------------------------------------
 
@@ -370,6 +376,17 @@ class BatchWork:
     def close(self) -> None:
         if self._replay_engine is not None:
             self._replay_engine.close()
+
+
+def _drain(finished: queue.Queue[Future[R]], timeout: float) -> list[Future[R]]:
+    """The futures done so far, waiting up to ``timeout`` for the first."""
+    out: list[Future[R]] = []
+    try:
+        out.append(finished.get(timeout=timeout))
+        while True:
+            out.append(finished.get_nowait())
+    except queue.Empty:
+        return out
 
 
 def unpushed_result(claim: Claim, refused: Mapping[str, str]) -> ClaimResult:

@@ -278,20 +278,16 @@ class JobStore:
     def awaiting_delivery(self) -> list[Row]:
         """Citations whose push was (or may have been) sent and whose page has not
         come: they wait for their delivery, never for a second push."""
-        return [
-            row
-            for row in self.rows()
-            if row.state is JobState.PUSHED
-            or (row.state is JobState.PUSHING and row.rid is None and self._sent(row.citation))
-        ]
-
-    def _sent(self, citation: str) -> bool:
-        row = (
-            self._db()
-            .execute("SELECT sending FROM citations WHERE citation = ?", (citation,))
-            .fetchone()
+        sql = (
+            "SELECT citation, url, state, rid, detail, pushes FROM citations "
+            "WHERE state = ? OR (state = ? AND rid IS NULL AND sending IS NOT NULL) "
+            "ORDER BY rowid"
         )
-        return row is not None and row[0] is not None
+        args = (JobState.PUSHED.value, JobState.PUSHING.value)
+        return [
+            Row(str(c), str(u), JobState(st), r, d, int(n))
+            for c, u, st, r, d, n in self._db().execute(sql, args)
+        ]
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
