@@ -31,6 +31,7 @@ claims with nothing to push (a cassette to replay, documents only) run at once.
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 import time
@@ -288,9 +289,9 @@ class CrawlerJob(Generic[R]):
                     return
                 cid, url = taken[0]
                 self.rate.wait()
-                self.store.mark_sending(cid)
                 echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
-                self._settle(cid, self.pusher.push(url, echo))
+                sending = functools.partial(self.store.mark_sending, cid)
+                self._settle(cid, self.pusher.push(url, echo, about_to_send=sending))
         except BaseException as exc:  # a dead pusher stops the run; the state stays
             with self._lock:
                 self._errors.append(exc)

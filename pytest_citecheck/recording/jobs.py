@@ -17,9 +17,10 @@ the job and citation ids in its callback headers (echoed back on the delivery),
 and :meth:`JobStore.record_delivery` binds such a delivery to its citation even
 when the push's ``rid`` was never written down.
 
-A taken citation may wait (the push rate) before its request goes out, so
-:meth:`JobStore.mark_sending` is committed right before the request is sent: a
-citation a dead pusher took but never sent is certainly not at Crawlbase, and
+A taken citation may wait (the push rate, a connection) before its request goes
+out, so :meth:`JobStore.mark_sending` is committed as late as possible, when the
+request is about to be written: a citation a dead pusher took but never sent is
+certainly not at Crawlbase, and
 :meth:`JobStore.recover_unsent` puts it back in the queue. Only one runner works
 on a job at a time (:meth:`JobStore.lock`), so "taken, not sent" on resume always
 means "by a process that is gone".
@@ -255,8 +256,8 @@ class JobStore:
             )
 
     def mark_sending(self, citation: str) -> None:
-        """Committed right before the push request goes out: from here on the push
-        may have reached Crawlbase, so the citation is never pushed again."""
+        """Committed when the push request is about to be written: from here on the
+        push may have reached Crawlbase, so the citation is never pushed again."""
         with self._write() as db:
             db.execute(
                 "UPDATE citations SET sending = ?, updated = ? WHERE citation = ? AND state = ?",

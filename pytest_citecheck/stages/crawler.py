@@ -117,6 +117,9 @@ class CrawlerPusher:
         self.timeout = PUSH_TIMEOUT if timeout is None else timeout
         self._client = client if client is not None else httpx.Client(timeout=self.timeout)
         self._owns_client = client is None
+        # Its own client sends through httpcore, which reports when the request's
+        # headers are about to be written; a caller's may not.
+        self._traced = client is None
 
     @classmethod
     def from_env(
@@ -138,9 +141,34 @@ class CrawlerPusher:
         if self._owns_client:
             self._client.close()
 
-    def push(self, url: str, echo: Mapping[str, str]) -> PushResult:
+    def push(
+        self,
+        url: str,
+        echo: Mapping[str, str],
+        about_to_send: Callable[[], None] | None = None,
+    ) -> PushResult:
         """Push ``url``, asking the Crawler to send ``echo`` back as headers of its
-        delivery; never raises for what the network or the API did."""
+        delivery; never raises for what the network or the API did.
+
+        ``about_to_send`` is called once, as late as possible before the first byte of
+        the request may leave: when the connection is open and the request's headers
+        are about to be written (httpcore's ``trace`` extension), so a process killed
+        while it waited for a slot, connected or wrote down that it was sending knows,
+        on resume, that the push never left. With a client whose transport reports no
+        such event (a test's), it is called right before the request is handed over."""
+        called = False
+
+        def mark() -> None:
+            nonlocal called
+            if not called:
+                called = True
+                if about_to_send is not None:
+                    about_to_send()
+
+        def trace(event: str, info: Mapping[str, Any]) -> None:
+            if event.endswith(".send_request_headers.started"):
+                mark()
+
         params = (
             ("token", self._token),
             ("format", "md"),
@@ -151,16 +179,25 @@ class CrawlerPusher:
             ("url", url),
         )
         request = self._client.build_request(
-            "GET", self.base_url, params=params, timeout=self.timeout
+            "GET",
+            self.base_url,
+            params=params,
+            timeout=self.timeout,
+            extensions={"trace": trace} if self._traced else None,
         )
+        if not self._traced:
+            mark()
         try:
             response = self._client.send(request)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            if called and self._traced:  # not before the headers: kept as "may be queued"
+                return PushResult("ambiguous", detail=self._text(f"no answer: {exc}"))
             return PushResult("not_sent", detail=self._text(f"not sent: {exc}"), retry=True)
         except httpx.TransportError as exc:
             # The request may have reached the API: never pushed again.
             why = type(exc).__name__
             return PushResult("ambiguous", detail=self._text(f"no answer after sending ({why})"))
+        mark()  # answered: it left (a transport with no trace reported nothing)
         return self._read(response)
 
     def _read(self, response: httpx.Response) -> PushResult:

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -383,13 +383,18 @@ def test_refused_pushes_and_failed_crawls_are_failed_citations_not_passes(
     push = CrawlerPusher.push
     answered: Counter[str] = Counter()
 
-    def pushing(self: CrawlerPusher, url: str, echo: dict[str, str]) -> PushResult:
+    def pushing(
+        self: CrawlerPusher,
+        url: str,
+        echo: dict[str, str],
+        about_to_send: Callable[[], None] | None = None,
+    ) -> PushResult:
         answered[url] += 1
         if url == refused:
             return PushResult("refused", status=422, detail="HTTP 422: URL refused")
         if url == busy and answered[url] == 1:
             return PushResult("refused", status=429, detail="HTTP 429: not queued", retry=True)
-        return push(self, url, echo)
+        return push(self, url, echo, about_to_send)
 
     monkeypatch.setattr(CrawlerPusher, "push", pushing)
     records = write_records(tmp_path / "o.jsonl")
@@ -481,3 +486,79 @@ def test_a_recheck_through_the_crawler_finds_what_a_synchronous_recheck_finds(
     assert rechecked(via) == rechecked(synchronous)
     assert rechecked(via)[("boiling", f"{SITE}/articles/boiling")] == "evidence_gone"
     assert rechecked(via)[("boiling", f"{SITE}/old-report")] == "changed"
+
+
+def test_a_batch_process_killed_mid_push_resumes_without_pushing_twice_or_losing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real thing: ``citecheck batch --via-crawler`` in its own process, SIGKILLed
+    while its pushes are in flight (each takes a while to answer), then run again."""
+    with (
+        CrawlbaseDouble(latency=lambda url: 0.3) as api,
+        LLMDouble(judge_by_page) as llm,
+    ):
+        use_doubles(monkeypatch, api, llm, OPENAI_KEY)
+        records = write_records(tmp_path / "o.jsonl")
+        jobs = tmp_path / "jobs"
+        argv = [*crawler_batch(records, jobs, "--ranker", "bm25", "--crawler-wait", "10")]
+        with Deliverer(api, jobs) as deliverer:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pytest_citecheck.frontends.cli", *argv],
+                env=dict(os.environ),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 60
+            while len(api.pushes) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            process.kill()
+            process.wait(timeout=30)
+            killed_at = len(api.pushes)
+            assert 2 <= killed_at < len(PUSHED_URLS)  # killed mid-way
+            code = main(argv)
+        out = capsys.readouterr().out
+    store = JobStore.open(jobs, JOB)
+    assert store is not None
+    reached = Counter(p.url for p in api.pushes)
+    import sqlite3
+
+    sending = dict(sqlite3.connect(store.path).execute("SELECT url, sending FROM citations"))
+    unjudged = [
+        (r.url[-12:], r.state.value, r.rid, reached[r.url], r.pushes, sending[r.url])
+        for r in store.rows()
+        if r.state is not JobState.JUDGED
+    ]
+    assert code == 0, (killed_at, unjudged)
+    assert PRECISION in out.splitlines()
+    pushed = Counter(p.url for p in api.pushes)
+    assert [url for url, n in pushed.items() if n > 1] == []
+    assert sorted(pushed) == PUSHED_URLS
+    assert store.counts()[JobState.JUDGED] == len(PUSHED_URLS)
+    assert DeliveryOutcome.UNKNOWN not in deliverer.outcomes
+
+
+# -- the push marks itself sent at the last moment ---------------------------------------
+
+
+def test_a_push_is_marked_sent_once_connected_before_its_answer_and_never_when_unsent(
+    tmp_path: Path,
+) -> None:
+    """``about_to_send`` runs when the request's headers are about to be written: after
+    the connection opened (a refused connection never calls it), before the answer."""
+    marks: list[float] = []
+    with CrawlbaseDouble(latency=lambda url: 0.3) as api:
+        pusher = CrawlerPusher(token=api.tokens["normal"], crawler=CRAWLER, base_url=api.base_url)
+        result = pusher.push(
+            f"{SITE}/a", {"X": "1"}, about_to_send=lambda: marks.append(time.monotonic())
+        )
+        answered = time.monotonic()
+        pusher.close()
+    assert result.outcome == "accepted"
+    assert len(marks) == 1 and answered - marks[0] >= 0.25  # marked before the answer came
+
+    port = api.port  # the double is gone: nothing listens there now
+    closed = CrawlerPusher(token="t" * 20, crawler=CRAWLER, base_url=f"http://127.0.0.1:{port}/")
+    unsent = closed.push(f"{SITE}/a", {"X": "1"}, about_to_send=lambda: marks.append(0.0))
+    closed.close()
+    assert (unsent.outcome, unsent.retry) == ("not_sent", True)
+    assert len(marks) == 1
