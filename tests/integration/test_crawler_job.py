@@ -247,13 +247,21 @@ def test_jobs_status_shows_the_counts_and_a_progress_bar(
             )
             store.mark_judged(cid, "supported")
     store.mark_failed(taken[7][0], "push refused: HTTP 422: URL refused")
-    code = main(["jobs", "status", "audit-1", "--jobs-dir", str(tmp_path), "--failed"])
+    ((sent, _),) = store.take_for_push(1)
+    store.mark_sending(sent)  # its answer never came
+    argv = ["jobs", "status", "audit-1", "--jobs-dir", str(tmp_path), "--failed", "--waiting"]
+    code = main(argv)
     out = capsys.readouterr().out.splitlines()
     assert code == 1  # not finished
     assert out[0] == "job audit-1: 12 citations"
     assert out[1] == "[#" + "#" * 19 + "----------] 8/12 finished (7 judged, 1 failed)"
-    assert out[2] == "  queued 2, pushing 0, pushed 2, delivered 0, judged 7, failed 1"
+    assert out[2] == "  queued 1, pushing 1, pushed 2, delivered 0, judged 7, failed 1"
     assert out[3] == "  failed c7#1 https://example.com/7: push refused: HTTP 422: URL refused"
+    assert out[4:] == [
+        "  waiting c8#1 https://example.com/8 (rid rid-8)",
+        "  waiting c9#1 https://example.com/9 (rid rid-9)",
+        "  waiting c10#1 https://example.com/10 (sent, its answer never came)",
+    ]
 
     code = main(["jobs", "status", "nope", "--jobs-dir", str(tmp_path)])
     assert code == 2

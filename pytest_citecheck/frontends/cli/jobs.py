@@ -173,6 +173,10 @@ def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.failed:
             for row in store.rows(JobState.FAILED):
                 print(f"  failed {row.citation} {row.url}: {row.detail}", file=out)
+        if args.waiting:
+            for row in store.awaiting_delivery():
+                how = f"rid {row.rid}" if row.rid else "sent, its answer never came"
+                print(f"  waiting {row.citation} {row.url} ({how})", file=out)
     finally:
         store.close()
     unfinished = sum(
@@ -208,4 +212,9 @@ def add_jobs_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     status.add_argument(
         "--failed", action="store_true", help="also list each failed citation and why."
+    )
+    status.add_argument(
+        "--waiting",
+        action="store_true",
+        help="also list each citation pushed (or maybe pushed) whose page has not come.",
     )
