@@ -190,6 +190,9 @@ def test_a_crawler_job_records_cassettes_that_replay_offline_with_the_same_label
         assert push.rid in text
     assert text.count(CRAWLER_RID_HEADER) >= len(PUSHED_URLS)
     assert api.tokens["normal"] not in text and OPENAI_KEY not in text
+    # Nor in the job's state (the store and its write-ahead log).
+    state = b"".join(f.read_bytes() for f in (jobs / JOB).iterdir() if f.is_file())
+    assert api.tokens["normal"].encode() not in state and OPENAI_KEY.encode() not in state
 
     # Offline: no token, no key, nothing sent; labels identical to the recording.
     for name in ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY"):
@@ -575,3 +578,24 @@ def test_a_push_is_marked_sent_once_connected_before_its_answer_and_never_when_u
     closed.close()
     assert (unsent.outcome, unsent.retry) == ("not_sent", True)
     assert len(marks) == 1
+
+
+def test_a_job_another_process_runs_is_a_usage_error_and_pushes_nothing(
+    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api, _ = world
+    records = write_records(tmp_path / "o.jsonl")
+    jobs = tmp_path / "jobs"
+    running = JobStore.create(jobs, JOB)
+    with running.lock():
+        code = main(crawler_batch(records, jobs))
+    assert code == 2
+    assert "is being run by another process" in capsys.readouterr().err
+    assert api.calls == []
+    # A recheck may not take over a batch's job either.
+    running.set_meta("command", "batch")
+    code = main(
+        ["recheck", str(records), "--via-crawler", CRAWLER, "--job", JOB, "--jobs-dir", str(jobs)]
+    )
+    assert code == 2
+    assert f"job {JOB} was started by citecheck batch" in capsys.readouterr().err
