@@ -115,6 +115,13 @@ def run_job(
     ]
     try:
         run = job.run(wanted, on_result)
+    except KeyboardInterrupt:
+        # Everything the job did is in its state: nothing to write here but the way back.
+        print(
+            f"\ncitecheck: job {name} stopped; run the same command again to resume it",
+            file=sys.stderr,
+        )
+        raise
     except JobBusy as exc:
         raise UsageError(str(exc)) from None
     except ConfigurationError as exc:
