@@ -153,7 +153,11 @@ class JobStore:
         folder = root / job
         folder.mkdir(parents=True, exist_ok=True)
         store = cls(folder / STORE_FILE)
-        store._db().executescript(_SCHEMA)  # executescript commits on its own
+        db = store._db()
+        db.executescript(_SCHEMA)  # executescript commits on its own
+        columns = {row[1] for row in db.execute("PRAGMA table_info(citations)")}
+        if "sending" not in columns:  # a job file written before pushes were marked sent
+            db.execute("ALTER TABLE citations ADD COLUMN sending REAL")
         return store
 
     @classmethod

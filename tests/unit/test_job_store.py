@@ -133,3 +133,22 @@ def test_only_one_runner_holds_a_job(store: JobStore, tmp_path: Path) -> None:
         pass
     with other.lock():  # released when the first runner let go
         pass
+
+
+def test_a_job_file_from_before_the_sent_mark_gains_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    with sqlite3.connect(folder / "job.sqlite") as db:
+        db.execute(
+            "CREATE TABLE citations (citation TEXT PRIMARY KEY, url TEXT NOT NULL, "
+            "state TEXT NOT NULL, rid TEXT UNIQUE, detail TEXT, "
+            "pushes INTEGER NOT NULL DEFAULT 0, updated REAL NOT NULL)"
+        )
+        db.execute(
+            "INSERT INTO citations VALUES ('c1#1', 'https://a', 'pushing', NULL, NULL, 1, 0)"
+        )
+    store = JobStore.create(tmp_path, "old")
+    assert store.recover_unsent() == 1  # taken, never marked sent: back in the queue
+    assert store.states() == {"c1#1": JobState.QUEUED}
