@@ -156,8 +156,15 @@ class JobStore:
         db = store._db()
         db.executescript(_SCHEMA)  # executescript commits on its own
         columns = {row[1] for row in db.execute("PRAGMA table_info(citations)")}
-        if "sending" not in columns:  # a job file written before pushes were marked sent
-            db.execute("ALTER TABLE citations ADD COLUMN sending REAL")
+        if "sending" not in columns:
+            # A job file written before pushes were marked sent: its ``pushing`` rows may
+            # have been sent, so they count as sent (never pushed twice).
+            with store._write() as tx:
+                tx.execute("ALTER TABLE citations ADD COLUMN sending REAL")
+                tx.execute(
+                    "UPDATE citations SET sending = updated WHERE state = ?",
+                    (JobState.PUSHING.value,),
+                )
         return store
 
     @classmethod
