@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -152,3 +153,25 @@ def judge_specs(text: str) -> tuple[str, ...]:
     for spec in specs:
         judge_spec(spec)
     return specs
+
+
+# A Crawler job's name is a folder name and an HTTP header value: a safe alphabet.
+JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def job_name(text: str) -> str:
+    """argparse ``type=``: a Crawler job's name."""
+    if not JOB_NAME.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a job name: use letters, digits, '.', '_' or '-' (at most 64)"
+        )
+    return text
+
+
+def crawler_name(text: str) -> str:
+    """argparse ``type=``: the name of a Crawler created in the Crawlbase dashboard."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Crawler name: letters, digits, '.', '_' or '-'"
+        )
+    return text

@@ -86,3 +86,8 @@ DEFAULT_READ_TIMEOUT = 10.0
 # providers' 24 h completion window and an hour's margin).
 DEFAULT_JUDGE_BATCH_POLL = 60.0
 DEFAULT_JUDGE_BATCH_WAIT = 25 * 3600.0
+
+# Crawler jobs (large audits): where each job's state folder goes, and how long a run
+# waits with no delivery arriving before it stops (the job is resumed by running again).
+DEFAULT_JOBS_DIR = ".citecheck/jobs"
+DEFAULT_CRAWLER_WAIT = 3600.0

@@ -148,6 +148,22 @@ def _serve_only(
     )
 
 
+def _crawler_job_setting(
+    name: str, help: str, flag: str, *, recheck_help: str | None = None, **fields: Any
+) -> Option:
+    """A Crawler job's setting: ``citecheck batch`` and ``citecheck recheck`` only (a
+    pytest run and a service request crawl synchronously)."""
+    return Option(
+        name,
+        help,
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={"batch": Flag(flag), "recheck": Flag(flag, recheck_help)},
+        service=Hidden("a request is verified while its client waits"),
+        **fields,
+    )
+
+
 def _pytest_panel_setting(name: str, help: str, **fields: Any) -> Option:
     """A judge panel's setting: the pytest flag ``--citecheck-NAME`` and ini
     ``citecheck_NAME`` set the engine's field; no subcommand or the service has a panel."""
@@ -1186,6 +1202,74 @@ OPTIONS: tuple[Option, ...] = (
         cli={"batch": Flag("--no-progress")},
         service=Hidden("a service prints no progress"),
     ),
+    # -- large audits: Crawlbase's Crawler ------------------------------------------------
+    _crawler_job_setting(
+        "via_crawler",
+        "fetch the pages through this Crawlbase Crawler (push, then verify each claim as "
+        "its pages are delivered to `citecheck serve`'s webhook) instead of one Crawling "
+        "API call each; the job is resumed by running the same command again.",
+        "--via-crawler",
+        recheck_help="fetch the live pages through this Crawlbase Crawler (push, then "
+        "recheck each claim as its pages are delivered to `citecheck serve`'s webhook); "
+        "the job is resumed by running the same command again.",
+        parse=at.crawler_name,
+        metavar="NAME",
+        shown_default="none: the synchronous Crawling API",
+        doc=(
+            "push the citations to this Crawlbase Crawler and verify (or recheck) each claim "
+            "as its pages arrive at the webhook; the batch needs `--record once` (or `all`/"
+            "`rewrite`): each claim's cassette records its pages (see [Large "
+            "audits](large-audits.md))"
+        ),
+    ),
+    Option(
+        "jobs_dir",
+        "the folder of the Crawler jobs' state (one folder per job).",
+        default=Path(d.DEFAULT_JOBS_DIR),
+        parse=Path,
+        metavar="DIR",
+        shown_default=d.DEFAULT_JOBS_DIR,
+        pytest_flag=Hidden("a pytest run crawls synchronously; large audits are a batch"),
+        ini=Hidden(_PER_RUN_ONLY),
+        cli={
+            "batch": Flag("--jobs-dir"),
+            "recheck": Flag("--jobs-dir"),
+            # The webhook keeps the deliveries of the jobs in this folder; a service
+            # started without it refuses deliveries.
+            "serve": Flag(
+                "--jobs-dir",
+                "accept Crawlbase Crawler deliveries at POST /crawler/deliveries for the "
+                "jobs in this folder (DIR/<job>/job.sqlite; default: none, deliveries are "
+                "refused).",
+                default=None,
+                own_default=True,
+            ),
+        },
+        service="jobs_dir",
+        doc=(
+            "the folder of the Crawler jobs' state; `citecheck serve --jobs-dir` accepts "
+            "Crawlbase Crawler deliveries at `POST /crawler/deliveries` for the jobs in it "
+            "(see [Large audits](large-audits.md))"
+        ),
+    ),
+    _crawler_job_setting(
+        "job",
+        "the Crawler job's name (resume it by naming it again); default: the first "
+        "claim file's name and a digest of the subcommand, the Crawler and the files.",
+        "--job",
+        parse=at.job_name,
+        metavar="NAME",
+        shown_default="derived from the command",
+    ),
+    _crawler_job_setting(
+        "crawler_wait",
+        "seconds a Crawler job waits with no page delivered before it stops (the pages "
+        "still on their way are picked up by running the command again).",
+        "--crawler-wait",
+        default=d.DEFAULT_CRAWLER_WAIT,
+        parse=at.positive_seconds,
+        metavar="SECONDS",
+    ),
     # -- the HTTP service ----------------------------------------------------------------
     _serve_only(
         "allow_judge",
@@ -1196,22 +1280,6 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         shown_default="only --judge",
         service="allowed_judges",
-    ),
-    Option(
-        "jobs_dir",
-        "accept Crawlbase Crawler deliveries at POST /crawler/deliveries for the jobs in "
-        "this folder (DIR/<job>/job.sqlite).",
-        parse=Path,
-        metavar="DIR",
-        shown_default="none (deliveries are refused)",
-        pytest_flag=Hidden(_SERVE_ONLY),
-        ini=Hidden(_SERVE_ONLY),
-        cli={"serve": Flag("--jobs-dir")},
-        service="jobs_dir",
-        doc=(
-            "accept Crawlbase Crawler deliveries at `POST /crawler/deliveries` for the jobs "
-            "in this folder (see [Large audits](large-audits.md))"
-        ),
     ),
     _serve_only("max_urls", "most URLs one request may cite", d.DEFAULT_MAX_URLS),
     _serve_only(

@@ -57,6 +57,7 @@ from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSett
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
+    from pytest_citecheck.engine.crawler_job import JobClaim
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 
@@ -488,3 +489,61 @@ def _likeness(a: str, b: str) -> float:
     if matcher.real_quick_ratio() == 0:
         return 0.0
     return matcher.ratio()
+
+
+class RecheckWork:
+    """A Crawler job's work for ``citecheck recheck --via-crawler``: each claim with a
+    recording is rechecked once its pages are delivered (the live fetch answered from
+    the deliveries, recorded in the recheck's own cassette as a synchronous one is).
+    The ``rechecker`` must be built with the job's delivery transport as its live
+    transport."""
+
+    def __init__(self, rechecker: Rechecker) -> None:
+        self.rechecker = rechecker
+
+    def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        """The cited URLs the recheck fetches live: none without a recording."""
+        from pytest_citecheck.recording.jobs import citation_id
+        from pytest_citecheck.stages.fetch_rules import is_pdf
+
+        if not jc.cassette.is_file():
+            return []
+        return [
+            (citation_id(jc.ident, position), c.url)
+            for position, c in enumerate(jc.claim.citations, 1)
+            if c.url and not is_pdf(c.url)
+        ]
+
+    def run(self, jc: JobClaim) -> ClaimRecheck:
+        return self.rechecker.recheck(jc.claim, jc.cassette, jc.key)
+
+    def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> ClaimRecheck:
+        """A page the Crawler never received: nothing could be compared for it."""
+        out = ClaimRecheck(
+            nodeid=jc.key, id=jc.claim.id, claim=jc.claim.claim, cassette=str(jc.cassette)
+        )
+        out.citations = [
+            _error(c.target, f"the Crawler never received this page: {refused[c.target]}")
+            if c.target in refused
+            else _error(
+                c.target, "not rechecked: another page of the claim never reached the Crawler"
+            )
+            for c in _url_citations(jc.claim)
+        ]
+        return out
+
+    def finished_before(self, jc: JobClaim) -> ClaimRecheck | None:
+        return None  # rechecked again on the pages the job keeps (no push)
+
+    def outcomes(self, jc: JobClaim, result: ClaimRecheck) -> dict[int, tuple[bool, str]]:
+        by_url = {check.url: check for check in result.citations}
+        out: dict[int, tuple[bool, str]] = {}
+        for position, citation in enumerate(jc.claim.citations, 1):
+            check = by_url.get(citation.url or "")
+            if check is None:
+                continue
+            if check.status is RecheckStatus.ERROR:
+                out[position] = (False, f"recheck error: {check.detail}")
+            else:
+                out[position] = (True, check.status.value)
+        return out

@@ -28,6 +28,8 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
+    import httpx
+
     from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.retrieval import Ranker
@@ -127,3 +129,7 @@ class StageHooks:
     make_fetcher: Callable[[], Fetcher | None] | None = None
     make_judge: Callable[[str], Judge | None] | None = None
     make_ranker: Callable[[], Ranker | None] | None = None
+    # Where the stages' HTTP goes when it is not replayed (None: the network). A Crawler
+    # job answers the fetcher's Crawling API requests from its deliveries here, so each
+    # claim's cassette records them like live replies.
+    make_transport: Callable[[], httpx.BaseTransport | None] | None = None

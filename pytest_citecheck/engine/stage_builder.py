@@ -112,8 +112,10 @@ class StageBuilder:
                 from pytest_citecheck.recording.transport import StageTransport, stage_client
 
                 batch = self.judge_batch()
-                live = None if batch is None else batch.transport(httpx.HTTPTransport())
-                self._transport = StageTransport(self.settings.max_page_bytes, live)
+                inner = self.hooks.make_transport() if self.hooks.make_transport else None
+                if batch is not None:
+                    inner = batch.transport(inner or httpx.HTTPTransport())
+                self._transport = StageTransport(self.settings.max_page_bytes, live=inner)
                 self._client = stage_client(self._transport)
             return self._client
 

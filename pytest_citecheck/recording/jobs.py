@@ -17,6 +17,14 @@ the job and citation ids in its callback headers (echoed back on the delivery),
 and :meth:`JobStore.record_delivery` binds such a delivery to its citation even
 when the push's ``rid`` was never written down.
 
+A taken citation may wait (the push rate, a connection) before its request goes
+out, so :meth:`JobStore.mark_sending` is committed as late as possible, when the
+request is about to be written: a citation a dead pusher took but never sent is
+certainly not at Crawlbase, and
+:meth:`JobStore.recover_unsent` puts it back in the queue. Only one runner works
+on a job at a time (:meth:`JobStore.lock`), so "taken, not sent" on resume always
+means "by a process that is gone".
+
 Delivered pages are kept as the Crawler sent them (gzip-compressed bytes), so
 acknowledging a delivery costs one insert, not a decompression.
 """
@@ -25,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import re
+import os
 import sqlite3
 import threading
 import time
@@ -34,14 +42,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from pytest_citecheck.core.argtypes import JOB_NAME
+
 # The callback headers a push asks the Crawler to echo on its delivery
 # (``callback_headers=Citecheck-Job:JOB|Citecheck-Citation:ID``).
 JOB_HEADER = "Citecheck-Job"
 CITATION_HEADER = "Citecheck-Citation"
 
-# A job's name is a folder name and an HTTP header value: kept to a safe alphabet.
-JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 STORE_FILE = "job.sqlite"
+LOCK_FILE = "runner.lock"
+
+
+class JobBusy(Exception):
+    """Another process is running this job."""
 
 
 class JobState(StrEnum):
@@ -107,7 +120,9 @@ CREATE TABLE IF NOT EXISTS citations (
     rid TEXT UNIQUE,
     detail TEXT,
     pushes INTEGER NOT NULL DEFAULT 0,
-    updated REAL NOT NULL
+    updated REAL NOT NULL,
+    -- when the push request was about to be sent (NULL: never sent)
+    sending REAL
 );
 CREATE INDEX IF NOT EXISTS citations_state ON citations (state);
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -138,7 +153,18 @@ class JobStore:
         folder = root / job
         folder.mkdir(parents=True, exist_ok=True)
         store = cls(folder / STORE_FILE)
-        store._db().executescript(_SCHEMA)  # executescript commits on its own
+        db = store._db()
+        db.executescript(_SCHEMA)  # executescript commits on its own
+        columns = {row[1] for row in db.execute("PRAGMA table_info(citations)")}
+        if "sending" not in columns:
+            # A job file written before pushes were marked sent: its ``pushing`` rows may
+            # have been sent, so they count as sent (never pushed twice).
+            with store._write() as tx:
+                tx.execute("ALTER TABLE citations ADD COLUMN sending REAL")
+                tx.execute(
+                    "UPDATE citations SET sending = updated WHERE state = ?",
+                    (JobState.PUSHING.value,),
+                )
         return store
 
     @classmethod
@@ -233,7 +259,72 @@ class JobStore:
     def requeue(self, citation: str, detail: str) -> None:
         """A push known *not* to have been accepted (refused, or never sent)
         goes back to the queue, with why."""
-        self._set(citation, JobState.QUEUED, detail, only_from=JobState.PUSHING)
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET state = ?, detail = ?, sending = NULL, updated = ? "
+                "WHERE citation = ? AND state = ?",
+                (JobState.QUEUED.value, detail, time.time(), citation, JobState.PUSHING.value),
+            )
+
+    def mark_sending(self, citation: str) -> None:
+        """Committed when the push request is about to be written: from here on the
+        push may have reached Crawlbase, so the citation is never pushed again."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET sending = ?, updated = ? WHERE citation = ? AND state = ?",
+                (time.time(), time.time(), citation, JobState.PUSHING.value),
+            )
+
+    def recover_unsent(self) -> int:
+        """Put back in the queue every citation taken for a push whose request was
+        never sent (its pusher died waiting its turn); call it holding :meth:`lock`.
+        Returns how many. Their push count is taken back: nothing was pushed."""
+        with self._write() as db:
+            return db.execute(
+                "UPDATE citations SET state = ?, pushes = MAX(pushes - 1, 0), updated = ?, "
+                "detail = 'taken by a pusher that stopped before sending it' "
+                "WHERE state = ? AND sending IS NULL",
+                (JobState.QUEUED.value, time.time(), JobState.PUSHING.value),
+            ).rowcount
+
+    def awaiting_delivery(self) -> list[Row]:
+        """Citations whose push was (or may have been) sent and whose page has not
+        come: they wait for their delivery, never for a second push."""
+        sql = (
+            "SELECT citation, url, state, rid, detail, pushes FROM citations "
+            "WHERE state = ? OR (state = ? AND rid IS NULL AND sending IS NOT NULL) "
+            "ORDER BY rowid"
+        )
+        args = (JobState.PUSHED.value, JobState.PUSHING.value)
+        return [
+            Row(str(c), str(u), JobState(st), r, d, int(n))
+            for c, u, st, r, d, n in self._db().execute(sql, args)
+        ]
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the job for one runner (pusher and verifier): a second one raises
+        :class:`JobBusy` at once instead of working beside it. The lock is the
+        operating system's (released when the process dies, however it dies);
+        without ``fcntl`` (Windows) there is none."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        path = self.path.parent / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise JobBusy(
+                    f"job {self.path.parent.name!r} is being run by another process "
+                    f"(lock {path}); wait for it or stop it, then run again"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
 
     # -- deliveries --------------------------------------------------------------
 
@@ -329,6 +420,30 @@ class JobStore:
             db.execute(sql, args)
 
     # -- reading -----------------------------------------------------------------
+
+    def state(self, citation: str) -> JobState | None:
+        row = (
+            self._db()
+            .execute("SELECT state FROM citations WHERE citation = ?", (citation,))
+            .fetchone()
+        )
+        return None if row is None else JobState(row[0])
+
+    def detail(self, citation: str) -> str | None:
+        """Why the citation is where it is (a label, a failure, a requeued push)."""
+        row = (
+            self._db()
+            .execute("SELECT detail FROM citations WHERE citation = ?", (citation,))
+            .fetchone()
+        )
+        return None if row is None or row[0] is None else str(row[0])
+
+    def states(self) -> dict[str, JobState]:
+        """Every citation's state, by citation id."""
+        return {
+            str(c): JobState(s)
+            for c, s in self._db().execute("SELECT citation, state FROM citations")
+        }
 
     def rows(self, state: JobState | None = None) -> list[Row]:
         sql = "SELECT citation, url, state, rid, detail, pushes FROM citations"

@@ -105,11 +105,24 @@ _STORE_CREDITS = 0.5
 DEFAULT_RETRY = RetryPolicy()
 
 
-def credits_for(kind: TokenKind, cb_status: int | None, original_status: int | None) -> float:
-    """What one Crawling API call costs (``store=true`` always adds 0.5 when billed)."""
+def base_url_from(environ: Mapping[str, str]) -> str:
+    """The Crawling API's base URL: ``CITECHECK_CRAWLBASE_URL`` when set, else Crawlbase's."""
+    return environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+
+
+# A reply answered from a Crawler delivery (recording/deliveries.py) names its rid here:
+# the page was crawled once, by the Crawler, whatever the fetcher asks after it.
+CRAWLER_RID_HEADER = "citecheck-crawler-rid"
+
+
+def credits_for(
+    kind: TokenKind, cb_status: int | None, original_status: int | None, store: bool = True
+) -> float:
+    """What one Crawling API call costs (``store=true`` adds 0.5 when billed; a
+    Crawler push stores nothing)."""
     if cb_status != 200 or original_status not in _BILLED_ORIGINAL_STATUSES:
         return 0.0
-    return _CREDITS[kind] + _STORE_CREDITS
+    return _CREDITS[kind] + (_STORE_CREDITS if store else 0.0)
 
 
 # -- one API reply, interpreted ------------------------------------------------
@@ -129,6 +142,8 @@ class _Reply:
     rid: str | None = None
     failure: str | None = None  # why there is no usable reply, for humans
     stopped: str | None = None  # why a reply asked to be retried was not (Sent.stopped)
+    # The Crawler's rid when the reply is a Crawler delivery (billed once, no storage).
+    crawler_rid: str | None = None
 
     @property
     def chars(self) -> int:
@@ -144,7 +159,9 @@ class _Reply:
             final_url=self.final_url,
             rid=self.rid,
             non_whitespace_chars=self.chars,
-            credits=credits_for(self.kind, self.cb_status, self.original_status),
+            credits=credits_for(
+                self.kind, self.cb_status, self.original_status, store=self.crawler_rid is None
+            ),
         )
 
 
@@ -167,7 +184,17 @@ class _Crawl:
 
     @property
     def fetches(self) -> list[Fetch]:
-        return [r.record() for r in self.replies]
+        out: list[Fetch] = []
+        delivered: set[str] = set()
+        for reply in self.replies:
+            fetch = reply.record()
+            if reply.crawler_rid is not None:
+                # Asked again (thin, JavaScript), the same delivery answers: crawled once.
+                if reply.crawler_rid in delivered:
+                    fetch = fetch.model_copy(update={"credits": 0.0})
+                delivered.add(reply.crawler_rid)
+            out.append(fetch)
+        return out
 
     def page(self, reply: _Reply) -> FetchResult:
         """The raw page ``reply`` gave, for the page rules to read."""
@@ -278,8 +305,7 @@ class CrawlbaseFetcher:
         """Build from ``CRAWLBASE_TOKEN``, ``CRAWLBASE_JS_TOKEN`` and, when set,
         ``CITECHECK_CRAWLBASE_URL`` (the API's base URL); ``kw`` go to the constructor."""
         env = os.environ if environ is None else environ
-        if env.get(BASE_URL_ENV):
-            kw.setdefault("base_url", env[BASE_URL_ENV])
+        kw.setdefault("base_url", base_url_from(env))
         return cls(
             token=env.get(TOKEN_ENV["normal"]) or None,
             js_token=env.get(TOKEN_ENV["javascript"]) or None,
@@ -465,6 +491,7 @@ class CrawlbaseFetcher:
             final_url=_final_url(headers),
             rid=_rid(headers),
             stopped=sent.stopped,
+            crawler_rid=headers.get(CRAWLER_RID_HEADER),
         )
         crawl.replies.append(reply)
         return reply

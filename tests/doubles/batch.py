@@ -28,8 +28,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
-from tests.doubles.llm import JudgeCall, Scripted, verdict
+from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict
 
 SITE = "https://example.com"
 FILLER = (
@@ -113,3 +115,23 @@ def write_records(path: Path, records: list[dict[str, object]] | None = None) ->
     lines = [json.dumps(r) for r in (RECORDS if records is None else records)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def use_doubles(
+    monkeypatch: pytest.MonkeyPatch, api: CrawlbaseDouble, llm: LLMDouble, openai_key: str
+) -> None:
+    """The batch's world on loopback, configured through the environment as a user
+    would: :data:`PAGES` in the Crawling API double, an OpenAI judge on the LLM double,
+    and a ranker with no model."""
+    from pytest_citecheck.stages import retrieval
+
+    # No embedding model in these tests: the engine builds its ranker through this.
+    monkeypatch.setattr(
+        retrieval, "make_ranker", lambda name, cache_dir=None: FirstPassages(), raising=False
+    )
+    add_pages(api)
+    monkeypatch.setenv("CRAWLBASE_TOKEN", api.tokens["normal"])
+    monkeypatch.setenv("CRAWLBASE_JS_TOKEN", api.tokens["javascript"])
+    monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", openai_key)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))

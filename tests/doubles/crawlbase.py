@@ -117,6 +117,22 @@ class Call:
         return self.params.get("format")
 
 
+@dataclass(frozen=True)
+class Push:
+    """One push to a Crawler, and the rid it was answered with."""
+
+    url: str
+    crawler: str
+    params: dict[str, str]
+    rid: str
+
+    @property
+    def echoed(self) -> dict[str, str]:
+        """The ``callback_headers`` the Crawler would send back on the delivery."""
+        pairs = (item.partition(":") for item in self.params.get("callback_headers", "").split("|"))
+        return {name: value for name, _, value in pairs if name}
+
+
 @dataclass
 class _Stored:
     url: str
@@ -132,6 +148,7 @@ class _State:
     calls: list[Call] = field(default_factory=list)
     served: dict[tuple[str, str], int] = field(default_factory=dict)
     stored: dict[str, _Stored] = field(default_factory=dict)
+    pushes: list[Push] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     # The rate limit (None: none): requests in flight beyond it get 429 + Retry-After.
     max_concurrent: int | None = None
@@ -164,6 +181,8 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
     url = params.get("url")
     if not url or not url.startswith(("http://", "https://")):
         return 422, [], b""
+    if params.get("callback") == "true" and params.get("crawler"):
+        return _answer_push(state, params)
     page = state.pages.get(url)
     if page is None:
         error = {"error": f"CrawlbaseDouble: no page registered for {url}"}
@@ -198,6 +217,16 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
         if page.send_rid_header:
             headers.append(("rid", rid))
     return page.http_status, headers, body.encode()
+
+
+def _answer_push(state: _State, params: dict[str, str]) -> _Reply:
+    """A push to the Crawler (``callback=true&crawler=NAME``): answered at once with a
+    new rid, as the Crawler's pushing page shows; the crawl itself is not played here
+    (tests deliver the page themselves, from :attr:`CrawlbaseDouble.pushes`)."""
+    seed = f"{params['crawler']}|{params['url']}|{len(state.pushes)}"
+    rid = hashlib.sha1(seed.encode()).hexdigest()[:24]
+    state.pushes.append(Push(params["url"], params["crawler"], params, rid))
+    return 200, [("Content-Type", "application/json")], json.dumps({"rid": rid}).encode()
 
 
 def _transient(page: Page, status: int) -> _Reply:
@@ -283,6 +312,12 @@ class CrawlbaseDouble(LoopbackServer):
         """Every request received so far, in order (a copy)."""
         with self._state.lock:
             return list(self._state.calls)
+
+    @property
+    def pushes(self) -> list[Push]:
+        """The pushes to a Crawler (``callback=true``) answered with a rid, in order."""
+        with self._state.lock:
+            return list(self._state.pushes)
 
     @property
     def api_calls(self) -> list[Call]:

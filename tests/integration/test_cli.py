@@ -17,14 +17,12 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.frontends.cli import main
-from pytest_citecheck.stages import retrieval
 from tests.doubles.batch import (
     PAGES,
     RECORDS,
     SITE,
-    FirstPassages,
-    add_pages,
     judge_by_page,
+    use_doubles,
     write_records,
 )
 from tests.doubles.crawlbase import CrawlbaseDouble
@@ -38,17 +36,8 @@ OPENAI_KEY = "sk-test-cli-0123456789"
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
     """The Crawling API and an OpenAI judge on loopback, configured through the
     environment as a user would."""
-    # No embedding model in unit tests: the engine builds its ranker through this.
-    monkeypatch.setattr(
-        retrieval, "make_ranker", lambda name, cache_dir=None: FirstPassages(), raising=False
-    )
     with CrawlbaseDouble() as api, LLMDouble(judge_by_page) as llm:
-        add_pages(api)
-        monkeypatch.setenv("CRAWLBASE_TOKEN", api.tokens["normal"])
-        monkeypatch.setenv("CRAWLBASE_JS_TOKEN", api.tokens["javascript"])
-        monkeypatch.setenv("CITECHECK_CRAWLBASE_URL", api.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url("openai"))
+        use_doubles(monkeypatch, api, llm, OPENAI_KEY)
         yield api, llm
 
 

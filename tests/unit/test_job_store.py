@@ -88,3 +88,68 @@ def test_job_names_that_are_not_folder_names_are_refused(tmp_path: Path) -> None
         JobStore.create(tmp_path, "../escape")
     assert JobStore.open(tmp_path, "../escape") is None
     assert JobStore.open(tmp_path, "missing") is None
+
+
+# -- a pusher that died, and one runner at a time ---------------------------------------
+
+
+def test_a_citation_taken_but_never_sent_goes_back_to_the_queue_on_resume(
+    store: JobStore,
+) -> None:
+    (sent, _), (unsent, _) = store.take_for_push(2)
+    store.mark_sending(sent)  # its request went out; then the process died
+    assert store.recover_unsent() == 1
+    states = store.states()
+    assert states[unsent] is JobState.QUEUED
+    assert states[sent] is JobState.PUSHING  # may be at Crawlbase: never pushed again
+    assert [row.citation for row in store.awaiting_delivery()] == [sent]
+    assert {row.citation: row.pushes for row in store.rows()} == {sent: 1, unsent: 0}
+    assert store.take_for_push(5) == [(unsent, "https://b")]
+
+
+def test_a_sent_push_whose_answer_was_lost_still_gets_its_delivery(store: JobStore) -> None:
+    ((cid, url),) = store.take_for_push(1)
+    store.mark_sending(cid)
+    store.recover_unsent()
+    assert store.record_delivery(delivery("rid-late", url), cid) is DeliveryOutcome.ACCEPTED
+    assert store.states()[cid] is JobState.DELIVERED
+    assert store.awaiting_delivery() == []
+
+
+def test_a_requeued_push_is_no_longer_marked_sent(store: JobStore) -> None:
+    ((cid, _),) = store.take_for_push(1)
+    store.mark_sending(cid)
+    store.requeue(cid, "HTTP 429: not queued")
+    store.take_for_push(1)
+    assert store.recover_unsent() == 1  # taken again, not sent again: back in the queue
+
+
+def test_only_one_runner_holds_a_job(store: JobStore, tmp_path: Path) -> None:
+    from pytest_citecheck.recording.jobs import JobBusy
+
+    other = JobStore.open(tmp_path, "nightly")
+    assert other is not None
+    with store.lock(), pytest.raises(JobBusy, match="another process"), other.lock():
+        pass
+    with other.lock():  # released when the first runner let go
+        pass
+
+
+def test_a_job_file_from_before_the_sent_mark_gains_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    with sqlite3.connect(folder / "job.sqlite") as db:
+        db.execute(
+            "CREATE TABLE citations (citation TEXT PRIMARY KEY, url TEXT NOT NULL, "
+            "state TEXT NOT NULL, rid TEXT UNIQUE, detail TEXT, "
+            "pushes INTEGER NOT NULL DEFAULT 0, updated REAL NOT NULL)"
+        )
+        db.execute(
+            "INSERT INTO citations VALUES ('c1#1', 'https://a', 'pushing', NULL, NULL, 1, 0)"
+        )
+    store = JobStore.create(tmp_path, "old")
+    # Taken under the old rule, "pushing" may mean sent: it waits for its page.
+    assert store.recover_unsent() == 0
+    assert [row.citation for row in store.awaiting_delivery()] == ["c1#1"]

@@ -1,5 +1,5 @@
 """The ``citecheck`` console script: ``batch``, ``validate``, ``import``, ``recheck``,
-``audit``, ``serve``.
+``audit``, ``jobs``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
 its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
@@ -29,6 +29,7 @@ from pytest_citecheck.frontends.cli.common import (
     engine_settings,
 )
 from pytest_citecheck.frontends.cli.imports import run_import
+from pytest_citecheck.frontends.cli.jobs import run_jobs_status
 from pytest_citecheck.frontends.cli.parser import build_parser
 from pytest_citecheck.frontends.cli.recheck import run_recheck
 from pytest_citecheck.frontends.cli.serve import (
@@ -71,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_audit_list(args)
         if args.command == "audit" and args.audit_command == "page":
             return run_audit_page(args)
+        if args.command == "jobs" and args.jobs_command == "status":
+            return run_jobs_status(args)
         if args.command == "serve":
             return run_serve(args)
         if args.command == "import":

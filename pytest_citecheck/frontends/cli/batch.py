@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,11 +27,13 @@ from pytest_citecheck.frontends.cli.common import (
     engine_settings,
     read_batch,
 )
+from pytest_citecheck.frontends.cli.jobs import check_crawler_options, delivery_transport, run_job
 
 if TYPE_CHECKING:
     from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.recording.deliveries import DeliveryTransport
     from pytest_citecheck.reports.finish import AuditRun
     from pytest_citecheck.reports.report import Outputs
 
@@ -55,10 +58,13 @@ def outputs(args: argparse.Namespace) -> Outputs:
     return Outputs(**fields_for("outputs", _values(args)))
 
 
-def _engine(args: argparse.Namespace, terms: Terms) -> Engine:
-    from pytest_citecheck.engine.core import Engine
+def _engine(
+    args: argparse.Namespace, terms: Terms, transport: DeliveryTransport | None = None
+) -> Engine:
+    from pytest_citecheck.engine.core import Engine, StageHooks
 
-    return Engine.from_settings(engine_settings(args, terms))
+    hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
+    return Engine.from_settings(engine_settings(args, terms), hooks)
 
 
 def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -70,11 +76,15 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 "replays nor records (record with --record once)"
             )
         args.record = None  # live from here on: no cassette
+    check_crawler_options(args)
     _check_outputs(args)
     audit = _open_audit(args.audit, "batch")
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
+    # --via-crawler: the fetcher's Crawling API requests are answered from the job's
+    # deliveries; everything else (the judges) goes to the network.
+    transport = delivery_transport(os.environ) if args.via_crawler is not None else None
     # --record live: the engine then fetches and judges for real, with no cassette.
-    engine = _engine(args, batch_terms(batch.files, args.cassettes))
+    engine = _engine(args, batch_terms(batch.files, args.cassettes), transport)
     batch.drop_unknown_judges(engine, args.judge)
     for problem in batch.problems:
         print(problem, file=sys.stderr)
@@ -113,6 +123,20 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         on_result = _recorder(audit, progress, keys, audit_problems)
         from pytest_citecheck.engine.core import Interrupted
 
+        if transport is not None:
+            return _via_crawler(
+                args,
+                engine,
+                transport,
+                batch,
+                keys,
+                cassette_for,
+                on_result,
+                out,
+                audit,
+                audit_problems,
+                progress,
+            )
         try:
             results = engine.verify_claims_sync(
                 claims,
@@ -139,6 +163,52 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             print(summary, file=sys.stderr)
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, audit, out, audit_problems)
+
+
+def _via_crawler(
+    args: argparse.Namespace,
+    engine: Engine,
+    transport: DeliveryTransport,
+    batch: BatchInput,
+    keys: Sequence[str],
+    cassette_for: Callable[[Claim], Path | None],
+    on_result: Callable[[int, ClaimResult], None],
+    out: TextIO,
+    audit: AuditRun | None,
+    audit_problems: list[str],
+    progress: _Progress,
+) -> int:
+    """The batch as a Crawler job: each claim verified as its pages are delivered."""
+    from pytest_citecheck.engine.crawler_job import BatchWork
+
+    index_of = {key: i for i, key in enumerate(keys)}
+    claims = [
+        (k, batch.claims[k], batch.files[k], _tape(cassette_for, batch.claims[k])) for k in keys
+    ]
+    work = BatchWork(engine)
+    try:
+        done = run_job(
+            args,
+            work,
+            transport,
+            claims,
+            lambda key, result: on_result(index_of[key], result),
+            concurrency=engine.settings.concurrency,
+            environ=engine.environ,
+        )
+    finally:
+        work.close()
+        progress.close()
+    if done is None:
+        return EXIT_GATE_FAILED
+    return _finish_batch(args, {k: done[k] for k in keys}, batch, audit, out, audit_problems)
+
+
+def _tape(cassette_for: Callable[[Claim], Path | None], claim: Claim) -> Path:
+    path = cassette_for(claim)
+    if path is None:  # check_crawler_options made the run a recording one
+        raise UsageError("--via-crawler needs a cassette for every claim (--record once)")
+    return path
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

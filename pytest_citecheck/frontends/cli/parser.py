@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_recheck(commands)
 
+    from pytest_citecheck.frontends.cli.jobs import add_jobs_parser
+
+    add_jobs_parser(commands)
+
     audit = commands.add_parser(
         "audit",
         help="read the audit index, or re-read a stored page.",

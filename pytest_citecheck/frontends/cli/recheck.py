@@ -15,6 +15,7 @@ from pytest_citecheck.frontends.cli.common import (
     engine_settings,
     read_batch,
 )
+from pytest_citecheck.frontends.cli.jobs import delivery_transport, run_job
 
 
 def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -23,7 +24,8 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
+    from pytest_citecheck.engine.core import StageHooks
+    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker, RecheckWork
     from pytest_citecheck.reports.recheck import RecheckReport
 
     out = out or sys.stdout
@@ -31,19 +33,41 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for problem in batch.problems:
         print(problem, file=sys.stderr)
     settings = engine_settings(args, batch_terms(batch.files, args.cassettes))
-    with Rechecker(settings, update=args.update) as rechecker:
+    # --via-crawler: the live fetches are answered from the Crawler job's deliveries.
+    transport = delivery_transport(os.environ) if args.via_crawler is not None else None
+    hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
+    with Rechecker(settings, update=args.update, hooks=hooks) as rechecker:
         try:
             rechecker.preflight()
         except ConfigurationError as exc:
             raise UsageError(str(exc)) from None
 
-        def recheck(key: str) -> ClaimRecheck:
+        def cassette(key: str) -> Path:
             claim, path = batch.claims[key], batch.files[key]
             root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-            return rechecker.recheck(claim, root / path.stem / f"{claim.id}.yaml", key)
+            return root / path.stem / f"{claim.id}.yaml"
 
-        with ThreadPoolExecutor(args.concurrency, thread_name_prefix="recheck") as pool:
-            results = list(pool.map(recheck, batch.claims))  # in input order
+        if transport is not None:
+            claims = [(k, batch.claims[k], batch.files[k], cassette(k)) for k in batch.claims]
+            done = run_job(
+                args,
+                RecheckWork(rechecker),
+                transport,
+                claims,
+                lambda key, result: None,
+                concurrency=args.concurrency,
+                environ=os.environ,
+            )
+            if done is None:
+                return EXIT_GATE_FAILED
+            results = [done[k] for k in batch.claims]
+        else:
+
+            def recheck(key: str) -> ClaimRecheck:
+                return rechecker.recheck(batch.claims[key], cassette(key), key)
+
+            with ThreadPoolExecutor(args.concurrency, thread_name_prefix="recheck") as pool:
+                results = list(pool.map(recheck, batch.claims))  # in input order
     fail_on = [RecheckStatus(name) for name in args.fail_on]
     report = RecheckReport(claims=results, fail_on=fail_on, update=args.update)
     failures = [

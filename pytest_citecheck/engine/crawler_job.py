@@ -1,0 +1,408 @@
+"""A Crawler job: push every web citation to Crawlbase's Crawler, run each claim as
+soon as its pages have been delivered, and survive being stopped and run again.
+
+The job's state lives in its :class:`~pytest_citecheck.recording.jobs.JobStore`; the
+webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
+
+1. holds the job (one runner at a time), and puts back in the queue what a dead
+   runner took but never sent (:meth:`JobStore.recover_unsent`);
+2. queues every web citation whose page the work will ask the Crawling API for (a
+   PDF or a URL the URL policy refuses is never crawled, so never pushed); adding
+   them again on a resume changes nothing;
+3. pushes what is queued, at the Crawler's push rate, from a few threads: a push
+   certainly not queued at Crawlbase goes back to the queue, one that may be queued
+   stays ``pushing`` and waits for its delivery -- never for a second push;
+4. runs each claim whose web citations have all been delivered (:class:`JobWork`:
+   :class:`BatchWork` verifies and records it through the engine's normal path, a
+   recheck compares it with its recording) while
+   :class:`~pytest_citecheck.recording.deliveries.DeliveryTransport` answers the
+   fetcher's Crawling API requests from the deliveries, so a cassette records the
+   pages like a synchronous crawl (marked with the Crawler's rid) and replays offline
+   like any recording; each citation is then ``judged`` (its label) or ``failed``
+   (with why);
+5. stops when every claim is done, or when nothing moved for ``idle_timeout``
+   seconds (the pages still awaited keep arriving at the webhook; running the job
+   again picks them up).
+
+A claim a previous run finished is not run again where the work can say its result
+without a request (:meth:`JobWork.finished_before`: the batch replays its cassette);
+claims with nothing to push (a cassette to replay, documents only) run at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+
+from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.core.text import truncate
+from pytest_citecheck.engine.verification import error_result
+from pytest_citecheck.recording.jobs import (
+    CITATION_HEADER,
+    JOB_HEADER,
+    Delivery,
+    JobState,
+    JobStore,
+    citation_id,
+)
+from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate, PushResult
+from pytest_citecheck.stages.fetch_rules import is_pdf
+from pytest_citecheck.stages.url_policy import check as check_url
+
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.recording.deliveries import DeliveryTransport
+
+# States a citation leaves only when its page arrives.
+_WAITING = frozenset({JobState.QUEUED, JobState.PUSHING, JobState.PUSHED})
+_DONE = frozenset({JobState.JUDGED, JobState.FAILED})
+# A push refused as "not queued" (429, 503, no connection) this many times fails.
+MAX_PUSH_TRIES = 5
+_DETAIL_CHARS = 300
+
+
+@dataclass(frozen=True)
+class JobClaim:
+    """One claim of the job: its name in reports, its cassette, and ``ident``, the
+    claim part of its citation ids (unique in the job; no ``:`` or ``|``)."""
+
+    key: str
+    claim: Claim
+    cassette: Path
+    ident: str
+
+    def pushed_citations(self, url_policy: str) -> list[tuple[str, str]]:
+        """``(citation id, url)`` of the citations the fetcher will ask the Crawling
+        API for (position counts every citation, documents too)."""
+        return [
+            (citation_id(self.ident, position), c.url)
+            for position, c in enumerate(self.claim.citations, 1)
+            if c.url and not is_pdf(c.url) and check_url(url_policy, c.url) is None
+        ]
+
+
+R = TypeVar("R")
+
+
+class JobWork(Protocol[R]):
+    """What a job does with a claim once its pages are in: verify it (``citecheck
+    batch``) or recheck it (``citecheck recheck``)."""
+
+    def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        """``(citation id, url)`` of the citations whose pages it will ask for."""
+        ...
+
+    def run(self, jc: JobClaim) -> R:
+        """The claim, its pages answered from the deliveries (the caller serves them)."""
+        ...
+
+    def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> R:
+        """The claim when a page it needs never reached the Crawler (url -> why)."""
+        ...
+
+    def finished_before(self, jc: JobClaim) -> R | None:
+        """A claim a previous run finished (every page judged or failed): its result
+        without any request, or None to run it again on its stored pages."""
+        ...
+
+    def outcomes(self, jc: JobClaim, result: R) -> dict[int, tuple[bool, str]]:
+        """Each citation's outcome by 1-based position: (ok, its label or why not)."""
+        ...
+
+
+@dataclass
+class JobRun(Generic[R]):
+    """What one run of a job did."""
+
+    results: dict[str, R] = field(default_factory=dict)
+    # Every claim has a result: the job is done.
+    done: bool = False
+    pushed: int = 0
+
+
+class CrawlerJob(Generic[R]):
+    """Runs one job (see the module docstring). The engine ``work`` runs claims on
+    must have ``transport`` as its live transport (``StageHooks(make_transport=...)``).
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        work: JobWork[R],
+        transport: DeliveryTransport,
+        pusher: CrawlerPusher,
+        *,
+        rate: PushRate | None = None,
+        push_threads: int = 4,
+        concurrency: int = 4,
+        poll: float = 0.2,
+        idle_timeout: float = 3600.0,
+        retry_pause: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.job = store.path.parent.name
+        self.work = work
+        self.concurrency = concurrency
+        self.transport = transport
+        self.pusher = pusher
+        self.rate = rate or PushRate()
+        self.push_threads = push_threads
+        self.poll = poll
+        self.idle_timeout = idle_timeout
+        self.retry_pause = retry_pause
+        self._clock = clock
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+        self._tries: dict[str, int] = {}
+        self._pushed = 0
+        self._lock = threading.Lock()
+
+    # -- the run ----------------------------------------------------------------------
+
+    def run(
+        self,
+        claims: Sequence[JobClaim],
+        on_result: Callable[[str, R], None] | None = None,
+    ) -> JobRun[R]:
+        """Push, wait, verify; returns when every claim has a result or the job idled
+        ``idle_timeout`` seconds. Raises :class:`~pytest_citecheck.recording.jobs.JobBusy`
+        when another process runs the job, ConfigurationError when the token is refused."""
+        out: JobRun[R] = JobRun()
+        wanted = {jc.key: self.work.pushed_citations(jc) for jc in claims}
+        with self.store.lock():
+            self.store.recover_unsent()
+            self.store.add(pair for pairs in wanted.values() for pair in pairs)
+            self.store.set_meta("crawler", self.pusher.crawler)
+            pushers = [
+                threading.Thread(target=self._push_loop, name=f"citecheck-push-{i}", daemon=True)
+                for i in range(self.push_threads)
+            ]
+            for thread in pushers:
+                thread.start()
+            try:
+                self._verify_as_delivered(claims, wanted, out, on_result)
+            finally:
+                self._stop.set()
+                for thread in pushers:
+                    thread.join()
+        out.pushed = self._pushed
+        out.done = len(out.results) == len(claims)
+        self._raise_errors()
+        return out
+
+    def _verify_as_delivered(
+        self,
+        claims: Sequence[JobClaim],
+        wanted: dict[str, list[tuple[str, str]]],
+        out: JobRun[R],
+        on_result: Callable[[str, R], None] | None,
+    ) -> None:
+        pending = {jc.key: jc for jc in claims}
+        running: dict[Future[R], JobClaim] = {}
+        finished: queue.Queue[Future[R]] = queue.Queue()
+        last_change, last_counts = self._clock(), None
+        scanned: dict[JobState, int] | None = None
+        with ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="citecheck-job"
+        ) as pool:
+            while pending or running:
+                self._raise_errors()
+                counts = self.store.counts()
+                if pending and counts != scanned:
+                    # A claim becomes ready only when a citation leaves the waiting
+                    # states, which changes the counts: no full scan while none moves.
+                    scanned = counts
+                    states = self.store.states()
+                    for key, jc in list(pending.items()):
+                        found = [states.get(cid) for cid, _ in wanted[key]]
+                        if any(s in _WAITING for s in found):
+                            continue
+                        del pending[key]
+                        before = bool(found) and all(s in _DONE for s in found)
+                        future = pool.submit(self._claim, jc, wanted[key], before)
+                        running[future] = jc
+                        future.add_done_callback(finished.put)
+                done = _drain(finished, self.poll)
+                for future in done:
+                    jc = running.pop(future)
+                    result = future.result()  # a verifier's death ends the run
+                    out.results[jc.key] = result
+                    if on_result is not None:
+                        on_result(jc.key, result)
+                if done or counts != last_counts:
+                    last_change, last_counts = self._clock(), counts
+                elif not running and self._clock() - last_change >= self.idle_timeout:
+                    return
+
+    # -- verifying one claim --------------------------------------------------------
+
+    def _claim(self, jc: JobClaim, pushed: list[tuple[str, str]], before: bool) -> R:
+        if before:
+            earlier = self.work.finished_before(jc)
+            if earlier is not None:
+                return earlier
+        pages: dict[str, Delivery] = {}
+        refused: dict[str, str] = {}  # url -> why its push failed
+        for cid, url in pushed:
+            delivery = self.store.delivery(cid)
+            if delivery is None:
+                refused[url] = self.store.detail(cid) or "its push failed"
+            else:
+                pages.setdefault(url, delivery)
+        if refused:
+            result = self.work.unpushed(jc, refused)
+        else:
+            with self.transport.serving(pages):
+                result = self.work.run(jc)
+        self._mark(jc, pushed, result)
+        return result
+
+    def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: R) -> None:
+        outcomes = self.work.outcomes(jc, result)
+        for cid, _ in pushed:
+            position = int(cid.rpartition("#")[2])
+            if self.store.state(cid) is JobState.FAILED or position not in outcomes:
+                continue  # a failed push keeps its own reason
+            ok, what = outcomes[position]
+            if ok:
+                self.store.mark_judged(cid, what)
+            else:
+                self.store.mark_failed(cid, truncate(what, _DETAIL_CHARS, flatten=True))
+
+    # -- pushing ----------------------------------------------------------------------
+
+    def _push_loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                taken = self.store.take_for_push(1)
+                if not taken:
+                    return
+                cid, url = taken[0]
+                self.rate.wait()
+                echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
+                sending = functools.partial(self.store.mark_sending, cid)
+                self._settle(cid, self.pusher.push(url, echo, about_to_send=sending))
+        except BaseException as exc:  # a dead pusher stops the run; the state stays
+            with self._lock:
+                self._errors.append(exc)
+            self._stop.set()
+
+    def _settle(self, cid: str, result: PushResult) -> None:
+        if result.outcome == "accepted" and result.rid is not None:
+            self.store.mark_pushed(cid, result.rid)
+            with self._lock:
+                self._pushed += 1
+            return
+        if result.outcome == "ambiguous":
+            # It may be queued at Crawlbase: its delivery binds by the echoed id.
+            with self._lock:
+                self._pushed += 1
+            return
+        if result.fatal:
+            self.store.requeue(cid, result.detail)
+            raise ConfigurationError(result.detail)
+        if not result.retry:
+            self.store.mark_failed(cid, f"push refused: {result.detail}")
+            return
+        with self._lock:
+            tries = self._tries[cid] = self._tries.get(cid, 0) + 1
+        if tries >= MAX_PUSH_TRIES:
+            self.store.mark_failed(cid, f"push not queued after {tries} tries: {result.detail}")
+            return
+        self.store.requeue(cid, result.detail)
+        self._stop.wait(self.retry_pause)
+
+    def _raise_errors(self) -> None:
+        with self._lock:
+            errors = list(self._errors)
+        if errors:
+            raise errors[0]
+
+
+class BatchWork:
+    """``citecheck batch``'s work: each claim verified and recorded by the engine (a
+    claim a previous run verified is replayed from its cassette)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._replay_engine: Engine | None = None
+
+    def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        return jc.pushed_citations(self.engine.settings.url_policy)
+
+    def run(self, jc: JobClaim) -> ClaimResult:
+        return self.engine.verify(jc.claim, jc.cassette, jc.key)
+
+    def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> ClaimResult:
+        """Its page is missing, so the claim cannot be verified as a synchronous crawl
+        would verify it: nothing is recorded, and every citation says why."""
+        return unpushed_result(jc.claim, refused)
+
+    def finished_before(self, jc: JobClaim) -> ClaimResult | None:
+        if not jc.cassette.is_file():
+            return None  # it failed, so nothing was saved: verified again
+        with self._lock:
+            if self._replay_engine is None:
+                from pytest_citecheck.engine.core import Engine
+
+                settings = replace(self.engine.settings, record_mode=RecordMode.NONE)
+                self._replay_engine = Engine.from_settings(settings)
+            engine = self._replay_engine
+        return engine.verify(jc.claim, jc.cassette, jc.key)
+
+    def outcomes(self, jc: JobClaim, result: ClaimResult) -> dict[int, tuple[bool, str]]:
+        verdicts = result.verdicts
+        aligned = len(verdicts) == len(jc.claim.citations)
+        out: dict[int, tuple[bool, str]] = {}
+        for position in range(1, len(jc.claim.citations) + 1):
+            verdict = verdicts[position - 1] if aligned else verdicts[0]
+            if verdict.label == Label.ERROR:
+                why = f"{verdict.reason}: {verdict.detail}" if verdict.detail else verdict.reason
+                out[position] = (False, why or "error")
+            else:
+                out[position] = (True, verdict.label.value)
+        return out
+
+    def close(self) -> None:
+        if self._replay_engine is not None:
+            self._replay_engine.close()
+
+
+def _drain(finished: queue.Queue[Future[R]], timeout: float) -> list[Future[R]]:
+    """The futures done so far, waiting up to ``timeout`` for the first."""
+    out: list[Future[R]] = []
+    try:
+        out.append(finished.get(timeout=timeout))
+        while True:
+            out.append(finished.get_nowait())
+    except queue.Empty:
+        return out
+
+
+def unpushed_result(claim: Claim, refused: Mapping[str, str]) -> ClaimResult:
+    """``claim`` with a page that never reached the Crawler: every citation ``error``
+    (the refused ones with why, the others as not verified)."""
+    first = next(iter(refused))
+    verdicts = [
+        Verdict(
+            url=c.target,
+            label=Label.ERROR,
+            reason=Reason.CRAWL_FAILED,
+            detail=f"the Crawler never received this page: {refused[c.url]}"
+            if c.url is not None and c.url in refused
+            else f"not verified: {first}, cited by the same claim, never reached the Crawler",
+        )
+        for c in claim.citations
+    ]
+    return error_result(claim, Reason.CRAWL_FAILED, "").model_copy(update={"verdicts": verdicts})

@@ -1,0 +1,227 @@
+"""``citecheck batch --via-crawler NAME``'s job, and ``citecheck jobs status JOB``.
+
+The batch's claims become a Crawler job (engine/crawler_job.py) kept in
+``--jobs-dir/<job>/``; its pages arrive at ``citecheck serve``'s webhook, which
+writes them into the job's store. Running the same command again resumes the job:
+nothing is pushed twice, and the claims verified before are replayed from their
+cassettes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.core.defaults import BATCH_LIVE, DEFAULT_JOBS_DIR
+from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.crawler_job import JobWork
+    from pytest_citecheck.recording.deliveries import DeliveryTransport
+    from pytest_citecheck.recording.jobs import JobState
+
+BAR_WIDTH = 30
+R = TypeVar("R")
+
+
+def check_crawler_options(args: argparse.Namespace) -> None:
+    """--via-crawler records each claim's cassette from its delivered pages: it needs a
+    recording mode (the cassettes are what replays the job offline)."""
+    if args.via_crawler is None:
+        return
+    if args.record in (None, BATCH_LIVE) or RecordMode(args.record).replay_only:
+        raise UsageError(
+            f"--via-crawler records each claim's pages as the Crawler delivers them: add "
+            f"--record once (or all, rewrite); --record {args.record or BATCH_LIVE} records "
+            "nothing"
+        )
+
+
+def job_name(args: argparse.Namespace, files: Sequence[Path]) -> str:
+    """``--job``, else the first file's name and a digest of the subcommand, the
+    Crawler and the files (the same command names the same job, so running it again
+    resumes it)."""
+    if args.job is not None:
+        return str(args.job)
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", files[0].stem).lstrip("._-")[:40] or "job"
+    seen = "\n".join([args.command, args.via_crawler, *(str(p.resolve()) for p in files)])
+    return f"{stem}-{hashlib.sha256(seen.encode()).hexdigest()[:8]}"
+
+
+def claim_ident(path: Path, claim: Claim) -> str:
+    """The claim part of its citation ids: its file's name and its id (both kept to
+    characters a callback header carries)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", path.stem)
+    return f"{stem}.{claim.id}"
+
+
+def delivery_transport(environ: Mapping[str, str]) -> DeliveryTransport:
+    """The live transport of a job's engine: the Crawling API at its usual base URL
+    answered from the deliveries."""
+    from pytest_citecheck.recording.deliveries import DeliveryTransport
+    from pytest_citecheck.stages.fetch import base_url_from
+
+    return DeliveryTransport(base_url_from(environ))
+
+
+def run_job(
+    args: argparse.Namespace,
+    work: JobWork[R],
+    transport: DeliveryTransport,
+    claims: Sequence[tuple[str, Claim, Path, Path]],
+    on_result: Callable[[str, R], None],
+    *,
+    concurrency: int,
+    environ: Mapping[str, str],
+) -> dict[str, R] | None:
+    """Run (or resume) the command's job; ``claims`` are (key, claim, claim file,
+    cassette). Returns every claim's result, or None when the run stopped before the
+    last pages came (what it did is printed on stderr)."""
+    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.engine.crawler_job import CrawlerJob, JobClaim
+    from pytest_citecheck.recording.jobs import JobBusy, JobStore
+    from pytest_citecheck.stages.crawler import CrawlerPusher
+
+    files = list(dict.fromkeys(path for _, _, path, _ in claims))
+    name = job_name(args, files)
+    try:
+        store = JobStore.create(args.jobs_dir, name)
+        started_by = store.meta("command")
+        if started_by is not None and started_by != args.command:
+            raise ValueError(
+                f"job {name} was started by citecheck {started_by}: name another job with --job"
+            )
+        store.set_meta("command", args.command)
+        pusher = CrawlerPusher.from_env(args.via_crawler, environ)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--via-crawler: {exc}") from None
+    print(
+        f"citecheck: Crawler job {name} in {args.jobs_dir / name} "
+        f"(citecheck jobs status {name} --jobs-dir {args.jobs_dir})",
+        file=sys.stderr,
+    )
+    job = CrawlerJob(
+        store, work, transport, pusher, concurrency=concurrency, idle_timeout=args.crawler_wait
+    )
+    wanted = [
+        JobClaim(key, claim, tape, claim_ident(path, claim)) for key, claim, path, tape in claims
+    ]
+    try:
+        run = job.run(wanted, on_result)
+    except KeyboardInterrupt:
+        # Everything the job did is in its state: nothing to write here but the way back.
+        print(
+            f"\ncitecheck: job {name} stopped; run the same command again to resume it",
+            file=sys.stderr,
+        )
+        raise
+    except JobBusy as exc:
+        raise UsageError(str(exc)) from None
+    except ConfigurationError as exc:
+        raise UsageError(f"--via-crawler: {exc}") from None
+    finally:
+        pusher.close()
+    if run.done:
+        return run.results
+    for line in status_lines(name, store.counts()):
+        print(line, file=sys.stderr)
+    print(
+        f"citecheck: job {name} stopped after {args.crawler_wait:g}s with no page delivered; "
+        "the pages still on their way keep arriving at the webhook: run the same command "
+        "again to pick them up",
+        file=sys.stderr,
+    )
+    return None
+
+
+# -- citecheck jobs status ------------------------------------------------------------
+
+
+def status_lines(name: str, counts: dict[JobState, int]) -> list[str]:
+    """A job's counts per state under a progress bar of the finished citations."""
+    from pytest_citecheck.recording.jobs import JobState
+
+    total = sum(counts.values())
+    judged, failed = counts[JobState.JUDGED], counts[JobState.FAILED]
+    finished = judged + failed
+    filled = BAR_WIDTH * finished // total if total else BAR_WIDTH
+    bar = "#" * filled + "-" * (BAR_WIDTH - filled)
+    states = ", ".join(f"{state.value} {counts[state]}" for state in JobState)
+    return [
+        f"job {name}: {total} citation{'' if total == 1 else 's'}",
+        f"[{bar}] {finished}/{total} finished ({judged} judged, {failed} failed)",
+        f"  {states}",
+    ]
+
+
+def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Exit 0 when every citation of the job is judged or failed, 1 while some are
+    on their way, 2 when there is no such job."""
+    from pytest_citecheck.recording.jobs import JobState, JobStore
+
+    out = out or sys.stdout
+    store = JobStore.open(args.jobs_dir, args.job)
+    if store is None:
+        raise UsageError(f"no job {args.job!r} in {args.jobs_dir} (see --jobs-dir)")
+    try:
+        counts = store.counts()
+        crawler = store.meta("crawler")
+        lines = status_lines(args.job, counts)
+        if crawler:
+            lines[0] += f" (Crawler {crawler})"
+        print(*lines, sep="\n", file=out)
+        if args.failed:
+            for row in store.rows(JobState.FAILED):
+                print(f"  failed {row.citation} {row.url}: {row.detail}", file=out)
+        if args.waiting:
+            for row in store.awaiting_delivery():
+                how = f"rid {row.rid}" if row.rid else "sent, its answer never came"
+                print(f"  waiting {row.citation} {row.url} ({how})", file=out)
+    finally:
+        store.close()
+    unfinished = sum(
+        n for state, n in counts.items() if state not in (JobState.JUDGED, JobState.FAILED)
+    )
+    return EXIT_OK if unfinished == 0 else EXIT_GATE_FAILED
+
+
+def add_jobs_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    jobs = commands.add_parser(
+        "jobs",
+        help="show a Crawler job's progress (batch --via-crawler).",
+        description="Read the state of a Crawler job started by `citecheck batch "
+        "--via-crawler NAME`.",
+    )
+    jobs.set_defaults(help_parser=jobs)
+    actions = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
+    status = actions.add_parser(
+        "status",
+        help="counts per state and a progress bar.",
+        description="Print how many citations of JOB are queued, pushing, pushed, "
+        "delivered, judged and failed, under a progress bar of the finished ones.",
+        epilog=f"Exit codes: 0 every citation is judged or failed, 1 some are still on "
+        f"their way, {EXIT_USAGE} no such job.",
+    )
+    status.add_argument("job", metavar="JOB", help="the job's name (printed by the batch).")
+    status.add_argument(
+        "--jobs-dir",
+        type=Path,
+        default=Path(DEFAULT_JOBS_DIR),
+        metavar="DIR",
+        help=f"the jobs folder (default {DEFAULT_JOBS_DIR}).",
+    )
+    status.add_argument(
+        "--failed", action="store_true", help="also list each failed citation and why."
+    )
+    status.add_argument(
+        "--waiting",
+        action="store_true",
+        help="also list each citation pushed (or maybe pushed) whose page has not come.",
+    )
