@@ -148,8 +148,6 @@ class Settings:
     judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
     patterns: tuple[str, ...]
     baseline: Path | None
-    report: Path | None
-    csv: Path | None
     # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
     document_roots: tuple[Path, ...] = ()
     audit: Path | None = None
@@ -157,9 +155,6 @@ class Settings:
     judge_origin: str | None = None
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
     cache_dir: Path | None = None
-    markdown: Path | None = None
-    html: Path | None = None
-    sarif: Path | None = None
     ranker: str = DEFAULT_RANKER
     dry_run: bool = False
     # A judge panel's members (engine/panel.py).
@@ -215,18 +210,12 @@ def check_paths(settings: Settings) -> Baseline | None:
     instead of a lost summary at the end. Returns the baseline, read here once."""
     from pytest_citecheck.core.files import unwritable
 
-    outputs = (
-        ("--citecheck-report", settings.report),
-        ("--citecheck-csv", settings.csv),
-        ("--citecheck-md", settings.markdown),
-        ("--citecheck-html", settings.html),
-        ("--citecheck-sarif", settings.sarif),
-    )
-    for flag, path in outputs:
-        if path is not None:
+    for option in OPTIONS:
+        path = settings.values.get(option.name)
+        if option.target == "outputs" and isinstance(path, Path):
             problem = unwritable(path)
             if problem is not None:
-                raise pytest.UsageError(f"{flag} {path}: {problem}")
+                raise pytest.UsageError(f"{option.pytest_flag} {path}: {problem}")
     if settings.audit is not None:
         from pytest_citecheck.reports.audit import AuditError, AuditIndex
 
