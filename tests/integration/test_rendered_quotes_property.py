@@ -9,8 +9,6 @@ worked examples are in tests/unit/test_rendered_quotes.py.
 
 from __future__ import annotations
 
-import re
-from functools import cache
 from pathlib import Path
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -20,22 +18,7 @@ from pytest_citecheck.claims.models import JudgeReply, Label, Passage
 from pytest_citecheck.stages.guard import QuoteIndex, guard, quote_in_passages
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.rendered import ELLIPSIS, locate, render
-
-REPO = Path(__file__).resolve().parents[2]
-PAGES = sorted(
-    [
-        *(REPO / "example_suite" / "pages").glob("*.md"),
-        REPO / "example_suite" / "sources" / "rfc7519.txt",
-        REPO / "README.md",
-        *(REPO / "docs").glob("*.md"),
-    ]
-)
-WORD = re.compile(r"[A-Za-z0-9]+")
-
-
-@cache
-def page(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+from tests.unit.test_rendered_quotes import PAGES, WORD, page
 
 
 @st.composite
