@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.core.prices import TokenPrice
 
 _N = TypeVar("_N", int, float)
+_T = TypeVar("_T")
 
 
 def _number(
@@ -86,24 +87,27 @@ def recheck_statuses(text: str) -> tuple[str, ...]:
     return given
 
 
+def _reasoned(parse: Callable[[str], _T], text: str) -> _T:
+    """An argparse ``type=`` body: ``parse(text)``, whose ValueError (its message the
+    reason) becomes argparse's error."""
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def amount(text: str) -> float:
     """argparse ``type=``: a price or a budget (a number >= 0)."""
-    from pytest_citecheck.core.prices import PriceError, parse_amount
+    from pytest_citecheck.core.prices import parse_amount
 
-    try:
-        return parse_amount(text)
-    except PriceError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _reasoned(parse_amount, text)
 
 
 def judge_prices(text: str) -> dict[str, TokenPrice]:
     """argparse ``type=``: ``PROVIDER:MODEL=IN/OUT`` entries (per million tokens)."""
-    from pytest_citecheck.core.prices import PriceError, parse_judge_prices
+    from pytest_citecheck.core.prices import parse_judge_prices
 
-    try:
-        return parse_judge_prices(text)
-    except PriceError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _reasoned(parse_judge_prices, text)
 
 
 # ``citecheck_judge_temperature``: "auto" (the provider decides, see openai.py),
@@ -136,10 +140,7 @@ def parse_temperature(text: str | float | None) -> Temperature:
 
 def temperature(text: str) -> Temperature:
     """argparse ``type=``: :func:`parse_temperature`."""
-    try:
-        return parse_temperature(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _reasoned(parse_temperature, text)
 
 
 def judge_specs(text: str) -> tuple[str, ...]:

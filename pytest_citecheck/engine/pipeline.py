@@ -225,14 +225,7 @@ class Verifier:
         if landed is not None:
             return self._landing_refused(url, fetched, landed)
         base = Verdict(
-            url=url,
-            label=Label.ERROR,
-            final_url=fetched.final_url,
-            original_status=fetched.original_status,
-            rid=fetched.rid,
-            fetches=fetched.fetches,
-            credits=fetched.credits,
-            review=fetched.review,
+            url=url, label=Label.ERROR, review=fetched.review, **fetched.verdict_fields()
         )
         if fetched.text is None:
             return base.model_copy(
@@ -264,14 +257,14 @@ class Verifier:
             label=Label.NOT_FOUND,
             reason=Reason.URL_REFUSED,
             detail=f"not used: {why} ({self.terms.setting('url_policy', policy)})",
-            final_url=mask_landing(policy, fetched.final_url),
-            original_status=fetched.original_status,
-            rid=fetched.rid,
-            fetches=[
-                f.model_copy(update={"final_url": mask_landing(policy, f.final_url)})
-                for f in fetched.fetches
-            ],
-            credits=fetched.credits,
+            **{
+                **fetched.verdict_fields(),
+                "final_url": mask_landing(policy, fetched.final_url),
+                "fetches": [
+                    f.model_copy(update={"final_url": mask_landing(policy, f.final_url)})
+                    for f in fetched.fetches
+                ],
+            },
         )
 
     def _passages_holding(self, quote: str, texts: list[str]) -> list[Passage] | None:

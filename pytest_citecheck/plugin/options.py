@@ -20,22 +20,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citecheck.core.defaults import (
-    DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE,
     DEFAULT_MAX_CLAIM_CHARS,
-    DEFAULT_MAX_PAGE_BYTES,
-    DEFAULT_PANEL_RULE,
     DEFAULT_RANKER,
     DEFAULT_RECHECK_FAIL_ON,
-    DEFAULT_TIMEOUT,
-    DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.option_table import OPTIONS, Option
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.core.record_mode import RecordMode
 
 if TYPE_CHECKING:
-    from pytest_citecheck.core.argtypes import Temperature
     from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.gate import Baseline
     from pytest_citecheck.stages.quote_policy import QuotePolicy
@@ -145,54 +139,29 @@ def _converted(option: Option, value: Any) -> Any:
 class Settings:
     """Every citecheck setting, resolved (flag > ini > default) and validated.
 
-    Named as in the option table; ``values`` holds them all by that name, for the
-    mappings onto the engine's, the gate's and the reports' settings."""
+    ``values`` holds them all by the option table's name, for the mappings onto the
+    engine's, the gate's and the reports' settings; the fields are the ones the
+    plugin reads itself, typed."""
 
     enabled: bool
     record_mode: RecordMode
     judge: str | None  # None: the claim file's judge, else DEFAULT_JUDGE
-    judge_base_url: str | None
-    judge_temperature: Temperature
-    judge_response_format: str
     patterns: tuple[str, ...]
-    min_precision: float | None
-    min_reachable_precision: float | None
-    allow_contradicted: bool
-    review_below: float
-    strict_review: bool
     baseline: Path | None
-    max_drop: float
-    report: Path | None
-    csv: Path | None
     # Where `document:` citations may resolve: the rootdir, then citecheck_document_roots.
     document_roots: tuple[Path, ...] = ()
     audit: Path | None = None
-    min_answer_support: float | None = None
     # Where ``judge`` came from ("flag", "ini" or None), for messages.
     judge_origin: str | None = None
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float = DEFAULT_TIMEOUT
-    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
     cache_dir: Path | None = None
-    markdown: Path | None = None
-    html: Path | None = None
-    sarif: Path | None = None
     ranker: str = DEFAULT_RANKER
-    url_policy: str = DEFAULT_URL_POLICY
     dry_run: bool = False
-    max_cost: float | None = None
-    max_credits: float | None = None
-    # A judge panel (engine/panel.py): members, samples per member, the rule, the floor.
+    # A judge panel's members (engine/panel.py).
     judges: tuple[str, ...] | None = None
-    judge_samples: int = 1
-    panel_rule: str = DEFAULT_PANEL_RULE
-    min_agreement: float | None = None
     # --citecheck-recheck: compare the recordings with the live pages.
     recheck: bool = False
     recheck_fail_on: tuple[str, ...] = DEFAULT_RECHECK_FAIL_ON
-    # --citecheck-no-confirm: no confirmation call (stages/confirm.py).
-    no_confirm: bool = False
     # Every setting the plugin exposes, by the option table's name.
     values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -241,18 +210,12 @@ def check_paths(settings: Settings) -> Baseline | None:
     instead of a lost summary at the end. Returns the baseline, read here once."""
     from pytest_citecheck.core.files import unwritable
 
-    outputs = (
-        ("--citecheck-report", settings.report),
-        ("--citecheck-csv", settings.csv),
-        ("--citecheck-md", settings.markdown),
-        ("--citecheck-html", settings.html),
-        ("--citecheck-sarif", settings.sarif),
-    )
-    for flag, path in outputs:
-        if path is not None:
+    for option in OPTIONS:
+        path = settings.values.get(option.name)
+        if option.target == "outputs" and isinstance(path, Path):
             problem = unwritable(path)
             if problem is not None:
-                raise pytest.UsageError(f"{flag} {path}: {problem}")
+                raise pytest.UsageError(f"{option.pytest_flag} {path}: {problem}")
     if settings.audit is not None:
         from pytest_citecheck.reports.audit import AuditError, AuditIndex
 

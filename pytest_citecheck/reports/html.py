@@ -13,6 +13,7 @@ jinja2 is imported here only, when a page is asked for.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -236,8 +237,10 @@ def _claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: (row["rank"], row["order"]))
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
-    """The templates' environment: autoescaped, an unknown name an error."""
+    """The templates' environment: autoescaped, an unknown name an error. One per
+    process, so each template is compiled once (it compiles again if its file changes)."""
     import jinja2
 
     return jinja2.Environment(

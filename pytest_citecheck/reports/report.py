@@ -303,6 +303,25 @@ class Report:
             if predicate(verdict)
         ]
 
+    def _listing(
+        self,
+        title: str,
+        predicate: Callable[[Verdict], bool],
+        row: Callable[[str, Verdict], str],
+        colour: str,
+        more: Callable[[Verdict], str | None] = lambda v: None,
+    ) -> list[Line]:
+        """The summary's list of the citations ``predicate`` picks: ``title``, then a
+        ``row`` each in ``colour`` with the line ``more`` adds under it (if any)."""
+        flagged = self._flagged(predicate)
+        out = [Line(title, {"bold": True})] if flagged else []
+        for nodeid, verdict in flagged:
+            out.append(Line(row(nodeid, verdict), {colour: True}))
+            under = more(verdict)
+            if under:
+                out.append(Line(under))
+        return out
+
     # -- terminal ------------------------------------------------------------------
 
     def missing_recordings(self) -> list[tuple[str, Verdict]]:
@@ -412,34 +431,38 @@ class Report:
             for c in changes:
                 markup = {"red": True} if c.new_contradiction or c.lost_support else {}
                 out.append(Line(f"  {c.nodeid}  {c.before} -> {c.after}", markup))
-        bad = self._flagged(lambda v: v.label in BAD_LABELS)
-        if bad:
-            out.append(Line("contradicted and fabricated:", {"bold": True}))
-            for nodeid, v in bad:
-                out.append(Line(f"  {v.label.value.upper():<12} {nodeid}  {v.url}", {"red": True}))
-                if v.evidence_quote:
-                    out.append(Line(f'      "{truncate(v.evidence_quote, 110, flatten=True)}"'))
-        errors = self._flagged(
-            lambda v: v.label is Label.ERROR and (verbose or not missing_recording(v))
+        out += self._listing(
+            "contradicted and fabricated:",
+            lambda v: v.label in BAD_LABELS,
+            lambda nodeid, v: f"  {v.label.value.upper():<12} {nodeid}  {v.url}",
+            "red",
+            lambda v: (
+                f'      "{truncate(v.evidence_quote, 110, flatten=True)}"'
+                if v.evidence_quote
+                else None
+            ),
         )
-        if errors:
-            out.append(Line("errors:", {"bold": True}))
-            for nodeid, v in errors:
-                out.append(Line(f"  ERROR        {nodeid}  {v.url}  [{v.reason}]", {"red": True}))
-                if v.detail:
-                    out.append(Line(f"      {truncate(v.detail, 400, flatten=True)}"))
-        moved = self._flagged(lambda v: v.provider_quote_not_on_page)
-        if moved:
-            out.append(Line(f"{Reason.PROVIDER_QUOTE_NOT_ON_PAGE}:", {"bold": True}))
-            for nodeid, v in moved:
-                out.append(Line(f"  {v.label.value:<12} {nodeid}  {v.url}", {"yellow": True}))
-        review = self._flagged(lambda v: v.review)
-        if review:
-            out.append(Line(f"{REVIEW_HEADING}:", {"bold": True}))
-            for nodeid, v in review:
-                conf = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
-                row = f"  {v.label.value:<12} {conf}  {nodeid}  {v.url}  [{review_why(v)}]"
-                out.append(Line(row, {"yellow": True}))
+        out += self._listing(
+            "errors:",
+            lambda v: v.label is Label.ERROR and (verbose or not missing_recording(v)),
+            lambda nodeid, v: f"  ERROR        {nodeid}  {v.url}  [{v.reason}]",
+            "red",
+            lambda v: f"      {truncate(v.detail, 400, flatten=True)}" if v.detail else None,
+        )
+        out += self._listing(
+            f"{Reason.PROVIDER_QUOTE_NOT_ON_PAGE}:",
+            lambda v: v.provider_quote_not_on_page,
+            lambda nodeid, v: f"  {v.label.value:<12} {nodeid}  {v.url}",
+            "yellow",
+        )
+        out += self._listing(
+            f"{REVIEW_HEADING}:",
+            lambda v: v.review,
+            lambda nodeid, v: (
+                f"  {v.label.value:<12} {_confidence(v)}  {nodeid}  {v.url}  [{review_why(v)}]"
+            ),
+            "yellow",
+        )
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
         return out
 
@@ -753,6 +776,10 @@ class Report:
         from pytest_citecheck.reports.html import render_html
 
         write_report(path, render_html(self.scrubbed_json()))
+
+
+def _confidence(verdict: Verdict) -> str:
+    return "n/a" if verdict.confidence is None else f"{verdict.confidence:.2f}"
 
 
 def _csv_fraction(value: float | None) -> str:

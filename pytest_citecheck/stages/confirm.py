@@ -83,21 +83,11 @@ def confirm(
     )
     if record.status == "confirmed":
         return guarded, record, reply
-    outcome = Guarded(
-        Label.NOT_FOUND,
-        guarded.quote,
-        0.0,
+    outcome = guarded.overruled(
         Reason.UNCONFIRMED,
-        judge_quote=guarded.judge_quote,
-        similarity=guarded.similarity,
-        detail=(
-            f"the judge answered {guarded.label.value} reading the passages, but "
-            f"{reply.label} reading only the sentence(s) holding its quote: "
-            f"{truncate(evidence, _SHOWN_CHARS, flatten=True)!r}"
-        ),
-        review=True,
-        judge_label=guarded.label,
-        judge_confidence=guarded.confidence,
+        f"the judge answered {guarded.label.value} reading the passages, but "
+        f"{reply.label} reading only the sentence(s) holding its quote: "
+        f"{truncate(evidence, _SHOWN_CHARS, flatten=True)!r}",
     )
     return outcome, record, reply
 

@@ -56,8 +56,13 @@ _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+(\S.*)$")
 # Two spaces after the number's dot: how RFCs set a heading (a list item in
 # ordinary prose has one). Used only to recognise the layout.
 _NUMBERED_STRICT = re.compile(r"^\d+(?:\.\d+)*\.\s{2,}\S")
-_APPENDIX = re.compile(r"^Appendix\s+([A-Z])\.?\s+(\S.*)$")
-_LETTERED = re.compile(r"^([A-Z](?:\.\d+)+)\.?\s+(\S.*)$")
+# Each kind of numbered heading and how its ref is written: (pattern, ref format);
+# the pattern's groups are the number and the title.
+_RFC_HEADINGS = (
+    (_NUMBERED, "{}"),
+    (re.compile(r"^Appendix\s+([A-Z])\.?\s+(\S.*)$"), "Appendix {}"),
+    (re.compile(r"^([A-Z](?:\.\d+)+)\.?\s+(\S.*)$"), "{}"),
+)
 _UNNUMBERED_MAX = 72
 
 # -- markdown headings ---------------------------------------------------------
@@ -238,11 +243,7 @@ def _rfc_heading(numbered: list[tuple[int, str]], i: int) -> tuple[str, str] | N
     line = numbered[i][1]
     if not line or line[0].isspace():
         return None
-    for pattern, ref_format in (
-        (_NUMBERED, "{}"),
-        (_APPENDIX, "Appendix {}"),
-        (_LETTERED, "{}"),
-    ):
+    for pattern, ref_format in _RFC_HEADINGS:
         match = pattern.match(line)
         if match:
             return ref_format.format(match.group(1)), match.group(2).strip()

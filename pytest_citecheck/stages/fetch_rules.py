@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from pytest_citecheck.claims.models import Fetch, Label, Reason
@@ -63,6 +63,18 @@ class FetchResult:
     @property
     def credits(self) -> float:
         return sum(f.credits for f in self.fetches)
+
+    def verdict_fields(self) -> dict[str, Any]:
+        """What a :class:`~pytest_citecheck.claims.models.Verdict` on this page says of
+        its fetch: where it landed, the origin's status, the stored page, the calls and
+        their credits."""
+        return {
+            "final_url": self.final_url,
+            "original_status": self.original_status,
+            "rid": self.rid,
+            "fetches": self.fetches,
+            "credits": self.credits,
+        }
 
 
 class Fetcher(Protocol):

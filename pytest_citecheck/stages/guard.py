@@ -85,6 +85,23 @@ class Guarded:
     judge_label: Label | None = None
     judge_confidence: float | None = None
 
+    def overruled(self, reason: str, detail: str) -> Guarded:
+        """This supported/contradicted verdict turned ``not_found`` for ``reason`` and
+        marked for review: its quote kept (with the judge's own text and the
+        similarity), the judge's label and confidence kept beside it."""
+        return Guarded(
+            Label.NOT_FOUND,
+            self.quote,
+            0.0,
+            reason,
+            judge_quote=self.judge_quote,
+            similarity=self.similarity,
+            detail=detail,
+            review=True,
+            judge_label=self.label,
+            judge_confidence=self.confidence,
+        )
+
     def verdict_fields(self) -> dict[str, Any]:
         """The :class:`~pytest_citecheck.claims.models.Verdict` fields the guard decides."""
         fields: dict[str, Any] = {
@@ -163,18 +180,11 @@ def guard_claim(
     passage = _holding_passage(guarded.quote, shown)
     if about_claim(claim, guarded.quote, passage):
         return guarded
-    return Guarded(
-        Label.NOT_FOUND,
-        guarded.quote,
-        0.0,
+    # The quote stood, so the judge's label and confidence are the guarded ones.
+    return guarded.overruled(
         Reason.QUOTE_NOT_ABOUT_CLAIM,
-        judge_quote=guarded.judge_quote,
-        similarity=guarded.similarity,
-        detail="the quote is on the page, but neither it nor the passage that holds it "
-        "speaks of the claim",
-        review=True,
-        judge_label=judge_label,
-        judge_confidence=judge_confidence,
+        "the quote is on the page, but neither it nor the passage that holds it speaks of "
+        "the claim",
     )
 
 

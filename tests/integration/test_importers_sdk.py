@@ -41,7 +41,7 @@ def sdk_type(folder: str) -> Any:
 
 
 # Streams are event lists (no SDK response type); Bedrock has no pydantic types (its
-# shapes are checked against botocore's service model in test_importers_new.py); the
+# shapes are checked against botocore's service model in test_importers_sdk_types.py); the
 # Gemini Interactions types are private to google-genai.
 SDK_RECORDINGS = [
     p

@@ -1,10 +1,13 @@
-"""Importing the package or loading the plugin never pays for torch, the model, VCR or YAML."""
+"""Importing the package or loading the plugin never pays for torch, the model, VCR or YAML;
+the CLI loads without pytest."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 HEAVY = ("torch", "sentence_transformers", "transformers", "yaml")
 
@@ -31,3 +34,14 @@ def test_pytest_help_does_not_load_heavy_modules(tmp_path: Path) -> None:
     # In an empty folder: this repository's own conftest imports vcr on purpose.
     code = "import pytest\npytest.main(['--help', '-p', 'no:cacheprovider'])\n"
     assert loaded_after(code, cwd=tmp_path) == []
+
+
+@pytest.mark.parametrize("module", ["pytest_citecheck.frontends.cli"])
+def test_the_cli_loads_neither_pytest_nor_the_plugin_options(module: str) -> None:
+    probe = (
+        f"import {module}, sys; "
+        "print(sorted(m for m in ('pytest', '_pytest', 'pytest_citecheck.plugin.options') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

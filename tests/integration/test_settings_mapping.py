@@ -3,11 +3,17 @@
 Each front end maps its options onto ``EngineSettings`` / ``GateSettings`` /
 ``Outputs`` in one function (plugin/adapters.py; frontends/cli/ for ``citecheck
 batch``, ``recheck`` and ``serve``, whose ``ServiceConfig.engine_settings`` maps the
-service's configuration). The cases are built from ``dataclasses.fields``: a setting
-added to the engine, the gate or the outputs is a failing case here until every front
-end either maps it (an option that sets a non-default value, and the value the engine
-then gets) or lists it as deliberately not exposed, with the reason and the value the
+service's configuration). The cases are built from ``dataclasses.fields``: every
+field must be either mapped (an option that sets a non-default value, and the value
+the engine then gets) or deliberately not exposed, with the reason and the value the
 engine always gets from that front end.
+
+What a front end offers is read from the option table: a setting it spells is a
+case that gives it a value of its kind and expects that value below; a setting it
+hides is a case that expects the default. So a setting added to the table is tested
+in every front end with no edit here; a field the table does not set (a run id, the
+front end's words) is listed by hand, as is a front end that deliberately does
+something else with what it is given.
 """
 
 from __future__ import annotations
@@ -20,18 +26,21 @@ from typing import Any
 
 import pytest
 
-from pytest_citecheck.core.prices import Prices
+from pytest_citecheck.core import argtypes as at
+from pytest_citecheck.core.option_table import OPTIONS, Flag, Target, cli_default
+from pytest_citecheck.core.option_table import Option as Setting
+from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.core import EngineSettings
 from pytest_citecheck.engine.gate import GateSettings
+from pytest_citecheck.engine.settings_map import COMPOSE
 from pytest_citecheck.frontends import cli
-from pytest_citecheck.frontends.service import SERVICE_TERMS
+from pytest_citecheck.frontends.service import SERVICE_TERMS, ServiceConfig
 from pytest_citecheck.plugin import adapters
 from pytest_citecheck.plugin.options import settings_from_config
 from pytest_citecheck.plugin.session import CitecheckSession
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import Outputs
-from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 # The value a front end leaves alone: the dataclass's own default.
 DEFAULT: Any = object()
@@ -118,261 +127,225 @@ def _service_engine(pytester: pytest.Pytester, argv: tuple[str, ...], _ini: str)
     return config.engine_settings()
 
 
-# -- what each front end exposes -------------------------------------------------------------
+# -- what the option table says each front end exposes ---------------------------------------
 
 _JUDGE = "anthropic:claude-x"
 _BASE_URL = "http://127.0.0.1:9/v1"
+# A value of each kind of setting (by how its text is parsed), as a user types it.
+_SAMPLES: dict[Any, str] = {
+    None: _BASE_URL,
+    Path: "/tmp/sample",
+    at.positive_int: "3",
+    at.claim_chars: "7",
+    at.fraction: "0.5",
+    at.positive_seconds: "7",
+    at.amount: "5",
+    at.temperature: "0.3",
+    at.judge_spec: _JUDGE,
+    at.judge_specs: "openai:a,openai:b",
+    at.judge_prices: "openai:a=1/2",
+    at.recheck_statuses: "gone",
+}
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How one front end takes one setting: a flag (``--x VALUE`` or ``--x=VALUE``)
+    or an ini key, the text it parses and the value it starts from."""
+
+    word: str
+    kind: str  # "flag": argparse words; "pytest": --flag=VALUE; "ini": an ini line
+    parse: Any
+    choices: tuple[str, ...] | None
+    default: Any
+
+
+def _sample(setting: Setting, spelling: Spelling) -> tuple[tuple[str, ...], str, Any]:
+    """Words that give ``setting`` a value its front end does not start with, and that
+    value as the settings below hold it."""
+    if setting.action == "store_true":
+        if spelling.kind == "ini":
+            return (), f"{spelling.word} = true", True
+        return (spelling.word,), "", True
+    if spelling.choices:
+        text = next(c for c in spelling.choices if c != spelling.default)
+        parsed: Any = text
+    else:
+        text = _SAMPLES[spelling.parse]
+        parsed = text if spelling.parse is None else spelling.parse(text)
+    if setting.convert is not None:
+        parsed = setting.convert(parsed)
+    if spelling.kind == "ini":
+        return (), f"{spelling.word} = {text}", parsed
+    if spelling.kind == "pytest":
+        return (f"{spelling.word}={text}",), "", parsed
+    return (spelling.word, text), "", parsed
+
+
+def _plugin_spelling(setting: Setting) -> Spelling | str:
+    if isinstance(setting.pytest_flag, str):
+        kind, word = "pytest", setting.pytest_flag
+    elif isinstance(setting.ini, str):
+        kind, word = "ini", setting.ini
+    else:
+        return setting.pytest_flag.why
+    return Spelling(word, kind, setting.parse, setting.choices, setting.default)
+
+
+def _command_spelling(command: str) -> Callable[[Setting], Spelling | str]:
+    def spelling(setting: Setting) -> Spelling | str:
+        flag = setting.flag_of(command)
+        if isinstance(flag, Flag) and command == "serve" and not isinstance(setting.service, str):
+            return setting.service.why
+        if not isinstance(flag, Flag):
+            return flag.why
+        return Spelling(
+            flag.flag,
+            "flag",
+            flag.parse or setting.parse,
+            flag.choices or setting.choices,
+            cli_default(setting, flag),
+        )
+
+    return spelling
+
+
+def from_table(target: Target, spelling: Callable[[Setting], Spelling | str]) -> dict[str, Any]:
+    """The cases the option table makes for one front end's ``target`` settings, by
+    field: an :class:`Option` for a setting it spells, a :class:`NotExposed` (with the
+    table's reason) for one it hides. A field several settings make up together is set
+    by all of its parts at once."""
+    cases: dict[str, Any] = {}
+    parts: dict[str, list[tuple[Setting, tuple[str, ...], str, Any]]] = {}
+    for setting in OPTIONS:
+        if setting.target != target:
+            continue
+        how = spelling(setting)
+        if isinstance(how, str):
+            cases.setdefault(setting.target_field, NotExposed(how))
+            continue
+        parts.setdefault(setting.target_field, []).append((setting, *_sample(setting, how)))
+    for name, given in parts.items():
+        if name in COMPOSE:
+            argv = tuple(word for _, words, _, _ in given for word in words)
+            ini = "\n".join(line for _, _, line, _ in given if line)
+            values = {setting.name: value for setting, _, _, value in given}
+            cases[name] = Option(argv, COMPOSE[name](values), ini=ini)
+        else:
+            (_, argv, ini, value), *_ = given
+            cases[name] = Option(argv, value, ini=ini)
+    return cases
+
+
+def _front(
+    name: str,
+    target: type,
+    build: Build,
+    table: dict[str, Any],
+    own: dict[str, Option | NotExposed],
+) -> FrontEnd:
+    """``own``: the fields the table does not set, and where this front end
+    deliberately does something else with what it is given."""
+    cases = {**table, **own}
+    return FrontEnd(
+        name,
+        target,
+        build,
+        mapped={k: v for k, v in cases.items() if isinstance(v, Option)},
+        fixed={k: v for k, v in cases.items() if isinstance(v, NotExposed)},
+    )
+
+
 _TERMS = "not an option: the front end's own words for its options"
 _RUN_ID = "not an option: pytest-xdist's run id, shared by its workers (session.py)"
 _CRAWLS = "no option: the Crawling API's documented cap per token (core/limits.py)"
 _JUDGE_CAP = "no option: each provider's default cap (core/limits.py)"
-_NO_PANEL = "no panel flags: a claim file's judges: still makes a panel"
-_NO_JUDGE_BATCH = {
-    "judge_batch": NotExposed("a large audit's setting: citecheck batch --judge-batch"),
-    "judge_batch_poll": NotExposed("a large audit's setting: citecheck batch --judge-batch"),
-    "judge_batch_wait": NotExposed("a large audit's setting: citecheck batch --judge-batch"),
+_NOT_SETTINGS = {
+    "crawl_concurrency": NotExposed(_CRAWLS),
+    "judge_concurrency": NotExposed(_JUDGE_CAP),
+}
+_CLI_ENGINE = {
+    **_NOT_SETTINGS,
+    "judge_origin": Option(("--judge", _JUDGE), JUDGE_FROM_FLAG),
+    "run_id": NotExposed("one process: no other process shares its cassettes"),
+    "terms": NotExposed(_TERMS, cli.batch_terms()),
 }
 
-PLUGIN_ENGINE = FrontEnd(
+PLUGIN_ENGINE = _front(
     "plugin",
     EngineSettings,
     _plugin_engine,
-    mapped={
-        "record_mode": Option(("--citecheck-record=all",), "all"),
-        "judge": Option((f"--citecheck-judge={_JUDGE}",), _JUDGE),
+    from_table("engine", _plugin_spelling),
+    {
+        **_NOT_SETTINGS,
         "judge_origin": Option((f"--citecheck-judge={_JUDGE}",), JUDGE_FROM_FLAG),
-        "judge_base_url": Option((), _BASE_URL, ini=f"citecheck_judge_base_url = {_BASE_URL}"),
-        "judge_temperature": Option((), 0.3, ini="citecheck_judge_temperature = 0.3"),
-        "judge_response_format": Option(
-            (), "json_object", ini="citecheck_judge_response_format = json_object"
-        ),
-        "review_below": Option(("--citecheck-review-below=0.5",), 0.5),
-        "no_confirm": Option(("--citecheck-no-confirm",), True),
-        "concurrency": Option(("--citecheck-concurrency=3",), 3),
-        "timeout": Option(("--citecheck-timeout=7",), 7.0),
-        "max_page_bytes": Option(("--citecheck-max-page-bytes=1234",), 1234),
-        "cache_dir": Option(("--citecheck-cache-dir=/tmp/emb",), Path("/tmp/emb")),
-        "ranker": Option(("--citecheck-ranker=bm25",), "bm25"),
-        "quote_policy": Option(
-            ("--citecheck-quote-match=fuzzy", "--citecheck-quote-similarity=0.7"),
-            QuotePolicy("fuzzy", 0.7),
-        ),
-        "url_policy": Option(("--citecheck-url-policy=public",), "public"),
-        "prices": Option(("--citecheck-price-credit=0.002",), Prices(credit=0.002)),
-        "max_cost": Option(("--citecheck-max-cost=5",), 5.0),
-        "max_credits": Option(("--citecheck-max-credits=100",), 100.0),
-        "judges": Option(("--citecheck-judges=openai:a,openai:b",), ("openai:a", "openai:b")),
-        "judge_samples": Option(("--citecheck-judge-samples=3",), 3),
-        "panel_rule": Option(("--citecheck-panel-rule=unanimous",), "unanimous"),
-        "panel_min_votes": Option(("--citecheck-panel-min-votes=2",), 2),
-    },
-    fixed={
-        **_NO_JUDGE_BATCH,
         "run_id": NotExposed(_RUN_ID),
-        "crawl_concurrency": NotExposed(_CRAWLS),
-        "judge_concurrency": NotExposed(_JUDGE_CAP),
         "terms": NotExposed(_TERMS, PLUGIN_TERMS),
     },
 )
 
-BATCH_ENGINE = FrontEnd(
+BATCH_ENGINE = _front(
     "citecheck batch",
     EngineSettings,
     _batch_engine,
-    mapped={
-        # Without --record the batch is live.
-        "record_mode": Option(("--record", "once"), "once"),
-        "judge": Option(("--judge", _JUDGE), _JUDGE),
-        "judge_origin": Option(("--judge", _JUDGE), JUDGE_FROM_FLAG),
-        "judge_base_url": Option(("--judge-base-url", _BASE_URL), _BASE_URL),
-        "review_below": Option(("--review-below", "0.5"), 0.5),
-        "no_confirm": Option(("--no-confirm",), True),
-        "concurrency": Option(("--concurrency", "3"), 3),
-        "ranker": Option(("--ranker", "bm25"), "bm25"),
-        "url_policy": Option(("--url-policy", "public"), "public"),
-        "prices": Option(("--price-credit", "0.002"), Prices(credit=0.002)),
-        "max_cost": Option(("--max-cost", "5"), 5.0),
-        "max_credits": Option(("--max-credits", "100"), 100.0),
-        "quote_policy": Option(
-            ("--quote-match", "fuzzy", "--quote-similarity", "0.7"), QuotePolicy("fuzzy", 0.7)
-        ),
-        "judge_batch": Option(("--judge-batch",), True),
-        "judge_batch_poll": Option(("--judge-batch-poll", "5"), 5.0),
-        "judge_batch_wait": Option(("--judge-batch-wait", "600"), 600.0),
-    },
-    fixed={
-        "judge_temperature": NotExposed("no flag: each judge's automatic temperature"),
-        "judge_response_format": NotExposed("no flag: each judge's automatic format"),
-        "timeout": NotExposed("no flag: the engine's per-request deadline"),
-        "max_page_bytes": NotExposed("no flag: the engine's page-size cap"),
-        "cache_dir": NotExposed("no flag: the batch keeps no embedding cache across runs"),
-        "run_id": NotExposed("one process: no other process shares its cassettes"),
-        "crawl_concurrency": NotExposed(_CRAWLS),
-        "judge_concurrency": NotExposed(_JUDGE_CAP),
-        "terms": NotExposed(_TERMS, cli.batch_terms()),
-        "judges": NotExposed(_NO_PANEL),
-        "judge_samples": NotExposed(_NO_PANEL),
-        "panel_rule": NotExposed(_NO_PANEL),
-        "panel_min_votes": NotExposed(_NO_PANEL),
-    },
+    from_table("engine", _command_spelling("batch")),
+    _CLI_ENGINE,
 )
 
-RECHECK_ENGINE = FrontEnd(
+RECHECK_ENGINE = _front(
     "citecheck recheck",
     EngineSettings,
     _recheck_engine,
-    mapped={
-        "judge": Option(("--judge", _JUDGE), _JUDGE),
-        "judge_origin": Option(("--judge", _JUDGE), JUDGE_FROM_FLAG),
-        "judge_base_url": Option(("--judge-base-url", _BASE_URL), _BASE_URL),
-        "concurrency": Option(("--concurrency", "3"), 3),
-        "ranker": Option(("--ranker", "bm25"), "bm25"),
-        "quote_policy": Option(
-            ("--quote-match", "fuzzy", "--quote-similarity", "0.7"), QuotePolicy("fuzzy", 0.7)
-        ),
-    },
-    fixed={
-        **{
-            name: BATCH_ENGINE.fixed[name]
-            for name in (
-                "judge_temperature",
-                "judge_response_format",
-                "timeout",
-                "max_page_bytes",
-                "cache_dir",
-                "run_id",
-                "crawl_concurrency",
-                "judge_concurrency",
-                "terms",
-                "judges",
-                "judge_samples",
-                "panel_rule",
-                "panel_min_votes",
-            )
-        },
-        **_NO_JUDGE_BATCH,
-        "record_mode": NotExposed("the recheck replays, then fetches live (engine/recheck.py)"),
-        "no_confirm": NotExposed("a judge asked again confirms its verdict as a run does"),
-        "review_below": NotExposed(
-            "no flag: a judge asked again uses the default review threshold"
-        ),
-        "url_policy": NotExposed("no flag: the recheck fetches the URLs the recordings fetched"),
-        "prices": NotExposed("no flag: the recheck has no prices or budget"),
-        "max_cost": NotExposed("no flag: the recheck has no prices or budget"),
-        "max_credits": NotExposed("no flag: the recheck has no prices or budget"),
-    },
+    from_table("engine", _command_spelling("recheck")),
+    _CLI_ENGINE,
 )
 
-SERVICE_ENGINE = FrontEnd(
+SERVICE_ENGINE = _front(
     "citecheck serve",
     EngineSettings,
     _service_engine,
-    mapped={
-        "judge_base_url": Option(("--judge-base-url", _BASE_URL), _BASE_URL),
-        "review_below": Option(("--review-below", "0.5"), 0.5),
-        "concurrency": Option(("--concurrency", "3"), 3),
-        "ranker": Option(("--ranker", "bm25"), "bm25"),
-        # The service refuses internal addresses unless told otherwise.
-        "url_policy": Option(("--url-policy", "off"), "off"),
-        # Without --record (and --cassettes) the service is live ("all").
-        "record_mode": Option(("--record", "once", "--cassettes", "cassettes"), "once"),
-        # The spending cap of one service run.
-        "prices": Option(("--price-credit", "0.002"), Prices(credit=0.002)),
-        "max_cost": Option(("--max-cost", "5"), 5.0),
-        "max_credits": Option(("--max-credits", "50"), 50.0),
-    },
-    fixed={
-        **_NO_JUDGE_BATCH,
-        "no_confirm": NotExposed("the service always confirms"),
+    from_table("engine", _command_spelling("serve")),
+    {
+        **_NOT_SETTINGS,
         "judge": NotExposed("--judge is the service's default, applied to each request"),
         "judge_origin": NotExposed("the judge is the request's (or the service's default)"),
-        "judge_temperature": NotExposed("no flag: each judge's automatic temperature"),
-        "judge_response_format": NotExposed("no flag: each judge's automatic format"),
-        "timeout": NotExposed("no flag: the engine's per-request deadline"),
-        "max_page_bytes": NotExposed("no flag: the engine's page-size cap"),
-        "cache_dir": NotExposed("no flag: the service keeps no embedding cache on disk"),
-        "quote_policy": NotExposed("no flag: exact quote matching"),
+        # Without --record (and --cassettes) the service is live ("all").
+        "record_mode": Option(("--record", "once", "--cassettes", "cassettes"), RecordMode("once")),
         "run_id": NotExposed("one process"),
-        "crawl_concurrency": NotExposed(_CRAWLS),
-        "judge_concurrency": NotExposed(_JUDGE_CAP),
         "terms": NotExposed(_TERMS, SERVICE_TERMS),
-        "judges": NotExposed("one judge per request"),
-        "judge_samples": NotExposed("one judge per request"),
-        "panel_rule": NotExposed("one judge per request"),
-        "panel_min_votes": NotExposed("one judge per request"),
     },
 )
 
-PLUGIN_GATE = FrontEnd(
+PLUGIN_GATE = _front(
     "plugin",
     GateSettings,
     _plugin_gate,
-    mapped={
-        "min_precision": Option(("--citecheck-min-precision=0.9",), 0.9),
-        "min_reachable_precision": Option(("--citecheck-min-reachable-precision=0.9",), 0.9),
-        "allow_contradicted": Option(("--citecheck-allow-contradicted",), True),
-        "strict_review": Option(("--citecheck-strict-review",), True),
-        "gate_scope": Option(("--citecheck-gate=full",), "full"),
-        "max_drop": Option(("--citecheck-max-drop=0.1",), 0.1),
-        "min_answer_support": Option(("--citecheck-min-answer-support=0.9",), 0.9),
-        "min_citation_recall": Option(("--citecheck-min-citation-recall=0.9",), 0.9),
-        "min_agreement": Option(("--citecheck-min-agreement=0.9",), 0.9),
-    },
-    fixed={"terms": NotExposed(_TERMS, PLUGIN_TERMS)},
+    from_table("gate", _plugin_spelling),
+    {"terms": NotExposed(_TERMS, PLUGIN_TERMS)},
 )
 
-BATCH_GATE = FrontEnd(
+BATCH_GATE = _front(
     "citecheck batch",
     GateSettings,
     _batch_gate,
-    mapped={
-        "min_precision": Option(("--min-precision", "0.9"), 0.9),
-        "min_reachable_precision": Option(("--min-reachable-precision", "0.9"), 0.9),
-        "allow_contradicted": Option(("--allow-contradicted",), True),
-        "min_answer_support": Option(("--min-answer-support", "0.9"), 0.9),
-        "min_citation_recall": Option(("--min-citation-recall", "0.9"), 0.9),
-    },
-    fixed={
-        "strict_review": NotExposed("no flag: a verdict marked for review counts normally"),
-        "gate_scope": NotExposed("the batch gates the files it is given: no suite to select from"),
-        "max_drop": NotExposed("no baseline in the batch"),
-        "min_agreement": NotExposed(_NO_PANEL),
-        "terms": NotExposed(_TERMS, cli.batch_terms()),
-    },
+    from_table("gate", _command_spelling("batch")),
+    {"terms": NotExposed(_TERMS, cli.batch_terms())},
 )
 
-PLUGIN_OUTPUTS = FrontEnd(
+PLUGIN_OUTPUTS = _front(
     "plugin",
     Outputs,
     _plugin_outputs,
-    mapped={
-        "json": Option(("--citecheck-report=r.json",), Path("r.json")),
-        "csv": Option(("--citecheck-csv=r.csv",), Path("r.csv")),
-        "markdown": Option(("--citecheck-md=r.md",), Path("r.md")),
-        "html": Option(("--citecheck-html=r.html",), Path("r.html")),
-        "sarif": Option(("--citecheck-sarif=r.sarif",), Path("r.sarif")),
-        "report_url": Option(
-            ("--citecheck-report-url=https://ci.example/r.html",), "https://ci.example/r.html"
-        ),
-    },
-    fixed={"step_summary": NotExposed("not an option: $GITHUB_STEP_SUMMARY (unset here)")},
+    from_table("outputs", _plugin_spelling),
+    {"step_summary": NotExposed("not an option: $GITHUB_STEP_SUMMARY (unset here)")},
 )
 
-BATCH_OUTPUTS = FrontEnd(
+BATCH_OUTPUTS = _front(
     "citecheck batch",
     Outputs,
     _batch_outputs,
-    mapped={
-        "json": Option(("--json", "r.json"), Path("r.json")),
-        "csv": Option(("--out", "r.csv"), Path("r.csv")),
-    },
-    fixed={
-        "markdown": NotExposed("no flag: the batch prints its summary"),
-        "html": NotExposed("no flag: the batch prints its summary"),
-        "step_summary": NotExposed("the batch prints its summary"),
-        "sarif": NotExposed("no flag: the batch prints its summary"),
-        "report_url": NotExposed("no flag: the batch writes no HTML report"),
-    },
+    from_table("outputs", _command_spelling("batch")),
+    {"step_summary": NotExposed("the batch prints its summary")},
 )
 
 FRONT_ENDS = (
@@ -437,3 +410,54 @@ def test_no_mapping_lists_a_setting_that_does_not_exist() -> None:
     for front in FRONT_ENDS:
         names = {f.name for f in fields(front.target)}
         assert set(front.mapped) | set(front.fixed) <= names, front.name
+
+
+def _serve_args(pytester: pytest.Pytester, argv: tuple[str, ...]) -> ServiceConfig:
+    return cli.service_config(_cli_args(pytester, "serve", argv), key=None)
+
+
+# The service's own fields: its key and Host names, how long it waits for the audit
+# index, and the caps on a Crawler delivery (the webhook's, no engine setting).
+_SERVICE_OWN = {
+    "api_key",
+    "allowed_hosts",
+    "audit_wait",
+    "max_delivery_bytes",
+    "max_delivery_page_bytes",
+}
+
+
+def test_the_service_config_has_one_field_per_setting_the_table_gives_the_service() -> None:
+    from pytest_citecheck.frontends.service.config import _TableFields
+
+    table = {o.service for o in OPTIONS if isinstance(o.service, str)}
+    names = {f.name for f in fields(ServiceConfig)}
+    assert names == table | _SERVICE_OWN
+    # The names typed for mypy are fields the table makes.
+    assert set(_TableFields.__annotations__) <= table
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [o for o in OPTIONS if isinstance(o.service, str) and isinstance(o.flag_of("serve"), Flag)],
+    ids=lambda o: o.name,
+)
+def test_every_serve_flag_sets_its_service_config_field(
+    pytester: pytest.Pytester, setting: Setting
+) -> None:
+    spelling = _command_spelling("serve")(setting)
+    assert isinstance(spelling, Spelling)
+    argv, _, value = _sample(setting, spelling)
+    if setting.action == "append":
+        value = (value,)
+    if setting.name == "record_mode":
+        argv = (*argv, "--cassettes", "cassettes")
+    field_name = setting.service
+    assert isinstance(field_name, str)
+    if field_name in COMPOSE:
+        value = COMPOSE[field_name]({setting.name: value})
+    untouched = getattr(_serve_args(pytester, ()), field_name)
+    got = getattr(_serve_args(pytester, argv), field_name)
+    assert untouched != value, f"{argv} must set a value the service lacks"
+    assert got == value, f"{argv} -> {got!r}"
+    assert getattr(ServiceConfig(), field_name) == untouched

@@ -755,7 +755,7 @@ def test_json_text_and_explicit_format() -> None:
     with pytest.raises(ResponseImportError, match="cannot tell which API"):
         import_response({"hello": 1})
     # Formats with no real recording yet are tested on SDK-built responses
-    # (tests/unit/test_importers_new.py).
+    # (tests/integration/test_importers_sdk_types.py).
     assert set(FORMATS) == set(FOLDER_FORMAT.values()) | {
         "markdown",
         "perplexity-agent",

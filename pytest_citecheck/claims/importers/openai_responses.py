@@ -13,6 +13,7 @@ citation); ``file_path`` links a file the model wrote and cites nothing.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
@@ -35,18 +36,7 @@ _NOT_CITATIONS = frozenset({"file_path"})
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     body = reader.mapping(data, "response")
-    output = reader.items(body.get("output"), "output")
-    texts: list[tuple[str, list[Any], str]] = []
-    other: list[str] = []
-    for i, item in enumerate(output):
-        item = reader.mapping(item, f"output[{i}]")
-        kind = item.get("type")
-        if kind == "message":
-            texts += message_texts(reader, item, f"output[{i}]")
-        elif isinstance(kind, str) and kind != "reasoning":
-            other.append(kind)
-    if not texts:
-        raise no_text(reader, "output", other)
+    texts = output_texts(reader, body, ignored=("reasoning",))
     draft = Draft(text="")
     joined = Paragraphs()
     for text, listed, where in texts:
@@ -57,6 +47,38 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     draft.text = joined.text
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
     return draft, response_id
+
+
+# An output item a reader reads itself: (its place in ``output``, the item, its type)
+# -> whether it was one of the reader's.
+OtherItem = Callable[[int, dict[str, Any], Any], bool]
+
+
+def output_texts(
+    reader: Reader,
+    body: dict[str, Any],
+    other_item: OtherItem | None = None,
+    ignored: tuple[str, ...] = (),
+) -> list[tuple[str, list[Any], str]]:
+    """The ``output_text`` parts of ``body``'s ``message`` items (see
+    :func:`message_texts`); ``other_item`` reads the items of other types it knows.
+    No text raises, naming the tool calls (the items of other types, but
+    ``ignored``) the response has instead."""
+    output = reader.items(body.get("output"), "output")
+    texts: list[tuple[str, list[Any], str]] = []
+    other: list[str] = []
+    for i, item in enumerate(output):
+        item = reader.mapping(item, f"output[{i}]")
+        kind = item.get("type")
+        if kind == "message":
+            texts += message_texts(reader, item, f"output[{i}]")
+        elif other_item is not None and other_item(i, item, kind):
+            continue
+        elif isinstance(kind, str) and kind not in ignored:
+            other.append(kind)
+    if not texts:
+        raise no_text(reader, "output", other)
+    return texts
 
 
 def message_texts(

@@ -17,11 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
-from pytest_citecheck.claims.importers.openai_responses import (
-    message_texts,
-    no_text,
-    read_annotation,
-)
+from pytest_citecheck.claims.importers.openai_responses import output_texts, read_annotation
 from pytest_citecheck.claims.importers.perplexity import CODE, MARKER, marker_number
 from pytest_citecheck.claims.importers.text import (
     Draft,
@@ -41,14 +37,11 @@ MODEL_PREFIX = "perplexity/"
 
 def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     body = reader.mapping(data, "response")
-    output = reader.items(body.get("output"), "output")
     results: dict[int, CitedSource] = {}
     fetched: list[CitedSource] = []
-    texts: list[tuple[str, list[Any], str]] = []
-    other: list[str] = []
-    for i, item in enumerate(output):
-        item = reader.mapping(item, f"output[{i}]")
-        kind = item.get("type")
+
+    def sources(i: int, item: dict[str, Any], kind: Any) -> bool:
+        """The sources of a ``search_results`` or ``fetch_url_results`` item."""
         if kind == "search_results":
             for k, value in enumerate(
                 reader.optional_items(item.get("results"), f"output[{i}].results")
@@ -67,7 +60,8 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                         "save the response unedited: [n] markers name results by id",
                     )
                 results[ident] = CitedSource(url=clean_url(url), title=title, where=where)
-        elif kind == "fetch_url_results":
+            return True
+        if kind == "fetch_url_results":
             contents = reader.optional_items(item.get("contents"), f"output[{i}].contents")
             for k, value in enumerate(contents):
                 where = f"output[{i}].contents[{k}]"
@@ -76,12 +70,10 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                 if isinstance(url, str) and url.strip():
                     title = page.get("title") if isinstance(page.get("title"), str) else None
                     fetched.append(CitedSource(url=clean_url(url), title=title, where=where))
-        elif kind == "message":
-            texts += message_texts(reader, item, f"output[{i}]")
-        elif isinstance(kind, str):
-            other.append(kind)
-    if not texts:
-        raise no_text(reader, "output", other)
+            return True
+        return False
+
+    texts = output_texts(reader, body, sources)
     draft = Draft(text="")
     joined = Paragraphs()
     marked: set[int] = set()

@@ -6,10 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE
-from pytest_citecheck.core.option_table import OPTIONS
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.frontends.cli.common import (
@@ -28,18 +27,10 @@ if TYPE_CHECKING:
 def service_config(args: argparse.Namespace, key: str | None) -> ServiceConfig:
     """``citecheck serve``'s flags as the service's configuration (``key``: the service
     key, read from ``--key-file`` or the environment)."""
-    from pytest_citecheck.engine.settings_map import COMPOSE
     from pytest_citecheck.frontends.service import ServiceConfig
 
-    values = _values(args)
-    config: dict[str, Any] = {}
-    for option in OPTIONS:
-        if isinstance(option.service, str) and option.name in values:
-            field_name = option.service
-            composed = COMPOSE.get(field_name)
-            config[field_name] = values[option.name] if composed is None else composed(values)
-    return ServiceConfig(
-        **config, api_key=key, allowed_hosts=allowed_hosts(args.host, args.allowed_host)
+    return ServiceConfig.from_values(
+        _values(args), api_key=key, allowed_hosts=allowed_hosts(args.host, args.allowed_host)
     )
 
 

@@ -2,77 +2,127 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, make_dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_REVIEW_BELOW
-from pytest_citecheck.core.option_table import OPTIONS, composed_fields
-from pytest_citecheck.core.prices import Prices
-from pytest_citecheck.core.record_mode import LIVE, RecordMode
+from pytest_citecheck.core.option_table import OPTIONS, Flag, Option, cli_default, composed_fields
+from pytest_citecheck.core.record_mode import LIVE
 from pytest_citecheck.engine import settings_map
 from pytest_citecheck.engine.core import EngineSettings
 from pytest_citecheck.frontends.service.words import service_terms
 from pytest_citecheck.frontends.service_defaults import (
     DEFAULT_AUDIT_WAIT,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CLAIM_CHARS,
     DEFAULT_MAX_DELIVERY_BYTES,
     DEFAULT_MAX_DELIVERY_PAGE_BYTES,
-    DEFAULT_MAX_URLS,
-    DEFAULT_QUEUE_WAIT,
-    DEFAULT_READ_TIMEOUT,
     LOOPBACK_HOSTS,
 )
 from pytest_citecheck.recording.recorder import request_cassette_name
-from pytest_citecheck.stages.url_policy import PUBLIC
+
+if TYPE_CHECKING:
+    from pytest_citecheck.core.prices import Prices
+    from pytest_citecheck.core.record_mode import RecordMode
+
+
+def _by_field() -> dict[str, list[Option]]:
+    """The settings the service exposes, by the ServiceConfig field they set (several
+    settings make up one field, e.g. ``prices`` from ``price_credit`` and ``prices``)."""
+    fields: dict[str, list[Option]] = {}
+    for option in OPTIONS:
+        if isinstance(option.service, str):
+            fields.setdefault(option.service, []).append(option)
+    return fields
+
+
+def _serve_default(option: Option) -> Any:
+    """A field's default: what ``citecheck serve`` starts with when its flag is not given."""
+    if option.action == "append":
+        return ()
+    flag = option.flag_of("serve")
+    return cli_default(option, flag) if isinstance(flag, Flag) else option.default
+
+
+def _table_fields() -> list[tuple[str, Any, Any]]:
+    """ServiceConfig's fields for the option table's settings, in table order."""
+    fields: list[tuple[str, Any, Any]] = []
+    for name, options in _by_field().items():
+        if len(options) > 1:
+            empty = partial(settings_map.COMPOSE[name], {})
+            fields.append((name, Any, field(default_factory=empty)))
+        else:
+            fields.append((name, Any, field(default=_serve_default(options[0]))))
+    return fields
+
+
+class _TableFields:
+    """The table's fields the service's own code reads, typed for mypy. At run time
+    every such field is made from the option table (see ``_table_fields``); a test
+    checks that each name here is one of them."""
+
+    if TYPE_CHECKING:
+        judge: str | None
+        concurrency: int
+        audit: Path | None
+        max_urls: int
+        max_body_bytes: int
+        max_claim_chars: int
+        allowed_judges: tuple[str, ...]
+        url_policy: str
+        queue_wait: float
+        read_timeout: float
+        # The spending cap of this service run (pytest_citecheck.engine.budget) and the
+        # prices it counts money at.
+        prices: Prices
+        max_cost: float | None
+        max_credits: float | None
+        # Record into / replay from DIR/<request_cassette_name>.yaml, as batch's --record;
+        # None: live, nothing recorded.
+        record_mode: RecordMode | None
+        cassettes: Path | None
+        # The folder of the Crawler jobs whose deliveries ``POST /crawler/deliveries``
+        # accepts (``<jobs_dir>/<job>/job.sqlite``); None: it accepts none.
+        jobs_dir: Path | None
 
 
 @dataclass(frozen=True)
-class ServiceConfig:
-    """What ``citecheck serve`` was started with."""
+class _ServiceConfig(_TableFields):
+    """What ``citecheck serve`` was started with that is not a setting of the table."""
 
-    judge: str | None = None
-    judge_base_url: str | None = None
-    ranker: str | None = None
-    review_below: float | None = None
-    concurrency: int = DEFAULT_CONCURRENCY
-    audit: Path | None = None
-    max_urls: int = DEFAULT_MAX_URLS
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
     # The bearer key clients must send; None: no key (allowed on loopback only,
     # see binding_problem).
     api_key: str | None = None
     # Host header names accepted ("*" any, "*.example.com" a domain and its subdomains).
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
-    # Judges a caller may name besides the service's own (judge, else DEFAULT_JUDGE).
-    allowed_judges: tuple[str, ...] = ()
-    url_policy: str = PUBLIC
-    queue_wait: float = DEFAULT_QUEUE_WAIT
-    read_timeout: float = DEFAULT_READ_TIMEOUT
     audit_wait: float = DEFAULT_AUDIT_WAIT
-    # The spending cap of this service run (pytest_citecheck.engine.budget) and the
-    # prices it counts money at.
-    prices: Prices = field(default_factory=Prices)
-    max_cost: float | None = None
-    max_credits: float | None = None
-    # Record into / replay from DIR/<request_cassette_name>.yaml, as batch's --record;
-    # None: live, nothing recorded.
-    record_mode: RecordMode | None = None
-    cassettes: Path | None = None
-    # The folder of the Crawler jobs whose deliveries ``POST /crawler/deliveries``
-    # accepts (``<jobs_dir>/<job>/job.sqlite``); None: it accepts none.
-    jobs_dir: Path | None = None
-    # A delivery's largest body, compressed as it arrives and decompressed.
+    # A Crawler delivery's largest body, compressed as it arrives and decompressed.
     max_delivery_bytes: int = DEFAULT_MAX_DELIVERY_BYTES
     max_delivery_page_bytes: int = DEFAULT_MAX_DELIVERY_PAGE_BYTES
 
     def __post_init__(self) -> None:
-        # An API caller may name the mode ("once"); the service holds a RecordMode.
-        if self.record_mode is not None:
-            object.__setattr__(self, "record_mode", RecordMode(self.record_mode))
+        # An API caller may name a value by its text ("once"); the service holds the
+        # settings' types (a RecordMode).
+        for option in OPTIONS:
+            if isinstance(option.service, str) and option.convert is not None:
+                value = getattr(self, option.service)
+                if value is not None:
+                    object.__setattr__(self, option.service, option.convert(value))
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], **fixed: Any) -> ServiceConfig:
+        """The configuration from setting values keyed by the option table's names (a
+        setting absent from ``values`` keeps its default); ``fixed``: the fields that
+        are not settings of the table (the key, the Host names)."""
+        config: dict[str, Any] = {}
+        for name, options in _by_field().items():
+            given = [option.name for option in options if option.name in values]
+            if len(options) > 1 and given:
+                config[name] = settings_map.COMPOSE[name](values)
+            elif given:
+                config[name] = values[given[0]]
+        return ServiceConfig(**config, **fixed)
 
     def engine_settings(self) -> EngineSettings:
         """The service's one mapping onto the engine's settings (``citecheck serve``'s
@@ -87,8 +137,6 @@ class ServiceConfig:
             and isinstance(option.service, str)
             and option.target_field not in composed
         }
-        if values.get("review_below") is None:
-            values["review_below"] = DEFAULT_REVIEW_BELOW
         return settings_map.engine_settings(
             values,
             # The judge is each request's (or the service's default), never a run-wide one.
@@ -110,3 +158,22 @@ class ServiceConfig:
             return None
         targets = [c.target for c in claim.citations]
         return self.cassettes / request_cassette_name(claim.claim, targets, judges)
+
+
+if TYPE_CHECKING:
+
+    class ServiceConfig(_ServiceConfig):
+        """What ``citecheck serve`` was started with."""
+
+        def __init__(self, **fields: Any) -> None: ...
+
+else:
+    # One field per setting the option table gives the service, so a setting added
+    # there reaches ``citecheck serve`` with no edit here.
+    ServiceConfig = make_dataclass(
+        "ServiceConfig",
+        _table_fields(),
+        bases=(_ServiceConfig,),
+        frozen=True,
+        namespace={"__doc__": "What ``citecheck serve`` was started with.", "__module__": __name__},
+    )

@@ -95,21 +95,15 @@ class Problem(BaseModel):
 
 
 def to_response(request_id: str, result: ClaimResult) -> VerifyResponse:
+    # A verdict's fields the reply shows, as the verdict has them (the detail aside).
+    shown = set(CitationVerdict.model_fields) - {"detail"}
     return VerifyResponse(
         id=request_id,
         claim=result.claim,
         label=result.label,
         verdicts=[
             CitationVerdict(
-                url=v.url,
-                label=v.label,
-                reason=v.reason,
-                evidence_quote=v.evidence_quote,
-                confidence=v.confidence,
-                final_url=v.final_url,
-                original_status=v.original_status,
-                rid=v.rid,
-                review=v.review,
+                **v.model_dump(include=shown),
                 detail=public_detail(v.detail) if v.detail else None,
             )
             for v in result.verdicts
