@@ -8,6 +8,7 @@ the :class:`~pytest_citecheck.engine.stopping.StopSignal` as it starts.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,6 +20,41 @@ from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal
 
 # Verifies one claim in the calling thread: (claim, cassette, nodeid) -> result.
 VerifyOne = Callable[[Claim, Path | None, str | None], ClaimResult]
+
+# The modules every verification imports at its first use of them (function-level
+# imports keep them off the paths that verify nothing). They are imported once, in
+# the thread that starts the pool, before any claim runs: the first claims would
+# otherwise import them in several threads at once, and CPython 3.11 can fail
+# compiling modules concurrently (SystemError "AST constructor recursion depth
+# mismatch") when no bytecode is cached, which fails a claim as an internal error.
+USED_WHILE_VERIFYING = tuple(
+    f"pytest_citecheck.{name}"
+    for name in (
+        "core.retry",
+        "core.secrets",
+        "engine.panel",
+        "engine.pipeline",
+        "recording.cassette",
+        "recording.lock",
+        "recording.recorder",
+        "recording.transport",
+        "stages.confirm",
+        "stages.documents",
+        "stages.evidence",
+        "stages.fetch",
+        "stages.fetch_rules",
+        "stages.fragments",
+        "stages.guard",
+        "stages.injection",
+        "stages.judges.compat",
+        "stages.judges.http",
+        "stages.judges.prompt",
+        "stages.numbers",
+        "stages.passages",
+        "stages.relevance",
+        "stages.rendered",
+    )
+)
 
 
 class ClaimPool:
@@ -52,6 +88,8 @@ class ClaimPool:
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
+                for name in USED_WHILE_VERIFYING:
+                    importlib.import_module(name)
                 self._pool = ThreadPoolExecutor(
                     max_workers=self._concurrency, thread_name_prefix="citecheck"
                 )
