@@ -418,6 +418,19 @@ class DeliveriesRoute:
         await response(scope, receive, send)
 
 
+def acks_unlogged(record: logging.LogRecord) -> bool:
+    """A logging filter for ``uvicorn.access``: no line for an acknowledged delivery.
+    A storm writes thousands a second and the line costs about as much as the rest of
+    the acknowledgement; a refused or repeated delivery still gets the access line and
+    the receiver's own line (with why)."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) == 5 and args[1] == "POST":
+        path, status = args[2], args[4]
+        if isinstance(path, str) and path.partition("?")[0] == PATH and status in (200, 204):
+            return False
+    return True
+
+
 def _operation() -> dict[str, Any]:
     """The webhook's entry in the OpenAPI schema."""
     problem = {
