@@ -121,17 +121,25 @@ def start_server(jobs: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     command += ["--port", str(port), "--jobs-dir", str(jobs)]
     with log.open("wb") as out:
         server = subprocess.Popen(command, env=env, stdout=out, stderr=out)
+    return listening(server, port, "citecheck serve", log)
+
+
+def listening(
+    server: subprocess.Popen[bytes], port: int, what: str, log: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``server`` once it accepts connections on ``port`` (or the bench stops, saying why)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            sys.exit(f"citecheck serve exited: {log.read_text(errors='replace')[-2000:]}")
+            said = log.read_text(errors="replace")[-2000:] if log is not None else ""
+            sys.exit(f"{what} exited: {said}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return server
         except OSError:
             time.sleep(0.1)
     server.kill()
-    sys.exit("citecheck serve did not start within 60 s")
+    sys.exit(f"{what} did not start within 60 s")
 
 
 class _Trivial(asyncio.Protocol):
@@ -166,15 +174,7 @@ async def serve_trivial(port: int) -> None:
 def start_trivial(port: int) -> subprocess.Popen[bytes]:
     """:class:`_Trivial` in a process of its own, like the real server."""
     server = subprocess.Popen([sys.executable, __file__, "--serve-trivial", str(port)])
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.05)
-    server.kill()
-    sys.exit("the trivial server did not start within 30 s")
+    return listening(server, port, "the trivial server")
 
 
 async def _exchange(

@@ -8,11 +8,13 @@ page and POSTs it here, gzip-compressed, with the headers ``rid``, ``url``,
 in its job's store (``<jobs_dir>/<job>/job.sqlite``) and acknowledged with 204.
 
 The Crawler wants its answer within 200 ms, and anything but 200/201/204 makes it
-crawl the page again and deliver it again -- charged. So the handler does little:
-checks, one bounded decompression to measure the body, one insert on a writer
-thread of its own (so deliveries never wait on each other's SQLite lock). What it
-checks, in order (a refusal is a 4xx with a short reason and one log line, never
-the key):
+crawl the page again and deliver it again -- charged. So the handler does little,
+and it is answered ahead of FastAPI's routing (:class:`DeliveriesRoute`): checks,
+then, on a writer thread of its own, one bounded decompression to measure the body
+and one insert, the deliveries that arrived meanwhile committed together (so
+deliveries never wait on each other's SQLite lock, and a storm pays one commit per
+batch). An acknowledged delivery writes no access-log line. What it checks, in
+order (a refusal is a 4xx with a short reason and one log line, never the key):
 
 1. the ``Host`` header (400, before routing, as for every route);
 2. the service key, when the service has one (401): the Crawler cannot send an
