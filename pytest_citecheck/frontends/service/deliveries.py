@@ -330,8 +330,11 @@ _REFUSALS = {
 }
 
 
-async def answer(request: Request, config: ServiceConfig, receiver: Receiver | None) -> Response:
-    """A delivery's answer (see the module's docstring)."""
+async def answer(
+    request: Request, config: ServiceConfig, receiver: Receiver | None
+) -> Response | DeliveryOutcome:
+    """A delivery's answer (see the module's docstring): a kept or repeated delivery's
+    outcome (acknowledged with 204), else the answer to send."""
     job = request.headers.get(JOB_HEADER)
     rid = request.headers.get("rid")
     try:
@@ -389,7 +392,14 @@ async def answer(request: Request, config: ServiceConfig, receiver: Receiver | N
             job,
             truncate(rid, 70),
         )
-    return Response(status_code=204, headers={OUTCOME_HEADER: outcome.value})
+    return outcome
+
+
+# An acknowledgement's headers, by what the store did with the delivery.
+_ACKS = {
+    outcome: [(OUTCOME_HEADER.lower().encode(), outcome.value.encode())]
+    for outcome in (DeliveryOutcome.ACCEPTED, DeliveryOutcome.DUPLICATE)
+}
 
 
 def _same(delivery: Delivery) -> Delivery:
@@ -411,13 +421,19 @@ class DeliveriesRoute:
         if scope["type"] != "http" or scope["path"] != PATH:
             await self.app(scope, receive, send)
             return
-        if scope["method"] == "POST":
-            response = await answer(Request(scope, receive), self.config, self.receiver)
-        else:
-            response = JSONResponse(
+        if scope["method"] != "POST":
+            reply: Response | DeliveryOutcome = JSONResponse(
                 {"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": "POST"}
             )
-        await response(scope, receive, send)
+        else:
+            reply = await answer(Request(scope, receive), self.config, self.receiver)
+        if isinstance(reply, DeliveryOutcome):
+            # The acknowledgement as its two ASGI messages: a Response object costs
+            # about as much as the rest of the answer.
+            await send({"type": "http.response.start", "status": 204, "headers": _ACKS[reply]})
+            await send({"type": "http.response.body", "body": b""})
+        else:
+            await reply(scope, receive, send)
 
 
 def acks_unlogged(record: logging.LogRecord) -> bool:
