@@ -428,3 +428,21 @@ def test_deliveries_arriving_together_are_each_kept_or_refused_on_their_own(
         got = store.delivery(citation_id(f"c{i}", 1))
         assert got is not None and got.text() in (f"# page {i}", "# again")
     assert store.copies("c7#1") == 2
+
+
+def test_an_acknowledged_delivery_writes_no_access_line_a_refused_one_does(
+    jobs: Path, store: JobStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    pushed_store(store)
+    caplog.set_level(logging.INFO)
+    config = ServiceConfig(api_key=KEY, jobs_dir=jobs)
+    with serving(config, {}, log_config=None, log_level="info") as url:
+        webhook = f"{url}/crawler/deliveries?key={KEY}"
+        kept = post(webhook, GOOD, delivery_headers("rid-a"))
+        refused = post(webhook, GOOD, delivery_headers("rid-nobody-pushed"))
+        monitor = httpx.post(webhook, headers={"User-Agent": MONITOR_AGENT}, timeout=10)
+    assert (kept.status_code, refused.status_code, monitor.status_code) == (204, 404, 200)
+    access = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
+    assert not any(" 204" in line for line in access), access
+    assert any('"POST /crawler/deliveries HTTP/1.1" 404' in line for line in access), access
+    assert any('"POST /crawler/deliveries HTTP/1.1" 200' in line for line in access), access

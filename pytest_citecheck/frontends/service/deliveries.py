@@ -437,15 +437,15 @@ class DeliveriesRoute:
 
 
 def acks_unlogged(record: logging.LogRecord) -> bool:
-    """A logging filter for ``uvicorn.access``: no line for an acknowledged delivery.
-    A storm writes thousands a second and the line costs about as much as the rest of
-    the acknowledgement; a refused or repeated delivery still gets the access line and
-    the receiver's own line (with why)."""
+    """A logging filter for ``uvicorn.access``: no line for an acknowledged delivery
+    (204). A storm writes thousands a second and the line costs about as much as the
+    rest of the acknowledgement; a refused delivery still gets its access line and the
+    receiver's own line saying why, a repeated one the receiver's line, the monitor bot
+    its access line."""
     args = record.args
-    if isinstance(args, tuple) and len(args) == 5 and args[1] == "POST":
-        path, status = args[2], args[4]
-        if isinstance(path, str) and path.partition("?")[0] == PATH and status in (200, 204):
-            return False
+    if isinstance(args, tuple) and len(args) == 5 and args[1] == "POST" and args[4] == 204:
+        path = args[2]
+        return not (isinstance(path, str) and path.partition("?")[0] == PATH)
     return True
 
 
