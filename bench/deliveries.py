@@ -10,10 +10,12 @@ due (so a server that falls behind shows it). Each delivery is what the Crawler
 sends: a gzip-compressed page, ``rid``/``url``/status headers, the echoed job and
 citation headers, the key in the webhook URL's query string.
 
-The baseline, in the same run and the same server, is the same storm against
-``GET /health``: what the machine, the client and uvicorn cost without a delivery.
+Two baselines come first: the delivery storm against a trivial server (a process
+that reads each request and answers 204, nothing else): what the client and the
+machine can do at all; and, against the same ``citecheck serve``, the same storm
+against ``GET /health``: what uvicorn and FastAPI cost without a delivery.
 
-Prints both storms' p50/p99/max ack latency and how many acks took over 200 ms;
+Prints each storm's p50/p99/max ack latency and how many acks took over 200 ms;
 checks afterwards that the job's store holds every acknowledged delivery. Last line:
 ``deliveries: sent=<n> acked=<n> over_200ms=<n> p99_ms=<x>``.
 
@@ -119,17 +121,60 @@ def start_server(jobs: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     command += ["--port", str(port), "--jobs-dir", str(jobs)]
     with log.open("wb") as out:
         server = subprocess.Popen(command, env=env, stdout=out, stderr=out)
+    return listening(server, port, "citecheck serve", log)
+
+
+def listening(
+    server: subprocess.Popen[bytes], port: int, what: str, log: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``server`` once it accepts connections on ``port`` (or the bench stops, saying why)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            sys.exit(f"citecheck serve exited: {log.read_text(errors='replace')[-2000:]}")
+            said = log.read_text(errors="replace")[-2000:] if log is not None else ""
+            sys.exit(f"{what} exited: {said}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return server
         except OSError:
             time.sleep(0.1)
     server.kill()
-    sys.exit("citecheck serve did not start within 60 s")
+    sys.exit(f"{what} did not start within 60 s")
+
+
+class _Trivial(asyncio.Protocol):
+    """The least an HTTP/1.1 server can do: read each request (head and body, by its
+    Content-Length) and answer 204. What the client alone can sustain is measured
+    against it."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.buffer = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
+            length = 0
+            for line in self.buffer[:end].split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if len(self.buffer) < end + 4 + length:
+                return
+            self.buffer = self.buffer[end + 4 + length :]
+            self.transport.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+
+
+async def serve_trivial(port: int) -> None:
+    server = await asyncio.get_running_loop().create_server(_Trivial, "127.0.0.1", port)
+    await server.serve_forever()
+
+
+def start_trivial(port: int) -> subprocess.Popen[bytes]:
+    """:class:`_Trivial` in a process of its own, like the real server."""
+    server = subprocess.Popen([sys.executable, __file__, "--serve-trivial", str(port)])
+    return listening(server, port, "the trivial server")
 
 
 async def _exchange(
@@ -222,9 +267,23 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="how long each storm lasts")
     parser.add_argument("--connections", type=int, default=64, help="keep-alive connections")
     parser.add_argument("--page-kb", type=int, default=30, help="page size before gzip (KiB)")
+    parser.add_argument("--serve-trivial", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_trivial:
+        asyncio.run(serve_trivial(args.serve_trivial))
+        return 0
     n = int(args.rate * args.seconds)
     body = gzip.compress(page_text(args.page_kb).encode())
+    # The client's own capacity: the delivery storm against a server that does nothing.
+    port = free_port()
+    trivial = start_trivial(port)
+    try:
+        client = asyncio.run(
+            storm("client", port, delivery_requests(port, n, body), args.rate, args.connections)
+        )
+    finally:
+        trivial.terminate()
+        trivial.wait(timeout=30)
     with tempfile.TemporaryDirectory(prefix="citecheck-deliveries-") as tmp:
         jobs = Path(tmp) / "jobs"
         make_job(jobs, n)
@@ -237,6 +296,7 @@ def main() -> int:
                 f"{args.connections} connections; page {args.page_kb} KiB, {len(body)} bytes "
                 f"gzip; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
             )
+            print(client.line())
             baseline = asyncio.run(storm("health", port, [health] * n, args.rate, args.connections))
             print(baseline.line())
             requests = delivery_requests(port, n, body)

@@ -188,14 +188,39 @@ class JobStore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; inside another one (:meth:`batch`), a savepoint of it:
+        its changes are undone alone when it fails, and committed with the others."""
         db = self._db()
+        if db.in_transaction:
+            db.execute("SAVEPOINT change")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK TO change")
+                db.execute("RELEASE change")
+                raise
+            db.execute("RELEASE change")
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
+        try:
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # a failed commit can leave it open: nothing is kept
+                db.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Changes made inside committed together, in one transaction (one write of
+        the log instead of one each); each change still all or nothing on its own.
+        Nothing is kept when the commit itself fails."""
+        with self._write():
+            yield
 
     def close(self) -> None:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)

@@ -16,6 +16,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -396,3 +397,52 @@ def test_a_store_that_cannot_be_written_is_503_and_the_delivery_comes_again(
     assert "service log" in first.json()["detail"] and "locked" not in first.text
     assert again.status_code == 204 and again.headers["citecheck-delivery"] == "accepted"
     assert store.copies("c1#1") == 1
+
+
+def test_deliveries_arriving_together_are_each_kept_or_refused_on_their_own(
+    tmp_path: Path,
+) -> None:
+    # Many at once: the writer takes them as batches, one commit each.
+    store = JobStore.create(tmp_path, JOB)
+    store.add([(citation_id(f"c{i}", 1), f"https://example.com/{i}") for i in range(40)])
+    for citation, _ in store.take_for_push(40):
+        store.mark_pushed(citation, f"rid-{citation}")
+    sends = [(f"rid-c{i}#1", gzip.compress(f"# page {i}".encode())) for i in range(40)]
+    sends += [("rid-c7#1", gzip.compress(b"# again")), ("rid-nobody", GOOD), ("rid-c9#1", b"<p>")]
+    with serving(ServiceConfig(api_key=KEY, jobs_dir=tmp_path), {}) as url:
+        webhook = f"{url}/crawler/deliveries?key={KEY}"
+        with httpx.Client(timeout=10) as client, ThreadPoolExecutor(max_workers=16) as pool:
+            replies = list(
+                pool.map(
+                    lambda send: client.post(
+                        webhook, content=send[1], headers=delivery_headers(send[0])
+                    ),
+                    sends,
+                )
+            )
+    assert [r.status_code for r in replies] == [204] * 41 + [404, 400]
+    assert store.counts()[JobState.DELIVERED] == 40
+    outcomes = {r.headers["citecheck-delivery"] for r in (replies[7], replies[40])}
+    assert outcomes == {"accepted", "duplicate"}
+    for i in range(40):
+        got = store.delivery(citation_id(f"c{i}", 1))
+        assert got is not None and got.text() in (f"# page {i}", "# again")
+    assert store.copies("c7#1") == 2
+
+
+def test_an_acknowledged_delivery_writes_no_access_line_a_refused_one_does(
+    jobs: Path, store: JobStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    pushed_store(store)
+    caplog.set_level(logging.INFO)
+    config = ServiceConfig(api_key=KEY, jobs_dir=jobs)
+    with serving(config, {}, log_config=None, log_level="info") as url:
+        webhook = f"{url}/crawler/deliveries?key={KEY}"
+        kept = post(webhook, GOOD, delivery_headers("rid-a"))
+        refused = post(webhook, GOOD, delivery_headers("rid-nobody-pushed"))
+        monitor = httpx.post(webhook, headers={"User-Agent": MONITOR_AGENT}, timeout=10)
+    assert (kept.status_code, refused.status_code, monitor.status_code) == (204, 404, 200)
+    access = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
+    assert not any(" 204" in line for line in access), access
+    assert any('"POST /crawler/deliveries HTTP/1.1" 404' in line for line in access), access
+    assert any('"POST /crawler/deliveries HTTP/1.1" 200' in line for line in access), access

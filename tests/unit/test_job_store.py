@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import sqlite3
 import time
 from pathlib import Path
 
@@ -153,3 +154,37 @@ def test_a_job_file_from_before_the_sent_mark_gains_it(tmp_path: Path) -> None:
     # Taken under the old rule, "pushing" may mean sent: it waits for its page.
     assert store.recover_unsent() == 0
     assert [row.citation for row in store.awaiting_delivery()] == ["c1#1"]
+
+
+def test_a_batch_of_deliveries_is_committed_together_each_kept_or_refused_alone(
+    store: JobStore, tmp_path: Path
+) -> None:
+    store.add([("c3#1", "https://c")])
+    store.take_for_push(3)
+    for n in (1, 2, 3):
+        store.mark_pushed(f"c{n}#1", f"rid-{n}")
+    reader = JobStore.open(tmp_path, "nightly")  # another process, e.g. the verifier
+    assert reader is not None
+    broken = Delivery("rid-2", None, 200, 200, b"", time.time())  # type: ignore[arg-type]
+    with store.batch():
+        assert store.record_delivery(delivery("rid-1"), None) == DeliveryOutcome.ACCEPTED
+        with pytest.raises(sqlite3.IntegrityError):
+            store.record_delivery(broken, None)
+        assert store.record_delivery(delivery("rid-3"), None) == DeliveryOutcome.ACCEPTED
+        assert store.record_delivery(delivery("rid-3"), None) == DeliveryOutcome.DUPLICATE
+        # Nothing is visible outside the batch before it commits.
+        assert reader.counts()[JobState.DELIVERED] == 0
+    assert reader.counts()[JobState.DELIVERED] == 2
+    assert [r.citation for r in reader.rows(JobState.PUSHED)] == ["c2#1"]
+    assert reader.delivery("c2#1") is None and reader.copies("c3#1") == 2
+
+
+def test_a_batch_that_fails_keeps_none_of_its_deliveries(store: JobStore) -> None:
+    store.take_for_push(2)
+    store.mark_pushed("c1#1", "rid-1")
+    with pytest.raises(RuntimeError), store.batch():
+        assert store.record_delivery(delivery("rid-1"), None) == DeliveryOutcome.ACCEPTED
+        raise RuntimeError("the writer is stopped mid-batch")
+    assert store.delivery("c1#1") is None and store.counts()[JobState.DELIVERED] == 0
+    # The store takes the delivery again afterwards.
+    assert store.record_delivery(delivery("rid-1"), None) == DeliveryOutcome.ACCEPTED

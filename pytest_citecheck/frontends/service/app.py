@@ -317,10 +317,12 @@ def create_app(
         description="Checks that cited pages support the claims an LLM made (pytest-citecheck).",
         lifespan=lifespan,
     )
+    add_deliveries(app, config, receiver)
+    # Added last, so it runs first: the Host check comes before every route, the
+    # deliveries' too.
     app.add_middleware(HostAllowList, allowed=config.allowed_hosts)
     _add_health(app, config, env, default_judge, allowed_judges, audit, busy)
     _add_verify(app, config, engine, allowed_judges, judge_problem, check_audit, record, take_slot)
-    add_deliveries(app, config, receiver)
     return app
 
 

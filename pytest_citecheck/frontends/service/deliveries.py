@@ -8,11 +8,13 @@ page and POSTs it here, gzip-compressed, with the headers ``rid``, ``url``,
 in its job's store (``<jobs_dir>/<job>/job.sqlite``) and acknowledged with 204.
 
 The Crawler wants its answer within 200 ms, and anything but 200/201/204 makes it
-crawl the page again and deliver it again -- charged. So the handler does little:
-checks, one bounded decompression to measure the body, one insert on a writer
-thread of its own (so deliveries never wait on each other's SQLite lock). What it
-checks, in order (a refusal is a 4xx with a short reason and one log line, never
-the key):
+crawl the page again and deliver it again -- charged. So the handler does little,
+and it is answered ahead of FastAPI's routing (:class:`DeliveriesRoute`): checks,
+then, on a writer thread of its own, one bounded decompression to measure the body
+and one insert, the deliveries that arrived meanwhile committed together (so
+deliveries never wait on each other's SQLite lock, and a storm pays one commit per
+batch). An acknowledged delivery writes no access-log line. What it checks, in
+order (a refusal is a 4xx with a short reason and one log line, never the key):
 
 1. the ``Host`` header (400, before routing, as for every route);
 2. the service key, when the service has one (401): the Crawler cannot send an
@@ -46,19 +48,22 @@ process holds it too long, the disk is full) is 503: the Crawler delivers again 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import sqlite3
 import time
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.frontends.service.checks import (
@@ -89,8 +94,9 @@ MONITOR_AGENT = "crawlbase monitoring bot"
 OUTCOME_HEADER = "Citecheck-Delivery"
 # Decompressed bytes produced per step while measuring a body.
 _INFLATE_STEP = 256 * 1024
-# Bodies up to this size (as sent) are measured on the event loop: it takes well under
-# a millisecond, less than handing them to a thread would.
+# Bodies up to this size (as sent) are measured on the writer thread with the store's
+# insert (well under a millisecond each); larger ones on a thread of their own, so that
+# one large page never holds up the acknowledgements queued behind it.
 _INLINE_BODY_BYTES = 32 * 1024
 
 
@@ -191,21 +197,28 @@ def parse_delivery(request: Request, body: bytes, config: ServiceConfig) -> Deli
     )
 
 
-_Item = tuple[str, Delivery, str | None]
+# A delivery waiting for the writer: its job, how to read it, the echoed citation id.
+_Item = tuple[str, Callable[[], Delivery], str | None]
+# What became of it: the delivery read and what its store did with it (None: no such
+# job), or why not.
+_Kept = tuple[Delivery, DeliveryOutcome | None]
 
 
 class Receiver:
     """The jobs' stores, written by one thread of their own, in arrival order.
 
     Deliveries that arrive while the writer is busy wait for it together and are
-    handed over as one batch (each still its own transaction): under a storm the
-    event loop pays one hand-over per batch, not one per delivery."""
+    handed over as one batch: under a storm the event loop pays one hand-over per
+    batch, not one per delivery, and each job's store commits the batch once (each
+    delivery still kept or refused on its own). The writer also reads each delivery
+    (the bounded decompression that measures it): zlib and SQLite let go of the GIL,
+    so that work runs beside the event loop instead of on it."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citecheck-deliveries")
         self._stores: dict[str, JobStore] = {}
-        self._waiting: list[tuple[_Item, asyncio.Future[DeliveryOutcome | None]]] = []
+        self._waiting: list[tuple[_Item, asyncio.Future[_Kept]]] = []
         self._handing: asyncio.Task[None] | None = None
 
     def has_job(self, job: str) -> bool:
@@ -213,23 +226,41 @@ class Receiver:
             valid_job_name(job) and (self.root / job / STORE_FILE).is_file()
         )
 
-    def _record(self, job: str, delivery: Delivery, echoed: str | None) -> DeliveryOutcome | None:
+    def _store(self, job: str) -> JobStore | None:
         store = self._stores.get(job)
         if store is None:
             store = JobStore.open(self.root, job)
-            if store is None:
-                return None
-            self._stores[job] = store
-        return store.record_delivery(delivery, echoed)
+            if store is not None:
+                self._stores[job] = store
+        return store
 
-    def _record_all(self, items: list[_Item]) -> list[DeliveryOutcome | Exception | None]:
-        """On the writer thread: each delivery kept, or why it was not."""
-        out: list[DeliveryOutcome | Exception | None] = []
-        for item in items:
+    def _record_all(self, items: list[_Item]) -> list[_Kept | Exception]:
+        """On the writer thread: each delivery read and kept, or why it was not."""
+        out: list[_Kept | Exception] = []
+        by_job: dict[str, list[int]] = {}
+        for i, (job, read, _) in enumerate(items):
             try:
-                out.append(self._record(*item))
+                out.append((read(), None))
+                by_job.setdefault(job, []).append(i)
             except Exception as exc:  # handed to the delivery's own request
                 out.append(exc)
+        for job, positions in by_job.items():
+            try:
+                store = self._store(job)
+                if store is None:
+                    continue
+                with store.batch():
+                    for i in positions:
+                        kept = out[i]
+                        assert not isinstance(kept, Exception)
+                        try:
+                            outcome = store.record_delivery(kept[0], items[i][2])
+                            out[i] = (kept[0], outcome)
+                        except Exception as exc:
+                            out[i] = exc
+            except Exception as exc:  # the batch could not start or commit: none kept
+                for i in positions:
+                    out[i] = exc
         return out
 
     async def _hand_over(self) -> None:
@@ -239,7 +270,7 @@ class Receiver:
                 batch, self._waiting = self._waiting, []
                 items = [item for item, _ in batch]
                 try:
-                    results: list[DeliveryOutcome | Exception | None] = await loop.run_in_executor(
+                    results: list[_Kept | Exception] = await loop.run_in_executor(
                         self._writer, self._record_all, items
                     )
                 except Exception as exc:  # the writer is gone (shutting down)
@@ -254,13 +285,12 @@ class Receiver:
         finally:
             self._handing = None
 
-    async def record(
-        self, job: str, delivery: Delivery, echoed: str | None
-    ) -> DeliveryOutcome | None:
-        """What the job's store did with the delivery (None: no such job)."""
+    async def record(self, job: str, read: Callable[[], Delivery], echoed: str | None) -> _Kept:
+        """The delivery ``read()`` returns (on the writer thread; it may raise
+        :class:`Rejected`) and what the job's store did with it (None: no such job)."""
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[DeliveryOutcome | None] = loop.create_future()
-        self._waiting.append(((job, delivery, echoed), done))
+        done: asyncio.Future[_Kept] = loop.create_future()
+        self._waiting.append(((job, read, echoed), done))
         if self._handing is None:
             self._handing = loop.create_task(self._hand_over())
         return await done
@@ -300,78 +330,168 @@ _REFUSALS = {
 }
 
 
-def add_deliveries(app: FastAPI, config: ServiceConfig, receiver: Receiver | None) -> None:
-    """``POST /crawler/deliveries`` (see the module's docstring)."""
+async def answer(
+    request: Request, config: ServiceConfig, receiver: Receiver | None
+) -> Response | DeliveryOutcome:
+    """A delivery's answer (see the module's docstring): a kept or repeated delivery's
+    outcome (acknowledged with 204), else the answer to send."""
+    job = request.headers.get(JOB_HEADER)
+    rid = request.headers.get("rid")
+    try:
+        _require_key(request, config.api_key, query_key=True)
+        if is_monitor(request):
+            return Response(status_code=200)
+        if receiver is None:
+            raise Rejected(404, "this service keeps no Crawler jobs: start it with --jobs-dir DIR")
+        if not job:
+            raise Rejected(
+                422,
+                f"no {JOB_HEADER} header: push with callback_headers={JOB_HEADER}:<job>|"
+                f"{CITATION_HEADER}:<citation>",
+            )
+        if not receiver.has_job(job):
+            raise Rejected(404, "no such job in this service's --jobs-dir")
+        if request.headers.get("content-encoding", "").strip().lower() != "gzip":
+            raise Rejected(
+                415,
+                "the body must be gzip-compressed (Content-Encoding: gzip), as the "
+                "Crawler sends it; a proxy in front must pass request bodies unchanged",
+            )
+        body = await _read_body(request, config.max_delivery_bytes, config.read_timeout)
+        if len(body) <= _INLINE_BODY_BYTES:  # read on the writer thread, beside the loop
+            read = functools.partial(parse_delivery, request, body, config)
+        else:  # a large page: read on a thread of its own, never holding up the others
+            parsed = await run_in_threadpool(parse_delivery, request, body, config)
+            read = functools.partial(_same, parsed)
+        delivery, outcome = await receiver.record(job, read, request.headers.get(CITATION_HEADER))
+        rid = delivery.rid
+        if outcome is None:
+            raise Rejected(404, "no such job in this service's --jobs-dir")
+        if outcome == DeliveryOutcome.UNKNOWN:
+            raise Rejected(404, "no citation of this job matches the rid or the echoed id")
+    except Rejected as exc:
+        return _refused(exc, job, rid)
+    except _Disconnected:
+        log.info("crawler delivery: the sender hung up before its body arrived")
+        return Response(status_code=400)
+    except (sqlite3.Error, OSError) as exc:  # locked too long, disk full, a broken file
+        log.error(
+            "crawler delivery for job %r not kept (the Crawler delivers it again): %s: %s",
+            truncate(job, 70),
+            type(exc).__name__,
+            truncate(str(exc), 200),
+        )
+        return Rejected(
+            503,
+            "the job's store cannot be written right now; the operator sees why in the service log",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        ).response()
+    if outcome == DeliveryOutcome.DUPLICATE:
+        log.info(
+            "crawler delivery repeated (kept the first) [job %r, rid %r]",
+            job,
+            truncate(rid, 70),
+        )
+    return outcome
 
-    responses: dict[int | str, dict[str, Any]] = {
-        200: {"description": "The Crawler's monitor bot: alive (no store is touched)."},
-        204: {
+
+# An acknowledgement's headers, by what the store did with the delivery.
+_ACKS = {
+    outcome: [(OUTCOME_HEADER.lower().encode(), outcome.value.encode())]
+    for outcome in (DeliveryOutcome.ACCEPTED, DeliveryOutcome.DUPLICATE)
+}
+
+
+def _same(delivery: Delivery) -> Delivery:
+    return delivery
+
+
+class DeliveriesRoute:
+    """ASGI middleware that answers ``POST /crawler/deliveries`` itself, in front of
+    FastAPI's routing, dependency and validation machinery (which cost more than the
+    delivery's own work, and a storm of deliveries must each be answered within
+    200 ms); every other request goes on to the app. Placed behind the Host check."""
+
+    def __init__(self, app: ASGIApp, config: ServiceConfig, receiver: Receiver | None) -> None:
+        self.app = app
+        self.config = config
+        self.receiver = receiver
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != PATH:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            reply: Response | DeliveryOutcome = JSONResponse(
+                {"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": "POST"}
+            )
+        else:
+            reply = await answer(Request(scope, receive), self.config, self.receiver)
+        if isinstance(reply, DeliveryOutcome):
+            # The acknowledgement as its two ASGI messages: a Response object costs
+            # about as much as the rest of the answer.
+            await send({"type": "http.response.start", "status": 204, "headers": _ACKS[reply]})
+            await send({"type": "http.response.body", "body": b""})
+        else:
+            await reply(scope, receive, send)
+
+
+def acks_unlogged(record: logging.LogRecord) -> bool:
+    """A logging filter for ``uvicorn.access``: no line for an acknowledged delivery
+    (204). A storm writes thousands a second and the line costs about as much as the
+    rest of the acknowledgement; a refused delivery still gets its access line and the
+    receiver's own line saying why, a repeated one the receiver's line, the monitor bot
+    its access line."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) == 5 and args[1] == "POST" and args[4] == 204:
+        path = args[2]
+        return not (isinstance(path, str) and path.partition("?")[0] == PATH)
+    return True
+
+
+def _operation() -> dict[str, Any]:
+    """The webhook's entry in the OpenAPI schema."""
+    problem = {
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    }
+    responses: dict[str, dict[str, Any]] = {
+        "200": {"description": "The Crawler's monitor bot: alive (no store is touched)."},
+        "204": {
             "description": f"Delivery kept (`{OUTCOME_HEADER}: accepted`), or a repeat of "
             f"one already kept (`{OUTCOME_HEADER}: duplicate`)."
         },
     }
     for status, description in _REFUSALS.items():
-        responses[status] = {"model": Problem, "description": description}
+        responses[str(status)] = {"description": description, **problem}
+    return {
+        "summary": "Crawler deliveries",
+        "description": "The webhook Crawlbase's Crawler delivers crawled pages to "
+        "(gzip-compressed; the service key as `?key=`).",
+        "operationId": "crawler_deliveries",
+        "parameters": [
+            {"name": "key", "in": "query", "required": False, "schema": {"type": "string"}}
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {"application/octet-stream": {"schema": {"type": "string"}}},
+        },
+        "responses": responses,
+    }
 
-    @app.post(PATH, status_code=204, response_class=Response, responses=responses)
-    async def deliveries(request: Request) -> Response:
-        job = request.headers.get(JOB_HEADER)
-        rid = request.headers.get("rid")
-        try:
-            _require_key(request, config.api_key, query_key=True)
-            if is_monitor(request):
-                return Response(status_code=200)
-            if receiver is None:
-                raise Rejected(
-                    404, "this service keeps no Crawler jobs: start it with --jobs-dir DIR"
-                )
-            if not job:
-                raise Rejected(
-                    422,
-                    f"no {JOB_HEADER} header: push with callback_headers={JOB_HEADER}:<job>|"
-                    f"{CITATION_HEADER}:<citation>",
-                )
-            if not receiver.has_job(job):
-                raise Rejected(404, "no such job in this service's --jobs-dir")
-            if request.headers.get("content-encoding", "").strip().lower() != "gzip":
-                raise Rejected(
-                    415,
-                    "the body must be gzip-compressed (Content-Encoding: gzip), as the "
-                    "Crawler sends it; a proxy in front must pass request bodies unchanged",
-                )
-            body = await _read_body(request, config.max_delivery_bytes, config.read_timeout)
-            if len(body) <= _INLINE_BODY_BYTES:
-                delivery = parse_delivery(request, body, config)
-            else:  # a large page: measured off the event loop (zlib lets go of the GIL)
-                delivery = await run_in_threadpool(parse_delivery, request, body, config)
-            rid = delivery.rid
-            outcome = await receiver.record(job, delivery, request.headers.get(CITATION_HEADER))
-            if outcome is None:
-                raise Rejected(404, "no such job in this service's --jobs-dir")
-            if outcome == DeliveryOutcome.UNKNOWN:
-                raise Rejected(404, "no citation of this job matches the rid or the echoed id")
-        except Rejected as exc:
-            return _refused(exc, job, rid)
-        except _Disconnected:
-            log.info("crawler delivery: the sender hung up before its body arrived")
-            return Response(status_code=400)
-        except (sqlite3.Error, OSError) as exc:  # locked too long, disk full, a broken file
-            log.error(
-                "crawler delivery for job %r not kept (the Crawler delivers it again): %s: %s",
-                truncate(job, 70),
-                type(exc).__name__,
-                truncate(str(exc), 200),
-            )
-            return Rejected(
-                503,
-                "the job's store cannot be written right now; the operator sees why in the "
-                "service log",
-                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-            ).response()
-        if outcome == DeliveryOutcome.DUPLICATE:
-            log.info(
-                "crawler delivery repeated (kept the first) [job %r, rid %r]",
-                job,
-                truncate(rid, 70),
-            )
-        return Response(status_code=204, headers={OUTCOME_HEADER: outcome.value})
+
+def add_deliveries(app: FastAPI, config: ServiceConfig, receiver: Receiver | None) -> None:
+    """``POST /crawler/deliveries`` (see the module's docstring), answered by
+    :class:`DeliveriesRoute` and described in the app's OpenAPI schema. Call it
+    before adding the Host check: middleware added later runs first."""
+    app.add_middleware(DeliveriesRoute, config=config, receiver=receiver)
+    schema_of_routes = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = schema_of_routes()
+            schema["paths"][PATH] = {"post": _operation()}
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.setdefault("Problem", Problem.model_json_schema())
+        return app.openapi_schema or schema_of_routes()
+
+    app.openapi = openapi  # type: ignore[method-assign]

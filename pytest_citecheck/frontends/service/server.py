@@ -28,6 +28,7 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
     (:mod:`pytest_citecheck.frontends.service_http`)."""
     import uvicorn
 
+    from pytest_citecheck.frontends.service.deliveries import acks_unlogged
     from pytest_citecheck.frontends.service_http import (
         HeaderWaits,
         drop_query_strings,
@@ -55,5 +56,7 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
     kwargs.setdefault("limit_concurrency", MAX_CONNECTIONS)
     uvicorn_settings = uvicorn.Config(app, http=protocol_class(timeout, waits), **kwargs)
     # After uvicorn configured logging: a key sent as ?key= never reaches the access log.
-    logging.getLogger("uvicorn.access").addFilter(drop_query_strings)
+    access = logging.getLogger("uvicorn.access")
+    access.addFilter(acks_unlogged)
+    access.addFilter(drop_query_strings)
     return uvicorn_settings
