@@ -87,9 +87,7 @@ class Receiver:
         self.stop()
 
 
-def crawler_env(
-    crawler_base: str, token: str, judge_base: str, judge_key: str
-) -> dict[str, str]:
+def crawler_env(crawler_base: str, token: str, judge_base: str, judge_key: str) -> dict[str, str]:
     """The environment a pusher runs with: its Crawling API (the Crawler double), its
     token, and an OpenAI judge on the LLM double."""
     return {

@@ -194,7 +194,7 @@ def chain(tmp_path: Path) -> Iterator[Chain]:
 
 
 def assert_pushed_once_each(chain: Chain) -> None:
-    taken = Counter(p.url for p in chain.crawler.pushes if p.rid is not None)
+    taken = Counter(str(p.url) for p in chain.crawler.pushes if p.rid is not None)
     assert [url for url, n in taken.items() if n > 1] == []  # 0 pushed twice
     assert sorted(taken) == sorted(chain.world.urls)  # every URL pushed
 
