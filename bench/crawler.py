@@ -67,7 +67,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -81,7 +80,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.corpus import KEY, TOKENS  # noqa: E402
+from bench.corpus import KEY, TOKENS, doubles_process  # noqa: E402
 from bench.scale import _uniform, build  # noqa: E402
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
 from pytest_citecheck.recording.jobs import JobState, JobStore  # noqa: E402
@@ -119,9 +118,10 @@ def judge_latency(claim: str, scale: float) -> float:
 # -- the doubles, in their own process -----------------------------------------------
 
 
-def serve(pages: list[tuple[str, str]], scale: float, webhook: str) -> None:
+def serve(pages: list[tuple[str, str]], time_scale: str, webhook: str) -> None:
     """Run the doubles until stdin closes; print the environment, then a JSON line of
     counts for each line read (the crawler name whose pushes to count)."""
+    scale = float(time_scale)
     from tests.doubles.crawlbase import CrawlbaseDouble, Page
     from tests.doubles.crawler import CrawlerDouble
     from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
@@ -193,35 +193,14 @@ def serve(pages: list[tuple[str, str]], scale: float, webhook: str) -> None:
 def doubles(
     pages: list[tuple[str, str]], scale: float, webhook: str
 ) -> Iterator[tuple[dict[str, str], Callable[..., dict[str, Any]]]]:
-    code = (
-        "import json, sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from bench.crawler import serve\n"
-        "serve(json.loads(sys.stdin.readline()), float(sys.argv[1]), sys.argv[2])\n"
-    )
-    with subprocess.Popen(
-        [sys.executable, "-c", code, str(scale), webhook],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        stdin, stdout = proc.stdin, proc.stdout
-        stdin.write(json.dumps(pages) + "\n")
-        stdin.flush()
-        urls: dict[str, str] = json.loads(stdout.readline())
+    """The doubles serving ``pages``; yields their URLs and ``counts(crawler, ask)``."""
+    with doubles_process("bench.crawler", pages, str(scale), webhook) as (urls, ask):
 
-        def counts(crawler: str, ask: str = "counts") -> dict[str, Any]:
-            stdin.write(f"{ask} {crawler}\n")
-            stdin.flush()
-            found: dict[str, Any] = json.loads(stdout.readline())
+        def counts(crawler: str, what: str = "counts") -> dict[str, Any]:
+            found: dict[str, Any] = ask(f"{what} {crawler}")
             return found
 
-        try:
-            yield urls, counts
-        finally:
-            stdin.close()
-            proc.wait(timeout=120)
+        yield urls, counts
 
 
 # -- runs ---------------------------------------------------------------------------

@@ -26,11 +26,11 @@ from tests.doubles.chain import Receiver, crawler_env, start_batch, without_secr
 from tests.doubles.crawlbase import Page
 from tests.doubles.crawler import CrawlerDouble
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict
+from tests.integration.test_crawler_job import CRAWLER, JOB, crawler_batch, labels
 
 KEY = "chain-service-key-0123456789abcdef"
 OPENAI_KEY = "sk-test-chain-0123456789"
-CRAWLER = "chain-audit"
-JOB = "chain"
+RECORDS = "citecheck_audit.jsonl"
 SITE = "https://example.org"
 FILLER = (
     " The station's log goes on to describe the instruments, the people who read them"
@@ -101,11 +101,6 @@ def crawl_seconds(url: str) -> float:
     return 0.3 + (sum(url.encode()) % 8) / 10
 
 
-def labels(report: Path) -> dict[tuple[str, str], str]:
-    data = json.loads(report.read_text(encoding="utf-8"))
-    return {(c["id"], v["url"]): v["label"] for c in data["claims"] for v in c["verdicts"]}
-
-
 def wait_for(what: str, ready: Callable[[], bool], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
@@ -115,23 +110,9 @@ def wait_for(what: str, ready: Callable[[], bool], timeout: float = 60.0) -> Non
 
 
 def batch_args(report: Path) -> list[str]:
-    return [
-        "citecheck_audit.jsonl",
-        "--record",
-        "once",
-        "--via-crawler",
-        CRAWLER,
-        "--job",
-        JOB,
-        "--jobs-dir",
-        "jobs",
-        "--ranker",
-        "bm25",
-        "--crawler-wait",
-        "60",
-        "--json",
-        str(report),
-    ]
+    """The batch's arguments: the job's, this chain's ranker and wait, the report."""
+    job = crawler_batch(Path(RECORDS), Path("jobs"), "--ranker", "bm25", "--crawler-wait", "60")
+    return [*job[1:], "--json", str(report)]
 
 
 @dataclass
@@ -166,7 +147,7 @@ class Chain:
 
 def make_chain(tmp_path: Path, **crawler_options: object) -> Iterator[Chain]:
     world = build_world()
-    (tmp_path / "citecheck_audit.jsonl").write_text(
+    (tmp_path / RECORDS).write_text(
         "".join(json.dumps(r) + "\n" for r in world.records), encoding="utf-8"
     )
     (tmp_path / "jobs").mkdir()
@@ -243,17 +224,9 @@ def test_the_whole_chain_judges_every_claim_and_its_cassettes_replay_offline(
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert labels(replayed) == labels(recorded)
+    plugin = ["--citecheck", "-p", "no:cacheprovider", "--citecheck-report=plugin.json"]
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--citecheck",
-            "-p",
-            "no:cacheprovider",
-            "--citecheck-report=plugin.json",
-            "citecheck_audit.jsonl",
-        ],
+        [sys.executable, "-m", "pytest", *plugin, RECORDS],
         cwd=chain.folder,
         env=offline,
         capture_output=True,
