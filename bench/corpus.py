@@ -16,10 +16,11 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -147,3 +148,42 @@ def doubles(
         finally:
             proc.stdin.close()
             proc.wait(timeout=30)
+
+
+@contextmanager
+def doubles_process(
+    module: str, payload: object, *argv: str, timeout: float = 120.0
+) -> Iterator[tuple[Any, Callable[[str], Any]]]:
+    """``module.serve(payload, *argv)`` in a process of its own (the doubles' work does
+    not compete for the engine's interpreter). ``serve`` reads ``payload`` as one JSON
+    line, prints one JSON line (what the benchmark needs to reach them), then answers
+    each line it reads with one JSON line until stdin closes. Yields the first line and
+    ``ask(line)``, which returns the answer to ``line``."""
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        f"from {module} import serve\n"
+        "serve(json.loads(sys.stdin.readline()), *sys.argv[1:])\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        stdin.write(json.dumps(payload) + "\n")
+        stdin.flush()
+        first = json.loads(stdout.readline())
+
+        def ask(line: str) -> Any:
+            stdin.write(line + "\n")
+            stdin.flush()
+            return json.loads(stdout.readline())
+
+        try:
+            yield first, ask
+        finally:
+            stdin.close()
+            proc.wait(timeout=timeout)

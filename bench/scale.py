@@ -44,7 +44,6 @@ import argparse
 import hashlib
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -58,7 +57,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.corpus import KEY, TOKENS, WICE  # noqa: E402
+from bench.corpus import KEY, TOKENS, WICE, doubles_process  # noqa: E402
 from pytest_citecheck.claims.models import Citation, Claim, Label  # noqa: E402
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY  # noqa: E402
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
@@ -123,8 +122,9 @@ class _SlowJudge(LLMDouble):
         return item, int(hashlib.sha256(call.body).hexdigest()[:4], 16)
 
 
-def serve(pages: list[tuple[str, str]], scale: float) -> None:
+def serve(pages: list[tuple[str, str]], time_scale: str) -> None:
     """Run the doubles until stdin closes; print the environment, then the counts."""
+    scale = float(time_scale)
     api = CrawlbaseDouble(
         tokens=TOKENS,
         max_concurrent=CRAWLING_API_CAP,
@@ -159,36 +159,14 @@ def serve(pages: list[tuple[str, str]], scale: float) -> None:
 
 @contextmanager
 def doubles(pages: list[tuple[str, str]], scale: float) -> Iterator[Callable[[], dict[str, int]]]:
-    code = (
-        "import json, sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from bench.scale import serve\n"
-        "serve(json.loads(sys.stdin.readline()), float(sys.argv[1]))\n"
-    )
-    with subprocess.Popen(
-        [sys.executable, "-c", code, str(scale)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        stdin, stdout = proc.stdin, proc.stdout
-        stdin.write(json.dumps(pages) + "\n")
-        stdin.flush()
-        env: dict[str, str] = json.loads(stdout.readline())
+    with doubles_process("bench.scale", pages, str(scale), timeout=60) as (env, ask):
 
         def counts() -> dict[str, int]:
-            stdin.write("counts\n")
-            stdin.flush()
-            result: dict[str, int] = json.loads(stdout.readline())
+            result: dict[str, int] = ask("counts")
             return result
 
         counts.env = env  # type: ignore[attr-defined]
-        try:
-            yield counts
-        finally:
-            stdin.close()
-            proc.wait(timeout=60)
+        yield counts
 
 
 # -- timing the ranker ----------------------------------------------------------------
