@@ -13,6 +13,7 @@ Plain data over ``core`` only: the installed plugin reads it at every pytest sta
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1323,6 +1324,32 @@ def cli_default(option: Option, flag: Flag) -> Any:
     return option.default if option.action != "store_true" else False
 
 
+def add_flag(parser: argparse.ArgumentParser, option: Option, flag: Flag) -> None:
+    """``option``'s argparse argument as ``flag`` spells it, with the table's type,
+    default, choices, metavar and help."""
+    help = cli_help(option, flag)
+    if option.action == "store_true":
+        parser.add_argument(flag.flag, action="store_true", help=help)
+        return
+    kwargs: dict[str, Any] = {
+        "action": option.action,
+        "type": flag.parse or option.parse,
+        "default": cli_default(option, flag),
+        "help": help,
+    }
+    choices = flag.choices or option.choices
+    if choices is not None:
+        kwargs["choices"] = choices
+    if option.metavar is not None:
+        kwargs["metavar"] = option.metavar
+    parser.add_argument(flag.flag, **kwargs)
+
+
+def option_named(name: str) -> Option:
+    """The table's option called ``name`` (KeyError: no such setting)."""
+    return _BY_NAME[name]
+
+
 def plugin_term(option: Option) -> str | None:
     """How the plugin's messages name ``option``."""
     flag, ini = option.pytest_flag, option.ini
@@ -1364,3 +1391,8 @@ def fields_for(target: Target, values: Mapping[str, Any]) -> dict[str, Any]:
         for option in OPTIONS
         if option.target == target and option.name in values and option.target_field not in composed
     }
+
+
+_BY_NAME: dict[str, Option] = {}
+for _option in OPTIONS:
+    _BY_NAME.setdefault(_option.name, _option)

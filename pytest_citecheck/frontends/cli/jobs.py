@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.core.defaults import BATCH_LIVE, DEFAULT_JOBS_DIR
+from pytest_citecheck.core.defaults import BATCH_LIVE
+from pytest_citecheck.core.option_table import Flag, add_flag, option_named
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, UsageError
 
@@ -217,13 +218,11 @@ def add_jobs_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         f"their way, {EXIT_USAGE} no such job.",
     )
     status.add_argument("job", metavar="JOB", help="the job's name (printed by the batch).")
-    status.add_argument(
-        "--jobs-dir",
-        type=Path,
-        default=Path(DEFAULT_JOBS_DIR),
-        metavar="DIR",
-        help=f"the jobs folder (default {DEFAULT_JOBS_DIR}).",
-    )
+    # The jobs folder as the batch that started the job takes it.
+    jobs_dir = option_named("jobs_dir")
+    batch_flag = jobs_dir.flag_of("batch")
+    assert isinstance(batch_flag, Flag)
+    add_flag(status, jobs_dir, batch_flag)
     status.add_argument(
         "--failed", action="store_true", help="also list each failed citation and why."
     )

@@ -11,7 +11,7 @@ from typing import Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Label
 from pytest_citecheck.core.argtypes import positive_int
-from pytest_citecheck.core.option_table import OPTIONS, Flag, cli_default, cli_help
+from pytest_citecheck.core.option_table import OPTIONS, Flag, add_flag
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
 
@@ -58,24 +58,8 @@ def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
     """``citecheck COMMAND``'s flags for the settings of the option table."""
     for option in OPTIONS:
         flag = option.flag_of(command)
-        if not isinstance(flag, Flag):
-            continue
-        help = cli_help(option, flag)
-        if option.action == "store_true":
-            parser.add_argument(flag.flag, action="store_true", help=help)
-            continue
-        kwargs: dict[str, Any] = {
-            "action": option.action,
-            "type": flag.parse or option.parse,
-            "default": cli_default(option, flag),
-            "help": help,
-        }
-        choices = flag.choices or option.choices
-        if choices is not None:
-            kwargs["choices"] = choices
-        if option.metavar is not None:
-            kwargs["metavar"] = option.metavar
-        parser.add_argument(flag.flag, **kwargs)
+        if isinstance(flag, Flag):
+            add_flag(parser, option, flag)
 
 
 def _judge_variables() -> str:
