@@ -14,10 +14,10 @@ from pytest_citecheck.claims.importers import (
     FORMATS,
     ImportedAnswer,
     ResponseImportError,
-    claim_id,
     detect_format,
     import_response,
 )
+from pytest_citecheck.claims.importers.answer import claim_id
 from pytest_citecheck.claims.models import Claim
 
 NATIVE = Path(__file__).parent.parent / "data" / "native"

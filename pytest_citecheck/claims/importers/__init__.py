@@ -35,15 +35,7 @@ from pytest_citecheck.claims.importers import (
     streams,
     xai,
 )
-from pytest_citecheck.claims.importers.answer import (
-    AnswerSentence,
-    CitedSource,
-    ImportedAnswer,
-    ImportedClaim,
-    Reader,
-    ResponseImportError,
-    claim_id,
-)
+from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader, ResponseImportError
 from pytest_citecheck.claims.importers.checks import (
     MAX_RESPONSE_CHARS,
     check_draft,
@@ -54,14 +46,12 @@ from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
 from pytest_citecheck.claims.models import kind
 from pytest_citecheck.core.text import terminal_safe
 
+# The answer's parts (sentences, claims, sources) live in
+# pytest_citecheck.claims.importers.answer.
 __all__ = [
     "FORMATS",
-    "AnswerSentence",
-    "CitedSource",
     "ImportedAnswer",
-    "ImportedClaim",
     "ResponseImportError",
-    "claim_id",
     "detect_format",
     "import_response",
 ]
