@@ -12,7 +12,9 @@ import contextlib
 import glob
 import os
 import tempfile
+import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -66,7 +68,50 @@ def sweep_stale_temporaries(path: Path) -> None:
     writer's fresh one is left alone. Reports, cassettes and cached embeddings call
     it after each write, so a killed run's debris goes with the next one."""
     cutoff = time.time() - STALE_TEMPORARY_SECONDS
-    for stray in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+    _remove_older(path.parent.glob(f".{glob.escape(path.name)}.*.tmp"), cutoff)
+
+
+class TemporarySweeper:
+    """:func:`sweep_stale_temporaries` for a writer of many files into one folder (a
+    batch's thousands of cassettes): each folder is listed once, at its first write,
+    instead of at every write (a listing per write made a run's writes cost the
+    square of their number); the stale temporaries that listing found go as their
+    own files are written. One per run: a later run lists again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # folder -> {file name: its temporaries that were stale when listed}
+        self._stale: dict[Path, dict[str, list[Path]]] = {}
+
+    def __call__(self, path: Path) -> None:
+        folder = path.parent
+        with self._lock:
+            found = self._stale.get(folder)
+            if found is None:
+                found = self._stale[folder] = _stale_by_name(folder)
+            strays = found.pop(path.name, [])
+        _remove_older(strays, time.time() - STALE_TEMPORARY_SECONDS)
+
+
+def _stale_by_name(folder: Path) -> dict[str, list[Path]]:
+    """``folder``'s temporaries older than :data:`STALE_TEMPORARY_SECONDS`, by the
+    name of the file each was written for (``.<name>.<random>.tmp``)."""
+    cutoff = time.time() - STALE_TEMPORARY_SECONDS
+    out: dict[str, list[Path]] = {}
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(".") and name.endswith(".tmp")):
+                continue
+            target = name[1:-4].rpartition(".")[0]
+            with contextlib.suppress(OSError):
+                if target and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    out.setdefault(target, []).append(Path(entry.path))
+    return out
+
+
+def _remove_older(strays: Iterable[Path], cutoff: float) -> None:
+    for stray in strays:
         with contextlib.suppress(OSError):
             if stray.stat().st_mtime < cutoff:
                 stray.unlink()

@@ -43,14 +43,16 @@ SECRET_QUERY_PARAMS = ("token",)
 
 REDACTED = "REDACTED"
 
-_PATTERNS = (
+# Each pattern with what any text it matches contains, lower-cased: a text without
+# it is not searched (scrubbing a large report costs a substring test per pattern).
+_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     # token=... in any URL, including storage_url values
-    re.compile(r"(?i)(?<![A-Za-z0-9_])(token=)[^&\s'\"]+"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
-    re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
-    re.compile(r"()\bsk-[A-Za-z0-9_-]{8,}"),
+    (("token=",), re.compile(r"(?i)(?<![A-Za-z0-9_])(token=)[^&\s'\"]+")),
+    (("bearer",), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+")),
+    (("x-api-key",), re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+")),
+    (("sk-",), re.compile(r"()\bsk-[A-Za-z0-9_-]{8,}")),
     # user:password@ in a URL (https://user:pass@host/)
-    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/?#\s@'\"]+(?=@)"),
+    (("://", "@"), re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/?#\s@'\"]+(?=@)")),
 )
 
 
@@ -95,8 +97,10 @@ def scrub(text: str, extra: Iterable[str] = ()) -> str:
     """Replace every secret in ``text`` with ``REDACTED``: the environment's secret
     values and anything shaped like a token, key or bearer credential."""
     text = redact_values(text, extra)
-    for pattern in _PATTERNS:
-        text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+    lowered = text.lower()
+    for needles, pattern in _PATTERNS:
+        if all(needle in lowered for needle in needles):
+            text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
     return text
 
 

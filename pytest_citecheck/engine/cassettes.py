@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.core.files import TemporarySweeper
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.engine.settings import EngineSettings
@@ -48,6 +49,7 @@ class Cassettes:
         self.settings = settings
         self.environ = environ
         self.run_id = run_id
+        self._sweep = TemporarySweeper()
 
     @contextmanager
     def open(self, cassette: Path, nodeid: str, judge: Judge | None = None) -> Iterator[Recording]:
@@ -77,5 +79,5 @@ class Cassettes:
             ) as recording,
         ):
             yield recording
-            if recording.finish(ok=recording.ok):
+            if recording.finish(ok=recording.ok, sweep=self._sweep):
                 turn.saved()

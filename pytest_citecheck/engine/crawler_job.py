@@ -65,6 +65,10 @@ if TYPE_CHECKING:
 # States a citation leaves only when its page arrives.
 _WAITING = frozenset({JobState.QUEUED, JobState.PUSHING, JobState.PUSHED})
 _DONE = frozenset({JobState.JUDGED, JobState.FAILED})
+# How far back a look at the job's changes reaches before the previous look: a
+# change is stamped inside its transaction, so one committed just after a look
+# may carry a stamp from just before it.
+_CLOCK_MARGIN = 5.0
 # A push refused as "not queued" (429, 503, no connection) this many times fails.
 MAX_PUSH_TRIES = 5
 _DETAIL_CHARS = 300
@@ -207,29 +211,30 @@ class CrawlerJob(Generic[R]):
         out: JobRun[R],
         on_result: Callable[[str, R], None] | None,
     ) -> None:
-        pending = {jc.key: jc for jc in claims}
+        ready = _Readiness(claims, wanted)
         running: dict[Future[R], JobClaim] = {}
         finished: queue.Queue[Future[R]] = queue.Queue()
         last_change, last_counts = self._clock(), None
         scanned: dict[JobState, int] | None = None
+        since: float | None = None  # None: every citation's state is read once
         with ThreadPoolExecutor(
             max_workers=self.concurrency, thread_name_prefix="citecheck-job"
         ) as pool:
-            while pending or running:
+            while ready.pending or running:
                 self._raise_errors()
                 counts = self.store.counts()
-                if pending and counts != scanned:
+                if ready.pending and counts != scanned:
                     # A claim becomes ready only when a citation leaves the waiting
-                    # states, which changes the counts: no full scan while none moves.
+                    # states, which changes the counts: nothing is read while none moves,
+                    # and then only the rows changed since the last look.
                     scanned = counts
-                    states = self.store.states()
-                    for key, jc in list(pending.items()):
-                        found = [states.get(cid) for cid, _ in wanted[key]]
-                        if any(s in _WAITING for s in found):
-                            continue
-                        del pending[key]
-                        before = bool(found) and all(s in _DONE for s in found)
-                        future = pool.submit(self._claim, jc, wanted[key], before)
+                    asked = time.time()
+                    states = (
+                        self.store.states() if since is None else self.store.changed_since(since)
+                    )
+                    since = asked - _CLOCK_MARGIN
+                    for jc, before in ready.update(states):
+                        future = pool.submit(self._claim, jc, wanted[jc.key], before)
                         running[future] = jc
                         future.add_done_callback(finished.put)
                 done = _drain(finished, self.poll)
@@ -269,15 +274,16 @@ class CrawlerJob(Generic[R]):
 
     def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: R) -> None:
         outcomes = self.work.outcomes(jc, result)
-        for cid, _ in pushed:
-            position = int(cid.rpartition("#")[2])
-            if self.store.state(cid) is JobState.FAILED or position not in outcomes:
-                continue  # a failed push keeps its own reason
-            ok, what = outcomes[position]
-            if ok:
-                self.store.mark_judged(cid, what)
-            else:
-                self.store.mark_failed(cid, truncate(what, _DETAIL_CHARS, flatten=True))
+        with self.store.batch():  # one commit for the claim's citations
+            for cid, _ in pushed:
+                position = int(cid.rpartition("#")[2])
+                if self.store.state(cid) is JobState.FAILED or position not in outcomes:
+                    continue  # a failed push keeps its own reason
+                ok, what = outcomes[position]
+                if ok:
+                    self.store.mark_judged(cid, what)
+                else:
+                    self.store.mark_failed(cid, truncate(what, _DETAIL_CHARS, flatten=True))
 
     # -- pushing ----------------------------------------------------------------------
 
@@ -377,6 +383,52 @@ class BatchWork:
     def close(self) -> None:
         if self._replay_engine is not None:
             self._replay_engine.close()
+
+
+class _Readiness:
+    """Which claims have every web citation out of the waiting states, told one
+    batch of changed states at a time (each change costs its own citation, not a
+    pass over the job: a job of 100,000 citations is read whole once)."""
+
+    def __init__(
+        self, claims: Sequence[JobClaim], wanted: Mapping[str, list[tuple[str, str]]]
+    ) -> None:
+        self.pending: dict[str, JobClaim] = {jc.key: jc for jc in claims}
+        self._order = {jc.key: i for i, jc in enumerate(claims)}
+        self._cids = {jc.key: [cid for cid, _ in wanted[jc.key]] for jc in claims}
+        self._waiting = {key: set(cids) for key, cids in self._cids.items()}
+        self._claims_of: dict[str, list[str]] = {}
+        for key, cids in self._cids.items():
+            for cid in cids:
+                self._claims_of.setdefault(cid, []).append(key)
+        self._state: dict[str, JobState] = {}
+        self._first = True
+
+    def update(self, states: Mapping[str, JobState]) -> list[tuple[JobClaim, bool]]:
+        """The claims ready now, each with whether every one of its citations was
+        already done (judged or failed) when it became ready: an earlier run's."""
+        candidates: set[str] = set()
+        if self._first:
+            # The first look reads every row: a citation the store does not hold
+            # waits for nothing, and a claim with no web citation is ready at once.
+            self._first = False
+            for cids in self._waiting.values():
+                cids.intersection_update(states)
+            candidates.update(self.pending)
+        for cid, state in states.items():
+            if state in _WAITING or cid not in self._claims_of:
+                continue
+            self._state[cid] = state
+            for key in self._claims_of[cid]:
+                self._waiting[key].discard(cid)
+                candidates.add(key)
+        out: list[tuple[JobClaim, bool]] = []
+        for key in sorted(candidates, key=self._order.__getitem__):  # in the claims' order
+            if key not in self.pending or self._waiting[key]:
+                continue
+            found = [self._state.get(cid) for cid in self._cids[key]]
+            out.append((self.pending.pop(key), bool(found) and all(s in _DONE for s in found)))
+        return out
 
 
 def _drain(finished: queue.Queue[Future[R]], timeout: float) -> list[Future[R]]:

@@ -634,7 +634,7 @@ class Cassette:
         text: str = yaml.dump(data, Dumper=_Dumper)
         return text
 
-    def save(self) -> None:
+    def save(self, sweep: Callable[[Path], None] = sweep_stale_temporaries) -> None:
         """Write the file atomically; the folder is created here, and removed again
         if writing failed and left it empty."""
         folder = self.path.parent
@@ -655,7 +655,7 @@ class Cassette:
                 remove_empty_folders(folder)
             raise
         self.dirty = False
-        sweep_stale_temporaries(self.path)
+        sweep(self.path)
 
 
 def remove_empty_folders(folder: Path, stop: int = 2) -> None:

@@ -470,6 +470,18 @@ class JobStore:
             for c, s in self._db().execute("SELECT citation, state FROM citations")
         }
 
+    def changed_since(self, since: float) -> dict[str, JobState]:
+        """The state of every citation changed at or after ``since`` (a
+        ``time.time()``; every change stamps its row, whichever process made it).
+        A watcher asks with a margin before its previous question, so a change
+        stamped just before another process committed it is not missed."""
+        return {
+            str(c): JobState(s)
+            for c, s in self._db().execute(
+                "SELECT citation, state FROM citations WHERE updated >= ?", (since,)
+            )
+        }
+
     def rows(self, state: JobState | None = None) -> list[Row]:
         sql = "SELECT citation, url, state, rid, detail, pushes FROM citations"
         args: tuple[object, ...] = ()

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import JudgeReply, Reason
 from pytest_citecheck.core.errors import StageFailed
+from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
@@ -264,8 +265,11 @@ class Recording:
         """A ranker that replays retrieval's recorded choices, or records new ones."""
         return _RecordedRanker(self, live)
 
-    def finish(self, ok: bool) -> bool:
-        """Save what was recorded when the claim verified without error; True if saved."""
+    def finish(self, ok: bool, sweep: Callable[[Path], None] = sweep_stale_temporaries) -> bool:
+        """Save what was recorded when the claim verified without error; True if saved.
+        ``sweep``: what removes stale temporaries beside the cassette (a run's
+        :class:`~pytest_citecheck.core.files.TemporarySweeper`; by default the save
+        lists the folder)."""
         cassette = self.cassette
         if self.write_protected or not ok or not cassette.dirty:
             return False
@@ -284,7 +288,7 @@ class Recording:
             meta.update(self.quote_policy)
         if self.mode.drops_rerecorded:
             cassette.drop_rerecorded()
-        cassette.save()
+        cassette.save(sweep)
         return True
 
     # -- errors --------------------------------------------------------------

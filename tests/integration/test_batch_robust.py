@@ -275,6 +275,17 @@ def _save_cassette(target: Path) -> None:
     cassette.save()
 
 
+def _save_cassettes_in_one_run(target: Path) -> None:
+    """A run's saves share one sweeper: the folder is listed at the run's first save
+    (another claim's cassette here), the target's debris goes at the target's save."""
+    from pytest_citecheck.core.files import TemporarySweeper
+    from pytest_citecheck.recording.cassette import Cassette
+
+    sweep = TemporarySweeper()
+    for path in (target.with_name("another-claim.yaml"), target):
+        Cassette(path, metadata={"citecheck": {"note": "written by a test"}}).save(sweep)
+
+
 def _cache_embedding(target: Path) -> None:
     import numpy as np
 
@@ -294,7 +305,9 @@ def _embedding_file(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "write", [_write_report, _save_cassette, _cache_embedding], ids=["report", "cassette", "cache"]
+    "write",
+    [_write_report, _save_cassette, _save_cassettes_in_one_run, _cache_embedding],
+    ids=["report", "cassette", "cassettes-of-a-run", "cache"],
 )
 def test_a_killed_writers_leftover_temporary_is_swept_by_the_next_write(
     tmp_path: Path, write: Any
