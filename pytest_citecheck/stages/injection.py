@@ -174,6 +174,70 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+# What any text a pattern matches contains, lower-cased: each group (a set of
+# alternatives) must have a member in the passage for its pattern to be searched.
+# Searching a 6,000-character page with every pattern costs milliseconds; these
+# substring tests cost microseconds, and most pages hold few of the words.
+# (tests/integration/test_injection_needles.py checks them against strings each
+# pattern matches.)
+_NEEDLES: dict[str, tuple[frozenset[str], ...]] = {
+    name: tuple(frozenset(group.split()) for group in groups)
+    for name, groups in {
+        "ignore_instructions": (
+            "ignore disregard forget override bypass",
+            "instruction direction rule prompt guideline message context",
+        ),
+        "answer_label": (
+            "supported contradicted not_found",
+            "answer respond reply say output return label mark classify rate grade judge "
+            "consider treat record log enter report flag tag score",
+        ),
+        "addresses_grader": ("you note message instruction dear attention hey hello",),
+        "addresses_reviewer": (
+            "automat ai llm machine language citation model reading processing evaluating "
+            "checking reviewing grading analys analyz scanning parsing summaris summariz",
+        ),
+        "verdict_instruction": (
+            "verdict label claim citation statement rating result grade assessment",
+            "supported contradicted not_found true verified",
+        ),
+        "role_marker": ("system assistant instruction <| [inst] [/inst] <<sys>> <</sys>>",),
+        "respond_with": ("respond reply answer your confidence",),
+        "foreign_instruction": (
+            "ignorez oubliez ignoriere vergiss vergessen ignora olvida esquece dimentica "
+            "note message remarque hinweis nachricht anweisung nota mensaje messaggio "
+            "mensagem aviso évaluateurs evaluateurs vérificateurs verificateurs correcteurs "
+            "relecteurs prüfer pruefer gutachter bewerter revisores evaluadores "
+            "verificadores revisori valutatori avaliadores verificatori verdict veredicto "
+            "urteil bewertung verdetto veredito étiquette etiqueta etichetta vous wenn eres",
+        ),
+        "layout_tag": ("passage claim",),
+    }.items()
+}
+# "not found" is matched with a space or an underscore: both spellings are looked for.
+_SPELLINGS = {"not_found": ("not_found", "not found")}
+# Letters a case-insensitive pattern matches that lower() leaves apart: the dotless i
+# and the long s; and the dot lower() puts on a capital I with a dot.
+_FOLD = str.maketrans({"ı": "i", "ſ": "s", "\u0307": None})
+
+
+def folded(text: str) -> str:
+    """``text`` as the needles are looked for in it."""
+    return text.lower().translate(_FOLD)
+
+
+def may_match(name: str, folded_text: str) -> bool:
+    """Whether pattern ``name`` can match a text whose :func:`folded` form is given."""
+    return all(
+        any(
+            spelling in folded_text
+            for needle in group
+            for spelling in _SPELLINGS.get(needle, (needle,))
+        )
+        for group in _NEEDLES[name]
+    )
+
+
 @dataclass(frozen=True)
 class Injection:
     """Where instruction-like text was found: which pattern, which passage, what text."""
@@ -209,7 +273,10 @@ def _injection_in(passage: str) -> tuple[str, str] | None:
     claims are shown the same passages of the same page)."""
     # Lines are kept (role markers start a line); other whitespace as the guard has it.
     text = "\n".join(normalise(line) for line in passage.splitlines())
+    lowered = folded(text)
     for name, pattern in PATTERNS:
+        if not may_match(name, lowered):
+            continue
         match = pattern.search(text)
         if match is not None:
             return name, _excerpt(text, match.start(), match.end())
