@@ -43,6 +43,7 @@ from pytest_citecheck.recording.jobs import Delivery
 # Marks a recorded reply as a Crawler delivery and names its rid (the fetcher bills
 # such a page once).
 from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER as CRAWLER_RID_HEADER
+from pytest_citecheck.stages.fetch import FAILED_CRAWL_STATUSES
 
 # Why a citation's JavaScript page will never come (its push was refused).
 Unpushed = str
@@ -179,6 +180,14 @@ class DeliveryTransport(httpx.BaseTransport):
             raise NoDelivery(f"no Crawler delivery for {target}")
         if not self.js_crawler:
             serving.needs_javascript.append(target)
+            normal = serving.pages.get(target)
+            if normal is not None and normal.pc_status in FAILED_CRAWL_STATUSES:
+                # The crawl failed, whatever a rendered one would have found.
+                raise StageFailed(
+                    Reason.CRAWL_FAILED,
+                    f"the Crawler could not crawl the page (pc_status {normal.pc_status}); "
+                    + needs_javascript_message(target).replace("this page needs", "it may need"),
+                )
             raise ConfigurationError(needs_javascript_message(target))
         found = serving.javascript.get(target)
         if found is None:
