@@ -303,3 +303,31 @@ def test_js_crawler_needs_via_crawler_and_the_javascript_token(
     err = capsys.readouterr().err
     assert "--js-crawler: CRAWLBASE_JS_TOKEN is not set" in err
     assert api.calls == []
+
+
+def test_a_recheck_through_both_crawlers_finds_what_a_synchronous_recheck_finds(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api, _ = world
+    records = write(tmp_path / "o.jsonl")
+    assert main(["batch", str(records), "--record", "once", "--allow-contradicted"]) == 0
+    api.reset()
+    jobs = tmp_path / "jobs"
+    via = tmp_path / "via.json"
+    argv = ["recheck", str(records), "--via-crawler", CRAWLER, "--js-crawler", JS_CRAWLER]
+    with Deliverer(api, jobs):
+        code = main([*argv, "--job", JOB, "--jobs-dir", str(jobs), "--json", str(via)])
+    assert code == 0, capsys.readouterr().out
+    assert [(p.url, p.crawler) for p in api.pushes if is_js(p, api)] == [(APP, JS_CRAWLER)]
+    assert [c for c in api.api_calls if c.params.get("callback") != "true"] == []
+    synchronous = tmp_path / "sync.json"
+    assert main(["recheck", str(records), "--json", str(synchronous)]) == 0
+
+    def statuses(report: Path) -> dict[tuple[str, str], str]:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        return {(c["id"], k["url"]): k["status"] for c in data["claims"] for k in c["citations"]}
+
+    assert statuses(via) == statuses(synchronous)
+    assert statuses(via)[("boiling", APP)] == "same"
