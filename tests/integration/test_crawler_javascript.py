@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.core.providers import TokenKind
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.recording.deliveries import CRAWLER_RID_HEADER
 from pytest_citecheck.recording.jobs import (
@@ -29,9 +30,12 @@ from pytest_citecheck.recording.jobs import (
     JobStore,
     js_citation_id,
 )
+from pytest_citecheck.stages.crawler import CrawlerPusher
 from tests.doubles.batch import BOILING, FILLER, PAGES, SITE, judge_by_page, use_doubles
 from tests.doubles.crawlbase import CrawlbaseDouble, Page, Push
+from tests.doubles.crawler import CrawlerDouble
 from tests.doubles.llm import LLMDouble
+from tests.integration.test_crawler_double import Webhook
 from tests.integration.test_crawler_job import (
     CRAWLER,
     JOB,
@@ -331,3 +335,31 @@ def test_a_recheck_through_both_crawlers_finds_what_a_synchronous_recheck_finds(
 
     assert statuses(via) == statuses(synchronous)
     assert statuses(via)[("boiling", APP)] == "same"
+
+
+def test_the_crawler_double_renders_on_a_javascript_crawler_for_its_token_only() -> None:
+    """A JavaScript Crawler takes pushes with the JavaScript token and delivers the page
+    rendered; a TCP Crawler delivers it as the normal crawl sees it; a push with the
+    other kind's token finds no Crawler."""
+    with Webhook() as hook:
+        crawlers = {CRAWLER: hook.url, JS_CRAWLER: hook.url}
+        with CrawlerDouble(crawlers, js_crawlers=[JS_CRAWLER]) as double:
+            double.add(APP, APP_PAGE)
+
+            def pusher(crawler: str, kind: TokenKind) -> CrawlerPusher:
+                token = double.tokens[kind]
+                return CrawlerPusher(
+                    token=token, crawler=crawler, base_url=double.base_url, kind=kind
+                )
+
+            rendered = pusher(JS_CRAWLER, "javascript").push(APP, {CITATION_HEADER: "c#1.js"})
+            normal = pusher(CRAWLER, "normal").push(APP, {CITATION_HEADER: "c#1"})
+            wrong = [
+                pusher(JS_CRAWLER, "normal").push(APP, {CITATION_HEADER: "x"}),
+                pusher(CRAWLER, "javascript").push(APP, {CITATION_HEADER: "y"}),
+            ]
+            assert double.wait_idle(timeout=10)
+    assert (rendered.outcome, normal.outcome) == ("accepted", "accepted")
+    assert [(r.outcome, r.status) for r in wrong] == [("refused", 404), ("refused", 404)]
+    bodies = {headers[CITATION_HEADER]: body.decode() for headers, body in hook.received}
+    assert bodies == {"c#1.js": APP_PAGE.js.markdown if APP_PAGE.js else "", "c#1": "Loading..."}
