@@ -12,9 +12,8 @@ JavaScript Crawler) is delivered rendered (its page's ``js``)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.recording.deliveries import CRAWLER_RID_HEADER
 from pytest_citecheck.recording.jobs import (
     CITATION_HEADER,
+    Delivery,
     DeliveryOutcome,
     JobState,
     JobStore,
@@ -44,6 +44,9 @@ from tests.integration.test_crawler_job import (
     crawler_batch,
     labels,
     page_of,
+)
+from tests.integration.test_crawler_job import (
+    Deliverer as JobDeliverer,
 )
 
 JS_CRAWLER = "citecheck-audit-js"
@@ -81,39 +84,17 @@ def is_js(push: Push, api: CrawlbaseDouble) -> bool:
     return push.params["token"] == api.tokens["javascript"]
 
 
-class Deliverer:
-    """Both Crawlers: each push the double answered is delivered into the job's store as
-    the webhook receiver writes it; a JavaScript push gets the page rendered."""
+class Deliverer(JobDeliverer):
+    """Both Crawlers: a push with the JavaScript token (to the JavaScript Crawler) is
+    delivered rendered."""
 
     def __init__(self, api: CrawlbaseDouble, jobs: Path) -> None:
-        self.api, self.jobs = api, jobs
-        self.outcomes: list[DeliveryOutcome] = []
-        self._seen = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(api, jobs, pages={**PAGES, APP: APP_PAGE})
 
-    def __enter__(self) -> Deliverer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.05):
-            store = JobStore.open(self.jobs, JOB)
-            if store is None:
-                continue
-            pushes = self.api.pushes[self._seen :]
-            self._seen += len(pushes)
-            for push in pushes:
-                pages: Mapping[str, Page] = {**PAGES, APP: APP_PAGE}
-                if is_js(push, self.api):
-                    pages = {url: page.js or page for url, page in pages.items()}
-                delivered = page_of(push, pages=pages)
-                self.outcomes.append(store.record_delivery(delivered, push.echoed[CITATION_HEADER]))
-            store.close()
+    def delivered(self, push: Push) -> Delivery:
+        if is_js(push, self.api):
+            return page_of(push, pages={u: p.js or p for u, p in self.pages.items()})
+        return super().delivered(push)
 
 
 def sync_labels(records: Path, tmp_path: Path, name: str) -> dict[tuple[str, str], str]:
