@@ -88,8 +88,8 @@ class Deliverer(JobDeliverer):
     """Both Crawlers: a push with the JavaScript token (to the JavaScript Crawler) is
     delivered rendered."""
 
-    def __init__(self, api: CrawlbaseDouble, jobs: Path) -> None:
-        super().__init__(api, jobs, pages={**PAGES, APP: APP_PAGE})
+    def __init__(self, api: CrawlbaseDouble, jobs: Path, **more: Page) -> None:
+        super().__init__(api, jobs, pages={**PAGES, APP: APP_PAGE, **more})
 
     def delivered(self, push: Push) -> Delivery:
         if is_js(push, self.api):
@@ -344,3 +344,29 @@ def test_the_crawler_double_renders_on_a_javascript_crawler_for_its_token_only()
     assert [(r.outcome, r.status) for r in wrong] == [("refused", 404), ("refused", 404)]
     bodies = {headers[CITATION_HEADER]: body.decode() for headers, body in hook.received}
     assert bodies == {"c#1.js": APP_PAGE.js.markdown if APP_PAGE.js else "", "c#1": "Loading..."}
+
+
+def test_a_claim_with_two_javascript_pages_waits_for_both_and_is_judged_once(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Both pages are pushed to the JavaScript Crawler together (the fetcher is asked
+    which pages it will render before the claim runs), and the judge sees each page once."""
+    api, llm = world
+    other = f"{SITE}/app/boiling-2"
+    api.add(other, APP_PAGE)
+    records = tmp_path / "o.jsonl"
+    claim = {"id": "boiling", "claim": RECORDS[0]["claim"], "urls": [APP, other]}
+    records.write_text(json.dumps(claim) + "\n", encoding="utf-8")
+    jobs = tmp_path / "jobs"
+    report = tmp_path / "r.json"
+    with Deliverer(api, jobs, **{other: APP_PAGE}):
+        argv = crawler_batch(records, jobs, "--js-crawler", JS_CRAWLER, "--json", str(report))
+        code = main(argv)
+    assert code == 0, capsys.readouterr().out
+    assert sorted(p.url for p in api.pushes if is_js(p, api)) == [APP, other]
+    assert labels(report) == {("boiling", APP): "supported", ("boiling", other): "supported"}
+    # One judge call per page: nothing was judged before both had come (a claim run
+    # as each page came would have judged the first page twice).
+    assert len(llm.calls) == 2
