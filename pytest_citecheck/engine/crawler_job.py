@@ -334,6 +334,8 @@ class CrawlerJob(Generic[R]):
         (the pages came while the claim ran)."""
         first = {url: cid for cid, url in reversed(pushed)}  # a URL's first citation
         queued = [(js_citation_id(first[url]), url) for url in wait.urls if url in first]
+        if not queued:  # the fetcher asked for a page the claim does not cite: a bug
+            raise RuntimeError(f"claim {jc.key} waits for uncited pages {wait.urls}")
         self.store.add(queued)
         self._start_pushers()
         return ready.wait_for(jc, {js: self.store.state(js) for js, _ in queued})
