@@ -38,6 +38,16 @@ class ResponseTooLarge(CitecheckError):
         self.limit = limit
 
 
+class CrawlDeferred(CitecheckError):
+    """A page waits for a crawl not delivered yet (a Crawler job's JavaScript crawl):
+    the claim stops here, records nothing and runs again once the page has come.
+    Never a verdict: the Crawler job running the claim catches it."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"the JavaScript crawl of {url} has not been delivered yet")
+        self.url = url
+
+
 class JudgeDeferred(CitecheckError):
     """A judge request waits for the provider's batch API (``--judge-batch``): the
     claim stops here, records nothing and runs again once the batch has answered.

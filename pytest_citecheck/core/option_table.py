@@ -1223,6 +1223,22 @@ OPTIONS: tuple[Option, ...] = (
             "audits](large-audits.md))"
         ),
     ),
+    _crawler_job_setting(
+        "js_crawler",
+        "also push the pages that need JavaScript (thin or behind a browser check with "
+        "the normal crawl) to this Crawlbase JavaScript Crawler, with the JavaScript token "
+        "(CRAWLBASE_JS_TOKEN); needs --via-crawler.",
+        "--js-crawler",
+        parse=at.crawler_name,
+        metavar="NAME",
+        shown_default="none: such pages are configuration errors, counted in the job's status",
+        doc=(
+            "a Crawlbase JavaScript Crawler for the pages a `--via-crawler` job finds need "
+            "JavaScript: each is pushed to it with `CRAWLBASE_JS_TOKEN` and its claim "
+            "verified again when the rendered page arrives (see [Large "
+            "audits](large-audits.md#javascript-pages))"
+        ),
+    ),
     Option(
         "jobs_dir",
         "the folder of the Crawler jobs' state (one folder per job).",

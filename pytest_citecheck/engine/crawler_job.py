@@ -27,6 +27,15 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
 A claim a previous run finished is not run again where the work can say its result
 without a request (:meth:`JobWork.finished_before`: the batch replays its cassette);
 claims with nothing to push (a cassette to replay, documents only) run at once.
+
+A page the fetcher wants rendered with JavaScript (a thin or blocked normal page) is
+answered from the job's JavaScript delivery when it pushes to a JavaScript Crawler
+too (``js_pusher``); without that delivery yet the claim stops with nothing recorded
+(:class:`~pytest_citecheck.core.errors.CrawlDeferred`), the page is queued for the
+JavaScript Crawler as a citation of its own
+(:func:`~pytest_citecheck.recording.jobs.js_citation_id`), and the claim runs again
+when it is delivered. Without a JavaScript Crawler such a page is a configuration
+error, as in a synchronous run with no JavaScript token, and the job notes it.
 """
 
 from __future__ import annotations
@@ -42,17 +51,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
-from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.verification import error_result
 from pytest_citecheck.recording.jobs import (
     CITATION_HEADER,
     JOB_HEADER,
+    JS_SUFFIX,
     Delivery,
     JobState,
     JobStore,
     citation_id,
+    is_js_citation,
+    js_citation_id,
 )
 from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate, PushResult
 from pytest_citecheck.stages.fetch_rules import is_pdf
@@ -123,6 +135,13 @@ class JobWork(Protocol[R]):
         ...
 
 
+@dataclass(frozen=True)
+class _Deferred:
+    """A claim that waits for the JavaScript crawls of ``urls``."""
+
+    urls: tuple[str, ...]
+
+
 @dataclass
 class JobRun(Generic[R]):
     """What one run of a job did."""
@@ -152,6 +171,7 @@ class CrawlerJob(Generic[R]):
         idle_timeout: float = 3600.0,
         retry_pause: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        js_pusher: CrawlerPusher | None = None,
     ) -> None:
         self.store = store
         self.job = store.path.parent.name
@@ -159,6 +179,9 @@ class CrawlerJob(Generic[R]):
         self.concurrency = concurrency
         self.transport = transport
         self.pusher = pusher
+        # Pushes the pages that need JavaScript to a JavaScript Crawler (None: none).
+        self.js_pusher = js_pusher
+        self._pushers: list[threading.Thread] = []
         self.rate = rate or PushRate()
         self.push_threads = push_threads
         self.poll = poll
@@ -187,17 +210,14 @@ class CrawlerJob(Generic[R]):
             self.store.recover_unsent()
             self.store.add(pair for pairs in wanted.values() for pair in pairs)
             self.store.set_meta("crawler", self.pusher.crawler)
-            pushers = [
-                threading.Thread(target=self._push_loop, name=f"citecheck-push-{i}", daemon=True)
-                for i in range(self.push_threads)
-            ]
-            for thread in pushers:
-                thread.start()
+            if self.js_pusher is not None:
+                self.store.set_meta("js_crawler", self.js_pusher.crawler)
+            self._start_pushers()
             try:
                 self._verify_as_delivered(claims, wanted, out, on_result)
             finally:
                 self._stop.set()
-                for thread in pushers:
+                for thread in self._pushers:
                     thread.join()
         out.pushed = self._pushed
         out.done = len(out.results) == len(claims)
@@ -212,8 +232,8 @@ class CrawlerJob(Generic[R]):
         on_result: Callable[[str, R], None] | None,
     ) -> None:
         ready = _Readiness(claims, wanted)
-        running: dict[Future[R], JobClaim] = {}
-        finished: queue.Queue[Future[R]] = queue.Queue()
+        running: dict[Future[R | _Deferred], JobClaim] = {}
+        finished: queue.Queue[Future[R | _Deferred]] = queue.Queue()
         last_change, last_counts = self._clock(), None
         scanned: dict[JobState, int] | None = None
         since: float | None = None  # None: every citation's state is read once
@@ -241,6 +261,12 @@ class CrawlerJob(Generic[R]):
                 for future in done:
                     jc = running.pop(future)
                     result = future.result()  # a verifier's death ends the run
+                    if isinstance(result, _Deferred):
+                        for again in self._defer(jc, wanted[jc.key], result, ready):
+                            future = pool.submit(self._claim, again, wanted[again.key], False)
+                            running[future] = again
+                            future.add_done_callback(finished.put)
+                        continue
                     out.results[jc.key] = result
                     if on_result is not None:
                         on_result(jc.key, result)
@@ -251,7 +277,7 @@ class CrawlerJob(Generic[R]):
 
     # -- verifying one claim --------------------------------------------------------
 
-    def _claim(self, jc: JobClaim, pushed: list[tuple[str, str]], before: bool) -> R:
+    def _claim(self, jc: JobClaim, pushed: list[tuple[str, str]], before: bool) -> R | _Deferred:
         if before:
             earlier = self.work.finished_before(jc)
             if earlier is not None:
@@ -264,20 +290,62 @@ class CrawlerJob(Generic[R]):
                 refused[url] = self.store.detail(cid) or "its push failed"
             else:
                 pages.setdefault(url, delivery)
+        rendered = self._javascript_pages(pushed)
+        if not refused and self.js_pusher is not None:
+            awaited = self.transport.awaited(pages, rendered, [u for _, u in pushed])
+            if awaited:
+                return _Deferred(tuple(awaited))
         if refused:
             result = self.work.unpushed(jc, refused)
         else:
-            with self.transport.serving(pages):
-                result = self.work.run(jc)
-        self._mark(jc, pushed, result)
+            with self.transport.serving(pages, rendered) as serving:
+                try:
+                    result = self.work.run(jc)
+                except CrawlDeferred as wait:
+                    return _Deferred((wait.url,))
+            if serving.needs_javascript:
+                wanted = set(serving.needs_javascript)
+                self.store.note_needs_javascript((c, u) for c, u in pushed if u in wanted)
+        js_rows = [
+            (js_citation_id(c), u) for c, u in pushed if isinstance(rendered.get(u), Delivery)
+        ]
+        self._mark(jc, [*pushed, *js_rows], result)
         return result
+
+    def _javascript_pages(self, pushed: list[tuple[str, str]]) -> dict[str, Delivery | str]:
+        """The claim's JavaScript deliveries by URL (or why a JavaScript push failed)."""
+        out: dict[str, Delivery | str] = {}
+        if self.js_pusher is None:
+            return out
+        for cid, url in pushed:
+            js = js_citation_id(cid)
+            delivery = self.store.delivery(js)
+            if delivery is not None:
+                out.setdefault(url, delivery)
+            elif self.store.state(js) is JobState.FAILED:
+                out.setdefault(url, self.store.detail(js) or "its push failed")
+        return out
+
+    def _defer(
+        self, jc: JobClaim, pushed: list[tuple[str, str]], wait: _Deferred, ready: _Readiness
+    ) -> list[JobClaim]:
+        """Queue the JavaScript pushes ``jc`` waits for (once: a push queued before
+        stays as it is) and make the claim wait for them; the claims ready again now
+        (the pages came while the claim ran)."""
+        first = {url: cid for cid, url in reversed(pushed)}  # a URL's first citation
+        queued = [(js_citation_id(first[url]), url) for url in wait.urls if url in first]
+        if not queued:  # the fetcher asked for a page the claim does not cite: a bug
+            raise RuntimeError(f"claim {jc.key} waits for uncited pages {wait.urls}")
+        self.store.add(queued)
+        self._start_pushers()
+        return ready.wait_for(jc, {js: self.store.state(js) for js, _ in queued})
 
     def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: R) -> None:
         outcomes = self.work.outcomes(jc, result)
         with self.store.batch():  # one commit for the claim's citations
             for cid, _ in pushed:
-                position = int(cid.rpartition("#")[2])
-                if self.store.state(cid) is JobState.FAILED or position not in outcomes:
+                position = int(cid.removesuffix(JS_SUFFIX).rpartition("#")[2])
+                if position not in outcomes or self._push_failed(cid):
                     continue  # a failed push keeps its own reason
                 ok, what = outcomes[position]
                 if ok:
@@ -285,19 +353,38 @@ class CrawlerJob(Generic[R]):
                 else:
                     self.store.mark_failed(cid, truncate(what, _DETAIL_CHARS, flatten=True))
 
+    def _push_failed(self, cid: str) -> bool:
+        return self.store.state(cid) is JobState.FAILED and self.store.copies(cid) == 0
+
     # -- pushing ----------------------------------------------------------------------
 
+    def _start_pushers(self) -> None:
+        """Push threads up to ``push_threads`` (each ends when the queue is empty; a
+        JavaScript push queued later starts them again)."""
+        self._pushers = [thread for thread in self._pushers if thread.is_alive()]
+        while len(self._pushers) < self.push_threads and not self._stop.is_set():
+            thread = threading.Thread(
+                target=self._push_loop, name=f"citecheck-push-{len(self._pushers)}", daemon=True
+            )
+            thread.start()
+            self._pushers.append(thread)
+
     def _push_loop(self) -> None:
+        # Without a JavaScript Crawler a JavaScript push an earlier run queued waits.
+        kinds = None if self.js_pusher is not None else False
         try:
             while not self._stop.is_set():
-                taken = self.store.take_for_push(1)
+                taken = self.store.take_for_push(1, javascript=kinds)
                 if not taken:
                     return
                 cid, url = taken[0]
+                pusher = self.pusher
+                if is_js_citation(cid) and self.js_pusher is not None:
+                    pusher = self.js_pusher
                 self.rate.wait()
                 echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
                 sending = functools.partial(self.store.mark_sending, cid)
-                self._settle(cid, self.pusher.push(url, echo, about_to_send=sending))
+                self._settle(cid, pusher.push(url, echo, about_to_send=sending))
         except BaseException as exc:  # a dead pusher stops the run; the state stays
             with self._lock:
                 self._errors.append(exc)
@@ -403,6 +490,23 @@ class _Readiness:
                 self._claims_of.setdefault(cid, []).append(key)
         self._state: dict[str, JobState] = {}
         self._first = True
+
+    def wait_for(self, jc: JobClaim, states: Mapping[str, JobState | None]) -> list[JobClaim]:
+        """``jc``, which ran, waits again: for the citations of ``states`` too (each
+        in its state now). Returns ``[jc]`` when it is ready at once (none waits)."""
+        key = jc.key
+        for cid, state in states.items():
+            if cid not in self._cids[key]:
+                self._cids[key].append(cid)
+                self._claims_of.setdefault(cid, []).append(key)
+            if state is None or state in _WAITING:
+                self._waiting[key].add(cid)
+            else:
+                self._state[cid] = state
+        if self._waiting[key]:
+            self.pending[key] = jc
+            return []
+        return [jc]
 
     def update(self, states: Mapping[str, JobState]) -> list[tuple[JobClaim, bool]]:
         """The claims ready now, each with whether every one of its citations was

@@ -46,6 +46,7 @@ from pytest_citecheck.core.defaults import (
 )
 from pytest_citecheck.core.errors import (
     ConfigurationError,
+    CrawlDeferred,
     JudgeDeferred,
     ResponseTooLarge,
     StageFailed,
@@ -185,8 +186,9 @@ class Verifier:
             verdict = Verdict(
                 url=citation.target, label=Label.ERROR, reason=exc.reason, detail=exc.detail
             )
-        except JudgeDeferred:
-            # Not a verdict: the claim runs again once the batch API has answered.
+        except (JudgeDeferred, CrawlDeferred):
+            # Not a verdict: the claim runs again once the batch API has answered (or
+            # the Crawler has delivered the page).
             raise
         except Exception as exc:  # a failure must never count as success
             classified = self.classify_error(exc) if self.classify_error else None

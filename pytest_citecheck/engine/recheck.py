@@ -49,7 +49,7 @@ from pytest_citecheck.claims.models import (
     Verdict,
 )
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
-from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
@@ -269,6 +269,8 @@ class Rechecker:
                 checks = [self._compare(c, verdicts[c], pages.get(c.url or "")) for c in cited]
                 self._ask_again(rec, claim, cited, checks)
                 rec.cassette.interactions = [i for i in rec.cassette.interactions if i.played]
+        except CrawlDeferred:
+            raise  # a Crawler job's JavaScript page is on its way: rechecked when it comes
         except Exception as exc:  # a corrupt or unwritable cassette, a bug: never a pass
             out.citations = [_error(c.target, f"{type(exc).__name__}: {exc}") for c in cited]
             return out
@@ -305,6 +307,8 @@ class Rechecker:
         max_bytes = self.settings.max_page_bytes
         try:
             live = fetch_page(self._live_fetcher(), url, max_bytes)
+        except CrawlDeferred:
+            raise
         except Exception as exc:  # a configuration error, a bug: reported, never a pass
             return _error(url, f"the live fetch failed: {type(exc).__name__}: {exc}", recorded)
         check = CitationRecheck(

@@ -25,6 +25,12 @@ certainly not at Crawlbase, and
 on a job at a time (:meth:`JobStore.lock`), so "taken, not sent" on resume always
 means "by a process that is gone".
 
+A page that needs JavaScript is pushed again, to the job's JavaScript Crawler, as a
+citation of its own (:func:`js_citation_id`: the citation's id and ``.js``), so it
+moves through the same states, binds its delivery the same way and is never pushed
+twice either. A job without a JavaScript Crawler notes such a page instead
+(:meth:`JobStore.note_needs_javascript`), so its status can say how many there were.
+
 Delivered pages are kept as the Crawler sent them (gzip-compressed bytes), so
 acknowledging a delivery costs one insert, not a decompression.
 """
@@ -77,6 +83,19 @@ class DeliveryOutcome(StrEnum):
 def citation_id(claim_id: str, position: int) -> str:
     """A citation's id inside a job: its claim's id and its 1-based position."""
     return f"{claim_id}#{position}"
+
+
+# A JavaScript push's citation id ends with this (a citation's own id ends with a digit).
+JS_SUFFIX = ".js"
+
+
+def js_citation_id(citation: str) -> str:
+    """The id of ``citation``'s JavaScript push (its page crawled by a JavaScript Crawler)."""
+    return citation + JS_SUFFIX
+
+
+def is_js_citation(citation: str) -> bool:
+    return citation.endswith(JS_SUFFIX)
 
 
 def valid_job_name(name: str) -> bool:
@@ -135,6 +154,8 @@ CREATE TABLE IF NOT EXISTS deliveries (
     received_at REAL NOT NULL,
     copies INTEGER NOT NULL DEFAULT 1
 );
+-- pages a run wanted rendered with JavaScript while the job had no JavaScript Crawler
+CREATE TABLE IF NOT EXISTS needs_javascript (citation TEXT PRIMARY KEY, url TEXT NOT NULL);
 """
 
 
@@ -254,15 +275,19 @@ class JobStore:
             )
             return db.total_changes - before
 
-    def take_for_push(self, limit: int) -> list[tuple[str, str]]:
-        """Move up to ``limit`` queued citations to ``pushing`` and return them.
+    def take_for_push(self, limit: int, javascript: bool | None = None) -> list[tuple[str, str]]:
+        """Move up to ``limit`` queued citations to ``pushing`` and return them
+        (``javascript`` True or False: only JavaScript pushes, or none of them).
 
         Committed before any push is sent: a citation taken here is never taken
         again, whatever happens to the process that took it."""
+        kind = "" if javascript is None else f"AND (citation GLOB '*{JS_SUFFIX}') = ? "
+        args: tuple[object, ...] = (JobState.QUEUED.value,)
+        args += () if javascript is None else (int(javascript),)
         with self._write() as db:
             rows = db.execute(
-                "SELECT citation, url FROM citations WHERE state = ? ORDER BY rowid LIMIT ?",
-                (JobState.QUEUED.value, limit),
+                f"SELECT citation, url FROM citations WHERE state = ? {kind}ORDER BY rowid LIMIT ?",
+                (*args, limit),
             ).fetchall()
             db.executemany(
                 "UPDATE citations SET state = ?, pushes = pushes + 1, updated = ? "
@@ -424,6 +449,46 @@ class JobStore:
             .fetchone()
         )
         return 0 if row is None else int(row[0])
+
+    # -- pages that need JavaScript ------------------------------------------------
+
+    def note_needs_javascript(self, citations: Iterable[tuple[str, str]]) -> None:
+        """``(citation id, url)`` pairs whose page a run wanted rendered with JavaScript
+        while the job had no JavaScript Crawler (noted once each)."""
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO needs_javascript (citation, url) VALUES (?, ?)",
+                list(citations),
+            )
+
+    def needs_javascript(self) -> int:
+        """How many pages :meth:`note_needs_javascript` noted and no JavaScript push
+        has been queued for since."""
+        try:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT COUNT(*) FROM needs_javascript n WHERE NOT EXISTS "
+                    "(SELECT 1 FROM citations c WHERE c.citation = n.citation || ?)",
+                    (JS_SUFFIX,),
+                )
+                .fetchone()
+            )
+        except sqlite3.OperationalError:  # a job file from before pages were noted
+            return 0
+        return int(row[0])
+
+    def javascript_pushes(self) -> dict[JobState, int]:
+        """How many JavaScript pushes are in each state (every state listed)."""
+        found = dict(
+            self._db()
+            .execute(
+                "SELECT state, COUNT(*) FROM citations WHERE citation GLOB ? GROUP BY state",
+                (f"*{JS_SUFFIX}",),
+            )
+            .fetchall()
+        )
+        return {state: int(found.get(state.value, 0)) for state in JobState}
 
     # -- verification ------------------------------------------------------------
 

@@ -20,6 +20,10 @@ A push's outcome says what a resume may do with it:
   dropped connection, a gateway error, a 200 without a rid): it may be queued, so it is
   never pushed again; its delivery binds by the echoed citation id.
 
+A Crawler is created for one token: a TCP Crawler takes pushes with the Normal token,
+a JavaScript Crawler (its pages rendered in a browser) with the JavaScript token; a
+:class:`CrawlerPusher` pushes with the token of its ``kind``.
+
 Secrets: the token rides in the query string; no outcome, message or log line holds it.
 """
 
@@ -35,7 +39,7 @@ from typing import Any, Literal
 
 import httpx
 
-from pytest_citecheck.core.providers import TOKEN_ENV
+from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.stages.fetch import DEFAULT_BASE_URL, base_url_from
 
@@ -100,7 +104,9 @@ def callback_headers(echo: Mapping[str, str]) -> str:
 
 
 class CrawlerPusher:
-    """Pushes URLs to one Crawler with the Normal token (``CRAWLBASE_TOKEN``)."""
+    """Pushes URLs to one Crawler with the token of ``kind``: the Normal token
+    (``CRAWLBASE_TOKEN``) for a TCP Crawler, the JavaScript token
+    (``CRAWLBASE_JS_TOKEN``) for a JavaScript Crawler."""
 
     def __init__(
         self,
@@ -110,9 +116,11 @@ class CrawlerPusher:
         base_url: str = DEFAULT_BASE_URL,
         client: httpx.Client | None = None,
         timeout: float | None = None,
+        kind: TokenKind = "normal",
     ) -> None:
         self._token = token
         self.crawler = crawler
+        self.kind: TokenKind = kind
         self.base_url = base_url
         self.timeout = PUSH_TIMEOUT if timeout is None else timeout
         self._client = client if client is not None else httpx.Client(timeout=self.timeout)
@@ -123,19 +131,26 @@ class CrawlerPusher:
 
     @classmethod
     def from_env(
-        cls, crawler: str, environ: Mapping[str, str] | None = None, **kw: Any
+        cls,
+        crawler: str,
+        environ: Mapping[str, str] | None = None,
+        kind: TokenKind = "normal",
+        **kw: Any,
     ) -> CrawlerPusher:
-        """Built from ``CRAWLBASE_TOKEN`` and, when set, ``CITECHECK_CRAWLBASE_URL``.
-        Raises ValueError naming the variable (never a value) when the token is unset."""
+        """Built from ``CRAWLBASE_TOKEN`` (``CRAWLBASE_JS_TOKEN`` for ``kind``
+        ``javascript``) and, when set, ``CITECHECK_CRAWLBASE_URL``. Raises ValueError
+        naming the variable (never a value) when the token is unset."""
         env = os.environ if environ is None else environ
-        token = env.get(TOKEN_ENV["normal"])
+        token = env.get(TOKEN_ENV[kind])
         if not token:
-            raise ValueError(
-                f"{TOKEN_ENV['normal']} is not set: pushing to the Crawler needs your "
-                "Crawlbase Normal token"
+            which = (
+                "a JavaScript Crawler needs your Crawlbase JavaScript token"
+                if kind == "javascript"
+                else "the Crawler needs your Crawlbase Normal token"
             )
+            raise ValueError(f"{TOKEN_ENV[kind]} is not set: pushing to {which}")
         kw.setdefault("base_url", base_url_from(env))
-        return cls(token=token, crawler=crawler, **kw)
+        return cls(token=token, crawler=crawler, kind=kind, **kw)
 
     def close(self) -> None:
         if self._owns_client:
@@ -213,7 +228,7 @@ class CrawlerPusher:
             return PushResult(
                 "refused", status=status, detail=f"HTTP {status}: not queued", retry=True
             )
-        env = TOKEN_ENV["normal"]
+        env = TOKEN_ENV[self.kind]
         if status in _TOKEN_STATUSES:
             return PushResult(
                 "refused",

@@ -35,10 +35,16 @@ Usage::
         assert crawler.wait_idle(timeout=10)
         crawler.attempts  # every POST to a webhook, monitor calls included
 
+A Crawler is created for one token (the docs: a TCP Crawler for the Normal token, a
+JavaScript Crawler for the JavaScript token); ``js_crawlers`` names the JavaScript
+ones. A JavaScript Crawler delivers the page rendered (its ``Page.js``, the page
+itself when there is none); a push whose token is not its Crawler's kind is 404
+``crawler not found`` (the docs do not show this answer: it is the double's).
+
 Per URL (:meth:`CrawlerDouble.add`): the :class:`~tests.doubles.crawlbase.Page` that
 is delivered (``markdown``, with ``md_readability=true`` in the push, else
-``full_markdown``; ``original_status``, ``pc_status``, ``final_url``; ``js`` for the
-JavaScript token), ``delay`` (seconds from push to delivery, so deliveries arrive
+``full_markdown``; ``original_status``, ``pc_status``, ``final_url``; ``js`` for a
+JavaScript Crawler), ``delay`` (seconds from push to delivery, so deliveries arrive
 out of order), ``copies`` (2 or more: the same result delivered again, as a
 Crawler may), ``lose_answer`` (the push is taken and crawled, but its HTTP answer
 is held that many seconds and then the connection is closed without one: the
@@ -67,7 +73,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Self
@@ -141,6 +147,7 @@ class _Delivery:
 class _State:
     tokens: dict[str, str]
     webhooks: dict[str, str]
+    js_crawlers: frozenset[str]
     scale: float
     pushes_per_second: int | None
     latency: Callable[[str], float] | None
@@ -290,6 +297,7 @@ class CrawlerDouble(LoopbackServer):
         crawlers: Mapping[str, str],
         tokens: Mapping[str, str] = DEFAULT_TOKENS,
         *,
+        js_crawlers: Collection[str] = (),
         scale: float = 1.0,
         latency: Callable[[str], float] | None = None,
         pushes_per_second: int | None = DEFAULT_PUSHES_PER_SECOND,
@@ -304,11 +312,13 @@ class CrawlerDouble(LoopbackServer):
         URL's ``delay``); ``retry_wait``: seconds before a failed delivery is crawled
         and delivered again; ``monitor_every``: seconds between monitor calls (None:
         only when :meth:`monitor` is called). Every time is multiplied by ``scale``.
-        ``clock``: the seconds the push limit counts in (a test may stop it)."""
+        ``clock``: the seconds the push limit counts in (a test may stop it).
+        ``js_crawlers``: the names in ``crawlers`` that are JavaScript Crawlers."""
         super().__init__()
         self._state = _State(
             tokens=dict(tokens),
             webhooks=dict(crawlers),
+            js_crawlers=frozenset(js_crawlers),
             scale=scale,
             pushes_per_second=pushes_per_second,
             latency=latency,
@@ -547,7 +557,9 @@ class CrawlerDouble(LoopbackServer):
                     status, headers, body = error(401, "invalid token")
                 elif params.get("callback") != "true":
                     status, headers, body = error(400, "CrawlerDouble: push with callback=true")
-                elif params.get("crawler") not in double._webhooks_names():
+                elif params.get("crawler") not in double._webhooks_names() or (
+                    (kind == "javascript") != (params.get("crawler") in state.js_crawlers)
+                ):
                     status, headers, body = error(404, "crawler not found")
                 elif not url.startswith(("http://", "https://")):
                     status, headers, body = error(400, "invalid url")

@@ -35,6 +35,8 @@ SITE = "https://example.org"
 FILLER = (
     " The station's log goes on to describe the instruments, the people who read them"
     " every morning and how the figures were checked against the neighbouring valleys."
+    # Long enough that no page is thin (a thin page needs a JavaScript Crawler).
+    " Each reading was written down twice, once in the log and once on the board outside."
 )
 UNRELATED = "Copper kettles were common in European kitchens in the nineteenth century."
 CLAIMS = 24

@@ -118,9 +118,13 @@ class Deliverer:
                 echoed = push.echoed
                 assert echoed[JOB_HEADER] == self.job
                 for _ in range(2 if first and n == 0 else 1):
-                    page = page_of(push, self.pc_status.get(push.url), self.pages)
+                    page = self.delivered(push)
                     self.outcomes.append(store.record_delivery(page, echoed[CITATION_HEADER]))
             store.close()
+
+    def delivered(self, push: Push) -> Delivery:
+        """What the Crawler delivers for ``push``."""
+        return page_of(push, self.pc_status.get(push.url), self.pages)
 
 
 def crawler_batch(records: Path, jobs: Path, *extra: str) -> list[str]:

@@ -82,7 +82,9 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
     # --via-crawler: the fetcher's Crawling API requests are answered from the job's
     # deliveries; everything else (the judges) goes to the network.
-    transport = delivery_transport(os.environ) if args.via_crawler is not None else None
+    transport = (
+        delivery_transport(os.environ, args.js_crawler) if args.via_crawler is not None else None
+    )
     # --record live: the engine then fetches and judges for real, with no cassette.
     engine = _engine(args, batch_terms(batch.files, args.cassettes), transport)
     batch.drop_unknown_judges(engine, args.judge)

@@ -26,7 +26,7 @@ from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXI
 if TYPE_CHECKING:
     from pytest_citecheck.engine.crawler_job import JobWork
     from pytest_citecheck.recording.deliveries import DeliveryTransport
-    from pytest_citecheck.recording.jobs import JobState
+    from pytest_citecheck.recording.jobs import JobState, JobStore
 
 BAR_WIDTH = 30
 R = TypeVar("R")
@@ -34,7 +34,9 @@ R = TypeVar("R")
 
 def check_crawler_options(args: argparse.Namespace) -> None:
     """--via-crawler records each claim's cassette from its delivered pages: it needs a
-    recording mode (the cassettes are what replays the job offline)."""
+    recording mode (the cassettes are what replays the job offline). --js-crawler is
+    part of a Crawler job."""
+    check_js_crawler(args)
     if args.via_crawler is None:
         return
     if args.record in (None, BATCH_LIVE) or RecordMode(args.record).replay_only:
@@ -49,6 +51,15 @@ def check_crawler_options(args: argparse.Namespace) -> None:
             "verifies each claim as its pages arrive, a judge batch asks in rounds over "
             "every claim. Run the Crawler job with the synchronous judge, or --judge-batch "
             "with the synchronous Crawling API"
+        )
+
+
+def check_js_crawler(args: argparse.Namespace) -> None:
+    """--js-crawler is the second Crawler of a Crawler job: it needs --via-crawler."""
+    if getattr(args, "js_crawler", None) is not None and args.via_crawler is None:
+        raise UsageError(
+            "--js-crawler pushes a Crawler job's pages that need JavaScript: add "
+            "--via-crawler NAME (the TCP Crawler for the other pages)"
         )
 
 
@@ -70,13 +81,22 @@ def claim_ident(path: Path, claim: Claim) -> str:
     return f"{stem}.{claim.id}"
 
 
-def delivery_transport(environ: Mapping[str, str]) -> DeliveryTransport:
+def delivery_transport(
+    environ: Mapping[str, str], js_crawler: str | None = None
+) -> DeliveryTransport:
     """The live transport of a job's engine: the Crawling API at its usual base URL
-    answered from the deliveries."""
+    answered from the deliveries (a JavaScript-token request from the JavaScript
+    Crawler's, when ``js_crawler`` is set)."""
+    from pytest_citecheck.core.providers import TOKEN_ENV
     from pytest_citecheck.recording.deliveries import DeliveryTransport
     from pytest_citecheck.stages.fetch import base_url_from
 
-    return DeliveryTransport(base_url_from(environ))
+    js_token = environ.get(TOKEN_ENV["javascript"])
+    return DeliveryTransport(
+        base_url_from(environ),
+        js_tokens=[js_token] if js_token else [],
+        js_crawler=js_crawler is not None,
+    )
 
 
 def run_job(
@@ -110,13 +130,26 @@ def run_job(
         pusher = CrawlerPusher.from_env(args.via_crawler, environ)
     except (ValueError, OSError) as exc:
         raise UsageError(f"--via-crawler: {exc}") from None
+    js_pusher = None
+    if getattr(args, "js_crawler", None) is not None:
+        try:
+            js_pusher = CrawlerPusher.from_env(args.js_crawler, environ, kind="javascript")
+        except ValueError as exc:
+            pusher.close()
+            raise UsageError(f"--js-crawler: {exc}") from None
     print(
         f"citecheck: Crawler job {name} in {args.jobs_dir / name} "
         f"(citecheck jobs status {name} --jobs-dir {args.jobs_dir})",
         file=sys.stderr,
     )
     job = CrawlerJob(
-        store, work, transport, pusher, concurrency=concurrency, idle_timeout=args.crawler_wait
+        store,
+        work,
+        transport,
+        pusher,
+        concurrency=concurrency,
+        idle_timeout=args.crawler_wait,
+        js_pusher=js_pusher,
     )
     wanted = [
         JobClaim(key, claim, tape, claim_ident(path, claim)) for key, claim, path, tape in claims
@@ -136,6 +169,11 @@ def run_job(
         raise UsageError(f"--via-crawler: {exc}") from None
     finally:
         pusher.close()
+        if js_pusher is not None:
+            js_pusher.close()
+    javascript = javascript_line(store)
+    if javascript is not None:
+        print(f"citecheck: {javascript}", file=sys.stderr)
     if run.done:
         return run.results
     for line in status_lines(name, store.counts()):
@@ -169,6 +207,30 @@ def status_lines(name: str, counts: dict[JobState, int]) -> list[str]:
     ]
 
 
+def javascript_line(store: JobStore) -> str | None:
+    """What the job did with the pages that need JavaScript (None: there were none)."""
+    from pytest_citecheck.recording.jobs import JobState
+
+    missing = store.needs_javascript()
+    if missing:
+        pages = "page needs" if missing == 1 else "pages need"
+        return (
+            f"{missing} {pages} JavaScript and the job has no JavaScript Crawler (each is a "
+            "configuration error): add --js-crawler NAME, a Crawler created for your "
+            "JavaScript token, and run the same command again"
+        )
+    pushes = store.javascript_pushes()
+    total = sum(pushes.values())
+    if not total:
+        return None
+    done = pushes[JobState.JUDGED] + pushes[JobState.FAILED]
+    crawler = store.meta("js_crawler") or "?"
+    return (
+        f"{total} {'page' if total == 1 else 'pages'} rendered with JavaScript by the "
+        f"JavaScript Crawler {crawler} ({done} finished)"
+    )
+
+
 def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit 0 when every citation of the job is judged or failed, 1 while some are
     on their way, 2 when there is no such job."""
@@ -184,6 +246,9 @@ def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
         lines = status_lines(args.job, counts)
         if crawler:
             lines[0] += f" (Crawler {crawler})"
+        javascript = javascript_line(store)
+        if javascript is not None:
+            lines.append(f"  {javascript}")
         print(*lines, sep="\n", file=out)
         if args.failed:
             for row in store.rows(JobState.FAILED):

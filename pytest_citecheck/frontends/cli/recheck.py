@@ -15,7 +15,7 @@ from pytest_citecheck.frontends.cli.common import (
     engine_settings,
     read_batch,
 )
-from pytest_citecheck.frontends.cli.jobs import delivery_transport, run_job
+from pytest_citecheck.frontends.cli.jobs import check_js_crawler, delivery_transport, run_job
 
 
 def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -29,12 +29,15 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.reports.recheck import RecheckReport
 
     out = out or sys.stdout
+    check_js_crawler(args)
     batch = read_batch(args.files, Path.cwd())
     for problem in batch.problems:
         print(problem, file=sys.stderr)
     settings = engine_settings(args, batch_terms(batch.files, args.cassettes))
     # --via-crawler: the live fetches are answered from the Crawler job's deliveries.
-    transport = delivery_transport(os.environ) if args.via_crawler is not None else None
+    transport = (
+        delivery_transport(os.environ, args.js_crawler) if args.via_crawler is not None else None
+    )
     hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
     with Rechecker(settings, update=args.update, hooks=hooks) as rechecker:
         try:
