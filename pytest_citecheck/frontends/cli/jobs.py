@@ -43,13 +43,6 @@ def check_crawler_options(args: argparse.Namespace) -> None:
             f"--record once (or all, rewrite); --record {args.record or BATCH_LIVE} records "
             "nothing"
         )
-    if getattr(args, "judge_batch", False):
-        raise UsageError(
-            "--judge-batch cannot be combined with --via-crawler yet: a Crawler job "
-            "verifies each claim as its pages arrive, a judge batch asks in rounds over "
-            "every claim. Run the Crawler job with the synchronous judge, or --judge-batch "
-            "with the synchronous Crawling API"
-        )
 
 
 def job_name(args: argparse.Namespace, files: Sequence[Path]) -> str:
