@@ -108,8 +108,10 @@ class JudgeBatch:
     _pending: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     # Requests in a batch sent and not ended yet: asked again, they wait for it.
     _inflight: set[str] = field(default_factory=set)
-    # When a request last joined the pending ones (the clock's time).
+    # When a request last joined the pending ones, and when the oldest pending one
+    # did (the clock's time).
     last_asked: float = 0.0
+    first_asked: float = 0.0
     # Claims on their last round: a request without an answer fails instead of waiting.
     _last_round: set[str] = field(default_factory=set)
     # (claim, request) -> the replies it got in order; and how many its current run used.
@@ -155,6 +157,8 @@ class JudgeBatch:
             if answer is None and not last and cid not in self._inflight:
                 if cid not in self._pending:
                     self.last_asked = self.clock()
+                    if not self._pending:
+                        self.first_asked = self.last_asked
                 self._pending.setdefault(cid, (str(request.url), body))
         if last:
             raise StageFailed(
@@ -274,9 +278,21 @@ class JudgeBatch:
         limits), wait until each batch ends or the wait runs out, and keep the answers;
         a request without one keeps why. ``on_submit`` is told the batches sent before
         the wait (a Crawler job saves their ids)."""
+        return self.send(self.take_pending(), on_submit)
+
+    def take_pending(self) -> dict[str, tuple[str, bytes]]:
+        """The pending requests, to :meth:`send`: asked again, they wait for it."""
         with self._lock:
             pending, self._pending = self._pending, {}
             self._inflight.update(pending)
+        return pending
+
+    def send(
+        self,
+        pending: dict[str, tuple[str, bytes]],
+        on_submit: Callable[[list[Submitted]], None] | None = None,
+    ) -> list[Submitted]:
+        """:meth:`send_pending` for the requests :meth:`take_pending` took."""
         by_endpoint: dict[str, dict[str, bytes]] = {}
         for cid, (url, body) in pending.items():
             by_endpoint.setdefault(url, {})[cid] = body
@@ -426,10 +442,12 @@ class JudgeBatch:
 
 # A Crawler job sends the judge requests waiting as one batch once this many have
 # gathered, once none has joined them for JOB_BATCH_QUIET seconds (the pages stopped
-# coming), or at once when no claim is left to run. A batch's answer takes minutes to
-# 24 h whatever its size: a few large batches, not one per page.
+# coming), once the oldest has waited JOB_BATCH_AGE seconds (pages trickling in), or at
+# once when no claim is left to run. A batch's answer takes minutes to 24 h whatever
+# its size: a few large batches, not one per page.
 JOB_BATCH_SIZE = 5_000
 JOB_BATCH_QUIET = 300.0
+JOB_BATCH_AGE = 3600.0
 # The job's meta entry that lists the batches it sent (endpoint, id, requests): a
 # runner started again waits for them instead of asking their questions twice.
 SAVED_BATCHES = "judge_batches"
@@ -453,9 +471,10 @@ class JobBatches(Generic[T]):
         *,
         size: int = JOB_BATCH_SIZE,
         quiet: float = JOB_BATCH_QUIET,
+        age: float = JOB_BATCH_AGE,
     ) -> None:
         self.batch = batch
-        self.size, self.quiet = size, quiet
+        self.size, self.quiet, self.age = size, quiet, age
         self._save = save
         self._saved: list[dict[str, Any]] = _saved_batches(saved)
         self._parked: dict[str, tuple[T, str]] = {}  # claim key -> (claim, its request)
@@ -497,14 +516,19 @@ class JobBatches(Generic[T]):
         return out
 
     def send_if_due(self, nothing_else: bool) -> None:
-        """Send the waiting requests as a batch when enough gathered, none joined for
-        ``quiet`` seconds, or ``nothing_else`` runs (every other claim is parked or
-        done)."""
+        """Send the waiting requests as a batch when ``size`` gathered, none joined for
+        ``quiet`` seconds, the oldest waited ``age`` seconds, or ``nothing_else`` runs
+        (every other claim is parked or done)."""
         waiting = self.batch.pending
-        quiet = self.batch.clock() - self.batch.last_asked >= self.quiet
-        if waiting and (nothing_else or waiting >= self.size or quiet):
+        if not waiting:
+            return
+        now = self.batch.clock()
+        quiet = now - self.batch.last_asked >= self.quiet
+        old = now - self.batch.first_asked >= self.age
+        if nothing_else or waiting >= self.size or quiet or old:
             self.batch.next_round()
-            self._start(functools.partial(self.batch.send_pending, self._sent))
+            taken = self.batch.take_pending()
+            self._start(functools.partial(self.batch.send, taken, self._sent))
 
     @property
     def busy(self) -> bool:
@@ -527,9 +551,7 @@ class JobBatches(Generic[T]):
             self._save("[]")
 
     def _sent(self, batches: list[Submitted]) -> None:
-        entries = [
-            {"endpoint": b.endpoint, "batch_id": b.batch_id, "ids": b.ids} for b in batches
-        ]
+        entries = [{"endpoint": b.endpoint, "batch_id": b.batch_id, "ids": b.ids} for b in batches]
         with self._lock:
             self._saved += entries
             text = json.dumps(self._saved)

@@ -189,7 +189,7 @@ def test_a_crawler_job_with_a_judge_batch_gives_the_synchronous_labels(world: Wo
 
 def test_a_failed_batch_item_errors_only_its_citations(world: World) -> None:
     world.llm.fail_claims = {str(FAILING["claim"])}
-    code, out, err, _ = world.crawler_job("failing", "--judge-batch", *FAST)
+    code, _out, err, _ = world.crawler_job("failing", "--judge-batch", *FAST)
     report = world.report("failing")
     failing = {url: v for (claim, url), v in report.items() if claim == FAILING["id"]}
     judged = [url for url, (_, reason) in failing.items() if reason != "http_404"]
