@@ -19,10 +19,13 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
    fetcher's Crawling API requests from the deliveries, so a cassette records the
    pages like a synchronous crawl (marked with the Crawler's rid) and replays offline
    like any recording; each citation is then ``judged`` (its label) or ``failed``
-   (with why);
+   (with why). With a judge batch (``--judge-batch``) a claim that asks the judge
+   something not answered yet stops and waits (its citations stay ``delivered``);
+   :class:`~pytest_citecheck.engine.judge_batch.JobBatches` sends the questions as
+   batches and gives the claim back to run again once its answer is in;
 5. stops when every claim is done, or when nothing moved for ``idle_timeout``
-   seconds (the pages still awaited keep arriving at the webhook; running the job
-   again picks them up).
+   seconds and no claim waits for a judge batch (the pages still awaited keep
+   arriving at the webhook; running the job again picks them up).
 
 A claim a previous run finished is not run again where the work can say its result
 without a request (:meth:`JobWork.finished_before`: the batch replays its cassette);

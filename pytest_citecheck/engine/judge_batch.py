@@ -17,6 +17,12 @@ batch, on the reply the batch gave, and the claim's cassette records that reply 
 ordinary judge exchange (marked with :data:`~pytest_citecheck.stages.judges.batch.BATCH_HEADER`,
 so its cost is counted at the batch price): replaying it needs no batch.
 
+A Crawler job (``--via-crawler``) has no rounds over every claim: each claim runs as
+its pages arrive, and :class:`JobBatches` parks the one that stopped, sends the
+pending requests when enough gathered or a while passed, and gives the claim back once
+its answer is in; the batches' ids are kept in the job's file, so a resumed job waits
+for them again.
+
 A claim's other requests (its page) are not sent twice: the transport keeps the replies
 a stopped claim got, and its next run is answered from them in the same order. A
 request the batch did not answer (the item errored, expired or was cancelled; the batch
@@ -476,7 +482,7 @@ class JobBatches(Generic[T]):
         self.batch = batch
         self.size, self.quiet, self.age = size, quiet, age
         self._save = save
-        self._saved: list[dict[str, Any]] = _saved_batches(saved)
+        self._saved: list[dict[str, Any]] = saved_batches(saved)
         self._parked: dict[str, tuple[T, str]] = {}  # claim key -> (claim, its request)
         self._runs: dict[str, int] = {}
         self._again: list[T] = []
@@ -573,7 +579,7 @@ class JobBatches(Generic[T]):
         thread.start()
 
 
-def _saved_batches(text: str | None) -> list[dict[str, Any]]:
+def saved_batches(text: str | None) -> list[dict[str, Any]]:
     """The batches a job's meta lists; an unreadable entry is dropped (its requests
     are asked again)."""
     try:

@@ -189,7 +189,7 @@ def test_a_crawler_job_with_a_judge_batch_gives_the_synchronous_labels(world: Wo
 
 def test_a_failed_batch_item_errors_only_its_citations(world: World) -> None:
     world.llm.fail_claims = {str(FAILING["claim"])}
-    code, _out, err, _ = world.crawler_job("failing", "--judge-batch", *FAST)
+    code, _, err, _ = world.crawler_job("failing", "--judge-batch", *FAST)
     report = world.report("failing")
     failing = {url: v for (claim, url), v in report.items() if claim == FAILING["id"]}
     judged = [url for url, (_, reason) in failing.items() if reason != "http_404"]
@@ -232,6 +232,10 @@ def test_a_runner_stopped_while_a_batch_is_out_waits_for_it_again_on_resume(
     store = world.store("resumed")
     saved = json.loads(store.meta(SAVED_BATCHES) or "[]")
     assert [entry["batch_id"] for entry in saved] == [first.id]
+    world.capsys.readouterr()
+    assert main(["jobs", "status", JOB, "--jobs-dir", str(world.jobs("resumed"))]) == 1
+    status = world.capsys.readouterr().out
+    assert f"judge batches sent: 1 ({len(first.requests)} questions): {first.id}" in status
     # Nothing was judged without its verdict: the pages are in, the verdicts are not.
     assert store.counts()[JobState.JUDGED] < len(PUSHED_URLS)
     assert store.counts()[JobState.DELIVERED] > 0

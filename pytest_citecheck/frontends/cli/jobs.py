@@ -162,9 +162,22 @@ def status_lines(name: str, counts: dict[JobState, int]) -> list[str]:
     ]
 
 
+def judge_batch_lines(saved: str | None) -> list[str]:
+    """The judge batches a ``--judge-batch`` job sent and waits for (its meta entry)."""
+    from pytest_citecheck.engine.judge_batch import saved_batches
+
+    batches = saved_batches(saved)
+    if not batches:
+        return []
+    asked = sum(len(b["ids"]) for b in batches)
+    names = ", ".join(str(b["batch_id"]) for b in batches)
+    return [f"  judge batches sent: {len(batches)} ({asked} questions): {names}"]
+
+
 def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit 0 when every citation of the job is judged or failed, 1 while some are
     on their way, 2 when there is no such job."""
+    from pytest_citecheck.engine.judge_batch import SAVED_BATCHES
     from pytest_citecheck.recording.jobs import JobState, JobStore
 
     out = out or sys.stdout
@@ -177,6 +190,7 @@ def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
         lines = status_lines(args.job, counts)
         if crawler:
             lines[0] += f" (Crawler {crawler})"
+        lines += judge_batch_lines(store.meta(SAVED_BATCHES))
         print(*lines, sep="\n", file=out)
         if args.failed:
             for row in store.rows(JobState.FAILED):
