@@ -33,10 +33,15 @@ from pytest_citecheck.stages.judges.batch import Submitted
 from tests.doubles.batch import RECORDS, judge_by_page, use_doubles, write_records
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.doubles.llm_batch import LLMBatchDouble
-from tests.integration.test_crawler_job import JOB, PRECISION, PUSHED_URLS, Deliverer
+from tests.integration.test_crawler_job import (
+    JOB,
+    PRECISION,
+    PUSHED_URLS,
+    Deliverer,
+    crawler_batch,
+)
 
 OPENAI_KEY = "sk-test-crawler-batch-0123456789"
-CRAWLER = "citecheck-audit"
 FAST = ("--judge-batch-poll", "0.01")
 PRICES = ("--prices", "openai:gpt-4o-mini=0.15/0.60", "--price-credit", "0.001")
 # The claim whose judge requests fail in the batch (its readable pages: sea-level, unrelated).
@@ -70,22 +75,7 @@ class World:
 
     def batch(self, name: str, *argv: str) -> tuple[int, str, str]:
         """``citecheck batch`` over the records; cassettes and report under ``tmp/name``."""
-        tapes, report = self.tmp / name / "tapes", self.tmp / name / "report.json"
-        code = main(
-            [
-                "batch",
-                str(self.records),
-                "--cassettes",
-                str(tapes),
-                "--json",
-                str(report),
-                "--allow-contradicted",
-                *PRICES,
-                *argv,
-            ]
-        )
-        captured = self.capsys.readouterr()
-        return code, captured.out, captured.err
+        return self._run(["batch", str(self.records), "--allow-contradicted", *argv], name)
 
     def crawler_job(self, name: str, *argv: str) -> tuple[int, str, str, CrawlbaseDouble]:
         """A Crawler job (``--record once``) with a Crawlbase double of its own, so no
@@ -94,19 +84,14 @@ class World:
             use_doubles(self.monkeypatch, api, self.llm, OPENAI_KEY)
             jobs = self.jobs(name)
             with Deliverer(api, jobs):
-                code, out, err = self.batch(
-                    name,
-                    "--record",
-                    "once",
-                    "--via-crawler",
-                    CRAWLER,
-                    "--job",
-                    JOB,
-                    "--jobs-dir",
-                    str(jobs),
-                    *argv,
-                )
+                code, out, err = self._run(crawler_batch(self.records, jobs, *argv), name)
         return code, out, err, api
+
+    def _run(self, argv: list[str], name: str) -> tuple[int, str, str]:
+        tapes, report = self.tmp / name / "tapes", self.tmp / name / "report.json"
+        code = main([*argv, "--cassettes", str(tapes), "--json", str(report), *PRICES])
+        captured = self.capsys.readouterr()
+        return code, captured.out, captured.err
 
     def jobs(self, name: str) -> Path:
         return self.tmp / name / "jobs"
