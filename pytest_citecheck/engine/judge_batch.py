@@ -486,7 +486,6 @@ class JobBatches(Generic[T]):
         self._parked: dict[str, tuple[T, str]] = {}  # claim key -> (claim, its request)
         self._runs: dict[str, int] = {}
         self._again: list[T] = []
-        self._threads: list[threading.Thread] = []
         self._errors: list[BaseException] = []
         self._answered = threading.Event()
         self._lock = threading.Lock()
@@ -538,11 +537,10 @@ class JobBatches(Generic[T]):
 
     @property
     def busy(self) -> bool:
-        """Some claim waits, or some batch is out."""
-        with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            sending = bool(self._threads)
-        return sending or bool(self._parked or self._again) or self.batch.pending > 0
+        """Some claim waits (for a batch out, or for its question to go out). A batch
+        no claim waits for (a resumed one whose claims were recorded since) holds
+        nothing up."""
+        return bool(self._parked or self._again) or self.batch.pending > 0
 
     def raise_errors(self) -> None:
         with self._lock:
@@ -573,10 +571,7 @@ class JobBatches(Generic[T]):
             finally:
                 self._answered.set()
 
-        thread = threading.Thread(target=run, name="citecheck-judge-batch", daemon=True)
-        with self._lock:
-            self._threads.append(thread)
-        thread.start()
+        threading.Thread(target=run, name="citecheck-judge-batch", daemon=True).start()
 
 
 def saved_batches(text: str | None) -> list[dict[str, Any]]:
