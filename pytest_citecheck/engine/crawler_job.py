@@ -161,8 +161,6 @@ class CrawlerJob(Generic[R]):
         idle_timeout: float = 3600.0,
         retry_pause: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        judge_batch_size: int | None = None,
-        judge_batch_quiet: float | None = None,
     ) -> None:
         self.store = store
         self.job = store.path.parent.name
@@ -176,9 +174,6 @@ class CrawlerJob(Generic[R]):
         self.idle_timeout = idle_timeout
         self.retry_pause = retry_pause
         self._clock = clock
-        # When the judge batch's waiting requests go out (None: JobBatches' defaults).
-        self.judge_batch_size = judge_batch_size
-        self.judge_batch_quiet = judge_batch_quiet
         self._stop = threading.Event()
         self._errors: list[BaseException] = []
         self._tries: dict[str, int] = {}
@@ -293,16 +288,11 @@ class CrawlerJob(Generic[R]):
             return None
         from pytest_citecheck.engine.judge_batch import SAVED_BATCHES, JobBatches
 
-        parked: JobBatches[JobClaim] = JobBatches(
+        return JobBatches(
             batch,
             self.store.meta(SAVED_BATCHES),
             functools.partial(self.store.set_meta, SAVED_BATCHES),
         )
-        if self.judge_batch_size is not None:
-            parked.size = self.judge_batch_size
-        if self.judge_batch_quiet is not None:
-            parked.quiet = self.judge_batch_quiet
-        return parked
 
     # -- verifying one claim --------------------------------------------------------
 
