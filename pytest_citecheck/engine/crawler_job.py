@@ -19,10 +19,13 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
    fetcher's Crawling API requests from the deliveries, so a cassette records the
    pages like a synchronous crawl (marked with the Crawler's rid) and replays offline
    like any recording; each citation is then ``judged`` (its label) or ``failed``
-   (with why);
+   (with why). With a judge batch (``--judge-batch``) a claim that asks the judge
+   something not answered yet stops and waits (its citations stay ``delivered``);
+   :class:`~pytest_citecheck.engine.judge_batch.JobBatches` sends the questions as
+   batches and gives the claim back to run again once its answer is in;
 5. stops when every claim is done, or when nothing moved for ``idle_timeout``
-   seconds (the pages still awaited keep arriving at the webhook; running the job
-   again picks them up).
+   seconds and no claim waits for a judge batch (the pages still awaited keep
+   arriving at the webhook; running the job again picks them up).
 
 A claim a previous run finished is not run again where the work can say its result
 without a request (:meth:`JobWork.finished_before`: the batch replays its cassette);
@@ -51,7 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
-from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
+from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, JudgeDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.verification import error_result
@@ -72,6 +75,7 @@ from pytest_citecheck.stages.url_policy import check as check_url
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.judge_batch import JobBatches, JudgeBatch
     from pytest_citecheck.recording.deliveries import DeliveryTransport
 
 # States a citation leaves only when its page arrives.
@@ -132,6 +136,11 @@ class JobWork(Protocol[R]):
 
     def outcomes(self, jc: JobClaim, result: R) -> dict[int, tuple[bool, str]]:
         """Each citation's outcome by 1-based position: (ok, its label or why not)."""
+        ...
+
+    def judge_batch(self) -> JudgeBatch | None:
+        """The judge batch its runs ask through (``--judge-batch``): a run may then stop
+        with JudgeDeferred until the batch has answered."""
         ...
 
 
@@ -237,10 +246,17 @@ class CrawlerJob(Generic[R]):
         last_change, last_counts = self._clock(), None
         scanned: dict[JobState, int] | None = None
         since: float | None = None  # None: every citation's state is read once
+        parked = self._judge_batches()
         with ThreadPoolExecutor(
             max_workers=self.concurrency, thread_name_prefix="citecheck-job"
         ) as pool:
-            while ready.pending or running:
+
+            def start(jc: JobClaim, before: bool) -> None:
+                future = pool.submit(self._claim, jc, wanted[jc.key], before)
+                running[future] = jc
+                future.add_done_callback(finished.put)
+
+            while ready.pending or running or (parked is not None and parked.busy):
                 self._raise_errors()
                 counts = self.store.counts()
                 if ready.pending and counts != scanned:
@@ -254,26 +270,53 @@ class CrawlerJob(Generic[R]):
                     )
                     since = asked - _CLOCK_MARGIN
                     for jc, before in ready.update(states):
-                        future = pool.submit(self._claim, jc, wanted[jc.key], before)
-                        running[future] = jc
-                        future.add_done_callback(finished.put)
+                        start(jc, before)
                 done = _drain(finished, self.poll)
                 for future in done:
                     jc = running.pop(future)
-                    result = future.result()  # a verifier's death ends the run
+                    try:
+                        result = future.result()  # a verifier's death ends the run
+                    except JudgeDeferred as waits:
+                        if parked is None:
+                            raise
+                        # Its citations stay delivered (not judged) until it has a verdict.
+                        parked.park(jc, jc.key, waits.custom_id)
+                        continue
                     if isinstance(result, _Deferred):
                         for again in self._defer(jc, wanted[jc.key], result, ready):
-                            future = pool.submit(self._claim, again, wanted[again.key], False)
-                            running[future] = again
-                            future.add_done_callback(finished.put)
+                            start(again, False)
                         continue
                     out.results[jc.key] = result
                     if on_result is not None:
                         on_result(jc.key, result)
+                if parked is not None:
+                    parked.raise_errors()
+                    for jc in parked.ready():
+                        start(jc, False)
+                    parked.send_if_due(nothing_else=not ready.pending and not running)
+                    if len(out.results) == len(claims):
+                        parked.finished()
                 if done or counts != last_counts:
                     last_change, last_counts = self._clock(), counts
-                elif not running and self._clock() - last_change >= self.idle_timeout:
+                elif (
+                    not running
+                    and not (parked is not None and parked.busy)
+                    and self._clock() - last_change >= self.idle_timeout
+                ):
                     return
+
+    def _judge_batches(self) -> JobBatches[JobClaim] | None:
+        """The job's judge batch, waiting again for the batches its earlier runs sent."""
+        batch = self.work.judge_batch()
+        if batch is None:
+            return None
+        from pytest_citecheck.engine.judge_batch import SAVED_BATCHES, JobBatches
+
+        return JobBatches(
+            batch,
+            self.store.meta(SAVED_BATCHES),
+            functools.partial(self.store.set_meta, SAVED_BATCHES),
+        )
 
     # -- verifying one claim --------------------------------------------------------
 
@@ -435,7 +478,18 @@ class BatchWork:
         return jc.pushed_citations(self.engine.settings.url_policy)
 
     def run(self, jc: JobClaim) -> ClaimResult:
-        return self.engine.verify(jc.claim, jc.cassette, jc.key)
+        """Raises JudgeDeferred when it waits for the judge batch (its pages and the
+        answers it got are kept for its next run)."""
+        batch = self.engine.stages.judge_batch()
+        if batch is None:
+            return self.engine.verify(jc.claim, jc.cassette, jc.key)
+        batch.restart(jc.key)
+        result = self.engine.verify(jc.claim, jc.cassette, jc.key)
+        batch.forget(jc.key)
+        return result
+
+    def judge_batch(self) -> JudgeBatch | None:
+        return self.engine.stages.judge_batch()
 
     def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> ClaimResult:
         """Its page is missing, so the claim cannot be verified as a synchronous crawl

@@ -17,6 +17,12 @@ batch, on the reply the batch gave, and the claim's cassette records that reply 
 ordinary judge exchange (marked with :data:`~pytest_citecheck.stages.judges.batch.BATCH_HEADER`,
 so its cost is counted at the batch price): replaying it needs no batch.
 
+A Crawler job (``--via-crawler``) has no rounds over every claim: each claim runs as
+its pages arrive, and :class:`JobBatches` parks the one that stopped, sends the
+pending requests when enough gathered or a while passed, and gives the claim back once
+its answer is in; the batches' ids are kept in the job's file, so a resumed job waits
+for them again.
+
 A claim's other requests (its page) are not sent twice: the transport keeps the replies
 a stopped claim got, and its next run is answered from them in the same order. A
 request the batch did not answer (the item errored, expired or was cancelled; the batch
@@ -26,6 +32,8 @@ failed or did not end within the wait) is that citation's ``error``
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import shutil
 import tempfile
@@ -36,7 +44,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 
@@ -79,6 +87,8 @@ class Kept:
         return Reply(self.status, self.reason, self.headers, self.path.read_bytes())
 
 
+T = TypeVar("T")
+
 # Rounds a run may take: the first reading, its confirmation, and the questions asked
 # again without a feature a model refused (at most three per call) leave room to spare;
 # a judge still asking after that is an error, not an endless run.
@@ -102,6 +112,14 @@ class JudgeBatch:
     _keys: list[str] = field(default_factory=list, repr=False)
     _answers: dict[str, BatchAnswer] = field(default_factory=dict)
     _pending: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    # Requests in a batch sent and not ended yet: asked again, they wait for it.
+    _inflight: set[str] = field(default_factory=set)
+    # When a request last joined the pending ones, and when the oldest pending one
+    # did (the clock's time).
+    last_asked: float = 0.0
+    first_asked: float = 0.0
+    # Claims on their last round: a request without an answer fails instead of waiting.
+    _last_round: set[str] = field(default_factory=set)
     # (claim, request) -> the replies it got in order; and how many its current run used.
     _kept: dict[tuple[str, str], list[Kept]] = field(default_factory=dict)
     _used: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -141,8 +159,18 @@ class JudgeBatch:
         cid = custom_id(body)
         with self._lock:
             answer = self._answers.get(cid)
-            if answer is None:
+            last = answer is None and _claim.get() in self._last_round
+            if answer is None and not last and cid not in self._inflight:
+                if cid not in self._pending:
+                    self.last_asked = self.clock()
+                    if not self._pending:
+                        self.first_asked = self.last_asked
                 self._pending.setdefault(cid, (str(request.url), body))
+        if last:
+            raise StageFailed(
+                Reason.JUDGE_BATCH_FAILED,
+                f"the judge was still asking new questions after {MAX_ROUNDS} batch rounds",
+            )
         if answer is None:
             raise JudgeDeferred(cid)
         if answer.failure is not None:
@@ -212,6 +240,30 @@ class JudgeBatch:
         if spool is not None:
             shutil.rmtree(spool, ignore_errors=True)
 
+    def restart(self, claim: str) -> None:
+        """``claim`` runs again from its start (alone, not in a round of every claim):
+        its kept replies serve it from the first."""
+        with self._lock:
+            for key in [k for k in self._used if k[0] == claim]:
+                del self._used[key]
+
+    def give_up(self, claim: str) -> None:
+        """``claim`` runs a last time: a question the batch has not answered is its
+        ``error`` ``judge_batch_failed`` instead of one more wait."""
+        with self._lock:
+            self._last_round.add(claim)
+
+    def waits_for(self, cid: str) -> bool:
+        """Whether the request ``cid`` is pending or in a batch not ended."""
+        with self._lock:
+            return cid not in self._answers and (cid in self._pending or cid in self._inflight)
+
+    def next_round(self) -> None:
+        """Count one more round without restarting the claims (a Crawler job's
+        batches go out while other claims run)."""
+        with self._lock:
+            self.rounds += 1
+
     def start_round(self) -> None:
         """The claims run again from their start: kept replies serve them from the first."""
         with self._lock:
@@ -225,12 +277,28 @@ class JudgeBatch:
 
     # -- sending and waiting ------------------------------------------------------------
 
-    def send_pending(self) -> list[Submitted]:
+    def send_pending(
+        self, on_submit: Callable[[list[Submitted]], None] | None = None
+    ) -> list[Submitted]:
         """Send every pending request (one batch per endpoint, split at the provider's
         limits), wait until each batch ends or the wait runs out, and keep the answers;
-        a request without one keeps why."""
+        a request without one keeps why. ``on_submit`` is told the batches sent before
+        the wait (a Crawler job saves their ids)."""
+        return self.send(self.take_pending(), on_submit)
+
+    def take_pending(self) -> dict[str, tuple[str, bytes]]:
+        """The pending requests, to :meth:`send`: asked again, they wait for it."""
         with self._lock:
             pending, self._pending = self._pending, {}
+            self._inflight.update(pending)
+        return pending
+
+    def send(
+        self,
+        pending: dict[str, tuple[str, bytes]],
+        on_submit: Callable[[list[Submitted]], None] | None = None,
+    ) -> list[Submitted]:
+        """:meth:`send_pending` for the requests :meth:`take_pending` took."""
         by_endpoint: dict[str, dict[str, bytes]] = {}
         for cid, (url, body) in pending.items():
             by_endpoint.setdefault(url, {})[cid] = body
@@ -246,11 +314,45 @@ class JudgeBatch:
                     failed.update(dict.fromkeys(chunk, BatchAnswer(failure=why)))
                     continue
                 log.info("%s batch %s: %s sent", api.provider, batch_id, len(chunk))
-                batches.append(Submitted(api, batch_id, list(chunk)))
+                batches.append(Submitted(api, batch_id, list(chunk), endpoint=url))
+        if on_submit is not None and batches:
+            on_submit(batches)
         self._wait(batches)
+        self._keep_answers(batches, failed)
+        return batches
+
+    def resumed(self, endpoint: str, batch_id: str, ids: list[str]) -> Submitted | None:
+        """A batch an earlier run sent to ``endpoint`` (its requests' ``ids``), to wait
+        for again with :meth:`wait_resumed`: its requests wait for it from now on, not
+        sent twice. None when no judge of this run asks ``endpoint``."""
+        with self._lock:
+            api = self._apis.get(endpoint)
+            if api is None:
+                return None
+            waiting = [cid for cid in ids if cid not in self._answers]
+            self._inflight.update(waiting)
+        return Submitted(api, batch_id, waiting, endpoint=endpoint)
+
+    def wait_resumed(self, batch: Submitted) -> None:
+        """Wait for a :meth:`resumed` batch and keep the answers it gave. What it did
+        not answer, or a batch that cannot be read any more, is no error here: those
+        requests are asked again in a new batch."""
+        try:
+            self._wait([batch])
+        finally:
+            with self._lock:
+                self.sent.append(batch)
+                for cid in batch.ids:
+                    answer = batch.answers.get(cid)
+                    if answer is not None and answer.failure is None:
+                        self._answers[cid] = answer
+                    self._inflight.discard(cid)
+
+    def _keep_answers(self, batches: list[Submitted], failed: dict[str, BatchAnswer]) -> None:
         with self._lock:
             self.sent += batches
             self._answers.update(failed)
+            self._inflight.difference_update(failed)
             for batch in batches:
                 source = f"{batch.api.provider} {batch.batch_id}"
                 for cid in batch.ids:
@@ -259,7 +361,7 @@ class JudgeBatch:
                         "request",
                         source=source,
                     )
-        return batches
+                    self._inflight.discard(cid)
 
     def cancel(self, batches: list[Submitted]) -> None:
         """Cancel the batches not ended (Ctrl-C, the wait ran out); best effort."""
@@ -342,6 +444,154 @@ class JudgeBatch:
         if failed:
             line += f" ({failed} without an answer: error judge_batch_failed)"
         return f"{line}; {names}" if names else line
+
+
+# A Crawler job sends the judge requests waiting as one batch once this many have
+# gathered, once none has joined them for JOB_BATCH_QUIET seconds (the pages stopped
+# coming), once the oldest has waited JOB_BATCH_AGE seconds (pages trickling in), or at
+# once when no claim is left to run. A batch's answer takes minutes to 24 h whatever
+# its size: a few large batches, not one per page.
+JOB_BATCH_SIZE = 5_000
+JOB_BATCH_QUIET = 300.0
+JOB_BATCH_AGE = 3600.0
+# The job's meta entry that lists the batches it sent (endpoint, id, requests): a
+# runner started again waits for them instead of asking their questions twice.
+SAVED_BATCHES = "judge_batches"
+
+
+class JobBatches(Generic[T]):
+    """A Crawler job's judge batch: claims (``T``) run as their pages arrive; one that
+    stops on a judge request waits here (:meth:`park`), the requests go out as batches
+    (:meth:`send_if_due`, in a thread of its own each: the job keeps verifying while a
+    batch runs), and a claim is given back (:meth:`ready`) once its request has an
+    answer, to run again; the confirmation's question parks it once more.
+
+    Each batch sent is saved through ``save`` (a JSON list, read back as ``saved``):
+    a job's next run waits for those batches again rather than asking anew."""
+
+    def __init__(
+        self,
+        batch: JudgeBatch,
+        saved: str | None,
+        save: Callable[[str], None],
+        *,
+        size: int = JOB_BATCH_SIZE,
+        quiet: float = JOB_BATCH_QUIET,
+        age: float = JOB_BATCH_AGE,
+    ) -> None:
+        self.batch = batch
+        self.size, self.quiet, self.age = size, quiet, age
+        self._save = save
+        self._saved: list[dict[str, Any]] = saved_batches(saved)
+        self._parked: dict[str, tuple[T, str]] = {}  # claim key -> (claim, its request)
+        self._runs: dict[str, int] = {}
+        self._again: list[T] = []
+        self._errors: list[BaseException] = []
+        self._answered = threading.Event()
+        self._lock = threading.Lock()
+        for entry in self._saved:
+            submitted = batch.resumed(entry["endpoint"], entry["batch_id"], entry["ids"])
+            if submitted is not None:
+                log.info("judge batch %s: waited for again", submitted.batch_id)
+                self._start(functools.partial(batch.wait_resumed, submitted))
+
+    def park(self, claim: T, key: str, cid: str) -> None:
+        """``claim`` (named ``key``) stopped on the request ``cid``: it waits for the
+        answer; after :data:`MAX_ROUNDS` runs it runs once more, and a question still
+        unanswered is then its error."""
+        runs = self._runs[key] = self._runs.get(key, 0) + 1
+        if runs >= MAX_ROUNDS:
+            self.batch.give_up(key)
+            self._again.append(claim)
+        elif self.batch.waits_for(cid):
+            self._parked[key] = (claim, cid)
+        else:  # answered while it stopped
+            self._again.append(claim)
+
+    def ready(self) -> list[T]:
+        """The claims to run again: their request has its answer (or is to be asked
+        again: a resumed batch did not give it)."""
+        out, self._again = self._again, []
+        if self._answered.is_set():
+            self._answered.clear()
+            for key, (claim, cid) in list(self._parked.items()):
+                if not self.batch.waits_for(cid):
+                    del self._parked[key]
+                    out.append(claim)
+        return out
+
+    def send_if_due(self, nothing_else: bool) -> None:
+        """Send the waiting requests as a batch when ``size`` gathered, none joined for
+        ``quiet`` seconds, the oldest waited ``age`` seconds, or ``nothing_else`` runs
+        (every other claim is parked or done)."""
+        waiting = self.batch.pending
+        if not waiting:
+            return
+        now = self.batch.clock()
+        quiet = now - self.batch.last_asked >= self.quiet
+        old = now - self.batch.first_asked >= self.age
+        if nothing_else or waiting >= self.size or quiet or old:
+            self.batch.next_round()
+            taken = self.batch.take_pending()
+            self._start(functools.partial(self.batch.send, taken, self._sent))
+
+    @property
+    def busy(self) -> bool:
+        """Some claim waits (for a batch out, or for its question to go out). A batch
+        no claim waits for (a resumed one whose claims were recorded since) holds
+        nothing up."""
+        return bool(self._parked or self._again) or self.batch.pending > 0
+
+    def raise_errors(self) -> None:
+        with self._lock:
+            errors = list(self._errors)
+        if errors:
+            raise errors[0]
+
+    def finished(self) -> None:
+        """Every claim of the job has its result: no batch is waited for again."""
+        if self._saved:
+            self._saved = []
+            self._save("[]")
+
+    def _sent(self, batches: list[Submitted]) -> None:
+        entries = [{"endpoint": b.endpoint, "batch_id": b.batch_id, "ids": b.ids} for b in batches]
+        with self._lock:
+            self._saved += entries
+            text = json.dumps(self._saved)
+        self._save(text)
+
+    def _start(self, work: Callable[[], object]) -> None:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # the job's loop raises it
+                with self._lock:
+                    self._errors.append(exc)
+            finally:
+                self._answered.set()
+
+        threading.Thread(target=run, name="citecheck-judge-batch", daemon=True).start()
+
+
+def saved_batches(text: str | None) -> list[dict[str, Any]]:
+    """The batches a job's meta lists; an unreadable entry is dropped (its requests
+    are asked again)."""
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    if not isinstance(value, list):
+        return []
+    return [
+        e
+        for e in value
+        if isinstance(e, dict)
+        and isinstance(e.get("endpoint"), str)
+        and isinstance(e.get("batch_id"), str)
+        and isinstance(e.get("ids"), list)
+        and all(isinstance(i, str) for i in e["ids"])
+    ]
 
 
 def waiting_line(claims: int, record_hint: str) -> str:

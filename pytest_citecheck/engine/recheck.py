@@ -58,6 +58,7 @@ from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.crawler_job import JobClaim
+    from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 
@@ -538,6 +539,9 @@ class RecheckWork:
 
     def finished_before(self, jc: JobClaim) -> ClaimRecheck | None:
         return None  # rechecked again on the pages the job keeps (no push)
+
+    def judge_batch(self) -> JudgeBatch | None:
+        return None  # a recheck asks the judge again for a few citations, at once
 
     def outcomes(self, jc: JobClaim, result: ClaimRecheck) -> dict[int, tuple[bool, str]]:
         by_url = {check.url: check for check in result.citations}

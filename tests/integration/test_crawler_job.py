@@ -288,20 +288,6 @@ def test_via_crawler_without_a_recording_mode_is_a_usage_error(
     assert api.calls == []
 
 
-def test_via_crawler_with_a_judge_batch_is_refused_before_anything_is_pushed(
-    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    api, llm = world
-    records = write_records(tmp_path / "o.jsonl")
-    argv = ["batch", str(records), "--record", "once", "--via-crawler", CRAWLER]
-    code = main([*argv, "--jobs-dir", str(tmp_path), "--judge-batch"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "--judge-batch cannot be combined with --via-crawler yet" in err
-    assert api.calls == [] and llm.calls == []
-    assert not any(tmp_path.glob("*/job.sqlite"))
-
-
 # -- kill points: a resumed job pushes nothing twice and loses nothing -------------------
 
 

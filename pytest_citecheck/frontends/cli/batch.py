@@ -159,10 +159,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 args, finished, batch, audit, out, audit_problems, stopped.not_started
             )
         progress.close()
-        judge_batch = engine.stages.judge_batch()
-        summary = judge_batch.summary() if judge_batch is not None else None
-        if summary is not None:
-            print(summary, file=sys.stderr)
+        _print_judge_batch(engine)
     by_key = dict(zip(keys, results, strict=True))
     return _finish_batch(args, by_key, batch, audit, out, audit_problems)
 
@@ -201,9 +198,18 @@ def _via_crawler(
     finally:
         work.close()
         progress.close()
+    _print_judge_batch(engine)
     if done is None:
         return EXIT_GATE_FAILED
     return _finish_batch(args, {k: done[k] for k in keys}, batch, audit, out, audit_problems)
+
+
+def _print_judge_batch(engine: Engine) -> None:
+    """``judge batch: 3 rounds, 2 batches, ...`` on stderr when the judge went through one."""
+    judge_batch = engine.stages.judge_batch()
+    summary = judge_batch.summary() if judge_batch is not None else None
+    if summary is not None:
+        print(summary, file=sys.stderr)
 
 
 def _tape(cassette_for: Callable[[Claim], Path | None], claim: Claim) -> Path:

@@ -45,13 +45,6 @@ def check_crawler_options(args: argparse.Namespace) -> None:
             f"--record once (or all, rewrite); --record {args.record or BATCH_LIVE} records "
             "nothing"
         )
-    if getattr(args, "judge_batch", False):
-        raise UsageError(
-            "--judge-batch cannot be combined with --via-crawler yet: a Crawler job "
-            "verifies each claim as its pages arrive, a judge batch asks in rounds over "
-            "every claim. Run the Crawler job with the synchronous judge, or --judge-batch "
-            "with the synchronous Crawling API"
-        )
 
 
 def check_js_crawler(args: argparse.Namespace) -> None:
@@ -231,9 +224,22 @@ def javascript_line(store: JobStore) -> str | None:
     )
 
 
+def judge_batch_lines(saved: str | None) -> list[str]:
+    """The judge batches a ``--judge-batch`` job sent and waits for (its meta entry)."""
+    from pytest_citecheck.engine.judge_batch import saved_batches
+
+    batches = saved_batches(saved)
+    if not batches:
+        return []
+    asked = sum(len(b["ids"]) for b in batches)
+    names = ", ".join(str(b["batch_id"]) for b in batches)
+    return [f"  judge batches sent: {len(batches)} ({asked} questions): {names}"]
+
+
 def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit 0 when every citation of the job is judged or failed, 1 while some are
     on their way, 2 when there is no such job."""
+    from pytest_citecheck.engine.judge_batch import SAVED_BATCHES
     from pytest_citecheck.recording.jobs import JobState, JobStore
 
     out = out or sys.stdout
@@ -249,6 +255,7 @@ def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
         javascript = javascript_line(store)
         if javascript is not None:
             lines.append(f"  {javascript}")
+        lines += judge_batch_lines(store.meta(SAVED_BATCHES))
         print(*lines, sep="\n", file=out)
         if args.failed:
             for row in store.rows(JobState.FAILED):

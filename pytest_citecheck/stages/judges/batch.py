@@ -76,6 +76,8 @@ class Submitted:
     status: str = "submitted"
     ended: bool = False
     answers: dict[str, BatchAnswer] = field(default_factory=dict)
+    # The judge endpoint its requests were asked of (a resumed job finds its API by it).
+    endpoint: str = ""
 
 
 class BatchAPI(Protocol):
