@@ -370,3 +370,42 @@ def test_a_claim_with_two_javascript_pages_waits_for_both_and_is_judged_once(
     # One judge call per page: nothing was judged before both had come (a claim run
     # as each page came would have judged the first page twice).
     assert len(llm.calls) == 2
+
+
+def test_a_javascript_crawler_and_a_judge_batch_together_give_the_synchronous_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly-audit shape: pages from both Crawlers, every judge question through
+    the batch API; the labels are a synchronous run's (which renders the page itself)."""
+    from tests.doubles.llm_batch import LLMBatchDouble
+
+    records = write(tmp_path / "o.jsonl")
+    jobs, report = tmp_path / "jobs", tmp_path / "job.json"
+    with CrawlbaseDouble() as api, LLMBatchDouble(judge_by_page) as llm:
+        use_doubles(monkeypatch, api, llm, OPENAI_KEY)
+        api.add(APP, APP_PAGE)
+        expected = sync_labels(records, tmp_path, "sync")
+        assert expected[("boiling", APP)] == "supported"  # rendered by the JavaScript token
+        llm.sync_requests = 0
+        api_calls = len(api.api_calls)
+        with Deliverer(api, jobs):
+            argv = crawler_batch(records, jobs, "--js-crawler", JS_CRAWLER, "--judge-batch")
+            code = main([*argv, "--judge-batch-poll", "0.01", "--json", str(report)])
+        captured = capsys.readouterr()
+        assert code == 0, captured.out + captured.err
+        assert labels(report) == expected
+        assert llm.sync_requests == 0 and llm.batches  # every question went in a batch
+        # Every page came through a Crawler (no synchronous crawl), the thin one twice.
+        crawls = api.api_calls[api_calls:]
+        assert all(c.params.get("callback") == "true" for c in crawls)
+        assert [p.url for p in api.pushes if is_js(p, api)] == [APP]
+
+        # Offline, with no token and no key: the same labels from the job's cassettes.
+        for name in ("CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN", "OPENAI_API_KEY"):
+            monkeypatch.delenv(name)
+        made = (len(api.api_calls), len(llm.calls), len(llm.batches))
+        replay = tmp_path / "replay.json"
+        argv = ["batch", str(records), "--record", "none", "--allow-contradicted"]
+        assert main([*argv, "--json", str(replay)]) == 0, capsys.readouterr().err
+        assert labels(replay) == expected
+        assert (len(api.api_calls), len(llm.calls), len(llm.batches)) == made
