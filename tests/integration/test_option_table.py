@@ -116,3 +116,43 @@ def test_the_batch_replays_by_default_and_runs_live_only_when_asked(tmp_path: Pa
     assert cli.engine_settings(default, cli.batch_terms()).record_mode is RecordMode.NONE
     live = cli.build_parser().parse_args(["batch", str(claims), "--record", "live"])
     assert cli.engine_settings(live, cli.batch_terms()).record_mode is LIVE
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["recheck", "{file}", "--judge-batch"],
+            "--judge-batch is not a setting of `citecheck recheck` (a recheck asks the judge "
+            "again for a few citations, at once); it is one of `citecheck batch`",
+        ),
+        (
+            ["validate", "{file}", "--via-crawler=nightly"],
+            "--via-crawler is not a setting of `citecheck validate`",
+        ),
+    ],
+)
+def test_another_subcommands_setting_is_refused_with_why_and_where(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    records = tmp_path / "claims.jsonl"
+    records.write_text("", encoding="utf-8")
+    assert cli.main([a.format(file=records) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert f"citecheck {argv[0]}: error: {said}" in err
+    # Every subcommand named as taking it does take it.
+    flag = argv[2].partition("=")[0]
+    owners = [c for c in ("batch", "recheck") if f"`citecheck {c}`" in err.partition("one of")[2]]
+    assert owners
+    for command in owners:
+        assert cli.main([command, "--help"]) == 0
+        assert flag in capsys.readouterr().out
+
+
+def test_an_unknown_flag_is_still_argparses_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = tmp_path / "claims.jsonl"
+    records.write_text("", encoding="utf-8")
+    assert cli.main(["batch", str(records), "--no-such-flag"]) == 2
+    assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from typing import Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Label
 from pytest_citecheck.core.argtypes import positive_int
-from pytest_citecheck.core.option_table import OPTIONS, Flag, add_flag
+from pytest_citecheck.core.option_table import OPTIONS, Flag, Hidden, add_flag
 from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
 
@@ -94,8 +94,48 @@ def _formats() -> tuple[str, ...]:
     return FORMATS
 
 
+class _Parser(argparse.ArgumentParser):
+    """Says why a setting flag another subcommand takes is not this one's, instead of
+    argparse's bare "unrecognized arguments"."""
+
+    def parse_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            why = None if command is None else elsewhere(command, extras)
+            if why is not None:
+                self._subparser(command).error(why)
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _subparser(self, command: str | None) -> argparse.ArgumentParser:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+                found: argparse.ArgumentParser = action.choices[command]
+                return found
+        return self
+
+
+def elsewhere(command: str, extras: list[str]) -> str | None:
+    """Why the first of ``extras`` that is another subcommand's setting flag is not
+    ``command``'s, and where it is one (None: no such flag)."""
+    for arg in extras:
+        flag = arg.partition("=")[0]
+        for option in OPTIONS:
+            owners = [c for c, f in option.cli.items() if isinstance(f, Flag) and f.flag == flag]
+            if not owners:
+                continue
+            hidden = option.flag_of(command)
+            why = hidden.why if isinstance(hidden, Hidden) else "not a setting here"
+            where = " and ".join(f"`citecheck {c}`" for c in owners)
+            return f"{flag} is not a setting of `citecheck {command}` ({why}); it is one of {where}"
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="citecheck",
         description="Verify that LLM citations support their claims (pytest-citecheck). "
         "`pytest --citecheck` gates a test suite; these commands verify a batch of "
