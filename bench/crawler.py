@@ -32,9 +32,9 @@ Floors (what the services allow, whatever the engine does):
 the push rate (the pusher's and the double's limit) by its value; it is printed. The
 default, 1, is the services' real latencies and rates: at any smaller scale the CPU, not
 the services, is the Crawler path's limit by construction (one ``citecheck batch``
-process pushes and verifies every citation, about 40-55 ms of CPU each, so 30 a second
-already keeps a core busy, and at scale 1 the batch process itself is the limit on a
-2-core machine; ``--time-scale 0.2`` shows the rest). The run
+process pushes and verifies every citation, about 25 ms of CPU each on the project's
+machine, so 30 a second keeps three quarters of a core busy, and 150 a second at
+``--time-scale 0.2`` more than one). The run
 prints the CPU seconds every process spent (the batch, the receiver, the doubles) beside
 the floor and the cores, and says which limits. The doubles live in a process of their
 own; everything shares the machine's cores (the load average is printed).
