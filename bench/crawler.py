@@ -96,16 +96,6 @@ RETRY_WAIT = 10.0
 DOWN_SECONDS = 5.0
 SERVICE_KEY = "bench-crawler-service-key-0123456789"
 CRAWLER = "bench-crawler"
-# The pusher with the push rate scaled: the shipped CLI, its PushRate's default changed.
-SCALED_PUSHER = (
-    "import sys\n"
-    "from pytest_citecheck.stages.crawler import PushRate\n"
-    "defaults = PushRate.__init__.__defaults__\n"
-    "assert defaults is not None\n"
-    "PushRate.__init__.__defaults__ = (float(sys.argv[1]), *defaults[1:])\n"
-    "from pytest_citecheck.frontends.cli import main\n"
-    "sys.exit(main(sys.argv[2:]))\n"
-)
 
 
 def crawl_latency(url: str, scale: float) -> float:
@@ -251,12 +241,12 @@ def failed_of(labels: dict[str, str]) -> int:
     return sum(1 for label in labels.values() if label == "error")
 
 
-def batch_args(job: str, crawler: str | None, report: Path) -> list[str]:
+def batch_args(job: str, crawler: str | None, report: Path, rate: float = PUSH_RATE) -> list[str]:
     args = ["citecheck_audit.jsonl", "--record", "once", "--ranker", "bm25", "--no-progress"]
     args += ["--json", str(report)]
     if crawler is not None:
         args += ["--via-crawler", crawler, "--job", job, "--jobs-dir", "jobs"]
-        args += ["--crawler-wait", "60"]
+        args += ["--crawler-wait", "60", "--crawler-push-rate", f"{rate:g}"]
     return args
 
 
@@ -310,7 +300,7 @@ def run_crawler(
     counts: Callable[..., dict[str, Any]],
     floor: float,
     receiver: Receiver,
-    pusher: list[str],
+    rate: float,
     crawler: str,
     kill: tuple[float, float] | None = None,
     down: float = 0.0,
@@ -321,12 +311,12 @@ def run_crawler(
     (folder / "jobs").mkdir(exist_ok=True)
     receiver.jobs = folder / "jobs"
     report = folder / "report.json"
-    args = batch_args(crawler, crawler, report)
+    args = batch_args(crawler, crawler, report, rate)
     log = folder / "batch.log"
     receiver.start()  # a receiver runs all the time: its start is not the job's
     before_cpu, before = children_cpu(), counts(crawler)
     started = time.perf_counter()
-    batch = start_batch(args, env, folder, log, python=pusher)
+    batch = start_batch(args, env, folder, log)
     killed_at: list[int] = []
     if kill is not None:
         for fraction, victim in zip(kill, ("receiver", "pusher"), strict=True):
@@ -342,7 +332,7 @@ def run_crawler(
                 batch.wait()
         time.sleep(down)
         receiver.start()
-        batch = start_batch(args, env, folder, log, python=pusher)
+        batch = start_batch(args, env, folder, log)
     batch.wait()
     wall = time.perf_counter() - started
     batch_cpu = children_cpu() - before_cpu  # the batch process(es) alone
@@ -437,9 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         with doubles(pages, scale, receiver.webhook) as (where, counts):
             env = crawler_env(where["crawler"], TOKENS["normal"], where["judge"], KEY)
             sync_env = {**env, "CITECHECK_CRAWLBASE_URL": where["api"]}
-            pusher = [sys.executable, "-c", SCALED_PUSHER, f"{rate:g}"]
             crawler = run_crawler(
-                tmp / "crawler", claims, env, counts, floor, receiver, pusher, "bench-run"
+                tmp / "crawler", claims, env, counts, floor, receiver, rate, "bench-run"
             )
             outcomes.append(crawler)
             restart: Outcome | None = None
@@ -451,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                     counts,
                     max(crawler_floor(urls[:n_restart], rate, scale), judge_floor * n_restart / n),
                     receiver,
-                    pusher,
+                    rate,
                     "bench-restart",
                     kill=(0.4, 0.5),
                     down=DOWN_SECONDS * scale,

@@ -59,6 +59,17 @@ def positive_int(text: str) -> int:
     return _number(text, int, "a whole number", lambda v: v >= 1, "is not at least 1")
 
 
+def positive_rate(text: str) -> float:
+    """argparse ``type=``: a number of events each second > 0."""
+    return _number(
+        text,
+        float,
+        "a number each second",
+        lambda v: v > 0 and math.isfinite(v),
+        "is not a positive number",
+    )
+
+
 def positive_seconds(text: str) -> float:
     """argparse ``type=``: a number of seconds > 0."""
     return _number(

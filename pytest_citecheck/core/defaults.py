@@ -91,3 +91,5 @@ DEFAULT_JUDGE_BATCH_WAIT = 25 * 3600.0
 # waits with no delivery arriving before it stops (the job is resumed by running again).
 DEFAULT_JOBS_DIR = ".citecheck/jobs"
 DEFAULT_CRAWLER_WAIT = 3600.0
+# The Crawler's default push limit (its pushing page): 30 URLs each second per account.
+DEFAULT_CRAWLER_PUSH_RATE = 30.0

@@ -1279,6 +1279,17 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="derived from the command",
     ),
     _crawler_job_setting(
+        "crawler_push_rate",
+        "URLs pushed to the Crawler each second, by every push thread together (Crawlbase's "
+        "default limit is 30 an account; raise it only when yours is higher: a push over the "
+        "limit is refused with 429 and pushed again later).",
+        "--crawler-push-rate",
+        default=d.DEFAULT_CRAWLER_PUSH_RATE,
+        parse=at.positive_rate,
+        metavar="N",
+        shown_default="30",
+    ),
+    _crawler_job_setting(
         "crawler_wait",
         "seconds a Crawler job waits with no page delivered before it stops (the pages "
         "still on their way are picked up by running the command again).",

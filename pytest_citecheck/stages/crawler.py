@@ -39,12 +39,13 @@ from typing import Any, Literal
 
 import httpx
 
+from pytest_citecheck.core.defaults import DEFAULT_CRAWLER_PUSH_RATE
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.stages.fetch import DEFAULT_BASE_URL, base_url_from
 
-# The Crawler's default push rate (its pushing page): 30 URLs each second.
-PUSH_RATE = 30.0
+# The Crawler's default push rate (``--crawler-push-rate``).
+PUSH_RATE = DEFAULT_CRAWLER_PUSH_RATE
 # Seconds a push may take: it answers at once with a rid, the crawl comes later.
 PUSH_TIMEOUT = 30.0
 # Answers that say the push was not queued and may be tried again later.

@@ -277,6 +277,42 @@ def test_jobs_status_shows_the_counts_and_a_progress_bar(
     assert "no job 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "per_second"), [((), 30.0), (("--crawler-push-rate", "4"), 4.0)])
+def test_pushes_are_paced_at_the_crawler_push_rate(
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: tuple[str, ...],
+    per_second: float,
+) -> None:
+    from pytest_citecheck.stages.crawler import PushRate
+
+    api, _ = world
+    paced: list[float] = []
+    wait = PushRate.wait
+
+    def recorded(self: PushRate) -> None:
+        paced.append(self.interval)
+        wait(self)
+
+    monkeypatch.setattr(PushRate, "wait", recorded)
+    records = write_records(tmp_path / "o.jsonl")
+    jobs = tmp_path / "jobs"
+    with Deliverer(api, jobs):
+        assert main(crawler_batch(records, jobs, *argv)) == 0
+    # Every push waited its turn at that rate, shared by the push threads.
+    assert len(paced) == len(api.pushes) == len(PUSHED_URLS)
+    assert paced == [pytest.approx(1 / per_second)] * len(paced)
+
+
+def test_a_push_rate_that_is_not_a_positive_number_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = write_records(tmp_path / "o.jsonl")
+    assert main(crawler_batch(records, tmp_path / "jobs", "--crawler-push-rate", "0")) == 2
+    assert "--crawler-push-rate: '0' is not a positive number" in capsys.readouterr().err
+
+
 def test_via_crawler_without_a_recording_mode_is_a_usage_error(
     world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

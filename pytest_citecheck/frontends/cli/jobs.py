@@ -108,7 +108,7 @@ def run_job(
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.engine.crawler_job import CrawlerJob, JobClaim
     from pytest_citecheck.recording.jobs import JobBusy, JobStore
-    from pytest_citecheck.stages.crawler import CrawlerPusher
+    from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate
 
     files = list(dict.fromkeys(path for _, _, path, _ in claims))
     name = job_name(args, files)
@@ -140,6 +140,7 @@ def run_job(
         work,
         transport,
         pusher,
+        rate=PushRate(args.crawler_push_rate),
         concurrency=concurrency,
         idle_timeout=args.crawler_wait,
         js_pusher=js_pusher,
