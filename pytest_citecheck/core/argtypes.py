@@ -61,24 +61,16 @@ def positive_int(text: str) -> int:
 
 def positive_rate(text: str) -> float:
     """argparse ``type=``: a number of events each second > 0."""
-    return _number(
-        text,
-        float,
-        "a number each second",
-        lambda v: v > 0 and math.isfinite(v),
-        "is not a positive number",
-    )
+    return _positive_float(text, "a number each second", "is not a positive number")
 
 
 def positive_seconds(text: str) -> float:
     """argparse ``type=``: a number of seconds > 0."""
-    return _number(
-        text,
-        float,
-        "a number of seconds",
-        lambda v: v > 0 and math.isfinite(v),
-        "is not a positive number of seconds",
-    )
+    return _positive_float(text, "a number of seconds", "is not a positive number of seconds")
+
+
+def _positive_float(text: str, what: str, why: str) -> float:
+    return _number(text, float, what, lambda v: v > 0 and math.isfinite(v), why)
 
 
 def claim_chars(text: str) -> int:

@@ -9,7 +9,6 @@ truncated or empty file.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import tempfile
 import threading
@@ -67,8 +66,8 @@ def sweep_stale_temporaries(path: Path) -> None:
     writer here names them) older than :data:`STALE_TEMPORARY_SECONDS`; a concurrent
     writer's fresh one is left alone. Reports, cassettes and cached embeddings call
     it after each write, so a killed run's debris goes with the next one."""
-    cutoff = time.time() - STALE_TEMPORARY_SECONDS
-    _remove_older(path.parent.glob(f".{glob.escape(path.name)}.*.tmp"), cutoff)
+    strays = _stale_by_name(path.parent).get(path.name, [])
+    _remove_older(strays, time.time() - STALE_TEMPORARY_SECONDS)
 
 
 class TemporarySweeper:
