@@ -112,8 +112,9 @@ def post(webhook: str, body: bytes, headers: dict[str, str], **kw: Any) -> httpx
 
 
 def pushed_store(store: JobStore) -> None:
-    """The job with c1 pushed (rid-a known) and c2 taken but its answer lost."""
-    store.take_for_push(2)
+    """The job with c1 pushed (rid-a known) and c2 sent but its answer lost."""
+    for citation, _ in store.take_for_push(2):
+        store.mark_sending(citation)
     store.mark_pushed("c1#1", "rid-a")
 
 
@@ -149,6 +150,7 @@ def test_a_delivery_whose_push_answer_was_lost_binds_to_its_citation(
         # The pusher gives up on the answer before the page is delivered.
         crawler.add(A, Page(markdown=PAGES[A]), lose_answer=0.5, delay=60.0)
         [(citation, url)] = store.take_for_push(1)
+        store.mark_sending(citation)  # as a pusher does, just before the request goes out
         with pytest.raises(httpx.HTTPError):
             push(crawler, url, citation)  # no rid comes back: it stays `pushing`
         assert store.rows(JobState.PUSHING)[0].rid is None
