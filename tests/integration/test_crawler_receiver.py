@@ -448,3 +448,59 @@ def test_an_acknowledged_delivery_writes_no_access_line_a_refused_one_does(
     assert not any(" 204" in line for line in access), access
     assert any('"POST /crawler/deliveries HTTP/1.1" 404' in line for line in access), access
     assert any('"POST /crawler/deliveries HTTP/1.1" 200' in line for line in access), access
+
+
+# -- odd values a delivery may carry: kept (or refused with a 4xx), never a 500 ---------
+
+# (why, JSON envelope or None for the plain page, extra headers, pc_status, page, rid kept)
+ODD: list[tuple[str, dict[str, object] | None, dict[str, str], int | None, str]] = [
+    ("a lone surrogate in the body", {"body": "caf\ud800 au lait"}, {}, 200, "caf\ufffd au lait"),
+    ("a pc_status beyond SQLite's integer", {"body": "p", "pc_status": 2**70}, {}, 200, "p"),
+    ("a negative pc_status", {"body": "p", "pc_status": -1}, {}, 200, "p"),
+    ("a pc_status that is a word", {"body": "p", "pc_status": "ok"}, {}, 200, "p"),
+    ("a pc_status as a string", {"body": "p", "pc_status": "503"}, {}, 503, "p"),
+    ("a pc_status that is a boolean", {"body": "p", "pc_status": True}, {}, 200, "p"),
+    ("a lone surrogate in the url", {"body": "p", "url": "https://a/\udfff"}, {}, 200, "p"),
+    ("a header status of a non-ASCII digit", None, {"PC-Status": "\u00b2"}, None, PAGES[A]),
+    ("a header status of many digits", None, {"PC-Status": "9" * 40}, None, PAGES[A]),
+]
+
+
+@pytest.mark.parametrize(
+    ("why", "envelope", "headers", "pc_status", "page"), ODD, ids=[o[0] for o in ODD]
+)
+def test_odd_values_in_a_delivery_are_kept_by_the_headers_rule_never_a_500(
+    jobs: Path,
+    store: JobStore,
+    why: str,
+    envelope: dict[str, object] | None,
+    headers: dict[str, str],
+    pc_status: int | None,
+    page: str,
+) -> None:
+    pushed_store(store)
+    if envelope is None:
+        body, sent = GOOD, delivery_headers("rid-a", **{"PC-Status": "200"} | headers)
+    else:
+        body = gzip.compress(json.dumps({"rid": "rid-a", **envelope}).encode())
+        # The header says 200: a JSON status that is no status leaves the header's.
+        sent = delivery_headers("rid-a", **JSON)
+    config = ServiceConfig(api_key=KEY, jobs_dir=jobs, **CAPS)
+    raw = {name: value.encode("latin-1") for name, value in sent.items()}  # as sent on the wire
+    with serving(config, {}) as url:
+        reply = httpx.post(f"{url}/crawler/deliveries?key={KEY}", content=body, headers=raw)
+    assert reply.status_code == 204, reply.text
+    got = store.delivery("c1#1")
+    assert got is not None and got.text() == page
+    assert got.pc_status == pc_status
+
+
+def test_a_json_rid_with_a_lone_surrogate_is_no_citation_of_the_job(
+    jobs: Path, store: JobStore
+) -> None:
+    pushed_store(store)
+    body = gzip.compress(json.dumps({"rid": "rid-\ud800", "body": "p"}).encode())
+    with serving(ServiceConfig(api_key=KEY, jobs_dir=jobs), {}) as url:
+        reply = post(f"{url}/crawler/deliveries?key={KEY}", body, delivery_headers("x", **JSON))
+    assert reply.status_code == 404 and "no citation" in reply.json()["detail"]
+    assert store.counts()[JobState.DELIVERED] == 0
