@@ -10,7 +10,7 @@ in its job's store (``<jobs_dir>/<job>/job.sqlite``) and acknowledged with 204.
 The Crawler wants its answer within 200 ms, and anything but 200/201/204 makes it
 crawl the page again and deliver it again -- charged. So the handler does little,
 and it is answered ahead of FastAPI's routing (:class:`DeliveriesRoute`): checks,
-then, on a writer thread of its own, one bounded decompression to measure the body
+then, on its job's writer thread, one bounded decompression to measure the body
 and one insert, the deliveries that arrived meanwhile committed together (so
 deliveries never wait on each other's SQLite lock, and a storm pays one commit per
 batch). An acknowledged delivery writes no access-log line. What it checks, in
@@ -25,7 +25,8 @@ order (a refusal is a 4xx with a short reason and one log line, never the key):
    wrong key in the webhook URL the monitor fails too, and the Crawler pauses and
    emails its owner instead of delivering (and charging) pages that would be refused;
 4. the service keeps jobs (``--jobs-dir``; else 404) and the echoed
-   ``Citecheck-Job`` names one of them (422 without it, 404 for an unknown job);
+   ``Citecheck-Job`` names one of them (422 without it, 404 for an unknown job, or one
+   whose folder was deleted or moved since: the file is looked at for every batch);
 5. ``Content-Encoding: gzip`` (415): the Crawler always compresses (only Zapier
    hooks get plain bodies, and Zapier is not a citecheck service); a body that
    arrives uncompressed has been decompressed by a proxy on the way, which the
@@ -38,11 +39,14 @@ order (a refusal is a 4xx with a short reason and one log line, never the key):
    object with a string ``body`` (422); its page is taken out of it and stored
    compressed, so a job's deliveries read the same whatever the format;
 8. a ``rid`` (422), and a citation of the job that it or the echoed
-   ``Citecheck-Citation`` names (404: the store's ``unknown``).
+   ``Citecheck-Citation`` names (404: the store's ``unknown``; an echoed citation
+   counts only once its push may have been sent).
 
 A repeated delivery (the Crawler retries, and may deliver twice) is acknowledged
 (204) and the first copy kept. A store that cannot be written right now (another
-process holds it too long, the disk is full) is 503: the Crawler delivers again later.
+process holds it longer than :data:`STORE_BUSY_WAIT`, the disk is full) is 503: the
+Crawler delivers again later. Statuses, from the headers or a JSON body, are read by one
+rule (:func:`_status`); a JSON body's lone surrogates become U+FFFD (:func:`_text`).
 """
 
 from __future__ import annotations
