@@ -285,26 +285,28 @@ class _Lane:
         the file was replaced, None (and the old one closed) when it went. SQLite does
         not checkpoint a moved or deleted file on close, so closing the old store never
         touches the new file's log."""
-        now = _identity(self.path)
-        if self.store is not None and now != self.identity:
-            self.close_store()
-        if now is None:
-            return None
-        if self.store is None:
+        for _ in range(3):  # a file replaced while it was being opened: look again
+            now = _identity(self.path)
+            if self.store is not None and now != self.identity:
+                self.close_store()
+            if now is None:
+                return None
+            if self.store is not None:
+                return self.store
             store = JobStore.open(self.root, self.job, busy_timeout=STORE_BUSY_WAIT)
             if store is None:
                 return None
             try:
                 store.connect()  # the file opened now, so its identity is the one read
-                replaced = _identity(self.path) != now
+                opened = _identity(self.path) == now
             except BaseException:
                 store.close()
                 raise
-            if replaced:  # replaced meanwhile: the next batch looks again
-                store.close()
-                return None
-            self.store, self.identity = store, now
-        return self.store
+            if opened:
+                self.store, self.identity = store, now
+                return store
+            store.close()
+        raise OSError(f"{self.path} was replaced while it was being opened")  # 503
 
     def close_store(self) -> None:
         if self.store is not None:
