@@ -85,8 +85,10 @@ def push(crawler: CrawlerDouble, url: str, citation: str, **extra: str) -> httpx
 
 
 def push_all(store: JobStore, crawler: CrawlerDouble, **extra: str) -> None:
-    """What a pusher does: take the citations, push each, write its rid down."""
+    """What a pusher does: take the citations, mark each sent and push it, write its
+    rid down (its delivery may come first: it finds its citation by the echoed id)."""
     for citation, url in store.take_for_push(10):
+        store.mark_sending(citation)
         reply = push(crawler, url, citation, **extra)
         store.mark_pushed(citation, reply.json()["rid"])
 
@@ -191,6 +193,7 @@ def test_a_refused_delivery_is_crawled_again_and_charged_until_it_is_taken(
     with CrawlerDouble({JOB: wrong}, retry_wait=0.05) as crawler:
         crawler.add(A, Page(markdown=PAGES[A]))
         [(citation, url)] = store.take_for_push(1)
+        store.mark_sending(citation)
         store.mark_pushed(citation, push(crawler, url, citation).json()["rid"])
         deadline = time.monotonic() + 10
         while crawler.retries < 2 and time.monotonic() < deadline:
