@@ -57,6 +57,8 @@ CITATION_HEADER = "Citecheck-Citation"
 
 STORE_FILE = "job.sqlite"
 LOCK_FILE = "runner.lock"
+# Seconds a store's write waits for another process's lock (a runner's, a backup's).
+BUSY_TIMEOUT = 30.0
 
 
 class JobBusy(Exception):
@@ -162,8 +164,11 @@ CREATE TABLE IF NOT EXISTS needs_javascript (citation TEXT PRIMARY KEY, url TEXT
 class JobStore:
     """One job's state file. Safe to share between threads and between processes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.path = path
+        # How long a write waits for another process's lock before it fails
+        # (sqlite3.OperationalError "database is locked").
+        self.busy_timeout = busy_timeout
         self._local = threading.local()
 
     @classmethod
@@ -189,19 +194,19 @@ class JobStore:
         return store
 
     @classmethod
-    def open(cls, root: Path, job: str) -> JobStore | None:
+    def open(cls, root: Path, job: str, busy_timeout: float = BUSY_TIMEOUT) -> JobStore | None:
         """An existing job's store, or None when there is no such job."""
         if not valid_job_name(job):
             return None
         path = root / job / STORE_FILE
-        return cls(path) if path.is_file() else None
+        return cls(path, busy_timeout) if path.is_file() else None
 
     # -- connections -------------------------------------------------------------
 
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
@@ -242,6 +247,10 @@ class JobStore:
         Nothing is kept when the commit itself fails."""
         with self._write():
             yield
+
+    def connect(self) -> None:
+        """Open the file now (else its first use opens it); raises sqlite3.Error."""
+        self._db()
 
     def close(self) -> None:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -380,16 +389,20 @@ class JobStore:
 
     def record_delivery(self, delivery: Delivery, echoed_citation: str | None) -> DeliveryOutcome:
         """Keep a delivery for its citation, found by its rid or, for a push whose
-        answer was lost, by the citation id its callback headers echoed."""
+        answer was lost, by the citation id its callback headers echoed (a push
+        marked :meth:`mark_sending`; an echo of one never sent is ``unknown``)."""
         with self._write() as db:
             row = db.execute(
                 "SELECT citation FROM citations WHERE rid = ?", (delivery.rid,)
             ).fetchone()
             if row is None and echoed_citation is not None:
+                # Only a push that may have been sent: one taken but never sent
+                # (``sending`` unset) is not at Crawlbase, so no genuine delivery can
+                # name it, and keeping one would stop a resume from pushing it.
                 row = db.execute(
                     "SELECT citation FROM citations WHERE citation = ? AND rid IS NULL "
-                    "AND state IN (?, ?)",
-                    (echoed_citation, JobState.PUSHING.value, JobState.PUSHED.value),
+                    "AND (state = ? OR (state = ? AND sending IS NOT NULL))",
+                    (echoed_citation, JobState.PUSHED.value, JobState.PUSHING.value),
                 ).fetchone()
             if row is None:
                 return DeliveryOutcome.UNKNOWN

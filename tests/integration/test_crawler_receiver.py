@@ -85,8 +85,10 @@ def push(crawler: CrawlerDouble, url: str, citation: str, **extra: str) -> httpx
 
 
 def push_all(store: JobStore, crawler: CrawlerDouble, **extra: str) -> None:
-    """What a pusher does: take the citations, push each, write its rid down."""
+    """What a pusher does: take the citations, mark each sent and push it, write its
+    rid down (its delivery may come first: it finds its citation by the echoed id)."""
     for citation, url in store.take_for_push(10):
+        store.mark_sending(citation)
         reply = push(crawler, url, citation, **extra)
         store.mark_pushed(citation, reply.json()["rid"])
 
@@ -112,8 +114,9 @@ def post(webhook: str, body: bytes, headers: dict[str, str], **kw: Any) -> httpx
 
 
 def pushed_store(store: JobStore) -> None:
-    """The job with c1 pushed (rid-a known) and c2 taken but its answer lost."""
-    store.take_for_push(2)
+    """The job with c1 pushed (rid-a known) and c2 sent but its answer lost."""
+    for citation, _ in store.take_for_push(2):
+        store.mark_sending(citation)
     store.mark_pushed("c1#1", "rid-a")
 
 
@@ -149,6 +152,7 @@ def test_a_delivery_whose_push_answer_was_lost_binds_to_its_citation(
         # The pusher gives up on the answer before the page is delivered.
         crawler.add(A, Page(markdown=PAGES[A]), lose_answer=0.5, delay=60.0)
         [(citation, url)] = store.take_for_push(1)
+        store.mark_sending(citation)  # as a pusher does, just before the request goes out
         with pytest.raises(httpx.HTTPError):
             push(crawler, url, citation)  # no rid comes back: it stays `pushing`
         assert store.rows(JobState.PUSHING)[0].rid is None
@@ -189,6 +193,7 @@ def test_a_refused_delivery_is_crawled_again_and_charged_until_it_is_taken(
     with CrawlerDouble({JOB: wrong}, retry_wait=0.05) as crawler:
         crawler.add(A, Page(markdown=PAGES[A]))
         [(citation, url)] = store.take_for_push(1)
+        store.mark_sending(citation)
         store.mark_pushed(citation, push(crawler, url, citation).json()["rid"])
         deadline = time.monotonic() + 10
         while crawler.retries < 2 and time.monotonic() < deadline:
@@ -446,3 +451,59 @@ def test_an_acknowledged_delivery_writes_no_access_line_a_refused_one_does(
     assert not any(" 204" in line for line in access), access
     assert any('"POST /crawler/deliveries HTTP/1.1" 404' in line for line in access), access
     assert any('"POST /crawler/deliveries HTTP/1.1" 200' in line for line in access), access
+
+
+# -- odd values a delivery may carry: kept (or refused with a 4xx), never a 500 ---------
+
+# (why, JSON envelope or None for the plain page, extra headers, pc_status, page, rid kept)
+ODD: list[tuple[str, dict[str, object] | None, dict[str, str], int | None, str]] = [
+    ("a lone surrogate in the body", {"body": "caf\ud800 au lait"}, {}, 200, "caf\ufffd au lait"),
+    ("a pc_status beyond SQLite's integer", {"body": "p", "pc_status": 2**70}, {}, 200, "p"),
+    ("a negative pc_status", {"body": "p", "pc_status": -1}, {}, 200, "p"),
+    ("a pc_status that is a word", {"body": "p", "pc_status": "ok"}, {}, 200, "p"),
+    ("a pc_status as a string", {"body": "p", "pc_status": "503"}, {}, 503, "p"),
+    ("a pc_status that is a boolean", {"body": "p", "pc_status": True}, {}, 200, "p"),
+    ("a lone surrogate in the url", {"body": "p", "url": "https://a/\udfff"}, {}, 200, "p"),
+    ("a header status of a non-ASCII digit", None, {"PC-Status": "\u00b2"}, None, PAGES[A]),
+    ("a header status of many digits", None, {"PC-Status": "9" * 40}, None, PAGES[A]),
+]
+
+
+@pytest.mark.parametrize(
+    ("why", "envelope", "headers", "pc_status", "page"), ODD, ids=[o[0] for o in ODD]
+)
+def test_odd_values_in_a_delivery_are_kept_by_the_headers_rule_never_a_500(
+    jobs: Path,
+    store: JobStore,
+    why: str,
+    envelope: dict[str, object] | None,
+    headers: dict[str, str],
+    pc_status: int | None,
+    page: str,
+) -> None:
+    pushed_store(store)
+    if envelope is None:
+        body, sent = GOOD, delivery_headers("rid-a", **{"PC-Status": "200"} | headers)
+    else:
+        body = gzip.compress(json.dumps({"rid": "rid-a", **envelope}).encode())
+        # The header says 200: a JSON status that is no status leaves the header's.
+        sent = delivery_headers("rid-a", **JSON)
+    config = ServiceConfig(api_key=KEY, jobs_dir=jobs, **CAPS)
+    raw = {name: value.encode("latin-1") for name, value in sent.items()}  # as sent on the wire
+    with serving(config, {}) as url:
+        reply = httpx.post(f"{url}/crawler/deliveries?key={KEY}", content=body, headers=raw)
+    assert reply.status_code == 204, reply.text
+    got = store.delivery("c1#1")
+    assert got is not None and got.text() == page
+    assert got.pc_status == pc_status
+
+
+def test_a_json_rid_with_a_lone_surrogate_is_no_citation_of_the_job(
+    jobs: Path, store: JobStore
+) -> None:
+    pushed_store(store)
+    body = gzip.compress(json.dumps({"rid": "rid-\ud800", "body": "p"}).encode())
+    with serving(ServiceConfig(api_key=KEY, jobs_dir=jobs), {}) as url:
+        reply = post(f"{url}/crawler/deliveries?key={KEY}", body, delivery_headers("x", **JSON))
+    assert reply.status_code == 404 and "no citation" in reply.json()["detail"]
+    assert store.counts()[JobState.DELIVERED] == 0

@@ -50,7 +50,8 @@ def test_a_citation_taken_for_a_push_is_never_taken_again_even_by_another_proces
 
 
 def test_a_delivery_whose_push_answer_was_lost_still_finds_its_citation(store: JobStore) -> None:
-    store.take_for_push(2)
+    for citation, _ in store.take_for_push(2):
+        store.mark_sending(citation)
     store.mark_pushed("c2#1", "rid-2")
     # c1's push reached Crawlbase but the pusher died before writing its rid down.
     assert store.record_delivery(delivery("rid-1"), echoed_citation="c1#1") == "accepted"
@@ -79,6 +80,7 @@ def test_a_push_answer_arriving_after_its_delivery_does_not_move_the_citation_ba
     store: JobStore,
 ) -> None:
     store.take_for_push(1)
+    store.mark_sending("c1#1")
     store.record_delivery(delivery("rid-1"), echoed_citation="c1#1")
     store.mark_pushed("c1#1", "rid-1")
     assert [r.state for r in store.rows() if r.citation == "c1#1"] == [JobState.DELIVERED]
@@ -115,6 +117,19 @@ def test_a_sent_push_whose_answer_was_lost_still_gets_its_delivery(store: JobSto
     assert store.record_delivery(delivery("rid-late", url), cid) is DeliveryOutcome.ACCEPTED
     assert store.states()[cid] is JobState.DELIVERED
     assert store.awaiting_delivery() == []
+
+
+def test_a_delivery_echoing_a_citation_taken_but_never_sent_is_refused(
+    store: JobStore,
+) -> None:
+    # The pusher took c1 and died before its request went out: nothing is at Crawlbase,
+    # so a delivery naming it (an unknown rid) is not the Crawler's and is not kept.
+    ((cid, url),) = store.take_for_push(1)
+    assert store.record_delivery(delivery("rid-forged", url), cid) is DeliveryOutcome.UNKNOWN
+    assert store.delivery(cid) is None
+    # ... and the resume pushes it, as it would have without that delivery.
+    assert store.recover_unsent() == 1
+    assert store.take_for_push(5) == [(cid, url), ("c2#1", "https://b")]
 
 
 def test_a_requeued_push_is_no_longer_marked_sent(store: JobStore) -> None:
