@@ -216,8 +216,9 @@ def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[
     lines = [head]
     if citation.quote is not None:
         lines.append(f"        quote: {_quoted(citation.quote)}")
-        if citation.quote_by != "user":
-            lines.append(f"        quote_by: {citation.quote_by}")
+    if citation.own_quote()[0] is not None and citation.quote_by != "user":
+        # Who wrote the quote (its URL's text fragment too: who wrote the URL).
+        lines.append(f"        quote_by: {citation.quote_by}")
     retrieved = next((s.retrieved_at for s in same if s.retrieved_at), None)
     if retrieved:
         lines.append(f"        # the provider fetched this page at {_comment(retrieved)}")
