@@ -271,7 +271,7 @@ def test_a_text_fragment_of_a_provider_url_the_page_lacks_marks_the_verdict(
 def test_a_text_fragment_a_person_or_the_model_wrote_is_fabricated_when_the_page_lacks_it(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM], by: str
 ) -> None:
-    # issue 37 finding 3: any fragment counted as a provider quote, so a made-up one in
+    # Any fragment was once counted as a provider quote, so a made-up one in
     # a hand-written claim file (or a model's markdown link) was never fabricated.
     api, llm = doubles
     url = PAGE_URL + "#:~:text=In%20Denver%20water%20boils%20at%20exactly%2080%20degrees"

@@ -1,4 +1,4 @@
-"""Who wrote a URL's ``#:~:text=`` fragment (issue 37 finding 3): the provider only where
+"""Who wrote a URL's ``#:~:text=`` fragment: the provider only where
 its API produced the URL (a native citation annotation); a link the model printed in
 its answer text, or a URL typed into a claim file, brings a quote of the model or the
 person, which the page must have (else ``fabricated``)."""
