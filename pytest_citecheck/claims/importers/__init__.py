@@ -35,7 +35,12 @@ from pytest_citecheck.claims.importers import (
     streams,
     xai,
 )
-from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader, ResponseImportError
+from pytest_citecheck.claims.importers.answer import (
+    ImportedAnswer,
+    Reader,
+    ResponseImportError,
+    shown,
+)
 from pytest_citecheck.claims.importers.checks import (
     MAX_RESPONSE_CHARS,
     check_draft,
@@ -145,6 +150,21 @@ def _plain(data: object, name: str) -> object:
     return data
 
 
+def _stream_by_line(text: str) -> list[object] | None:
+    """Text holding one stream's events, one JSON event a line (what SDK fixtures such
+    as vercel's ``.chunks.txt`` save); None when it is not one."""
+    first, newline, _ = text.strip().partition("\n")
+    try:
+        # A response body written over several lines does not end on its first line.
+        json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    if not newline:
+        return None
+    events = streams.parse_json_lines(text)
+    return events if events is not None and streams.stream_format(events) is not None else None
+
+
 def _parse_json_text(data: str, name: str) -> object:
     try:
         return json.loads(data)
@@ -215,6 +235,8 @@ def _import(
             raise ResponseImportError(
                 label, "", f"an event of the stream is not JSON ({exc})", "save the stream unedited"
             ) from None
+        if events is None and data.lstrip().startswith("{"):
+            events = _stream_by_line(data)
         if events is not None:
             data = events
     if (
@@ -249,7 +271,7 @@ def _import(
     imported = build(draft, answer_id=answer, fmt=fmt, response=label, response_id=response_id)
     warning = ignored_sources(imported, draft, data, auto=format == AUTO)
     if warning is not None:
-        imported.warnings.append(warning)
+        imported.warnings.append(shown(warning))  # it names places of the response
     return imported
 
 

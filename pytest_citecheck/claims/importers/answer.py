@@ -45,6 +45,7 @@ __all__ = [
     "claim_id",
     "either_case",
     "provider_quote",
+    "shown",
 ]
 
 
@@ -56,6 +57,9 @@ class ResponseImportError(CitecheckError, ValueError):
     """
 
     def __init__(self, response: str, where: str, problem: str, fix: str) -> None:
+        # A response's own text in a message (a hostile URL's ESC, BEL, NUL) is named,
+        # never printed raw: every part, however the message was put together.
+        response, where, problem, fix = (shown(part) for part in (response, where, problem, fix))
         # Everything in args so the error pickles (pytest-xdist workers).
         super().__init__(response, where, problem, fix)
         self.response = response
@@ -66,6 +70,21 @@ class ResponseImportError(CitecheckError, ValueError):
     def __str__(self) -> str:
         place = f"{self.response}: {self.where}" if self.where else self.response
         return f"{place}: {self.problem}\n  fix: {self.fix}"
+
+
+# Control characters (C0, DEL, C1: ESC and CSI start escape sequences) and lone
+# surrogates: what a message names instead of printing.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SPACES = {"\t": " ", "\n": " ", "\r": " "}
+
+
+def shown(text: str) -> str:
+    """``text`` as one line of a message: tab and line breaks as spaces, every other
+    control character and lone surrogate named (``<U+001B>``), so a hostile response's
+    escape sequence, bell or NUL never reaches a terminal raw."""
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: _SPACES.get(m.group(), f"<U+{ord(m.group()):04X}>"), text)
 
 
 def provider_quote(quote: str | None) -> QuoteBy | None:

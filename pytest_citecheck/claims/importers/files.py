@@ -11,6 +11,7 @@ a name that stays when the response is regenerated and saved again.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "expand",
     "import_saved",
     "missing_documents",
+    "one_line_each",
     "read_saved",
     "written_by_import",
 ]
@@ -156,6 +158,52 @@ def _events_by_line(text: str) -> list[object] | None:
     except (ValueError, RecursionError):
         return None
     return values if values and stream_format(values) is not None else None
+
+
+# How a response of a file with several is named: "<path>:<line>" or "<path>[<index>]".
+_PART = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)|\[(?P<index>\d+)\])$")
+
+
+def one_line_each(failures: Sequence[ResponseImportError]) -> list[ResponseImportError]:
+    """The failures as printed: the responses of one file that fail alike (the same
+    problem, at the same place: the events of a stream no reader knows, saved one a
+    line) are one failure with their count and lines, not one line per event."""
+    groups: dict[tuple[str, str, str, str], list[tuple[str, ResponseImportError]]] = {}
+    order: list[tuple[str, str, str, str] | ResponseImportError] = []
+    for failure in failures:
+        part = _PART.match(failure.response)
+        if part is None:
+            order.append(failure)
+            continue
+        key = (part["path"], failure.where, failure.problem, failure.fix)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((part["line"] or f"[{part['index']}]", failure))
+    out: list[ResponseImportError] = []
+    for item in order:
+        if isinstance(item, ResponseImportError):
+            out.append(item)
+            continue
+        members = groups[item]
+        if len(members) == 1:
+            out.append(members[0][1])
+            continue
+        path, where, problem, fix = item
+        places = [p for p, _ in members]
+        lines = places[0].isdigit()
+        shown = ", ".join(places[:3]) + (f" ... {places[-1]}" if len(places) > 3 else "")
+        what = f"lines {shown}" if lines else f"items {shown}"
+        out.append(
+            ResponseImportError(
+                path,
+                where,
+                f"{problem} (all {len(members)} responses of this file alike: {what}; "
+                "if the file is one stream's events, it is no stream this tool reads)",
+                fix,
+            )
+        )
+    return out
 
 
 def import_saved(
