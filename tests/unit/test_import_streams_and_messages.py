@@ -62,6 +62,21 @@ def test_a_gemini_interactions_stream_is_one_response_with_its_citations(tmp_pat
         assert import_saved(one).claim_list == import_response(saved, answer_id="news").claim_list
 
 
+def test_an_interactions_stream_whose_completed_event_carries_the_steps_reads_them() -> None:
+    whole = json.loads(
+        (NATIVE / "gemini_interactions/vercel-ai__interactions-google-search.json").read_text()
+    )
+    saved = [
+        {"event_type": "interaction.created", "interaction": {"id": whole["id"]}},
+        {"event_type": "interaction.completed", "interaction": whole},
+    ]
+    streamed = import_response(saved, answer_id="a")
+    assert streamed.claim_list == import_response(whole, answer_id="a").claim_list
+    assert streamed.claims
+    with pytest.raises(ResponseImportError, match="the stream has no step"):
+        import_response(saved[:1], answer_id="a")
+
+
 def test_a_gemini_interactions_stream_out_of_order_is_refused() -> None:
     saved = events()
     with pytest.raises(ResponseImportError, match="out of order"):
@@ -189,3 +204,28 @@ def test_a_hostile_annotation_url_is_named_in_the_message_never_printed(
     assert caught.value.response == "resp<U+001B>[31m.json"
     # The error still pickles (xdist workers) with the named text.
     assert str(pickle.loads(pickle.dumps(caught.value))) == message
+
+
+def test_a_hostile_answer_id_or_file_name_never_reaches_a_message_raw(tmp_path: Path) -> None:
+    body = _openai_responses()
+    body["output"][0]["content"][0]["annotations"][0]["url"] = "https://a.com/"
+    lines = tmp_path / "answers.jsonl"
+    lines.write_text(
+        json.dumps({"id": "a\x1b[2Jb", "response": body}) + "\n" + json.dumps(body) + "\n",
+        encoding="utf-8",
+    )
+    first, second = read_saved(lines)
+    assert not isinstance(first, ResponseImportError)
+    assert not isinstance(second, ResponseImportError)
+    with pytest.raises(ResponseImportError) as caught:
+        import_saved(first)
+    assert caught.value.where == "id"
+    assert "control character U+001B" in caught.value.problem
+    assert import_saved(second).claims  # the file's other response is imported
+    named = tmp_path / "n\x1b[2Jame"
+    named.mkdir()
+    path = named / "ok.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    (saved,) = read_saved(path)
+    assert not isinstance(saved, ResponseImportError)
+    assert "\x1b" not in saved.name and "<U+001B>[2Jame" in saved.name

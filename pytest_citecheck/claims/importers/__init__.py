@@ -49,7 +49,7 @@ from pytest_citecheck.claims.importers.checks import (
 )
 from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
 from pytest_citecheck.claims.models import kind
-from pytest_citecheck.core.text import terminal_safe
+from pytest_citecheck.core.text import terminal_safe, text_problem
 
 # The answer's parts (sentences, claims, sources) live in
 # pytest_citecheck.claims.importers.answer.
@@ -221,6 +221,16 @@ def _import(
     documents: Sequence[str] | None,
     label: str,
 ) -> ImportedAnswer:
+    problem = None if answer_id is None else text_problem(answer_id)
+    if problem is not None:
+        # The id names the claims and is printed: no escape sequence in it.
+        raise ResponseImportError(
+            label,
+            "id",
+            f"the answer id is not usable: {problem}",
+            "name the answer with printable text: rename the file (its name is the id), "
+            'or give the id: {"id": ..., "response": {...}}',
+        )
     data = _plain(data, label)
     if isinstance(data, str) and len(data) > MAX_RESPONSE_CHARS:
         raise too_large(label, "characters", len(data))

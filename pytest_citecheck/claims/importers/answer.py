@@ -75,16 +75,20 @@ class ResponseImportError(CitecheckError, ValueError):
 # Control characters (C0, DEL, C1: ESC and CSI start escape sequences) and lone
 # surrogates: what a message names instead of printing.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SPACES = {"\t": " ", "\n": " ", "\r": " "}
 
 
-def shown(text: str) -> str:
+def shown(text: str, *, surrogates: bool = True) -> str:
     """``text`` as one line of a message: tab and line breaks as spaces, every other
     control character and lone surrogate named (``<U+001B>``), so a hostile response's
-    escape sequence, bell or NUL never reaches a terminal raw."""
-    if _UNPRINTABLE.search(text) is None:
+    escape sequence, bell or NUL never reaches a terminal raw. Without ``surrogates``,
+    lone surrogates stay (a file name's undecodable bytes, which
+    :func:`~pytest_citecheck.claims.importers.files.check_writable` names itself)."""
+    pattern = _UNPRINTABLE if surrogates else _CONTROLS
+    if pattern.search(text) is None:
         return text
-    return _UNPRINTABLE.sub(lambda m: _SPACES.get(m.group(), f"<U+{ord(m.group()):04X}>"), text)
+    return pattern.sub(lambda m: _SPACES.get(m.group(), f"<U+{ord(m.group()):04X}>"), text)
 
 
 def provider_quote(quote: str | None) -> QuoteBy | None:

@@ -21,6 +21,7 @@ from pytest_citecheck.claims.importers.answer import (
     CitedSource,
     ImportedAnswer,
     ResponseImportError,
+    shown,
 )
 from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_large
 from pytest_citecheck.claims.importers.streams import stream_format
@@ -97,19 +98,21 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
         )
         return [ResponseImportError(str(path), "", problem, "save the response as UTF-8 JSON")]
     stem = path.stem
+    # How messages name the file: its control characters named, never printed.
+    path_name = shown(str(path), surrogates=False)
     if suffix in (".md", ".markdown", ".txt"):
-        return [SavedResponse(str(path), stem, text)]
+        return [SavedResponse(path_name, stem, text)]
     if suffix == ".jsonl":
         events = _events_by_line(text)
         if events is not None:
-            return [SavedResponse(str(path), stem, events)]
+            return [SavedResponse(path_name, stem, events)]
         out: list[SavedResponse | ResponseImportError] = []
         number = 0
         for line_no, raw in enumerate(text.split("\n"), start=1):
             if not raw.strip():
                 continue
             number += 1
-            name = f"{path}:{line_no}"
+            name = f"{path_name}:{line_no}"
             try:
                 value = json.loads(raw)
             except (ValueError, RecursionError) as exc:
@@ -124,7 +127,7 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     if suffix != ".json":
         return [
             ResponseImportError(
-                str(path),
+                path_name,
                 "",
                 f"not a saved response ({path.suffix or 'no extension'})",
                 f"save responses as {', '.join(RESPONSE_SUFFIXES)}",
@@ -135,20 +138,20 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     except (ValueError, RecursionError) as exc:
         return [
             ResponseImportError(
-                str(path),
+                path_name,
                 "",
                 f"invalid JSON: {exc}",
                 "save the response body exactly as the API returned it",
             )
         ]
     if isinstance(value, list) and stream_format(value) is not None:
-        return [SavedResponse(str(path), stem, value)]  # one stream: one response
+        return [SavedResponse(path_name, stem, value)]  # one stream: one response
     if isinstance(value, list):
         return [
-            _unwrap(item, stem if i == 0 else f"{stem}-{i + 1}", f"{path}[{i}]")
+            _unwrap(item, stem if i == 0 else f"{stem}-{i + 1}", f"{path_name}[{i}]")
             for i, item in enumerate(value)
         ]
-    return [_unwrap(value, stem, str(path))]
+    return [_unwrap(value, stem, path_name)]
 
 
 def _events_by_line(text: str) -> list[object] | None:

@@ -423,6 +423,7 @@ def _gemini(events: list[Any], reader: Reader) -> dict[str, Any]:
 def _gemini_interactions(events: list[Any], reader: Reader) -> dict[str, Any]:
     body: dict[str, Any] = {}
     steps: dict[int, dict[str, Any]] = {}
+    whole: list[Any] | None = None
     order = _Blocks(reader, "interaction.created", "interaction.completed")
     for n, event in enumerate(events):
         where = f"event {n}"
@@ -434,6 +435,8 @@ def _gemini_interactions(events: list[Any], reader: Reader) -> dict[str, Any]:
                 order.message_stop(where)
             got = reader.mapping(event.get("interaction"), f"{where}.interaction")
             body.update({k: copy.deepcopy(v) for k, v in got.items() if k != "steps"})
+            if isinstance(got.get("steps"), list):
+                whole = copy.deepcopy(got["steps"])  # the interaction with its steps
         elif kind == "step.start":
             index = _block(reader, event.get("index"), f"{where}.index")
             order.event(kind, index, f"{where}.index", opens=True)
@@ -446,6 +449,8 @@ def _gemini_interactions(events: list[Any], reader: Reader) -> dict[str, Any]:
             order.event(kind, index, f"{where}.index")
             step = steps.setdefault(index, {"type": "model_output"})
             _step_delta(reader, step, reader.mapping(event.get("delta"), f"{where}.delta"), where)
+    if not steps and whole:
+        return {**body, "object": body.get("object", "interaction"), "steps": whole}
     if not steps:
         raise reader.fail(
             "events",
