@@ -130,6 +130,22 @@ def test_an_anthropic_stream_with_one_index_for_every_block_is_refused() -> None
     assert "block 0" in caught.value.problem
 
 
+def test_a_cohere_stream_with_one_index_or_reversed_is_refused() -> None:
+    (path,) = NATIVE.glob("*/ruby_llm__command-a-plus_documents_earlier.stream.json")
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    documents = ["ruby.txt", "python.txt"]
+    assert import_response(saved, answer_id="a", documents=documents).claims
+    one_index = copy.deepcopy(saved)
+    for event in one_index:
+        if event.get("type", "").startswith("content-"):
+            event["index"] = 0
+    with pytest.raises(ResponseImportError, match="one index is used for two blocks") as caught:
+        import_response(one_index, answer_id="a", documents=documents)
+    assert caught.value.where == "event 31.index"
+    with pytest.raises(ResponseImportError, match="out of order"):
+        import_response(list(reversed(saved)), answer_id="a", documents=documents)
+
+
 def _mistral(url: object) -> dict[str, Any]:
     return {
         "object": "chat.completion",

@@ -20,7 +20,7 @@ streaming, which the format's importer then reads:
   step; a ``model_output`` step's ``text`` deltas are joined into one text item, its
   ``text_annotation_delta`` annotations (byte offsets into that text) kept on it.
 
-Anthropic and Bedrock content blocks (and Interactions steps) come one after another,
+Anthropic, Bedrock and Cohere content blocks (and Interactions steps) come one after another,
 each index once, between the message's start and stop; a stream that breaks that order
 (events reversed, one index for every block) is refused naming the event, never joined
 into other text.
@@ -313,6 +313,7 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
     body: dict[str, Any] = {}
     content: dict[int, dict[str, Any]] = {}
     citations: list[Any] = []
+    order = _Blocks(reader, "message-start", "message-end")
     for n, event in enumerate(events):
         where = f"event {n}"
         kind = _type(event)
@@ -321,12 +322,18 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
         inner = delta.get("message")
         msg: dict[str, Any] = inner if isinstance(inner, dict) else {}
         if kind == "message-start":
+            order.message_start(where)
             body["id"] = event.get("id")
         elif kind == "content-start":
             index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index", opens=True)
             content[index] = dict(reader.mapping(msg.get("content"), f"{where}.delta.message"))
+        elif kind == "content-end":
+            index = _block(reader, event.get("index"), f"{where}.index")
+            order.stop(kind, index, f"{where}.index")
         elif kind == "content-delta":
             index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index")
             item = content.setdefault(index, {"type": "text", "text": ""})
             got = msg.get("content")
             piece: dict[str, Any] = got if isinstance(got, dict) else {}
@@ -336,6 +343,7 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
         elif kind == "citation-start":
             citations.append(msg.get("citations"))
         elif kind == "message-end":
+            order.message_stop(where)
             body["finish_reason"] = delta.get("finish_reason")
     body["message"] = {
         "role": "assistant",
