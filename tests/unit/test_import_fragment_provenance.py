@@ -5,6 +5,7 @@ person, which the page must have (else ``fabricated``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pytest_citecheck.claims.importers import import_response
@@ -96,3 +97,26 @@ def test_a_fragment_typed_into_a_claim_file_is_the_persons(tmp_path: Path) -> No
     assert said.citations[0].own_quote() == (QUOTE, "provider")
     # Without a fragment, quote_by still says nothing and is dropped.
     assert Citation(url="https://example.com/", quote_by="provider").quote_by == "user"
+
+
+def test_the_real_deep_research_fragments_are_the_providers() -> None:
+    # The one public recording with text fragments: o4-mini-deep-research url_citation
+    # annotations (tests/data/native/SOURCES.md).
+    path = (
+        Path(__file__).parent.parent
+        / "data/native/openai_deep_research/ruby_llm__o4-mini-deep-research.json"
+    )
+    answer = import_response(json.loads(path.read_text(encoding="utf-8")), answer_id="a")
+    quoted = [
+        x.own_quote() for c in answer.claim_list for x in c.citations if x.url and ":~:" in x.url
+    ]
+    assert (
+        quoted
+        == [
+            (
+                "Atmospheric pressure also affects the ... and freezes at higher temperatures",
+                "provider",
+            )
+        ]
+        * 2
+    )
