@@ -35,12 +35,7 @@ from pytest_citecheck.claims.importers import (
     streams,
     xai,
 )
-from pytest_citecheck.claims.importers.answer import (
-    ImportedAnswer,
-    Reader,
-    ResponseImportError,
-    shown,
-)
+from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader, ResponseImportError
 from pytest_citecheck.claims.importers.checks import (
     MAX_RESPONSE_CHARS,
     check_draft,
@@ -49,7 +44,7 @@ from pytest_citecheck.claims.importers.checks import (
 )
 from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
 from pytest_citecheck.claims.models import kind
-from pytest_citecheck.core.text import terminal_safe, text_problem
+from pytest_citecheck.core.text import shown, terminal_safe, text_problem
 
 # The answer's parts (sentences, claims, sources) live in
 # pytest_citecheck.claims.importers.answer.

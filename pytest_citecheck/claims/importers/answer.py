@@ -32,6 +32,7 @@ from pytest_citecheck.claims.models import (
     suggest_id,
 )
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.text import shown
 
 __all__ = [
     "AnswerSentence",
@@ -45,7 +46,6 @@ __all__ = [
     "claim_id",
     "either_case",
     "provider_quote",
-    "shown",
 ]
 
 
@@ -70,25 +70,6 @@ class ResponseImportError(CitecheckError, ValueError):
     def __str__(self) -> str:
         place = f"{self.response}: {self.where}" if self.where else self.response
         return f"{place}: {self.problem}\n  fix: {self.fix}"
-
-
-# Control characters (C0, DEL, C1: ESC and CSI start escape sequences) and lone
-# surrogates: what a message names instead of printing.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-_SPACES = {"\t": " ", "\n": " ", "\r": " "}
-
-
-def shown(text: str, *, surrogates: bool = True) -> str:
-    """``text`` as one line of a message: tab and line breaks as spaces, every other
-    control character and lone surrogate named (``<U+001B>``), so a hostile response's
-    escape sequence, bell or NUL never reaches a terminal raw. Without ``surrogates``,
-    lone surrogates stay (a file name's undecodable bytes, which
-    :func:`~pytest_citecheck.claims.importers.files.check_writable` names itself)."""
-    pattern = _UNPRINTABLE if surrogates else _CONTROLS
-    if pattern.search(text) is None:
-        return text
-    return pattern.sub(lambda m: _SPACES.get(m.group(), f"<U+{ord(m.group()):04X}>"), text)
 
 
 def provider_quote(quote: str | None) -> QuoteBy | None:

@@ -21,13 +21,12 @@ from pytest_citecheck.claims.importers.answer import (
     CitedSource,
     ImportedAnswer,
     ResponseImportError,
-    shown,
 )
 from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_large
 from pytest_citecheck.claims.importers.streams import stream_format
 from pytest_citecheck.claims.importers.text import dedup_key
 from pytest_citecheck.claims.models import Citation, Claim
-from pytest_citecheck.core.text import terminal_safe
+from pytest_citecheck.core.text import shown, terminal_safe
 
 __all__ = [
     "HEADER_START",
