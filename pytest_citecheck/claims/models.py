@@ -24,6 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from pytest_citecheck.claims.fragments import text_fragment_quote
 from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.text import TEXT_FIX, text_problem
 
@@ -245,10 +246,12 @@ def suggest_id(claim_id: str) -> str:
     return slug[:ID_MAX_LENGTH] or "claim-1"
 
 
-# Who wrote a citation's quote. A provider's quote (Anthropic ``cited_text``, a URL's
-# ``#:~:text=`` fragment...) was extracted by the provider from what it read: the model
-# could not invent it, so one missing from today's page says the page changed, not that
-# the answer lied. A quote the model or a person wrote is fabricated when absent.
+# Who wrote a citation's quote. A provider's quote (Anthropic ``cited_text``, the
+# ``#:~:text=`` fragment of a URL the provider's API produced...) was extracted by the
+# provider from what it read: the model could not invent it, so one missing from today's
+# page says the page changed, not that the answer lied. A quote the model or a person
+# wrote is fabricated when absent; a URL's fragment is a quote of whoever wrote the URL
+# (a link the model printed: the model; a URL in a claim file: the person).
 QuoteBy = Literal["provider", "model", "user"]
 QUOTE_BY_VALUES: tuple[QuoteBy, ...] = ("provider", "model", "user")
 
@@ -259,8 +262,10 @@ class Citation(BaseModel):
     A bare string is a URL. Exactly one of ``url``/``document``. ``quote`` is the text
     the LLM (or its provider: Anthropic's ``cited_text``) says it read in the source,
     on either kind; ``quote_by`` says who wrote it (:data:`QuoteBy`: a claim file's
-    ``quote:`` is the user's unless it says otherwise); ``section`` only with
-    ``document`` (a web page has no sections).
+    ``quote:`` is the user's unless it says otherwise). Without ``quote``, a URL's text
+    fragment is the quote (:meth:`own_quote`) and ``quote_by`` says who wrote the URL
+    (the user's unless it says otherwise); ``section`` only with ``document`` (a web
+    page has no sections).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -279,6 +284,14 @@ class Citation(BaseModel):
         """What the citation points at, as the user wrote it."""
         return self.url or self.document or ""
 
+    def own_quote(self) -> tuple[str | None, QuoteBy]:
+        """The quote the citation brings and who wrote it: its ``quote``, else the text
+        fragment of its URL, a quote of whoever wrote the URL (``quote_by``: the
+        provider only where its API produced the URL, a native citation annotation)."""
+        if self.quote is not None or self.url is None:
+            return self.quote, self.quote_by
+        return text_fragment_quote(self.url), self.quote_by
+
     @model_validator(mode="before")
     @classmethod
     def _shape(cls, data: Any) -> Any:
@@ -289,8 +302,14 @@ class Citation(BaseModel):
             )
         if isinstance(data, str):
             return {"url": data}
-        if isinstance(data, dict) and data.get("quote") is None and "quote_by" in data:
+        if (
+            isinstance(data, dict)
+            and data.get("quote") is None
+            and "quote_by" in data
+            and not (isinstance(data.get("url"), str) and text_fragment_quote(data["url"]))
+        ):
             # Who wrote a quote that is not there says nothing: one citation, one form.
+            # (A URL's text fragment is a quote: quote_by says who wrote it.)
             return {key: value for key, value in data.items() if key != "quote_by"}
         if not isinstance(data, dict | Citation):
             raise _invalid(

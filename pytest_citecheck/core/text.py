@@ -10,7 +10,8 @@ Two rules, kept here so every reader and every printer shares them:
   NEL, is only text).
 - :func:`terminal_safe` -- text from pages, judges and claims made printable:
   escape sequences (``ESC[31m``, ``ESC]...BEL``) and other control characters
-  are removed, lone surrogates shown as U+FFFD.
+  are removed, lone surrogates shown as U+FFFD; :func:`shown` names them instead
+  (``<U+001B>``), for a message that quotes the input it refuses.
 """
 
 from __future__ import annotations
@@ -60,6 +61,26 @@ def terminal_safe(text: str) -> str:
     text = _ESCAPE_SEQUENCE.sub("", text)
     text = _SURROGATE.sub("\ufffd", text)
     return "".join(ch for ch in text if not _is_control(ch))
+
+
+# Control characters (C0, DEL, C1: ESC and CSI start escape sequences) and lone
+# surrogates: what shown() names instead of printing.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SPACES = {"\t": " ", "\n": " ", "\r": " "}
+
+
+def shown(text: str, *, surrogates: bool = True) -> str:
+    """``text`` as one line of a message that quotes input: tab and line breaks as
+    spaces, every other control character and lone surrogate named (``<U+001B>``), so
+    a hostile response's escape sequence, bell or NUL never reaches a terminal raw and
+    the message still says what was there (:func:`terminal_safe` removes them). Without
+    ``surrogates``, lone surrogates stay (a file name's undecodable bytes, named by
+    whoever writes the name to a file)."""
+    pattern = _UNPRINTABLE if surrogates else _CONTROLS
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(lambda m: _SPACES.get(m.group(), f"<U+{ord(m.group()):04X}>"), text)
 
 
 ELLIPSIS = "…"

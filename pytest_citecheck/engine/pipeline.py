@@ -471,12 +471,8 @@ class Verifier:
 
 def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy]:
     """The quote a URL citation brings and who wrote it: its own ``quote``, else the
-    text fragment of its URL (a quote the provider's link points at)."""
-    if citation.quote is not None or citation.url is None:
-        return citation.quote, citation.quote_by
-    from pytest_citecheck.stages.fragments import text_fragment_quote
-
-    return text_fragment_quote(citation.url), "provider"
+    text fragment of its URL, written by whoever wrote the URL (Citation.own_quote)."""
+    return citation.own_quote()
 
 
 # The notes of a reply a panel member's vote keeps (a vote has no review of its own).

@@ -268,3 +268,49 @@ def test_the_claim_files_page_shows_what_the_import_of_the_example_answers_print
         0
     ]
     assert "  # answer better-call-saul.anthropic" + excerpt in written
+
+
+def test_a_stream_no_reader_knows_is_one_error_line_with_its_count_and_hostile_text_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chunks = NATIVE / "gemini_interactions/vercel-ai__interactions-google-search.chunks.txt"
+    known = tmp_path / "news.txt"
+    shutil.copy(chunks, known)
+    events = [json.loads(line) for line in chunks.read_text(encoding="utf-8").splitlines()]
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(
+        "\n".join(json.dumps({**e, "event_type": "x." + e["event_type"]}) for e in events),
+        encoding="utf-8",
+    )
+    hostile = tmp_path / "hostile.json"
+    text = "Paris is big [x](https://a.com/). Lyon is small."
+    url = "https://example.com/a\x1b[2J\x07\x00b"
+    annotation = {"type": "url_citation", "url": url, "start_index": 13, "end_index": 31}
+    hostile.write_text(
+        json.dumps(
+            {
+                "output": [
+                    {
+                        "type": "message",
+                        "content": [
+                            {"type": "output_text", "text": text, "annotations": [annotation]}
+                        ],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    out_file = tmp_path / "citecheck_s.yaml"
+    code, out, err = run(
+        capsys, "import", str(known), str(unknown), str(hostile), "-o", str(out_file)
+    )
+    assert code == 1
+    lines = err.splitlines()
+    assert lines[0] == "citecheck import: 2 response(s) could not be imported:"
+    assert len(lines) == 3  # one line per saved response, not one per event
+    assert f"  {unknown}: cannot tell which API" in lines[1]
+    assert "all 27 responses of this file alike" in lines[1]
+    assert not any(ch in err for ch in "\x1b\x07\x00")
+    assert "<U+001B>[2J<U+0007><U+0000>" in lines[2]
+    assert "news: 8 claim(s)" in out and "(gemini-interactions, " in out

@@ -251,14 +251,39 @@ def test_a_text_fragment_is_a_provider_quote_that_is_never_sent(
     assert len(page_requests(tmp_path)) == 1
 
 
-def test_a_text_fragment_the_page_lacks_marks_the_verdict(
+def test_a_text_fragment_of_a_provider_url_the_page_lacks_marks_the_verdict(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
     api, llm = doubles
     url = PAGE_URL + "#:~:text=Water%20boils%20at%2080%20degrees"
-    claim = Claim(id="stale", claim=CLAIM, citations=[Citation(url=url)])
+    # The provider's API produced the URL (what `citecheck import` writes for a native
+    # annotation): its fragment is the provider's quote.
+    cited = Citation(url=url, quote_by="provider")
+    claim = Claim(id="stale", claim=CLAIM, citations=[cited])
     [result] = run(tmp_path, env_for(api, llm), "once", [claim])
     [verdict] = result.verdicts
     assert verdict.label != Label.FABRICATED
     assert verdict.provider_quote_not_on_page is True
     assert len(llm.calls) == 1
+
+
+@pytest.mark.parametrize("by", ["user", "model"])
+def test_a_text_fragment_a_person_or_the_model_wrote_is_fabricated_when_the_page_lacks_it(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM], by: str
+) -> None:
+    # Any fragment was once counted as a provider quote, so a made-up one in
+    # a hand-written claim file (or a model's markdown link) was never fabricated.
+    api, llm = doubles
+    url = PAGE_URL + "#:~:text=In%20Denver%20water%20boils%20at%20exactly%2080%20degrees"
+    cited = Citation(url=url) if by == "user" else Citation(url=url, quote_by="model")
+    assert cited.quote_by == by
+    [result] = run(
+        tmp_path, env_for(api, llm), "once", [Claim(id="made-up", claim=CLAIM, citations=[cited])]
+    )
+    [verdict] = result.verdicts
+    assert verdict.label == Label.FABRICATED
+    assert verdict.reason == Reason.QUOTE_NOT_IN_PAGE
+    assert verdict.evidence_quote == "In Denver water boils at exactly 80 degrees"
+    assert verdict.provider_quote_not_on_page is False
+    assert llm.calls == []  # no judge asked
+    assert judge_requests(tmp_path, "made-up", llm) == []

@@ -44,7 +44,7 @@ from pytest_citecheck.claims.importers.checks import (
 )
 from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
 from pytest_citecheck.claims.models import kind
-from pytest_citecheck.core.text import terminal_safe
+from pytest_citecheck.core.text import shown, terminal_safe, text_problem
 
 # The answer's parts (sentences, claims, sources) live in
 # pytest_citecheck.claims.importers.answer.
@@ -145,6 +145,21 @@ def _plain(data: object, name: str) -> object:
     return data
 
 
+def _stream_by_line(text: str) -> list[object] | None:
+    """Text holding one stream's events, one JSON event a line (what SDK fixtures such
+    as vercel's ``.chunks.txt`` save); None when it is not one."""
+    first, newline, _ = text.strip().partition("\n")
+    try:
+        # A response body written over several lines does not end on its first line.
+        json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    if not newline:
+        return None
+    events = streams.parse_json_lines(text)
+    return events if events is not None and streams.stream_format(events) is not None else None
+
+
 def _parse_json_text(data: str, name: str) -> object:
     try:
         return json.loads(data)
@@ -201,6 +216,16 @@ def _import(
     documents: Sequence[str] | None,
     label: str,
 ) -> ImportedAnswer:
+    problem = None if answer_id is None else text_problem(answer_id)
+    if problem is not None:
+        # The id names the claims and is printed: no escape sequence in it.
+        raise ResponseImportError(
+            label,
+            "id",
+            f"the answer id is not usable: {problem}",
+            "name the answer with printable text: rename the file (its name is the id), "
+            'or give the id: {"id": ..., "response": {...}}',
+        )
     data = _plain(data, label)
     if isinstance(data, str) and len(data) > MAX_RESPONSE_CHARS:
         raise too_large(label, "characters", len(data))
@@ -215,6 +240,8 @@ def _import(
             raise ResponseImportError(
                 label, "", f"an event of the stream is not JSON ({exc})", "save the stream unedited"
             ) from None
+        if events is None and data.lstrip().startswith("{"):
+            events = _stream_by_line(data)
         if events is not None:
             data = events
     if (
@@ -249,7 +276,7 @@ def _import(
     imported = build(draft, answer_id=answer, fmt=fmt, response=label, response_id=response_id)
     warning = ignored_sources(imported, draft, data, auto=format == AUTO)
     if warning is not None:
-        imported.warnings.append(warning)
+        imported.warnings.append(shown(warning))  # it names places of the response
     return imported
 
 

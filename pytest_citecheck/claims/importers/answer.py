@@ -16,10 +16,11 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_citecheck.claims.fragments import text_fragment_quote
 from pytest_citecheck.claims.models import (
     ID_MAX_LENGTH,
     AnswerOutline,
@@ -31,6 +32,7 @@ from pytest_citecheck.claims.models import (
     suggest_id,
 )
 from pytest_citecheck.core.errors import CitecheckError
+from pytest_citecheck.core.text import shown
 
 __all__ = [
     "AnswerSentence",
@@ -55,6 +57,9 @@ class ResponseImportError(CitecheckError, ValueError):
     """
 
     def __init__(self, response: str, where: str, problem: str, fix: str) -> None:
+        # A response's own text in a message (a hostile URL's ESC, BEL, NUL) is named,
+        # never printed raw: every part, however the message was put together.
+        response, where, problem, fix = (shown(part) for part in (response, where, problem, fix))
         # Everything in args so the error pickles (pytest-xdist workers).
         super().__init__(response, where, problem, fix)
         self.response = response
@@ -86,7 +91,10 @@ class CitedSource(BaseModel):
     ``quote_by`` says who wrote ``quote``: ``provider`` when the API extracted it from
     what it read (Anthropic ``cited_text``, Bedrock ``sourceContent``, Gemini
     ``retrievedContext.text``, xAI chunk content): the model cannot have invented it;
-    ``model`` for a quote the model wrote into its answer. ``retrieved_at`` is when the
+    ``model`` for a quote the model wrote into its answer. ``url_by`` says who wrote
+    ``url``, and so the quote its ``#:~:text=`` fragment holds: ``provider`` for a
+    native citation annotation of the API response, ``model`` for a link the model
+    printed in its answer text (markdown, a repeated link). ``retrieved_at`` is when the
     provider fetched the page (Anthropic web fetch); ``note`` what the provider said
     about the page (Gemini url_context: paywalled, unreachable).
     """
@@ -97,6 +105,7 @@ class CitedSource(BaseModel):
     document: str | None = None
     quote: str | None = None
     quote_by: QuoteBy | None = None
+    url_by: Literal["provider", "model"] = "provider"
     title: str | None = None
     resolved_url: str | None = None
     retrieved_at: str | None = None
@@ -108,6 +117,9 @@ class CitedSource(BaseModel):
         if self.quote is not None:
             # A quote with no provider behind it was taken from the answer's own text.
             fields["quote_by"] = self.quote_by or "model"
+        elif self.url is not None and text_fragment_quote(self.url) is not None:
+            # The URL's text fragment is the quote: written by whoever wrote the URL.
+            fields["quote_by"] = self.url_by
         return Citation(**fields)
 
 

@@ -9,7 +9,8 @@ AFTER the text it supports (a marker there: it cites the sentence it ends in).
 ``documentChunk`` {documentIndex} (a request document: pass ``documents`` to map it,
 else the citation's ``title`` names it) or ``searchResultLocation`` (the citation's
 ``source`` is the URL). ``sourceContent[].text`` is extracted by the provider from the
-source: a provider quote. Zero-width spaces (Nova ends its text with one) are removed.
+source: a provider quote, its pieces joined as the source's text has them (no
+separator added). Zero-width spaces (Nova ends its text with one) are removed.
 """
 
 from __future__ import annotations
@@ -74,14 +75,22 @@ def read(
     return draft, None
 
 
+def _piece(reader: Reader, value: Any, where: str) -> str:
+    """One piece of a citation's ``sourceContent``: its text (none: no text)."""
+    piece = reader.mapping(value, where)
+    return reader.optional_text(piece.get("text"), f"{where}.text") or ""
+
+
 def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | None) -> CitedSource:
     citation = reader.mapping(value, where)
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
     quoted = reader.optional_items(citation.get("sourceContent"), f"{where}.sourceContent")
-    quote = (
-        " ".join(str(q.get("text", "")).strip() for q in quoted if isinstance(q, dict)).strip()
-        or None
-    )
+    # The pieces are the source's text cut where the provider cut it, each with its own
+    # spaces and line breaks ("...in 1993. " then "It is..."): joined as they are, a
+    # quote spanning pieces reads as the source does (a space between them would split
+    # "Matsu" "moto").
+    joined = "".join(_piece(reader, q, f"{where}.sourceContent[{n}]") for n, q in enumerate(quoted))
+    quote = joined.strip() or None
     by = provider_quote(quote)
     location = reader.mapping(citation.get("location") or {}, f"{where}.location")
     if "web" in location:

@@ -11,6 +11,7 @@ a name that stays when the response is regenerated and saved again.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_lar
 from pytest_citecheck.claims.importers.streams import stream_format
 from pytest_citecheck.claims.importers.text import dedup_key
 from pytest_citecheck.claims.models import Citation, Claim
-from pytest_citecheck.core.text import terminal_safe
+from pytest_citecheck.core.text import shown, terminal_safe
 
 __all__ = [
     "HEADER_START",
@@ -36,6 +37,7 @@ __all__ = [
     "expand",
     "import_saved",
     "missing_documents",
+    "one_line_each",
     "read_saved",
     "written_by_import",
 ]
@@ -95,19 +97,21 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
         )
         return [ResponseImportError(str(path), "", problem, "save the response as UTF-8 JSON")]
     stem = path.stem
+    # How messages name the file: its control characters named, never printed.
+    path_name = shown(str(path), surrogates=False)
     if suffix in (".md", ".markdown", ".txt"):
-        return [SavedResponse(str(path), stem, text)]
+        return [SavedResponse(path_name, stem, text)]
     if suffix == ".jsonl":
         events = _events_by_line(text)
         if events is not None:
-            return [SavedResponse(str(path), stem, events)]
+            return [SavedResponse(path_name, stem, events)]
         out: list[SavedResponse | ResponseImportError] = []
         number = 0
         for line_no, raw in enumerate(text.split("\n"), start=1):
             if not raw.strip():
                 continue
             number += 1
-            name = f"{path}:{line_no}"
+            name = f"{path_name}:{line_no}"
             try:
                 value = json.loads(raw)
             except (ValueError, RecursionError) as exc:
@@ -122,7 +126,7 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     if suffix != ".json":
         return [
             ResponseImportError(
-                str(path),
+                path_name,
                 "",
                 f"not a saved response ({path.suffix or 'no extension'})",
                 f"save responses as {', '.join(RESPONSE_SUFFIXES)}",
@@ -133,20 +137,20 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     except (ValueError, RecursionError) as exc:
         return [
             ResponseImportError(
-                str(path),
+                path_name,
                 "",
                 f"invalid JSON: {exc}",
                 "save the response body exactly as the API returned it",
             )
         ]
     if isinstance(value, list) and stream_format(value) is not None:
-        return [SavedResponse(str(path), stem, value)]  # one stream: one response
+        return [SavedResponse(path_name, stem, value)]  # one stream: one response
     if isinstance(value, list):
         return [
-            _unwrap(item, stem if i == 0 else f"{stem}-{i + 1}", f"{path}[{i}]")
+            _unwrap(item, stem if i == 0 else f"{stem}-{i + 1}", f"{path_name}[{i}]")
             for i, item in enumerate(value)
         ]
-    return [_unwrap(value, stem, str(path))]
+    return [_unwrap(value, stem, path_name)]
 
 
 def _events_by_line(text: str) -> list[object] | None:
@@ -156,6 +160,52 @@ def _events_by_line(text: str) -> list[object] | None:
     except (ValueError, RecursionError):
         return None
     return values if values and stream_format(values) is not None else None
+
+
+# How a response of a file with several is named: "<path>:<line>" or "<path>[<index>]".
+_PART = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)|\[(?P<index>\d+)\])$")
+
+
+def one_line_each(failures: Sequence[ResponseImportError]) -> list[ResponseImportError]:
+    """The failures as printed: the responses of one file that fail alike (the same
+    problem, at the same place: the events of a stream no reader knows, saved one a
+    line) are one failure with their count and lines, not one line per event."""
+    groups: dict[tuple[str, str, str, str], list[tuple[str, ResponseImportError]]] = {}
+    order: list[tuple[str, str, str, str] | ResponseImportError] = []
+    for failure in failures:
+        part = _PART.match(failure.response)
+        if part is None:
+            order.append(failure)
+            continue
+        key = (part["path"], failure.where, failure.problem, failure.fix)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((part["line"] or f"[{part['index']}]", failure))
+    out: list[ResponseImportError] = []
+    for item in order:
+        if isinstance(item, ResponseImportError):
+            out.append(item)
+            continue
+        members = groups[item]
+        if len(members) == 1:
+            out.append(members[0][1])
+            continue
+        path, where, problem, fix = item
+        places = [p for p, _ in members]
+        lines = places[0].isdigit()
+        shown = ", ".join(places[:3]) + (f" ... {places[-1]}" if len(places) > 3 else "")
+        what = f"lines {shown}" if lines else f"items {shown}"
+        out.append(
+            ResponseImportError(
+                path,
+                where,
+                f"{problem} (all {len(members)} responses of this file alike: {what}; "
+                "if the file is one stream's events, it is no stream this tool reads)",
+                fix,
+            )
+        )
+    return out
 
 
 def import_saved(
@@ -216,8 +266,9 @@ def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[
     lines = [head]
     if citation.quote is not None:
         lines.append(f"        quote: {_quoted(citation.quote)}")
-        if citation.quote_by != "user":
-            lines.append(f"        quote_by: {citation.quote_by}")
+    if citation.own_quote()[0] is not None and citation.quote_by != "user":
+        # Who wrote the quote (its URL's text fragment too: who wrote the URL).
+        lines.append(f"        quote_by: {citation.quote_by}")
     retrieved = next((s.retrieved_at for s in same if s.retrieved_at), None)
     if retrieved:
         lines.append(f"        # the provider fetched this page at {_comment(retrieved)}")

@@ -9,7 +9,9 @@
   "Sources"/"References" heading (``1. Title - https://...``). A marker without a
   definition, or with one that holds no URL, is an error naming its line and column.
 
-Definitions and the sources list are not answer text. Code (fenced or inline) is
+Every URL here was written by the model, and so is the quote its ``#:~:text=``
+fragment holds (it can be ``fabricated``). Definitions and the sources list are not
+answer text. Code (fenced or inline) is
 left alone: ``a[0]`` in code is no marker.
 """
 
@@ -132,7 +134,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                 f"write `[{label}]: https://...` (a note without a URL cites nothing)",
             )
         used.add(label)
-        return CitedSource(url=clean_url(url), where=f"{where} ([{label}] defined at {defined})")
+        return CitedSource(
+            url=clean_url(url), url_by="model", where=f"{where} ([{label}] defined at {defined})"
+        )
 
     for match in _REFERENCE.finditer(text):
         if not free(match.start(), match.end()) or _MARKER.fullmatch(f"[{match.group('text')}]"):
@@ -159,7 +163,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
                 )
             taken.append((match.start(), match.end()))  # a relative or mail link: no citation
             continue
-        cited = CitedSource(url=clean_url(url), where=line_column(text, match.start()))
+        cited = CitedSource(
+            url=clean_url(url), url_by="model", where=line_column(text, match.start())
+        )
         if _is_marker(label, url):
             start, end = marker_extent(text, match.start(), match.end())
             draft.markers.append(Marker(start, end, [cited]))
@@ -177,7 +183,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     for match in _AUTOLINK.finditer(text):
         if free(match.start(), match.end()):
             cited = CitedSource(
-                url=clean_url(match.group(1)), where=line_column(text, match.start())
+                url=clean_url(match.group(1)),
+                url_by="model",
+                where=line_column(text, match.start()),
             )
             draft.markers.append(Marker(*marker_extent(text, match.start(), match.end()), [cited]))
             taken.append((match.start(), match.end()))
@@ -190,7 +198,9 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     for label, (url, defined) in definitions.items():
         if label not in used and url is not None:
             draft.unattached.append(
-                CitedSource(url=clean_url(url), where=f"[{label}] defined at {defined}")
+                CitedSource(
+                    url=clean_url(url), url_by="model", where=f"[{label}] defined at {defined}"
+                )
             )
     return draft, None
 

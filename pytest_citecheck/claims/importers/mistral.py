@@ -8,7 +8,8 @@ reference_ids}``. Neither has a span or a quote: a reference chunk sits after th
 it supports and cites the sentence that text ends in.
 
 A ``tool_reference`` without a URL (a library document) is kept as unattached, with a
-note. ``reference_ids`` count the request's documents: pass ``documents`` to map them to
+note; one whose ``url`` is there but no text (a number, a list) is refused as a
+malformed URL. ``reference_ids`` count the request's documents: pass ``documents`` to map them to
 paths (else each is written as ``reference-<id>``, which the claim file leaves as a
 comment to fix).
 """
@@ -21,6 +22,7 @@ from typing import Any
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
 from pytest_citecheck.claims.importers.openai_responses import no_text
 from pytest_citecheck.claims.importers.text import Draft, Marker, clean_url
+from pytest_citecheck.claims.models import kind as kind_of
 
 FORMAT = "mistral"
 CHUNK_TYPES = frozenset({"tool_reference", "reference"})
@@ -86,11 +88,19 @@ def read(
             elif kind == "tool_reference":
                 url = chunk.get("url")
                 title = chunk.get("title") if isinstance(chunk.get("title"), str) else None
-                if isinstance(url, str) and url.strip():
-                    source = CitedSource(url=clean_url(url), title=title, where=cwhere)
-                    draft.markers.append(Marker(offset, offset, [source]))
-                else:
-                    library += 1
+                if url is None or url == "":
+                    library += 1  # no URL at all: a library document
+                    continue
+                if not isinstance(url, str) or not url.strip():
+                    # A URL that is there but no text is a broken citation, not a document.
+                    raise reader.fail(
+                        f"{cwhere}.url",
+                        f"the tool_reference's url is malformed: {kind_of(url)}, not a URL",
+                        "save the response unedited (a library document's tool_reference "
+                        "has no url at all)",
+                    )
+                source = CitedSource(url=clean_url(url), title=title, where=cwhere)
+                draft.markers.append(Marker(offset, offset, [source]))
             elif kind == "reference":
                 ids = reader.optional_items(chunk.get("reference_ids"), f"{cwhere}.reference_ids")
                 sources = [

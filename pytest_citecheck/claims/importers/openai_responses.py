@@ -171,7 +171,10 @@ def cite_repeated_links(draft: Draft, text: str, offset: int, where: str) -> Non
         if before and reach[before - 1] > start:
             continue  # a marker overlaps it
         lo, hi = marker_extent(text, start, end)
-        source = CitedSource(url=clean_url(url), where=f"{where}, {line_column(text, start)}")
+        # The model printed this link: its URL (and text fragment) is the model's.
+        source = CitedSource(
+            url=clean_url(url), url_by="model", where=f"{where}, {line_column(text, start)}"
+        )
         draft.markers.append(Marker(offset + lo, offset + hi, [source]))
 
 

@@ -15,6 +15,15 @@ streaming, which the format's importer then reads:
   ``citationsContent`` block, as in the non-streamed response.
 - Gemini ``streamGenerateContent``: chunks whose text parts are joined; the grounding
   and url-context metadata come with the last chunk that has them.
+- Gemini Interactions (``event_type``): ``interaction.created`` / ``.completed`` (the
+  interaction without its steps), ``step.start`` / ``step.delta`` / ``step.stop`` per
+  step; a ``model_output`` step's ``text`` deltas are joined into one text item, its
+  ``text_annotation_delta`` annotations (byte offsets into that text) kept on it.
+
+Anthropic, Bedrock and Cohere content blocks (and Interactions steps) come one after another,
+each index once, between the message's start and stop; a stream that breaks that order
+(events reversed, one index for every block) is refused naming the event, never joined
+into other text.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from typing import Any
 
 from pytest_citecheck.claims.importers.answer import Reader
 
-__all__ = ["STREAM_FORMATS", "parse_sse", "reassemble", "stream_format"]
+__all__ = ["STREAM_FORMATS", "parse_json_lines", "parse_sse", "reassemble", "stream_format"]
 
 # Stream kind -> the format of the body it reassembles into.
 STREAM_FORMATS = {
@@ -34,7 +43,12 @@ STREAM_FORMATS = {
     "cohere": "cohere",
     "bedrock-converse": "bedrock-converse",
     "gemini": "gemini",
+    "gemini-interactions": "gemini-interactions",
 }
+_INTERACTION_EVENTS = frozenset(
+    {"interaction.created", "interaction.status_update", "interaction.completed"}
+    | {"step.start", "step.delta", "step.stop"}
+)
 _BEDROCK_EVENTS = frozenset(
     {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop"}
     | {"messageStop", "metadata"}
@@ -65,6 +79,18 @@ def parse_sse(text: str) -> list[Any] | None:
     return events
 
 
+def parse_json_lines(text: str) -> list[Any] | None:
+    """One JSON value a line (a stream's events as SDK fixtures save them, in a ``.txt``
+    file too); None unless there are two lines or more and every one is JSON."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        return [json.loads(line) for line in lines]
+    except (ValueError, RecursionError):
+        return None
+
+
 def _type(event: Any) -> str | None:
     if not isinstance(event, dict):
         return None
@@ -88,6 +114,8 @@ def stream_format(events: list[Any]) -> str | None:
         return "bedrock-converse"
     if all("candidates" in e or "usageMetadata" in e for e in dicts) and _unfinished(dicts[:-1]):
         return "gemini"
+    if {e.get("event_type") for e in dicts} & _INTERACTION_EVENTS:
+        return "gemini-interactions"
     return None
 
 
@@ -110,6 +138,7 @@ def reassemble(events: list[Any], kind: str, reader: Reader) -> dict[str, Any]:
         "cohere": _cohere,
         "bedrock-converse": _bedrock,
         "gemini": _gemini,
+        "gemini-interactions": _gemini_interactions,
     }[kind]
     return build(events, reader)
 
@@ -121,22 +150,108 @@ def _block(reader: Reader, value: Any, where: str) -> int:
     return index
 
 
+_ORDER_FIX = (
+    "save the stream's events unedited, in the order they arrived (one block after "
+    "another, each its own index)"
+)
+
+
+class _Blocks:
+    """The order a stream's content blocks must come in: one after another, each index
+    once, nothing after the message's end. A stream that breaks it (events reversed,
+    one index for every block) would be joined into the wrong text, or a sentence
+    written as cited by another block's citations: refused, naming the event."""
+
+    def __init__(self, reader: Reader, start: str, stop: str) -> None:
+        self.reader = reader
+        self.start_event, self.stop_event = start, stop
+        self.seen: set[int] = set()
+        self.stopped: set[int] = set()
+        self.last = -1
+        self.content = False
+        self.ended = False
+
+    def _fail(self, where: str, problem: str) -> Exception:
+        return self.reader.fail(where, problem, _ORDER_FIX)
+
+    def message_start(self, where: str) -> None:
+        if self.content or self.ended:
+            raise self._fail(
+                where, f"{self.start_event} comes after the content: the events are out of order"
+            )
+
+    def message_stop(self, where: str) -> None:
+        self.ended = True
+
+    def event(self, name: str, index: int, where: str, *, opens: bool = False) -> None:
+        """An event of block ``index`` (``opens``: its start event)."""
+        if self.ended:
+            raise self._fail(
+                where,
+                f"{name} of block {index} comes after {self.stop_event}: the events are "
+                "out of order",
+            )
+        self.content = True
+        if index in self.stopped:
+            raise self._fail(
+                where,
+                f"{name} of block {index} comes after that block's stop: one index is "
+                "used for two blocks, or the events are out of order",
+            )
+        if index < self.last:
+            raise self._fail(
+                where,
+                f"{name} of block {index} comes after block {self.last} began: the blocks "
+                "are out of order",
+            )
+        if opens and index in self.seen:
+            raise self._fail(where, f"block {index} starts twice: one index is used for two blocks")
+        self.seen.add(index)
+        self.last = index
+
+    def stop(self, name: str, index: int, where: str) -> None:
+        if self.ended:
+            raise self._fail(
+                where,
+                f"{name} of block {index} comes after {self.stop_event}: the events are "
+                "out of order",
+            )
+        if index not in self.seen:
+            raise self._fail(
+                where,
+                f"{name} of block {index} comes before any event of that block: the events "
+                "are out of order",
+            )
+        if index in self.stopped:
+            raise self._fail(where, f"block {index} stops twice: one index is used for two blocks")
+        self.stopped.add(index)
+
+
 def _anthropic(events: list[Any], reader: Reader) -> dict[str, Any]:
     message: dict[str, Any] | None = None
     blocks: dict[int, dict[str, Any]] = {}
     json_parts: dict[int, list[str]] = {}
+    order = _Blocks(reader, "message_start", "message_stop")
     for n, event in enumerate(events):
         where = f"event {n}"
         kind = _type(event)
         if kind == "message_start":
+            order.message_start(where)
             message = copy.deepcopy(reader.mapping(event.get("message"), f"{where}.message"))
+        elif kind == "message_stop":
+            order.message_stop(where)
         elif kind == "content_block_start":
             index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index", opens=True)
             blocks[index] = copy.deepcopy(
                 reader.mapping(event.get("content_block"), f"{where}.content_block")
             )
+        elif kind == "content_block_stop":
+            index = _block(reader, event.get("index"), f"{where}.index")
+            order.stop(kind, index, f"{where}.index")
         elif kind == "content_block_delta":
             index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index")
             block = blocks.setdefault(index, {"type": "text", "text": ""})
             delta = reader.mapping(event.get("delta"), f"{where}.delta")
             dtype = delta.get("type")
@@ -198,6 +313,7 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
     body: dict[str, Any] = {}
     content: dict[int, dict[str, Any]] = {}
     citations: list[Any] = []
+    order = _Blocks(reader, "message-start", "message-end")
     for n, event in enumerate(events):
         where = f"event {n}"
         kind = _type(event)
@@ -206,12 +322,18 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
         inner = delta.get("message")
         msg: dict[str, Any] = inner if isinstance(inner, dict) else {}
         if kind == "message-start":
+            order.message_start(where)
             body["id"] = event.get("id")
         elif kind == "content-start":
             index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index", opens=True)
             content[index] = dict(reader.mapping(msg.get("content"), f"{where}.delta.message"))
+        elif kind == "content-end":
+            index = _block(reader, event.get("index"), f"{where}.index")
+            order.stop(kind, index, f"{where}.index")
         elif kind == "content-delta":
             index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index")
             item = content.setdefault(index, {"type": "text", "text": ""})
             got = msg.get("content")
             piece: dict[str, Any] = got if isinstance(got, dict) else {}
@@ -221,6 +343,7 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
         elif kind == "citation-start":
             citations.append(msg.get("citations"))
         elif kind == "message-end":
+            order.message_stop(where)
             body["finish_reason"] = delta.get("finish_reason")
     body["message"] = {
         "role": "assistant",
@@ -233,17 +356,26 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
 def _bedrock(events: list[Any], reader: Reader) -> dict[str, Any]:
     blocks: dict[int, dict[str, Any]] = {}
     stop = None
+    order = _Blocks(reader, "messageStart", "messageStop")
     for n, frame in enumerate(events):
         ((name, payload),) = frame.items()
         where = f"event {n}.{name}"
         if not isinstance(payload, dict):
             continue
+        if name == "messageStart":
+            order.message_start(where)
+            continue
         if name == "messageStop":
+            order.message_stop(where)
             stop = payload.get("stopReason")
             continue
-        if name not in ("contentBlockStart", "contentBlockDelta"):
+        if name not in ("contentBlockStart", "contentBlockDelta", "contentBlockStop"):
             continue
-        index = _block(reader, payload.get("contentBlockIndex"), f"{where}.index")
+        index = _block(reader, payload.get("contentBlockIndex"), f"{where}.contentBlockIndex")
+        if name == "contentBlockStop":
+            order.stop(name, index, f"{where}.contentBlockIndex")
+            continue
+        order.event(name, index, f"{where}.contentBlockIndex", opens=name == "contentBlockStart")
         block = blocks.setdefault(index, {"text": [], "citations": [], "other": None})
         if name == "contentBlockStart":
             block["other"] = payload.get("start")
@@ -294,3 +426,69 @@ def _gemini(events: list[Any], reader: Reader) -> dict[str, Any]:
     candidate["content"] = {"role": "model", "parts": [{"text": "".join(texts)}]}
     body["candidates"] = [candidate]
     return body
+
+
+def _gemini_interactions(events: list[Any], reader: Reader) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    steps: dict[int, dict[str, Any]] = {}
+    whole: list[Any] | None = None
+    order = _Blocks(reader, "interaction.created", "interaction.completed")
+    for n, event in enumerate(events):
+        where = f"event {n}"
+        kind = event.get("event_type")
+        if kind in ("interaction.created", "interaction.completed"):
+            if kind == "interaction.created":
+                order.message_start(where)
+            else:
+                order.message_stop(where)
+            got = reader.mapping(event.get("interaction"), f"{where}.interaction")
+            body.update({k: copy.deepcopy(v) for k, v in got.items() if k != "steps"})
+            if isinstance(got.get("steps"), list):
+                whole = copy.deepcopy(got["steps"])  # the interaction with its steps
+        elif kind == "step.start":
+            index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index", opens=True)
+            steps[index] = copy.deepcopy(reader.mapping(event.get("step"), f"{where}.step"))
+        elif kind == "step.stop":
+            index = _block(reader, event.get("index"), f"{where}.index")
+            order.stop(kind, index, f"{where}.index")
+        elif kind == "step.delta":
+            index = _block(reader, event.get("index"), f"{where}.index")
+            order.event(kind, index, f"{where}.index")
+            step = steps.setdefault(index, {"type": "model_output"})
+            _step_delta(reader, step, reader.mapping(event.get("delta"), f"{where}.delta"), where)
+    if not steps and whole:
+        return {**body, "object": body.get("object", "interaction"), "steps": whole}
+    if not steps:
+        raise reader.fail(
+            "events",
+            "the stream has no step (no step.start or step.delta event)",
+            "save every event of the stream, from interaction.created to interaction.completed",
+        )
+    body.setdefault("object", "interaction")
+    body["steps"] = [steps[i] for i in sorted(steps)]
+    return body
+
+
+def _step_delta(reader: Reader, step: dict[str, Any], delta: dict[str, Any], where: str) -> None:
+    """One ``step.delta`` into its step: text joined into the step's last text item,
+    annotations onto it, a tool step's fields kept as sent."""
+    dtype = delta.get("type")
+    if step.get("type") != "model_output":
+        step.update({k: copy.deepcopy(v) for k, v in delta.items() if k != "type"})
+        return
+    content: list[dict[str, Any]] = step.setdefault("content", [])
+    if dtype == "text":
+        text = reader.text(delta.get("text"), f"{where}.delta.text")
+        if not content or content[-1].get("type") != "text":
+            content.append({"type": "text", "text": ""})
+        content[-1]["text"] += text
+    elif dtype == "text_annotation_delta":
+        annotations = reader.optional_items(delta.get("annotations"), f"{where}.delta.annotations")
+        if not content or content[-1].get("type") != "text":
+            raise reader.fail(
+                f"{where}.delta",
+                "the annotations come before any text of their step",
+                "save the stream's events unedited, in the order they arrived",
+            )
+        content[-1].setdefault("annotations", []).extend(copy.deepcopy(annotations))

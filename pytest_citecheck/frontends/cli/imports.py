@@ -20,6 +20,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         expand,
         import_saved,
         missing_documents,
+        one_line_each,
         read_saved,
         written_by_import,
     )
@@ -78,6 +79,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     held = missing_documents(answers, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(claim_file_text(answers, command, held), encoding="utf-8")
+    failures = one_line_each(failures)  # a file's responses failing alike: one line
     if failures:
         print(
             f"citecheck import: {len(failures)} response(s) could not be imported:", file=sys.stderr
