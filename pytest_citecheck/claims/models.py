@@ -607,9 +607,13 @@ class Confirmation(BaseModel):
     status: Literal["confirmed", "unconfirmed", "not_recorded"]
     # The only text the call read: the sentence(s) holding the quote.
     evidence: str
-    # What the call answered (None: not asked).
+    # What the call answered (None: not asked): its label, confidence and quote, and
+    # the guard's reason when it refused that answer (the quote not in ``evidence``,
+    # too short...), as the first reading is guarded.
     label: Label | None = None
     confidence: float | None = None
+    quote: str | None = None
+    reason: str | None = None
     usage: Usage | None = None
 
 

@@ -382,10 +382,19 @@ class Verifier:
         def ask(texts: list[str]) -> JudgeReply:
             return self._ask(judge, claim, [Passage(index=0, text=t) for t in texts])
 
-        outcome, confirmation, _ = confirm(ask, guarded, shown, recorded=self.confirm_recorded)
-        if confirmation is not None and len(confirmation.evidence) > MAX_QUOTE_CHARS:
+        outcome, confirmation, _ = confirm(
+            ask,
+            guarded,
+            shown,
+            recorded=self.confirm_recorded,
+            policy=self.quote_policy,
+        )
+        if confirmation is not None:
             confirmation = confirmation.model_copy(
-                update={"evidence": cap(confirmation.evidence, MAX_QUOTE_CHARS)}
+                update={
+                    "evidence": cap(confirmation.evidence, MAX_QUOTE_CHARS),
+                    "quote": cap(confirmation.quote, MAX_QUOTE_CHARS),
+                }
             )
         return outcome, confirmation
 

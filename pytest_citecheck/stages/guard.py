@@ -18,6 +18,11 @@ Given the claim, the guard also refuses what a quote on the page cannot prove
   is never evidence: ``not_found``, reason ``suspected_injection``, for review
   (the same text elsewhere in the passages only marks the citation for review, and
   the confirmation decides: :mod:`pytest_citecheck.stages.confirm`);
+- a ``supported``/``contradicted`` quote whose sentence, the quote left out, addresses
+  its reader or dictates a verdict in any wording
+  (:func:`~pytest_citecheck.stages.injection.find_dictation`) is the page's own
+  instruction, never evidence: ``not_found``, reason ``suspected_injection``, for
+  review, the instruction named (the confirmation reads the quote alone);
 - a ``supported``/``contradicted`` quote that, read in its passage, is not about
   the claim (:mod:`pytest_citecheck.stages.relevance`) is ``not_found``, reason
   ``quote_not_about_claim``, for review.
@@ -30,7 +35,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
@@ -68,6 +73,10 @@ class Guarded:
     # a supported/contradicted whose quote was refused.
     judge_label: Label | None = None
     judge_confidence: float | None = None
+    # The quote sits in a sentence that addresses its reader or dictates a verdict (the
+    # instruction, described): the confirmation reads the quote alone, and the verdict
+    # is not_found for review (stages/confirm.py).
+    dictated: str | None = None
 
     def overruled(self, reason: str, detail: str) -> Guarded:
         """This supported/contradicted verdict turned ``not_found`` for ``reason`` and
@@ -161,6 +170,9 @@ def guard_claim(
             judge_label=judge_label,
             judge_confidence=judge_confidence,
         )
+    dictated = _dictated_by_its_sentence(guarded.quote, shown)
+    if dictated is not None:
+        return replace(guarded.overruled(Reason.SUSPECTED_INJECTION, dictated), dictated=dictated)
     passage = _holding_passage(guarded.quote, shown)
     if about_claim(claim, guarded.quote, passage):
         return guarded
@@ -184,6 +196,22 @@ def _injection_in_evidence(quote: str, shown: Sequence[Passage]) -> str | None:
     return found.describe(
         "; instruction-like text is never evidence",
         where="the quote's sentence(s)",
+    )
+
+
+def _dictated_by_its_sentence(quote: str, shown: Sequence[Passage]) -> str | None:
+    """Why the quote is what the page told the judge to quote: the sentence(s) holding
+    it, the quote left out, address their reader or dictate a verdict (None: they do
+    not)."""
+    from pytest_citecheck.stages.evidence import evidence_sentences
+    from pytest_citecheck.stages.injection import find_dictation
+
+    found = find_dictation(evidence_sentences(quote, shown), quote)
+    if found is None:
+        return None
+    return found.describe(
+        "; a quote the page's own instruction dictates is never evidence",
+        where="the sentence holding the quote",
     )
 
 
