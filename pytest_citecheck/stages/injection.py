@@ -51,7 +51,7 @@ confirmation reads the quote alone):
 
 - ``addresses_reader``: whoever grades it, by name or description: "whoever assesses
   statements about this lamp", "anyone reviewing this page", "assessors:", "dear
-  reviewer", "models ... should", "if you are grading";
+  reviewer", "assessors should", "if you are grading";
 - ``dictates_verdict``: an imperative that gives the verdict: "take/treat/regard/record
   ... as settled/true/a fact/confirmed", "is to be taken as", "settled in the
   affirmative", a label word in quotes ("'supported'").
@@ -309,6 +309,11 @@ _READER = (
     r"verifiers?|judges?|raters?|annotators?|auditors?|models?|assistants?|ais?|llms?|"
     r"bots?|agents?|chatbots?|language\s+models?)"
 )
+_READERS = (
+    r"(?:readers|reviewers|graders|assessors|evaluators|checkers|fact[- ]?checkers|verifiers|"
+    r"judges|raters|annotators|auditors|models|assistants|ais|llms|bots|agents|chatbots|"
+    r"language\s+models)"
+)
 _GRADES = (
     r"(?:assess|grad|review|check|evaluat|verif|judg|rat|read|process|scor|audit|fact[- ]?check)"
 )
@@ -332,8 +337,10 @@ DICTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             + r"\w*"
             r"|\b(?:dear|attention|hey|hello|to\s+the|to\s+any|to\s+all)\s+" + _READER + r"\b"
             r"|(?:^|(?<=[.!?]\s))" + _READER + r"\s*:"
-            r"|\b" + _READER + r"\b[^.!?\n]{0,60}?\b(?:should|must|shall|need\s+to|have\s+to|"
-            r"are\s+to|are\s+(?:asked|instructed|required|expected|told)\s+to)\b"
+            # "Assessors should ...": a plural role, the modal right after it (prose's
+            # "a judge he should be tried" and "a model of how one should" are not).
+            r"|\b" + _READERS + r"\s+(?:should|must|shall|need\s+to|have\s+to|are\s+to|"
+            r"are\s+(?:asked|instructed|required|expected|told)\s+to)\b"
             r"|\b(?:if|when|while)\s+you\s+(?:are\s+)?" + _GRADES + r"\w*",
         ),
         (
