@@ -11,7 +11,8 @@ quotes are then made from:
   semicolons, a changed capital, a final period added or dropped, a look-alike
   apostrophe inside a word, two edits at once, typos;
 - **meaning changes** of the evidence sentences (never to be accepted): a
-  negation inserted or removed (or skipped by an ellipsis), a number or a
+  negation inserted or removed (or skipped by an ellipsis), a number skipped by an
+  ellipsis, a number or a
   month changed;
 - **unrelated sentences from the same page**, outside the shown passages,
   verbatim and lightly edited (never to be accepted);
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck.claims.models import JudgeReply, Label, Passage
-from pytest_citecheck.stages.fuzzy import fold
+from pytest_citecheck.stages.fuzzy import fold, skipped_meaning
 from pytest_citecheck.stages.guard import EXACT, QuotePolicy, guard, normalise
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY
@@ -78,8 +79,10 @@ def ellipsis(s: str) -> str | None:
     if len(words) < 14:
         return None  # each piece must stay a real span
     cut = len(words) // 3
-    if any(_is_negation(w) for w in words[cut : 2 * cut]):
-        return None  # skipping a negation is no light edit (see ellipsis_over_negation)
+    if skipped_meaning(" ".join(words[cut : 2 * cut])) is not None:
+        # Skipping a negation or a number is no light edit (see ellipsis_over_negation,
+        # ellipsis_over_number).
+        return None
     return " ".join(words[:cut]) + " ... " + " ".join(words[2 * cut :])
 
 
@@ -163,6 +166,18 @@ def ellipsis_over_negation(s: str) -> str | None:
     return " ".join(words[:k]) + " ... " + " ".join(words[k + 2 :])
 
 
+def ellipsis_over_number(s: str) -> str | None:
+    """The middle third skipped, as ``ellipsis`` cuts it, where that third holds a number
+    and no negation (a number an ellipsis skips changes the meaning)."""
+    words = s.split()
+    if len(words) < 14:
+        return None
+    cut = len(words) // 3
+    if skipped_meaning(" ".join(words[cut : 2 * cut])) != "a number":
+        return None
+    return " ".join(words[:cut]) + " ... " + " ".join(words[2 * cut :])
+
+
 def change_number(s: str) -> str | None:
     match = _NUMBER.search(s)
     if not match:
@@ -197,6 +212,7 @@ REFUSE: dict[str, Edit] = {
     "negation inserted": insert_negation,
     "negation removed": remove_negation,
     "ellipsis over a negation": ellipsis_over_negation,
+    "ellipsis over a number": ellipsis_over_number,
     "number changed": change_number,
     "month changed": change_month,
 }

@@ -24,7 +24,7 @@ import html
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,7 +283,7 @@ def exact_markdown_matching() -> Iterator[None]:
     from pytest_citecheck.stages.guard import QuoteIndex, normalise
 
     def markdown_only(
-        self: QuoteIndex, quote: str, gap_ok: Callable[[str], bool] | None = None
+        self: QuoteIndex, quote: str, provider: bool = False
     ) -> list[tuple[int, int]]:
         return list(self.occurrences(normalise(quote)))
 

@@ -74,6 +74,10 @@ class Reason:
     EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
     QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
     QUOTE_NOT_IN_PAGE = "quote_not_in_page"
+    # A citation's own elided quote (not the provider's) whose pieces are in the source,
+    # but an ellipsis skips a negation or a number the source has there ("The Eiffel
+    # Tower is ... in Lyon" where the page says "is not in Lyon").
+    QUOTE_ELISION_CHANGES_MEANING = "quote_elision_changes_meaning"
     # A provider's quote (Anthropic cited_text, a URL's text fragment) that the page
     # fetched today does not have: the judge read retrieval's passages instead. Not a
     # fabrication (the model cannot invent a provider's quote): a marker beside the label.
@@ -622,9 +626,13 @@ class Confirmation(BaseModel):
     status: Literal["confirmed", "unconfirmed", "not_recorded"]
     # The only text the call read: the sentence(s) holding the quote.
     evidence: str
-    # What the call answered (None: not asked).
+    # What the call answered (None: not asked): its label, confidence and quote, and
+    # the guard's reason when it refused that answer (the quote not in ``evidence``,
+    # too short...), as the first reading is guarded.
     label: Label | None = None
     confidence: float | None = None
+    quote: str | None = None
+    reason: str | None = None
     usage: Usage | None = None
 
 

@@ -175,7 +175,8 @@ def _document_reaches_judge(citation: Citation) -> bool:
     except Exception:  # the pipeline reports it; count the call it might make
         return True
     if citation.quote is not None:
-        return document.find_quote(citation.quote, near=citation.section) is not None
+        provider = citation.quote_by == "provider"
+        return document.find_quote(citation.quote, citation.section, provider) is not None
     return citation.section is None or document.section(citation.section) is not None
 
 

@@ -58,6 +58,7 @@ from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import (
     EXACT,
+    ElisionRefused,
     Guarded,
     QuoteIndex,
     QuotePolicy,
@@ -241,11 +242,12 @@ class Verifier:
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
         if quote is not None:
-            holding = self._passages_holding(quote, texts)
+            holding = self._passages_holding(quote, texts, quote_by == "provider")
             if holding is None:
                 if quote_by == "provider":
                     return self._provider_quote_missing(claim, texts, base)
-                return _quote_missing(base, quote, Reason.QUOTE_NOT_IN_PAGE, "page")
+                elided = QuoteIndex(texts).elision_refusal(quote)
+                return _quote_missing(base, quote, Reason.QUOTE_NOT_IN_PAGE, "page", elided)
             if holding:
                 return self._judge(claim, holding, base)
         return self._judge(claim, self._top_passages(claim, texts), base)
@@ -269,7 +271,9 @@ class Verifier:
             },
         )
 
-    def _passages_holding(self, quote: str, texts: list[str]) -> list[Passage] | None:
+    def _passages_holding(
+        self, quote: str, texts: list[str], provider: bool = False
+    ) -> list[Passage] | None:
         """The passages holding ``quote`` (every occurrence, in page order, up to
         ``top_k`` passages beyond the first), None when the page does not have it.
 
@@ -277,7 +281,7 @@ class Verifier:
         must still be on the page, but says nothing about where to read: retrieval
         chooses then (an empty list).
         """
-        found = QuoteIndex(texts).locate(quote, self.quote_policy)
+        found = QuoteIndex(texts).locate(quote, self.quote_policy, provider)
         if not found:
             return None
         if too_short(quote):
@@ -300,12 +304,14 @@ class Verifier:
         document = Document.load(path)
         base = Verdict(url=citation.target, label=Label.ERROR)
         if citation.quote is not None:
-            section = document.find_quote(citation.quote, near=citation.section)
-            if section is None and citation.quote_by == "provider":
+            provider = citation.quote_by == "provider"
+            section = document.find_quote(citation.quote, near=citation.section, provider=provider)
+            if section is None and provider:
                 return self._provider_quote_missing(claim, split_passages(document.text), base)
             if section is None:
+                elided = document.elision_refusal(citation.quote)
                 return _quote_missing(
-                    base, citation.quote, Reason.QUOTE_NOT_IN_DOCUMENT, "document"
+                    base, citation.quote, Reason.QUOTE_NOT_IN_DOCUMENT, "document", elided
                 )
         elif citation.section is not None:
             section = document.section(citation.section)
@@ -376,10 +382,19 @@ class Verifier:
         def ask(texts: list[str]) -> JudgeReply:
             return self._ask(judge, claim, [Passage(index=0, text=t) for t in texts])
 
-        outcome, confirmation, _ = confirm(ask, guarded, shown, recorded=self.confirm_recorded)
-        if confirmation is not None and len(confirmation.evidence) > MAX_QUOTE_CHARS:
+        outcome, confirmation, _ = confirm(
+            ask,
+            guarded,
+            shown,
+            recorded=self.confirm_recorded,
+            policy=self.quote_policy,
+        )
+        if confirmation is not None:
             confirmation = confirmation.model_copy(
-                update={"evidence": cap(confirmation.evidence, MAX_QUOTE_CHARS)}
+                update={
+                    "evidence": cap(confirmation.evidence, MAX_QUOTE_CHARS),
+                    "quote": cap(confirmation.quote, MAX_QUOTE_CHARS),
+                }
             )
         return outcome, confirmation
 
@@ -496,14 +511,27 @@ def _reply_notes(reply: JudgeReply) -> dict[str, object]:
     return notes
 
 
-def _quote_missing(base: Verdict, quote: str, reason: str, source: str) -> Verdict:
-    """The citation's own quote is not in its source: fabricated, no judge asked."""
+def _quote_missing(
+    base: Verdict,
+    quote: str,
+    reason: str,
+    source: str,
+    elided: ElisionRefused | None = None,
+) -> Verdict:
+    """The citation's own quote is not in its source: fabricated, no judge asked. An
+    elided quote whose pieces the source has says why it is not read as there (an
+    ellipsis that skips a negation or a number has its own reason)."""
+    detail = f"the quote is not in the {source}"
+    if elided is not None:
+        detail = f"{detail} as quoted: {elided.detail}"
+        if elided.skips is not None:
+            reason = Reason.QUOTE_ELISION_CHANGES_MEANING
     return base.model_copy(
         update={
             "label": Label.FABRICATED,
             "reason": reason,
             "evidence_quote": cap(quote, MAX_QUOTE_CHARS),
             "confidence": 1.0,
-            "detail": f"the quote is not in the {source}",
+            "detail": detail,
         }
     )

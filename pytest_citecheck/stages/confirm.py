@@ -8,9 +8,24 @@ to the same judge that reads only the claim and the sentence(s) holding the quot
 (:func:`pytest_citecheck.stages.evidence.evidence_sentences`), none of the surrounding
 page: the same prompt, with those sentences as its one passage.
 
-- The same label -> the verdict stands (``confirmation.status: confirmed``).
-- Another label -> ``not_found``, reason ``unconfirmed``, confidence 0, listed for
-  review; the first answer stays in ``judge_label``/``judge_confidence``.
+The confirming reply's quote and confidence go through the same guard as the first
+reading's (:func:`pytest_citecheck.stages.guard.guard`: the same quote policy, the same
+evidence minimum, the confidence clamped), its one passage being what it read: a quote
+not in that text, or too short, is no confirmation. (What the claim-level checks read,
+injection and relevance, the first reading's guard has already decided on the page.)
+
+- The same label, its quote accepted -> the verdict stands
+  (``confirmation.status: confirmed``), at the lower of the two confidences (so a
+  confirmation at confidence 0 sends the verdict to review as a first reading at 0
+  would: one floor, ``review_below``, applied by the pipeline).
+- Another label, or its quote refused -> ``not_found``, reason ``unconfirmed``,
+  confidence 0, listed for review; the first answer stays in
+  ``judge_label``/``judge_confidence``, the confirmation's quote and the guard's reason
+  in ``confirmation``.
+- A quote the guard found inside a sentence that addresses its reader or dictates a
+  verdict (``Guarded.dictated``) is already ``not_found`` for review: the confirmation
+  reads **the quote alone** (never the instruction around it) and its answer is kept
+  beside the verdict; it cannot restore the label.
 - Replayed from a recording made without the confirmation -> the verdict stands,
   reason ``recorded_without_confirmation``, listed for review
   (``confirmation.status: not_recorded``): it is never passed off as confirmed.
@@ -41,7 +56,7 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.evidence import evidence_sentences
-from pytest_citecheck.stages.guard import Guarded
+from pytest_citecheck.stages.guard import EXACT, Guarded, QuotePolicy, guard, normalise
 
 CONFIRMED = (Label.SUPPORTED, Label.CONTRADICTED)
 _SHOWN_CHARS = 300
@@ -53,11 +68,15 @@ def confirm(
     shown: Sequence[Passage],
     *,
     recorded: bool = True,
+    policy: QuotePolicy = EXACT,
 ) -> tuple[Guarded, Confirmation | None, JudgeReply | None]:
     """``guarded`` after its confirmation (module doc): the outcome, the confirmation
     record and the confirming reply. ``ask(passages)`` asks the same judge about the same
-    claim. ``recorded=False``: replaying a recording made without the confirmation.
-    Answers other than supported/contradicted are returned as they are."""
+    claim; its reply's quote is guarded under ``policy`` as the first reading's was.
+    ``recorded=False``: replaying a recording made without the confirmation. Answers
+    other than supported/contradicted are returned as they are."""
+    if guarded.dictated is not None:
+        return _confirm_dictated(ask, guarded, recorded, policy)
     if guarded.label not in CONFIRMED or guarded.quote is None:
         return guarded, None, None
     evidence = evidence_sentences(guarded.quote, shown)
@@ -74,20 +93,67 @@ def confirm(
         )
         return outcome, Confirmation(status="not_recorded", evidence=evidence), None
     reply = ask([evidence])
-    record = Confirmation(
-        status="confirmed" if reply.label == guarded.label.value else "unconfirmed",
+    second = guard(reply, [Passage(index=0, text=evidence)], policy)
+    record = _record(reply, second, guarded.label, evidence)
+    if record.status == "confirmed":
+        return (
+            replace(guarded, confidence=min(guarded.confidence, second.confidence)),
+            record,
+            reply,
+        )
+    if Label(reply.label) is guarded.label:
+        why = (
+            f"the judge answered {guarded.label.value} reading only the sentence(s) holding "
+            f"its quote, but the guard refused that answer ({second.reason}): "
+        )
+    else:
+        why = (
+            f"the judge answered {guarded.label.value} reading the passages, but "
+            f"{reply.label} reading only the sentence(s) holding its quote: "
+        )
+    outcome = guarded.overruled(
+        Reason.UNCONFIRMED, why + repr(truncate(evidence, _SHOWN_CHARS, flatten=True))
+    )
+    return outcome, record, reply
+
+
+def _record(reply: JudgeReply, second: Guarded, label: Label, evidence: str) -> Confirmation:
+    """The confirmation as the report keeps it: confirmed only when the guard accepted
+    the confirming answer with ``label``."""
+    return Confirmation(
+        status="confirmed" if second.label is label else "unconfirmed",
         evidence=evidence,
         label=Label(reply.label),
         confidence=reply.confidence,
+        quote=reply.quote,
+        reason=second.reason,
         usage=reply.usage,
     )
-    if record.status == "confirmed":
-        return guarded, record, reply
-    outcome = guarded.overruled(
-        Reason.UNCONFIRMED,
-        f"the judge answered {guarded.label.value} reading the passages, but "
-        f"{reply.label} reading only the sentence(s) holding its quote: "
-        f"{truncate(evidence, _SHOWN_CHARS, flatten=True)!r}",
+
+
+def _confirm_dictated(
+    ask: Callable[[list[str]], JudgeReply],
+    guarded: Guarded,
+    recorded: bool,
+    policy: QuotePolicy,
+) -> tuple[Guarded, Confirmation | None, JudgeReply | None]:
+    """A quote the page's own instruction dictates: the confirmation reads the quote
+    alone, none of the instruction around it; the verdict stays ``not_found`` for review."""
+    if guarded.quote is None or guarded.judge_label is None:
+        return guarded, None, None
+    evidence = normalise(guarded.quote)
+    if not recorded:
+        return guarded, Confirmation(status="not_recorded", evidence=evidence), None
+    reply = ask([evidence])
+    second = guard(reply, [Passage(index=0, text=evidence)], policy)
+    record = _record(reply, second, guarded.judge_label, evidence)
+    outcome = replace(
+        guarded,
+        detail=_joined(
+            guarded.detail,
+            f"reading the quote alone the judge answered {reply.label}; the verdict rests on "
+            "no instruction, so a person decides",
+        ),
     )
     return outcome, record, reply
 

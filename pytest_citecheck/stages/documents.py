@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.stages.guard import QuoteIndex, normalise
+from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex, normalise
 
 Kind = Literal["markdown", "rfc", "plain"]
 
@@ -141,7 +141,9 @@ class Document:
 
     # -- lookups -------------------------------------------------------------
 
-    def find_quote(self, quote: str, near: str | None = None) -> Section | None:
+    def find_quote(
+        self, quote: str, near: str | None = None, provider: bool = False
+    ) -> Section | None:
         """The section that encloses ``quote`` (normalised like the guard), or None.
 
         A quote found in several places resolves to the ``near`` section when
@@ -150,7 +152,7 @@ class Document:
         gives a section spanning them (ref ``"4.1.3-4.1.4"``) so that the
         judge reads all of the quoted text.
         """
-        occurrences = self._index.find(quote)
+        occurrences = self._index.find(quote, provider)
         if not occurrences:
             return None
         if near is not None:
@@ -166,6 +168,11 @@ class Document:
             return self.sections[single[0]]
         first, last = occurrences[0]
         return _span(self.sections[first : last + 1])
+
+    def elision_refusal(self, quote: str) -> ElisionRefused | None:
+        """Why an elided ``quote`` is not found although the document has its pieces
+        (:meth:`~pytest_citecheck.stages.guard.QuoteIndex.elision_refusal`)."""
+        return self._index.elision_refusal(quote)
 
     def section(self, ref: str) -> Section | None:
         """The section ``ref`` names: ``"4.1.4"``, ``"Section 4.1.4"``,

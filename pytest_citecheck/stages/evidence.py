@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from pytest_citecheck.claims.models import Passage
+from pytest_citecheck.stages.quote_policy import thin_piece
 from pytest_citecheck.stages.text import normalise, remembered
 
 MAX_CONTEXT_CHARS = 300
@@ -115,22 +116,41 @@ def _runs(shown: Sequence[Passage]) -> list[list[Passage]]:
 
 def evidence_sentences(quote: str, shown: Sequence[Passage]) -> str:
     """The sentence(s) of ``shown`` holding ``quote``, normalised; the quote itself
-    (normalised) when it is not found whole (it always is once the guard accepted it)."""
+    (normalised) when it is not found whole (it always is once the guard accepted it).
+
+    An elided quote is read whole: the source's span from its first piece to its last,
+    the text its ellipses skip included, widened to sentences the same way."""
     needle = normalise(quote)
     if not needle:
         return needle
     for run in _runs(shown):
         text, bounds = _sentences(tuple(p.text for p in run))
-        at = text.find(needle)
-        if at == -1:
+        found = _span(text, quote, needle)
+        if found is None:
             continue
-        end = at + len(needle)
+        at, end = found
         first = max((a for a, b in bounds if a <= at), default=0)
         last = min((b for a, b in bounds if b >= end), default=len(text))
         first = min(max(first, _word_start(text, at - MAX_CONTEXT_CHARS)), at)
         last = max(min(last, _word_end(text, end + MAX_CONTEXT_CHARS)), end)
         return text[first:last].strip()
     return needle
+
+
+def _span(text: str, quote: str, needle: str) -> tuple[int, int] | None:
+    """Where ``quote`` (``needle``: normalised) is in ``text``: as it is, else piece by
+    piece across its ellipses (the guard's rule for what they may skip)."""
+    from pytest_citecheck.stages.rendered import find_pieces, quote_pieces
+
+    at = text.find(needle)
+    if at != -1:
+        return at, at + len(needle)
+    pieces = quote_pieces(quote)
+    if len(pieces) < 2 or thin_piece(pieces) is not None:
+        return None
+    from pytest_citecheck.stages.fuzzy import skipped_meaning
+
+    return find_pieces(text, pieces, gap_ok=lambda gap: skipped_meaning(gap) is None)
 
 
 @remembered(maxsize=512)

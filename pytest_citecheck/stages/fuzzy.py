@@ -17,8 +17,8 @@ How a quote is compared with the page:
   to word boundaries, trying one word more or less at each end;
 - an ellipsis (``...``, ``…``, ``[...]``) splits the quote into pieces that
   must align, in order, within one passage or run of adjacent passages; the
-  span then runs from the first piece to the last, and the clause it skips may
-  hold no negation;
+  span then runs from the first piece to the last, and the text it skips may
+  hold no negation and no number (:func:`skipped_meaning`);
 - the quote's first and last words must be the span's (give or take a
   spelling): a quote that runs on past the passages it was shown is refused;
 - an edit that changes meaning is never accepted, whatever the similarity: the
@@ -259,14 +259,30 @@ def _pieces_alignment(
         None,
     )
     gaps = [text[spans[k][1] : spans[k + 1][0]] for k in range(len(spans) - 1)]
-    if change is None and any(_meaning(gap, negations_only=True) for gap in gaps):
-        change = "a negation (in the clause the ellipsis skips)"
+    skipped = next((kind for gap in gaps if (kind := skipped_meaning(gap))), None)
+    if change is None and skipped is not None:
+        change = f"{skipped} (in the text the ellipsis skips)"
     return Alignment(span, score, change)
 
 
 def holds_negation(text: str) -> bool:
     """Whether ``text`` holds a negation (not, no, never, n't...)."""
     return bool(_meaning(text, negations_only=True))
+
+
+def skipped_meaning(skipped: str) -> str | None:
+    """What the text an ellipsis skips holds that no quote may leave out: ``"a negation"``
+    (not, no, never, n't...) or ``"a number"`` (a number or date as
+    :func:`pytest_citecheck.stages.numbers.stated_numbers` reads them); None when it
+    holds neither. The one rule for every elided quote: a judge's (exact or fuzzy), a
+    citation's own, a document's."""
+    from pytest_citecheck.stages.numbers import stated_numbers
+
+    if holds_negation(skipped):
+        return "a negation"
+    if stated_numbers(skipped):
+        return "a number"
+    return None
 
 
 def _rank(alignment: Alignment) -> tuple[bool, float]:

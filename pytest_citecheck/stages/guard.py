@@ -18,6 +18,11 @@ Given the claim, the guard also refuses what a quote on the page cannot prove
   is never evidence: ``not_found``, reason ``suspected_injection``, for review
   (the same text elsewhere in the passages only marks the citation for review, and
   the confirmation decides: :mod:`pytest_citecheck.stages.confirm`);
+- a ``supported``/``contradicted`` quote whose sentence, the quote left out, addresses
+  its reader or dictates a verdict in any wording
+  (:func:`~pytest_citecheck.stages.injection.find_dictation`) is the page's own
+  instruction, never evidence: ``not_found``, reason ``suspected_injection``, for
+  review, the instruction named (the confirmation reads the quote alone);
 - a ``supported``/``contradicted`` quote that, read in its passage, is not about
   the claim (:mod:`pytest_citecheck.stages.relevance`) is ``not_found``, reason
   ``quote_not_about_claim``, for review.
@@ -29,40 +34,24 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
 
 # Re-exported: the guard's callers normalise text and build the policy from here too.
 from pytest_citecheck.stages.quote_policy import EXACT as EXACT
+from pytest_citecheck.stages.quote_policy import MIN_CONTENT_WORDS as MIN_CONTENT_WORDS
+from pytest_citecheck.stages.quote_policy import MIN_QUOTE_CHARS as MIN_QUOTE_CHARS
+from pytest_citecheck.stages.quote_policy import MIN_QUOTE_WORDS as MIN_QUOTE_WORDS
 from pytest_citecheck.stages.quote_policy import QuotePolicy as QuotePolicy
+from pytest_citecheck.stages.quote_policy import thin_piece as thin_piece
+from pytest_citecheck.stages.quote_policy import too_short as too_short
 from pytest_citecheck.stages.text import STOP_WORDS as STOP_WORDS
 from pytest_citecheck.stages.text import WORD as WORD
 from pytest_citecheck.stages.text import normalise as normalise
 from pytest_citecheck.stages.text import remembered
-
-# The trivial-quote minimum: a quote is evidence only when it
-# is a real span. "the", "Water", "." or "boils at" can be found in almost any
-# page; "Cats are mammals." is the shortest kind of sentence that says something.
-MIN_QUOTE_WORDS = 3
-MIN_QUOTE_CHARS = 15
-MIN_CONTENT_WORDS = 2
-
-
-def too_short(quote: str) -> bool:
-    """Whether ``quote`` is too short to be evidence: fewer than
-    :data:`MIN_QUOTE_WORDS` words, :data:`MIN_QUOTE_CHARS` characters (after
-    :func:`normalise`) or :data:`MIN_CONTENT_WORDS` words that are not stop words."""
-    text = normalise(quote)
-    words = WORD.findall(text.casefold())
-    content = [w for w in words if w not in STOP_WORDS]
-    return (
-        len(words) < MIN_QUOTE_WORDS
-        or len(text) < MIN_QUOTE_CHARS
-        or len(content) < MIN_CONTENT_WORDS
-    )
 
 
 @dataclass(frozen=True)
@@ -84,6 +73,10 @@ class Guarded:
     # a supported/contradicted whose quote was refused.
     judge_label: Label | None = None
     judge_confidence: float | None = None
+    # The quote sits in a sentence that addresses its reader or dictates a verdict (the
+    # instruction, described): the confirmation reads the quote alone, and the verdict
+    # is not_found for review (stages/confirm.py).
+    dictated: str | None = None
 
     def overruled(self, reason: str, detail: str) -> Guarded:
         """This supported/contradicted verdict turned ``not_found`` for ``reason`` and
@@ -177,6 +170,9 @@ def guard_claim(
             judge_label=judge_label,
             judge_confidence=judge_confidence,
         )
+    dictated = _dictated_by_its_sentence(guarded.quote, shown)
+    if dictated is not None:
+        return replace(guarded.overruled(Reason.SUSPECTED_INJECTION, dictated), dictated=dictated)
     passage = _holding_passage(guarded.quote, shown)
     if about_claim(claim, guarded.quote, passage):
         return guarded
@@ -200,6 +196,22 @@ def _injection_in_evidence(quote: str, shown: Sequence[Passage]) -> str | None:
     return found.describe(
         "; instruction-like text is never evidence",
         where="the quote's sentence(s)",
+    )
+
+
+def _dictated_by_its_sentence(quote: str, shown: Sequence[Passage]) -> str | None:
+    """Why the quote is what the page told the judge to quote: the sentence(s) holding
+    it, the quote left out, address their reader or dictate a verdict (None: they do
+    not)."""
+    from pytest_citecheck.stages.evidence import evidence_sentences
+    from pytest_citecheck.stages.injection import find_dictation
+
+    found = find_dictation(evidence_sentences(quote, shown), quote)
+    if found is None:
+        return None
+    return found.describe(
+        "; a quote the page's own instruction dictates is never evidence",
+        where="the sentence holding the quote",
     )
 
 
@@ -233,12 +245,14 @@ def _guard_quote(reply: JudgeReply, shown: Sequence[Passage], policy: QuotePolic
     if quote_in_passages(quote, shown):
         return Guarded(label, quote, confidence, None)
     if not policy.fuzzy:
-        return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, reply=reply)
+        elided = elision_refusal(quote, shown)
+        detail = elided.detail if elided is not None else None
+        return _refused(quote, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, detail, reply)
 
     from pytest_citecheck.stages import fuzzy
 
     needle = normalise(quote)
-    if any(too_short(piece) for piece in fuzzy.split_ellipsis(needle)):
+    if thin_piece(fuzzy.split_ellipsis(needle)) is not None:
         return _refused(quote, Reason.EVIDENCE_QUOTE_TOO_SHORT, reply=reply)
     near_miss = None
     for found in fuzzy.closest(needle, _normalised_runs(shown)):
@@ -270,12 +284,10 @@ def _verbatim(quote: str, shown: Sequence[Passage]) -> bool:
 
 
 def _elides_to_nothing(quote: str) -> bool:
-    """Whether an ellipsis leaves a piece of ``quote`` too short to be evidence: each
-    piece must be a real span on its own."""
+    """Whether an ellipsis leaves a piece of ``quote`` too short to be evidence."""
     from pytest_citecheck.stages.rendered import quote_pieces
 
-    pieces = quote_pieces(quote)
-    return len(pieces) > 1 and any(too_short(piece) for piece in pieces)
+    return thin_piece(quote_pieces(quote)) is not None
 
 
 def _refused(
@@ -297,18 +309,38 @@ def _refused(
 
 def quote_in_passages(quote: str, shown: Sequence[Passage]) -> bool:
     """Whether ``quote`` is in ``shown`` (:meth:`QuoteIndex.find`: as the page has it
-    or as a reader sees it, an ellipsis skipping no negation), where only passages
-    adjacent in the page may be read as one text."""
+    or as a reader sees it, an ellipsis skipping no negation or number), where only
+    passages adjacent in the page may be read as one text."""
     if not normalise(quote):
         return False
-    return any(quote_index(tuple(run)).find(quote, _keeps_meaning) for run in _runs(shown))
+    return any(quote_index(tuple(run)).find(quote) for run in _runs(shown))
+
+
+class ElisionRefused(NamedTuple):
+    """Why an elided quote is not read as in its source although the source has its
+    pieces in order: ``skips`` is what an ellipsis leaves out (``"a negation"``, ``"a
+    number"``), None for a piece too short to be evidence; ``detail`` says it for humans."""
+
+    skips: str | None
+    detail: str
+
+
+def elision_refusal(quote: str, shown: Sequence[Passage]) -> ElisionRefused | None:
+    """Why an elided ``quote`` is not read as in ``shown`` although its pieces are:
+    :meth:`QuoteIndex.elision_refusal` on each run of adjacent passages."""
+    for run in _runs(shown):
+        why = quote_index(tuple(run)).elision_refusal(quote)
+        if why is not None:
+            return why
+    return None
 
 
 def _keeps_meaning(skipped: str) -> bool:
-    """Whether the stretch an ellipsis skips may be left out: it holds no negation."""
-    from pytest_citecheck.stages.fuzzy import holds_negation
+    """Whether the stretch an ellipsis skips may be left out: it holds no negation and
+    no number (:func:`pytest_citecheck.stages.fuzzy.skipped_meaning`)."""
+    from pytest_citecheck.stages.fuzzy import skipped_meaning
 
-    return not holds_negation(skipped)
+    return skipped_meaning(skipped) is None
 
 
 def _runs(shown: Sequence[Passage]) -> list[list[str]]:
@@ -351,7 +383,10 @@ class QuoteIndex:
     text gives; a quote may run from one part into the next. A quote is looked for
     in the text as the source has it and, when it is not there, as a reader sees it
     (:mod:`pytest_citecheck.stages.rendered`: markdown rendered, entities decoded);
-    an ellipsis in the quote splits it into pieces found in order.
+    an ellipsis in the quote splits it into pieces found in order, each a real span
+    (:func:`thin_piece`), the text between them holding no negation and no number
+    (:func:`pytest_citecheck.stages.fuzzy.skipped_meaning`). Dots the source itself
+    has ("Wait... what?") are text: a quote the source has as it is is found so.
     """
 
     def __init__(self, parts: Sequence[str]) -> None:
@@ -379,21 +414,69 @@ class QuoteIndex:
             self._reader = (" ".join(texts), _offsets(texts))
         return self._reader
 
-    def find(
-        self, quote: str, gap_ok: Callable[[str], bool] | None = None
-    ) -> list[tuple[int, int]]:
+    def find(self, quote: str, provider: bool = False) -> list[tuple[int, int]]:
         """(first part, last part) of every place ``quote`` is, as the source has it or
-        else as a reader sees it; empty when it is in neither."""
-        from pytest_citecheck.stages.rendered import find_all, quote_pieces
+        else as a reader sees it; empty when it is in neither.
+
+        ``provider``: a provider's quote, whose ellipses are where the provider cut or
+        joined what it read (Anthropic's ``...``, a text fragment's ``start,end`` range):
+        its pieces are found in order, none refused (a cut keeps its own rule)."""
+        from pytest_citecheck.stages.rendered import find_all, quote_pieces, quote_text
 
         pieces = quote_pieces(quote)
         if not pieces:
             return []
+        gap_ok = None if provider else _keeps_meaning
+        if len(pieces) > 1 and not provider:
+            # Dots the source itself has are text, not an elision.
+            needle = quote_text(quote)
+            verbatim = list(self.occurrences(needle))
+            if verbatim:
+                return verbatim
+            text, starts = self.reader_text()
+            verbatim = [self._parts(starts, at, at + len(needle)) for at in _all(text, needle)]
+            if verbatim:
+                return verbatim
+            if thin_piece(pieces) is not None:
+                return []
         spans = find_all(self.text, pieces, gap_ok)
         if spans:
             return [self._parts(self._starts, start, end) for start, end in spans]
         text, starts = self.reader_text()
-        return [self._parts(starts, start, end) for start, end in find_all(text, pieces, gap_ok)]
+        found = find_all(text, pieces, gap_ok)
+        return [self._parts(starts, start, end) for start, end in found]
+
+    def elision_refusal(self, quote: str) -> ElisionRefused | None:
+        """Why an elided ``quote`` is not found although the source has its pieces in
+        order: a piece too short to be evidence, or the text an ellipsis skips holds a
+        negation or a number (the source's span named). None when that is not why (no
+        ellipsis, found, or a piece the source lacks)."""
+        from pytest_citecheck.core.text import truncate
+        from pytest_citecheck.stages.fuzzy import skipped_meaning
+        from pytest_citecheck.stages.rendered import find_all, quote_pieces
+
+        pieces = quote_pieces(quote)
+        if len(pieces) < 2 or self.find(quote):
+            return None
+        thin = thin_piece(pieces)
+        if thin is not None:
+            return ElisionRefused(
+                None,
+                f"a piece between the quote's ellipses ({thin!r}) is too short to be "
+                f"evidence (fewer than {MIN_QUOTE_WORDS} words, {MIN_QUOTE_CHARS} characters "
+                f"or {MIN_CONTENT_WORDS} words that are not stop words)",
+            )
+        for text in (self.text, self.reader_text()[0]):
+            for start, end in find_all(text, pieces):
+                for gap in _gaps(text, pieces, start):
+                    kind = skipped_meaning(gap)
+                    if kind is not None:
+                        return ElisionRefused(
+                            kind,
+                            f"the quote's ellipsis skips {kind} ({gap.strip()!r}): the "
+                            f"source says {truncate(text[start:end], 300)!r}",
+                        )
+        return None
 
     @staticmethod
     def _parts(starts: Sequence[int], start: int, end: int) -> tuple[int, int]:
@@ -402,7 +485,9 @@ class QuoteIndex:
             bisect.bisect_right(starts, end - 1) - 1,
         )
 
-    def locate(self, quote: str, policy: QuotePolicy = EXACT) -> list[tuple[int, int]]:
+    def locate(
+        self, quote: str, policy: QuotePolicy = EXACT, provider: bool = False
+    ) -> list[tuple[int, int]]:
         """Where ``quote`` is, as :meth:`find`; empty when it is not there.
 
         Under a fuzzy ``policy`` a lightly edited quote not found so is found where
@@ -410,11 +495,14 @@ class QuoteIndex:
         meaning, as the guard accepts a judge's quote
         (:mod:`pytest_citecheck.stages.fuzzy`).
         """
-        found = self.find(quote)
+        found = self.find(quote, provider)
         needle = normalise(quote)
         if found or not needle or not policy.fuzzy:
             return found
         from pytest_citecheck.stages import fuzzy
+
+        if not provider and thin_piece(fuzzy.split_ellipsis(needle)) is not None:
+            return []
 
         for alignment in fuzzy.closest(needle, [self.text]):
             if alignment.similarity >= policy.similarity and alignment.change is None:
@@ -428,6 +516,26 @@ def quote_index(parts: tuple[str, ...]) -> QuoteIndex:
     (what it finds depends only on them): the guard looks in the same shown passages
     for each claim that cites the same page."""
     return QuoteIndex(parts)
+
+
+def _all(text: str, needle: str) -> Iterator[int]:
+    """Where each occurrence of ``needle`` starts in ``text``."""
+    at = text.find(needle) if needle else -1
+    while at != -1:
+        yield at
+        at = text.find(needle, at + 1)
+
+
+def _gaps(text: str, pieces: Sequence[str], start: int) -> list[str]:
+    """The stretches of ``text`` between ``pieces`` found in order from ``start`` (as
+    :func:`pytest_citecheck.stages.rendered.find_pieces` finds them)."""
+    gaps: list[str] = []
+    end = start + len(pieces[0])
+    for piece in pieces[1:]:
+        at = text.find(piece, end)
+        gaps.append(text[end:at])
+        end = at + len(piece)
+    return gaps
 
 
 def _offsets(parts: Sequence[str]) -> list[int]:

@@ -42,6 +42,19 @@ Patterns, matched case-insensitively on text normalised as the guard does:
   "si vous êtes une IA";
 - ``layout_tag``: the judge prompt's own tags (``</passage>``,
   ``<untrusted_passages>``, ``<claim>``) inside page text.
+
+A wider net is cast over one text only: the sentence(s) holding an accepted quote, the
+quote itself blanked out (:func:`find_dictation`). A quote that sits inside a sentence
+that speaks to its reader or dictates a verdict is what the page told the judge to
+quote, in whatever wording, and never evidence (the guard sends it to review and the
+confirmation reads the quote alone):
+
+- ``addresses_reader``: whoever grades it, by name or description: "whoever assesses
+  statements about this lamp", "anyone reviewing this page", "assessors:", "dear
+  reviewer", "assessors should", "if you are grading";
+- ``dictates_verdict``: an imperative that gives the verdict: "take/treat/regard/record
+  ... as settled/true/a fact/confirmed", "is to be taken as", "settled in the
+  affirmative", a label word in quotes ("'supported'").
 """
 
 from __future__ import annotations
@@ -288,3 +301,74 @@ def _excerpt(text: str, start: int, end: int, margin: int = 30) -> str:
     right = min(len(text), end + margin)
     excerpt = " ".join(text[left:right].split())
     return ("…" if left else "") + excerpt + ("…" if right < len(text) else "")
+
+
+# Who a sentence may address when it grades: by role, or as "whoever/anyone" who does it.
+_READER = (
+    r"(?:readers?|reviewers?|graders?|assessors?|evaluators?|checkers?|fact[- ]?checkers?|"
+    r"verifiers?|judges?|raters?|annotators?|auditors?|models?|assistants?|ais?|llms?|"
+    r"bots?|agents?|chatbots?|language\s+models?)"
+)
+_READERS = (
+    r"(?:readers|reviewers|graders|assessors|evaluators|checkers|fact[- ]?checkers|verifiers|"
+    r"judges|raters|annotators|auditors|models|assistants|ais|llms|bots|agents|chatbots|"
+    r"language\s+models)"
+)
+_GRADES = (
+    r"(?:assess|grad|review|check|evaluat|verif|judg|rat|read|process|scor|audit|fact[- ]?check)"
+)
+# An imperative's place: a sentence start, after a colon or semicolon, "please", a modal.
+_IMPERATIVE = (
+    r"(?:^|(?<=[.!?:;]\s)|(?<=[.!?:;])|\bplease\s+|\b(?:should|must|shall|need\s+to|have\s+to|"
+    r"are\s+to|is\s+to|ought\s+to|kindly)\s+(?:be\s+)?)"
+)
+_VERDICT_VALUE = (
+    r"(?:settled|true|correct|accurate|verified|confirmed|established|proven|supported|"
+    r"contradicted|(?:a\s+)?(?:given\s+|established\s+|stated\s+|verified\s+)?facts?|"
+    r"factual|valid|authoritative|conclusive)"
+)
+DICTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.I | re.M))
+    for name, pattern in (
+        (
+            "addresses_reader",
+            r"\b(?:whoever|anyone|anybody|everyone|those)\s+(?:who\s+|that\s+)?(?:is\s+|are\s+)?"
+            + _GRADES
+            + r"\w*"
+            r"|\b(?:dear|attention|hey|hello|to\s+the|to\s+any|to\s+all)\s+" + _READER + r"\b"
+            r"|(?:^|(?<=[.!?]\s))" + _READER + r"\s*:"
+            # "Assessors should ...": a plural role, the modal right after it (prose's
+            # "a judge he should be tried" and "a model of how one should" are not).
+            r"|\b" + _READERS + r"\s+(?:should|must|shall|need\s+to|have\s+to|are\s+to|"
+            r"are\s+(?:asked|instructed|required|expected|told)\s+to)\b"
+            r"|\b(?:if|when|while)\s+you\s+(?:are\s+)?" + _GRADES + r"\w*",
+        ),
+        (
+            "dictates_verdict",
+            _IMPERATIVE + r"(?:treat|take|regard|consider|count|accept|record|mark|label|rate|"
+            r"grade|score|log|report|classify|enter|deem|file|list)\w*\b[^.!?\n]{0,160}?"
+            r"\b(?:as|to\s+be)\s+(?:an?\s+|the\s+)?" + _VERDICT_VALUE + r"\b"
+            r"|\bis\s+to\s+be\s+(?:taken|treated|regarded|considered|recorded|marked|counted|"
+            r"accepted)\b"
+            r"|\bin\s+the\s+(?:affirmative|negative)\b"
+            r"|[\"'`«„“‘]\s*(?:supported|contradicted|not[ _]found)\s*[\"'`»“”’]",
+        ),
+    )
+)
+
+
+def find_dictation(evidence: str, quote: str) -> Injection | None:
+    """The instruction in ``evidence`` (the sentence(s) holding ``quote``) around the
+    quote: text that addresses its reader or dictates a verdict (:data:`DICTATION_PATTERNS`),
+    looked for with the quote itself blanked out, so a quote that merely names a reader
+    ("reviewers praised the lamp") is not one. None: the sentence does neither."""
+    text = normalise(evidence)
+    needle = normalise(quote)
+    at = text.find(needle) if needle else -1
+    if at != -1:
+        text = f"{text[:at]}\u2026{text[at + len(needle) :]}"
+    for name, pattern in DICTATION_PATTERNS:
+        match = pattern.search(text)
+        if match is not None:
+            return Injection(name, 1, _excerpt(text, match.start(), match.end()))
+    return None

@@ -167,6 +167,14 @@ def _numbers(text: str) -> list[tuple[float, str]]:
     return out
 
 
+def stated_numbers(text: str) -> list[str]:
+    """The numbers and dates ``text`` states, as it writes them, in order of kind (dates
+    first): what an ellipsis may not skip (:func:`pytest_citecheck.stages.guard.skipped_meaning`).
+    "one", "first" and "second" are read as words, as for the claim."""
+    dates, rest = _dates(text)
+    return [d.text for d in dates] + [written for _, written in _numbers(rest)]
+
+
 def missing_numbers(claim: str, evidence: str) -> list[str]:
     """The numbers and dates of ``claim`` (as the claim writes them) that ``evidence``
     does not state in any form (see the module doc); empty when it states them all."""

@@ -1,15 +1,50 @@
-"""How the guard matches a judge's quote: ``exact`` or ``fuzzy``.
+"""How the guard matches a judge's quote (``exact`` or ``fuzzy``), and the evidence
+minimum every quote meets: a judge's, a confirmation's, a citation's own, and each
+piece of an elided one (:func:`too_short`, :func:`thin_piece`: one rule).
 
-Plain data importing only core constants, so the pytest options can build
-it without loading pydantic or the guard.
+Plain data importing only core constants and the text helpers, so the pytest options
+can build it without loading pydantic or the guard.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY as DEFAULT_QUOTE_SIMILARITY
 from pytest_citecheck.core.defaults import QUOTE_MATCH_MODES as QUOTE_MATCH_MODES
+from pytest_citecheck.stages.text import STOP_WORDS, WORD, normalise
+
+# The trivial-quote minimum: a quote is evidence only when it
+# is a real span. "the", "Water", "." or "boils at" can be found in almost any
+# page; "Cats are mammals." is the shortest kind of sentence that says something.
+MIN_QUOTE_WORDS = 3
+MIN_QUOTE_CHARS = 15
+MIN_CONTENT_WORDS = 2
+
+
+def too_short(quote: str) -> bool:
+    """Whether ``quote`` is too short to be evidence: fewer than
+    :data:`MIN_QUOTE_WORDS` words, :data:`MIN_QUOTE_CHARS` characters (after
+    :func:`normalise`) or :data:`MIN_CONTENT_WORDS` words that are not stop words."""
+    text = normalise(quote)
+    words = WORD.findall(text.casefold())
+    content = [w for w in words if w not in STOP_WORDS]
+    return (
+        len(words) < MIN_QUOTE_WORDS
+        or len(text) < MIN_QUOTE_CHARS
+        or len(content) < MIN_CONTENT_WORDS
+    )
+
+
+def thin_piece(pieces: Sequence[str]) -> str | None:
+    """The first piece of an elided quote (``pieces``: more than one) below the evidence
+    minimum (:func:`too_short`), None when each is a real span on its own (or there is
+    no ellipsis). ``"The Eiffel Tower is ... in Lyon"`` and ``"T ... L"`` are no quote:
+    one rule for a judge's quote and a citation's own."""
+    if len(pieces) < 2:
+        return None
+    return next((piece for piece in pieces if too_short(piece)), None)
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_citecheck.claims.models import JudgeReply, Label, Passage
-from pytest_citecheck.stages.guard import QuoteIndex, guard, quote_in_passages
+from pytest_citecheck.stages.guard import QuoteIndex, guard, quote_in_passages, thin_piece
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.rendered import ELLIPSIS, locate, render
+from pytest_citecheck.stages.rendered import ELLIPSIS, locate, quote_pieces, render
 from tests.unit.test_rendered_quotes import PAGES, WORD, page
 
 
@@ -80,7 +80,12 @@ def test_a_quote_cut_with_ellipses_at_word_boundaries_or_mid_word_at_the_ends_is
     quote = lead + quote
     quote += data.draw(st.sampled_from(["", "...", " …"]))
     assert locate(markdown, quote) is not None
-    assert QuoteIndex(split_passages(markdown)).find(quote) or _across_passages(markdown, span)
+    index = QuoteIndex(split_passages(markdown))
+    # A provider's cut keeps its own rule: its pieces in order, none refused.
+    assert index.find(quote, provider=True) or _across_passages(markdown, span)
+    # A model's or a person's elided quote is held to more: each piece a real span.
+    if index.find(quote):
+        assert thin_piece(quote_pieces(quote)) is None
 
 
 def _across_passages(markdown: str, span: str) -> bool:

@@ -43,7 +43,8 @@ def reply(quote: str | None, label: str = "supported", confidence: float = 0.9) 
 LIGHT_EDITS = [
     (
         "a three-dot ellipsis in brackets",
-        "Water boils at 100 degrees Celsius [...] at altitude it boils at a lower temperature.",
+        "Water boils at 100 degrees Celsius (212 degrees Fahrenheit) at sea level [...] at "
+        "altitude it boils at a lower temperature.",
         "Water boils at 100 degrees Celsius (212 degrees Fahrenheit) at sea level, where the air "
         "presses down with a standard pressure. At altitude it boils at a lower temperature.",
     ),
@@ -221,6 +222,17 @@ def test_a_skipped_clause_may_not_hide_a_negation() -> None:
     assert guarded.detail is not None and "a negation" in guarded.detail
 
 
+@pytest.mark.parametrize("policy", [EXACT, FUZZY], ids=["exact", "fuzzy"])
+def test_a_skipped_stretch_may_not_hide_a_number(policy: QuotePolicy) -> None:
+    """Both pieces are verbatim, but the ellipsis skips "(212 degrees Fahrenheit) at sea
+    level": refused in both modes, the detail naming the number it skips."""
+    quote = "Water boils at 100 degrees Celsius [...] At altitude it boils at a lower temperature."
+    guarded = guard(reply(quote), SHOWN, policy)
+    assert (guarded.label, guarded.reason) == (Label.NOT_FOUND, NOT_IN_SOURCE)
+    assert guarded.judge_label is Label.SUPPORTED
+    assert guarded.detail is not None and "a number" in guarded.detail
+
+
 def test_each_piece_of_an_ellipsis_quote_meets_the_minimum() -> None:
     quote = (
         "Salt does \u2026 raise the boiling point by much: a teaspoon adds less than one degree."
@@ -234,8 +246,8 @@ def test_a_verbatim_quote_with_a_skipped_clause_stands_in_exact_mode_as_the_judg
     None
 ):
     quote = (
-        "The city's derivatives exchange community \u2026 established the city as a global "
-        "financial center."
+        "The city's derivatives exchange community \u2026 in 1848, established the city as a "
+        "global financial center."
     )
     for policy in (EXACT, FUZZY):
         guarded = guard(reply(quote), SHOWN, policy)
@@ -249,8 +261,8 @@ def test_ellipsis_pieces_come_in_page_order_within_adjacent_passages() -> None:
     assert guard(reply(backwards), SHOWN, FUZZY).reason == NOT_IN_SOURCE
     # Passages 0 and 1 are adjacent in the page: one stretch of text.
     across = (
-        "At altitude it boils at a lower temperature \u2026 established the city as a global "
-        "financial center."
+        "At altitude it boils at a lower temperature \u2026 Chicago Board of Trade in 1848, "
+        "established the city as a global financial center."
     )
     guarded = guard(reply(across), SHOWN, FUZZY)
     assert guarded.label is Label.SUPPORTED
