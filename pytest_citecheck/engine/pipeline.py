@@ -67,6 +67,8 @@ from pytest_citecheck.stages.guard import (
 )
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.quote_policy import thin_piece
+from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
 from pytest_citecheck.stages.url_policy import landing_refusal, mask_landing
@@ -210,8 +212,16 @@ class Verifier:
     # -- URL citations -------------------------------------------------------
 
     def _verify_url(
-        self, claim: str, url: str, quote: str | None = None, quote_by: QuoteBy = "user"
+        self,
+        claim: str,
+        url: str,
+        quote: str | None = None,
+        quote_by: QuoteBy = "user",
+        fragment: bool = False,
     ) -> Verdict:
+        """``fragment``: the quote is the URL's text fragment, whose ``start,end`` range
+        marks the whole span between them (nothing is left out, so no gap is refused);
+        written by a person or the model, each end must still be a real span."""
         refused = check_url(self.url_policy, url)
         if refused is not None:
             return Verdict(
@@ -242,7 +252,8 @@ class Verifier:
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
         if quote is not None:
-            holding = self._passages_holding(quote, texts, quote_by == "provider")
+            whole_span = fragment and thin_piece(quote_pieces(quote)) is None
+            holding = self._passages_holding(quote, texts, quote_by == "provider" or whole_span)
             if holding is None:
                 if quote_by == "provider":
                     return self._provider_quote_missing(claim, texts, base)
@@ -484,10 +495,12 @@ class Verifier:
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
 
 
-def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy]:
-    """The quote a URL citation brings and who wrote it: its own ``quote``, else the
-    text fragment of its URL, written by whoever wrote the URL (Citation.own_quote)."""
-    return citation.own_quote()
+def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy, bool]:
+    """The quote a URL citation brings, who wrote it, and whether it is a text
+    fragment's: its own ``quote``, else the text fragment of its URL, written by
+    whoever wrote the URL (Citation.own_quote)."""
+    quote, by = citation.own_quote()
+    return quote, by, citation.quote is None and quote is not None
 
 
 # The notes of a reply a panel member's vote keeps (a vote has no review of its own).

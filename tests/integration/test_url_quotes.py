@@ -224,7 +224,7 @@ def test_a_found_provider_quote_steers_the_judge_like_any_other(
     assert result.verdicts[0].provider_quote_not_on_page is False
 
 
-def test_a_text_fragment_is_a_provider_quote_that_is_never_sent(
+def test_a_text_fragment_range_marks_its_whole_span_and_is_never_sent(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
     api, llm = doubles
@@ -265,6 +265,21 @@ def test_a_text_fragment_of_a_provider_url_the_page_lacks_marks_the_verdict(
     assert verdict.label != Label.FABRICATED
     assert verdict.provider_quote_not_on_page is True
     assert len(llm.calls) == 1
+
+
+def test_a_person_s_text_fragment_range_with_an_end_too_short_is_fabricated(
+    tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
+) -> None:
+    # A range marks the whole span between its ends (the span above skips "95 degrees"
+    # and is found), but an end of one word says nothing: "T ... L" is no quote.
+    api, llm = doubles
+    url = PAGE_URL + "#:~:text=In%20Denver%20the%20kettle,temperature"
+    claim = Claim(id="thin", claim=CLAIM, citations=[Citation(url=url)])
+    [result] = run(tmp_path, env_for(api, llm), "once", [claim])
+    [verdict] = result.verdicts
+    assert verdict.label == Label.FABRICATED
+    assert "too short" in (verdict.detail or "")
+    assert llm.calls == []
 
 
 @pytest.mark.parametrize("by", ["user", "model"])
