@@ -109,10 +109,17 @@ class StageBuilder:
             if self._client is None:
                 import httpx
 
-                from pytest_citecheck.recording.transport import StageTransport, stage_client
+                from pytest_citecheck.recording.transport import (
+                    Borrowed,
+                    StageTransport,
+                    stage_client,
+                )
 
                 batch = self.judge_batch()
-                inner = self.hooks.make_transport() if self.hooks.make_transport else None
+                # A hook's transport is its owner's (a Crawler job's serves every
+                # engine of the command): lent, never closed here.
+                hooked = self.hooks.make_transport() if self.hooks.make_transport else None
+                inner: httpx.BaseTransport | None = None if hooked is None else Borrowed(hooked)
                 if batch is not None:
                     inner = batch.transport(inner or httpx.HTTPTransport())
                 self._transport = StageTransport(self.settings.max_page_bytes, live=inner)
