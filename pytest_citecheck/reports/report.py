@@ -485,7 +485,7 @@ class Report:
                     if raw is not None:
                         found.setdefault(judge, []).append(raw)
                     if fallback is not None:
-                        asked_again[(judge, fallback)] = None
+                        _note_fallback(asked_again, judge, fallback)
         return [f"judge {judge}: {fallback}" for judge, fallback in asked_again] + [
             f"judge {judge} answered confidence on another scale than 0 to 1 "
             f"({', '.join(f'{r:g}' for r in dict.fromkeys(raws))}) in "
@@ -997,3 +997,16 @@ def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
         if v.evidence_quote:
             props.append((f"{prefix}.quote", v.evidence_quote))
     return [(name, scrub(str(value))) for name, value in props]
+
+
+def _note_fallback(seen: dict[tuple[str, str], None], judge: str, fallback: str) -> None:
+    """Keep ``judge``'s ``fallback`` unless one already kept says it (a server's
+    response format is learnt once per run: later calls say only the rest)."""
+    for kept_judge, kept in list(seen):
+        if kept_judge != judge:
+            continue
+        if fallback in kept:
+            return
+        if kept in fallback:
+            del seen[(kept_judge, kept)]
+    seen[(judge, fallback)] = None
