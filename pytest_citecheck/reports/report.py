@@ -500,9 +500,16 @@ class Report:
         (a replay costs nothing)."""
 
         def spent(s: Totals) -> str:
+            cut = (
+                f" (with {s.unanswered} billed, unanswered "
+                f"{'try' if s.unanswered == 1 else 'tries'}: received by the judge's server, "
+                "the connection cut before its answer, sent again)"
+                if s.unanswered
+                else ""
+            )
             return (
                 f"crawling API credits {s.credits:g}, judge tokens {s.input_tokens} in / "
-                f"{s.output_tokens} out"
+                f"{s.output_tokens} out{cut}"
             )
 
         replayed = [r for r in self.results.values() if r.replayed]
@@ -866,6 +873,9 @@ def _totals_json(t: Totals) -> dict[str, Any]:
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
     }
+    if t.unanswered:
+        # Only when there is one: judge tries billed, unanswered (in the tokens above).
+        data["billed_unanswered"] = t.unanswered
     if t.provider_quote_not_on_page:
         # Only when there is one: a run without writes the totals it always did.
         data["provider_quote_not_on_page"] = t.provider_quote_not_on_page

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import httpx
+import pytest
 
 from pytest_citecheck.core.retry import RetryPolicy, send
 from pytest_citecheck.engine.core import Engine, StageHooks
 from pytest_citecheck.engine.settings import EngineSettings
+from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.deliveries import DeliveryTransport
 from pytest_citecheck.recording.transport import Borrowed, StageTransport
-from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict
+from tests.doubles.llm import Fault, JudgeCall, LLMDouble, Scripted, verdict
 
 API = "https://api.crawlbase.test/"
 
@@ -91,3 +94,51 @@ def test_an_engine_leaves_a_hooks_transport_to_its_owner() -> None:
         transport.close()
     assert answered == [200]
     assert [call.body for call in llm.calls] == [request.content]
+
+
+@pytest.mark.allow_resend("the judge's first try is cut after the server received it")
+def test_a_judge_try_cut_after_it_was_sent_is_counted_as_billed(tmp_path: Path) -> None:
+    """The server received the request, then the connection dropped before its answer:
+    the retry sends it again and the provider bills both. The usage and the report's
+    spend line count both ("billed, unanswered"), not the answered one alone."""
+    from pytest_citecheck.claims.loader import parse_claim
+    from pytest_citecheck.engine.aggregate import totals
+    from pytest_citecheck.reports.report import Report
+    from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages
+    from tests.doubles.crawlbase import CrawlbaseDouble
+
+    claim = parse_claim(
+        {"id": "c", "claim": RECORDS[0]["claim"], "citations": [f"{SITE}/articles/boiling"]}
+    )
+    with CrawlbaseDouble() as api, LLMDouble() as llm:
+        add_pages(api)
+        llm.script(Fault("drop"))
+        settings = EngineSettings(
+            record_mode="all",
+            judge="openai:gpt-4o-mini",
+            judge_base_url=None,
+            terms=PLUGIN_TERMS,
+        )
+        environ = {
+            "CRAWLBASE_TOKEN": api.tokens["normal"],
+            "CITECHECK_CRAWLBASE_URL": api.base_url,
+            "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": llm.base_url("openai"),
+        }
+        with Engine.from_settings(
+            settings, hooks=StageHooks(make_ranker=FirstPassages), environ=environ
+        ) as engine:
+            [result] = engine.verify_claims_sync(
+                [claim], cassette_for=lambda c: tmp_path / "c.yaml"
+            )
+        readings = [c.body for c in llm.calls]
+    assert len(readings) == 2 and readings[0] == readings[1]  # the same request, twice
+    [verdict] = result.verdicts
+    assert verdict.usage is not None
+    assert verdict.usage.unanswered == 1
+    assert verdict.usage.input_tokens == 2 * 120  # both tries, as the provider bills them
+    assert totals([result]).unanswered == 1
+    spend = [
+        line.text for line in Report(results={"c": result}).lines() if "judge tokens" in line.text
+    ]
+    assert any("1 billed, unanswered try" in text for text in spend), spend

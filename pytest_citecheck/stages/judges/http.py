@@ -308,6 +308,13 @@ class HTTPJudge(ABC):
                 )
             except GaveUp as exc:
                 raise self._unavailable(exc) from None
+            if sent.unanswered:
+                self._warn_once(
+                    "unanswered",
+                    "%s: a request reached %s but its answer never came; it was sent again "
+                    "(counted as billed, unanswered)",
+                    self.url,
+                )
             found = self._fallback(body, sent.response)
             if found is None:
                 break
@@ -316,6 +323,10 @@ class HTTPJudge(ABC):
         if sent.response.is_success:
             self.answered_with(body)
         reply = self._handle(sent, body)
+        if sent.unanswered:
+            # The provider received (and may bill) each cut try: counted, not hidden.
+            usage = (reply.usage or Usage()).with_unanswered(sent.unanswered)
+            reply = reply.model_copy(update={"usage": usage})
         if asked_again:
             # Carried to the verdict, so the run's summary says it once per judge.
             reply = reply.model_copy(update={"fallback": "; ".join(asked_again)})
