@@ -96,6 +96,9 @@ def test_other_models_keep_temperature_zero_and_no_token_limit(llm: LLMDouble) -
         assert not {"max_tokens", "max_completion_tokens"} & set(body)
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_model_that_refuses_temperature_is_asked_again_without_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -239,6 +242,9 @@ def test_auto_falls_back_to_json_object_after_a_4xx_refusal_too() -> None:
     assert kinds == ["json_schema", "json_object"]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run(
     tmp_path: Path,
 ) -> None:
@@ -277,6 +283,7 @@ def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run
         assert "set citecheck_judge_response_format = auto or" in (v.detail or "")
 
 
+@pytest.mark.allow_resend("its claims cite one page: each claim's cassette crawls it")
 def test_auto_asks_a_server_that_refuses_json_schema_once_per_run(tmp_path: Path) -> None:
     """llama-cpp-python's server refuses json_schema with a 500: ``auto`` asks again
     with json_object, and asks that server so from then on -- every claim's judge
