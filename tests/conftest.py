@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 # pytester's in-process runs drop the modules first imported inside them, and
 # some libraries keep module-level state that outlives such a reload:
 # - PyYAML's C extension cannot be imported twice (its emitter then rejects the
@@ -14,6 +16,19 @@ import pytest
 import vcr  # noqa: F401
 import yaml  # noqa: F401
 
+from tests.doubles import PAID
+
+# A paid request body shown in a failure: enough to tell which call it was.
+_SHOWN = 300
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "allow_resend(reason): the test sends the same paid request (a judge call, a "
+        "crawl, a push) to a double more than once on purpose (it exercises a retry)",
+    )
+
 
 @pytest.fixture(autouse=True)
 def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,3 +37,27 @@ def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     GITHUB_STEP_SUMMARY / GITHUB_ACTIONS themselves."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _each_paid_request_once(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test in which the same paid request body (a judge call, a crawl, a
+    Crawler push) reached a test double twice: a resend the provider bills twice while
+    the cassette and the cost report show one. A test that exercises a
+    retry on purpose says so with ``@pytest.mark.allow_resend(reason)``."""
+    PAID.forget()
+    yield
+    resent = PAID.resent()
+    PAID.forget()
+    if not resent or request.node.get_closest_marker("allow_resend") is not None:
+        return
+    lines = [
+        f"{double} received {where} {times} times: {body[:_SHOWN].decode('utf-8', 'replace')!r}"
+        for double, where, body, times in resent
+    ]
+    pytest.fail(
+        "the same paid request reached a double more than once (a resend: billed twice, "
+        "counted once); fix the resend, or mark the test @pytest.mark.allow_resend(reason) "
+        "if it tests one:\n" + "\n".join(lines),
+        pytrace=False,
+    )

@@ -588,14 +588,35 @@ class Usage(BaseModel):
     output_tokens: int = 0
     # Answered through the provider's batch API (billed at its price); shown only when so.
     batch: bool = False
+    # Tries the provider received whole but whose answer never came (the connection
+    # failed after the request was written, and the retry sent it again): billed,
+    # unanswered. Each is counted in the tokens above as the answered try's tokens
+    # (the same request); shown only when there is one.
+    unanswered: int = 0
 
     @model_serializer(mode="wrap")
     def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
         # A synchronous call's usage serialises as it always did: two token counts.
         data = handler(self)
-        if not self.batch and isinstance(data, dict):
-            data.pop("batch", None)
+        if isinstance(data, dict):
+            if not self.batch:
+                data.pop("batch", None)
+            if not self.unanswered:
+                data.pop("unanswered", None)
         return data
+
+    def with_unanswered(self, tries: int) -> Usage:
+        """This usage with ``tries`` billed, unanswered tries of the same request added
+        (each as many tokens as the answered one)."""
+        if tries <= 0:
+            return self
+        return self.model_copy(
+            update={
+                "input_tokens": self.input_tokens * (1 + tries),
+                "output_tokens": self.output_tokens * (1 + tries),
+                "unanswered": self.unanswered + tries,
+            }
+        )
 
 
 class JudgeReply(BaseModel):

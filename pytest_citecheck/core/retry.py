@@ -9,6 +9,10 @@ One loop, sync and async, for every HTTP call citecheck makes:
   that means the account is out of quota);
 - when every try failed at the transport level, :class:`GaveUp` carries the last
   error for the caller to classify;
+- a try whose request was written whole before its connection failed (a reset, a
+  read timeout) reached the server, which may have done -- and billed -- the work:
+  it is counted in :attr:`Sent.unanswered` (and :attr:`GaveUp.unanswered`), so a
+  judge's usage counts it as billed ("billed, unanswered") instead of hiding it;
 - ``deadline`` bounds one request, retries and every wait included -- for a
   free slot under the service's :class:`~pytest_citecheck.core.limits.AdaptiveLimit`
   and for a ``Retry-After`` pause: each try gets only the time that is left as
@@ -106,15 +110,20 @@ class Sent:
     response: httpx.Response
     attempts: int
     stopped: str | None = None
+    # Tries written whole before their connection failed: received, maybe billed,
+    # never answered (the retry that followed sent the same request again).
+    unanswered: int = 0
 
 
 class GaveUp(Exception):
     """Every try failed at the transport level; ``__cause__`` is the last error."""
 
-    def __init__(self, attempts: int, error: BaseException) -> None:
+    def __init__(self, attempts: int, error: BaseException, unanswered: int = 0) -> None:
         super().__init__(f"{type(error).__name__} after {attempts} attempt(s)")
         self.attempts = attempts
         self.error = error
+        # Tries written whole before their connection failed (see Sent.unanswered).
+        self.unanswered = unanswered
 
 
 # How resolvers word "this name has no address" when there is no DNS answer at all.
@@ -208,6 +217,10 @@ def _log_retry(request: httpx.Request, what: str, wait: float, attempt: int, tot
 DEADLINE_EXTENSION = "citecheck.deadline"
 # httpcore's trace events that hand over a new connection's network stream.
 _NEW_STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
+# httpcore's trace events that say a request's body was written whole.
+_WRITTEN_EVENTS = frozenset(
+    {"http11.send_request_body.complete", "http2.send_request_body.complete"}
+)
 # The deadline of the try this thread is sending (read by the streams' reads and writes).
 _sending = threading.local()
 
@@ -243,7 +256,8 @@ def _bound_stream(stream: Any) -> None:
 
 class _BoundNewStreams:
     """httpcore's ``trace`` extension: bounds each new connection's stream
-    (:func:`_bound_stream`), then passes the event on to a caller's own tracer."""
+    (:func:`_bound_stream`), notes when the request was written whole, then passes
+    the event on to a caller's own tracer."""
 
     def __init__(self, previous: Callable[[str, dict[str, Any]], Any] | None) -> None:
         self.previous = previous
@@ -251,6 +265,8 @@ class _BoundNewStreams:
     def __call__(self, name: str, info: dict[str, Any]) -> Any:
         if name in _NEW_STREAM_EVENTS:
             _bound_stream(info.get("return_value"))
+        elif name in _WRITTEN_EVENTS:
+            _sending.written = True
         return None if self.previous is None else self.previous(name, info)
 
 
@@ -275,7 +291,11 @@ class _Deadline:
         return None if left is None else max(0.0, left)
 
     def arm(self, request: httpx.Request, attempt: int) -> None:
-        """Give this try only the time that is left (raises when none is)."""
+        """Give this try only the time that is left (raises when none is); watch
+        whether its request is written whole."""
+        trace = request.extensions.get("trace")
+        if not isinstance(trace, _BoundNewStreams):
+            request.extensions["trace"] = _BoundNewStreams(trace)
         left = self.left()
         if left is None:
             return
@@ -287,9 +307,6 @@ class _Deadline:
             for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")), **timeout}.items()
         }
         request.extensions[DEADLINE_EXTENSION] = self
-        trace = request.extensions.get("trace")
-        if not isinstance(trace, _BoundNewStreams):
-            request.extensions["trace"] = _BoundNewStreams(trace)
 
     def expired(self) -> bool:
         left = self.left()
@@ -348,13 +365,15 @@ def send(
     deadline = _Deadline(policy.deadline, policy.terms.option("timeout"))
     limiter = policy.limiter
     attempt = 0
+    unanswered = 0
     while True:
         # Waiting for a slot is part of the request: the deadline bounds it too.
         if limiter is not None and not limiter.acquire(deadline.left_or_none()):
-            raise GaveUp(attempt, deadline.no_slot(request, limiter))
+            raise GaveUp(attempt, deadline.no_slot(request, limiter), unanswered)
         try:
             deadline.arm(request, attempt)
             _sending.deadline = deadline
+            _sending.written = False
             try:
                 response = client.send(request)
             finally:
@@ -362,9 +381,11 @@ def send(
         except (httpx.TransportError, OSError) as exc:
             if limiter is not None:
                 limiter.release(None)
+            # Written whole, then cut: the server has it (and may bill it).
+            unanswered += bool(getattr(_sending, "written", False))
             wait = policy.delay(attempt, {})
             if wait is None or not deadline.allows(wait):
-                raise GaveUp(attempt + 1, deadline.blame(request, exc)) from exc
+                raise GaveUp(attempt + 1, deadline.blame(request, exc), unanswered) from exc
             _log_retry(request, type(exc).__name__, wait, attempt, policy.attempts)
         except BaseException:
             if limiter is not None:
@@ -375,7 +396,7 @@ def send(
                 limiter.release(response.status_code)
             wait, stopped = _wait_after_response(policy, attempt, response, is_final, deadline)
             if wait is None:
-                return Sent(response, attempt + 1, stopped)
+                return Sent(response, attempt + 1, stopped, unanswered)
             _log_retry(request, f"HTTP {response.status_code}", wait, attempt, policy.attempts)
             response.close()
         if limiter is not None and wait > 0:

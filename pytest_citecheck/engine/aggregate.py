@@ -68,6 +68,8 @@ class Totals(BaseModel):
     credits: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # Judge tries billed, unanswered (Usage.unanswered): counted in the tokens above.
+    unanswered: int = 0
     # Citations a judge panel decided, and how many of them it decided unanimously.
     panel_citations: int = 0
     unanimous: int = 0
@@ -117,6 +119,7 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
             if verdict.usage is not None:
                 t.input_tokens += verdict.usage.input_tokens
                 t.output_tokens += verdict.usage.output_tokens
+                t.unanswered += verdict.usage.unanswered
             if verdict.panel and len(verdict.panel) > 1:
                 t.panel_citations += 1
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1

@@ -441,6 +441,7 @@ class Verifier:
         usage = Usage(
             input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
             output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
+            unanswered=sum(v.usage.unanswered for v in votes if v.usage),
         )
         verdict = base.model_copy(
             update={

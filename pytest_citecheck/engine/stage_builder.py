@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.recording.transport import StageTransport
     from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
+    from pytest_citecheck.stages.judges.compat import ServerFormats
     from pytest_citecheck.stages.retrieval import Ranker
 
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
@@ -75,6 +76,9 @@ class StageBuilder:
         self._ranker: Ranker | None = None
         self._builtin_ranker = False
         self._judge_batch: JudgeBatch | None = None
+        # What each judge server was found to take (response format ``auto``): one
+        # finding per run and endpoint, shared by every judge built here.
+        self._formats: ServerFormats | None = None
 
     # -- HTTP: one client, a retry policy and a limit per service ---------------------
 
@@ -109,10 +113,17 @@ class StageBuilder:
             if self._client is None:
                 import httpx
 
-                from pytest_citecheck.recording.transport import StageTransport, stage_client
+                from pytest_citecheck.recording.transport import (
+                    Borrowed,
+                    StageTransport,
+                    stage_client,
+                )
 
                 batch = self.judge_batch()
-                inner = self.hooks.make_transport() if self.hooks.make_transport else None
+                # A hook's transport is its owner's (a Crawler job's serves every
+                # engine of the command): lent, never closed here.
+                hooked = self.hooks.make_transport() if self.hooks.make_transport else None
+                inner: httpx.BaseTransport | None = None if hooked is None else Borrowed(hooked)
                 if batch is not None:
                     inner = batch.transport(inner or httpx.HTTPTransport())
                 self._transport = StageTransport(self.settings.max_page_bytes, live=inner)
@@ -179,8 +190,12 @@ class StageBuilder:
     def builtin_judge(self, spec: str, require_key: bool = False, temperature: Any = None) -> Judge:
         """A new built-in judge for ``spec`` (``require_key``: raise ConfigurationError
         when its API key is not set)."""
-        from pytest_citecheck.stages.judges import make_judge
+        from pytest_citecheck.stages.judges import ServerFormats, make_judge
 
+        with self._lock:
+            if self._formats is None:
+                self._formats = ServerFormats()
+            formats = self._formats
         # The ini base URL is for the openai-compatible provider; the hosted
         # providers take theirs from the environment.
         compatible = spec.strip().lower().startswith("openai-compatible:")
@@ -194,6 +209,7 @@ class StageBuilder:
             temperature=self.settings.judge_temperature if temperature is None else temperature,
             response_format=self.settings.judge_response_format,
             terms=self.settings.terms,
+            formats=formats,
         )
         batch = self.judge_batch()
         if batch is not None:

@@ -92,7 +92,9 @@ class DeliveryTransport(httpx.BaseTransport):
     deliveries (by the ``url`` they ask for); sends the rest through ``fallback``.
 
     ``js_tokens``: the JavaScript token's values a request may carry (its placeholder
-    is always one); ``js_crawler``: whether the job pushes to a JavaScript Crawler."""
+    is always one); ``js_crawler``: whether the job pushes to a JavaScript Crawler.
+    ``fallback`` is borrowed (its owner closes it); without one, this transport opens
+    a network transport of its own and closes it in :meth:`close`."""
 
     def __init__(
         self,
@@ -105,6 +107,7 @@ class DeliveryTransport(httpx.BaseTransport):
         base = urlsplit(api_base)
         self.api_base = api_base
         self._api = (base.scheme, base.hostname, base.port, base.path or "/")
+        self._owns_fallback = fallback is None
         self._fallback = fallback if fallback is not None else httpx.HTTPTransport()
         self._js_tokens = frozenset({*js_tokens, TOKEN_PLACEHOLDERS["javascript"]})
         self.js_crawler = js_crawler
@@ -135,10 +138,13 @@ class DeliveryTransport(httpx.BaseTransport):
         JavaScript delivery for yet: the fetcher itself crawls each from ``pages``
         (no recording, no network, no judge), so a claim waits for every such page
         before it runs, instead of being judged once per page it waits for."""
+        from pytest_citecheck.recording.transport import Borrowed
         from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 
         out: list[str] = []
-        client = httpx.Client(transport=self)
+        # Borrowed: closing this client must not close the fallback every other
+        # claim's judge requests are in flight on.
+        client = httpx.Client(transport=Borrowed(self))
         fetcher = CrawlbaseFetcher(
             token=TOKEN_PLACEHOLDERS["normal"],
             js_token=TOKEN_PLACEHOLDERS["javascript"],
@@ -199,4 +205,5 @@ class DeliveryTransport(httpx.BaseTransport):
         return delivery_reply(found, request)
 
     def close(self) -> None:
-        self._fallback.close()
+        if self._owns_fallback:
+            self._fallback.close()

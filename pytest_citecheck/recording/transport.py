@@ -293,9 +293,31 @@ def claim_http(http: ClaimHTTP | None) -> Iterator[None]:
         _current.reset(token)
 
 
+class Borrowed(httpx.BaseTransport):
+    """``transport`` lent to a borrower that does not own it: requests go through,
+    :meth:`close` leaves it open (its owner closes it).
+
+    Closing an httpx client closes its transport, and closing a shared transport cuts
+    every request in flight on it -- after the server has received them, so a retry
+    sends (and a provider bills) the same request twice. Whatever hands a transport it
+    keeps using to a client that will be closed hands it over wrapped in this."""
+
+    def __init__(self, transport: httpx.BaseTransport) -> None:
+        self.transport = transport
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.transport.handle_request(request)
+
+    def close(self) -> None:
+        """Leave the lent transport open: it is not the borrower's to close."""
+
+
 class StageTransport(httpx.BaseTransport):
     """The transport of every stage client: the current claim's cassette, or the
-    network (with the deadline and the size cap) when no cassette is in use."""
+    network (with the deadline and the size cap) when no cassette is in use.
+
+    ``live`` (None: a network transport of its own, built on first use) is closed
+    with this one: a transport it only borrows comes wrapped in :class:`Borrowed`."""
 
     def __init__(self, max_bytes: int | None = None, live: httpx.BaseTransport | None = None):
         self.max_bytes = max_bytes

@@ -485,7 +485,7 @@ class Report:
                     if raw is not None:
                         found.setdefault(judge, []).append(raw)
                     if fallback is not None:
-                        asked_again[(judge, fallback)] = None
+                        _note_fallback(asked_again, judge, fallback)
         return [f"judge {judge}: {fallback}" for judge, fallback in asked_again] + [
             f"judge {judge} answered confidence on another scale than 0 to 1 "
             f"({', '.join(f'{r:g}' for r in dict.fromkeys(raws))}) in "
@@ -500,9 +500,16 @@ class Report:
         (a replay costs nothing)."""
 
         def spent(s: Totals) -> str:
+            cut = (
+                f" (with {s.unanswered} billed, unanswered "
+                f"{'try' if s.unanswered == 1 else 'tries'}: received by the judge's server, "
+                "the connection cut before its answer, sent again)"
+                if s.unanswered
+                else ""
+            )
             return (
                 f"crawling API credits {s.credits:g}, judge tokens {s.input_tokens} in / "
-                f"{s.output_tokens} out"
+                f"{s.output_tokens} out{cut}"
             )
 
         replayed = [r for r in self.results.values() if r.replayed]
@@ -866,6 +873,9 @@ def _totals_json(t: Totals) -> dict[str, Any]:
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
     }
+    if t.unanswered:
+        # Only when there is one: judge tries billed, unanswered (in the tokens above).
+        data["billed_unanswered"] = t.unanswered
     if t.provider_quote_not_on_page:
         # Only when there is one: a run without writes the totals it always did.
         data["provider_quote_not_on_page"] = t.provider_quote_not_on_page
@@ -997,3 +1007,16 @@ def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
         if v.evidence_quote:
             props.append((f"{prefix}.quote", v.evidence_quote))
     return [(name, scrub(str(value))) for name, value in props]
+
+
+def _note_fallback(seen: dict[tuple[str, str], None], judge: str, fallback: str) -> None:
+    """Keep ``judge``'s ``fallback`` unless one already kept says it (a server's
+    response format is learnt once per run: later calls say only the rest)."""
+    for kept_judge, kept in list(seen):
+        if kept_judge != judge:
+            continue
+        if fallback in kept:
+            return
+        if kept in fallback:
+            del seen[(kept_judge, kept)]
+    seen[(judge, fallback)] = None

@@ -6,10 +6,49 @@ They speak the providers' wire formats and listen on 127.0.0.1 only.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
+
+
+class PaidRequests:
+    """Every paid request the doubles received (a judge call, a crawl, a Crawler push),
+    counted by its body (a GET's by its query).
+
+    A client that re-sends a request the provider already received pays for it twice
+    while the cassette and the cost report show one; ``tests/conftest.py`` fails every
+    test in which the same paid body reached a double twice, unless the test is marked
+    ``allow_resend`` (it exercises a retry on purpose). A double's ``reset()`` starts a
+    new round: what it received before is forgotten here too."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[tuple[str, str, bytes]] = Counter()
+
+    def received(self, double: str, where: str, body: bytes) -> None:
+        """``double`` (its name and port) received ``body`` at ``where`` (method, path)."""
+        with self._lock:
+            self._counts[(double, where, body)] += 1
+
+    def forget(self, double: str | None = None) -> None:
+        """Forget what ``double`` received (None: every double)."""
+        with self._lock:
+            if double is None:
+                self._counts.clear()
+            else:
+                for key in [k for k in self._counts if k[0] == double]:
+                    del self._counts[key]
+
+    def resent(self) -> list[tuple[str, str, bytes, int]]:
+        """Each body received more than once: (double, where, body, times)."""
+        with self._lock:
+            return [(d, w, b, n) for (d, w, b), n in self._counts.items() if n > 1]
+
+
+# The one ledger of this process (an xdist worker has its own).
+PAID = PaidRequests()
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -73,6 +112,15 @@ class LoopbackServer:
         )
         self._thread.start()
         return self
+
+    @property
+    def ledger_name(self) -> str:
+        """How :data:`PAID` names this double: its class and port."""
+        return f"{type(self).__name__}:{self._port}"
+
+    def paid(self, where: str, body: bytes) -> None:
+        """Count a paid request this double received (see :class:`PaidRequests`)."""
+        PAID.received(self.ledger_name, where, body)
 
     def stop(self) -> None:
         if self._server is not None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from tests.doubles import LoopbackServer, QuietHandler
+from tests.doubles import PAID, LoopbackServer, QuietHandler
 
 DEFAULT_TOKENS: Mapping[str, str] = {
     "normal": "double-normal-token-0123",
@@ -335,6 +335,7 @@ class CrawlbaseDouble(LoopbackServer):
             self._state.calls.clear()
             self._state.served.clear()
             self._state.rejected = self._state.peak_in_flight = 0
+        PAID.forget(self.ledger_name)
 
     # -- the server ------------------------------------------------------------
 
@@ -344,6 +345,7 @@ class CrawlbaseDouble(LoopbackServer):
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         state = self._state
+        double = self
 
         class Handler(QuietHandler):
             def do_GET(self) -> None:
@@ -351,6 +353,8 @@ class CrawlbaseDouble(LoopbackServer):
                 params = dict(parse_qsl(split.query, keep_blank_values=True))
                 path = split.path or "/"
                 token = params.get("token")
+                if path == "/":  # a crawl (Storage reads are not billed)
+                    double.paid("GET /", split.query.encode())
                 if path == "/" and not self._admit():
                     with state.lock:
                         kind = state.kind_of(token)

@@ -548,7 +548,9 @@ class CrawlerDouble(LoopbackServer):
 
         class Handler(QuietHandler):
             def do_GET(self) -> None:
-                params = dict(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
+                query = urlsplit(self.path).query
+                double.paid("GET /", query.encode())  # a push is billed as a crawl
+                params = dict(parse_qsl(query, keep_blank_values=True))
                 kind = state.kind_of(params.get("token"))
                 url = params.get("url", "")
                 rid: str | None = None

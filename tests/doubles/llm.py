@@ -85,7 +85,7 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
-from tests.doubles import LoopbackServer, QuietHandler
+from tests.doubles import PAID, LoopbackServer, QuietHandler
 
 Provider = Literal["openai", "anthropic", "ollama"]
 ROUTES: dict[str, Provider] = {
@@ -268,8 +268,6 @@ class LLMDouble(LoopbackServer):
         self.confirm_responder: Responder | None = confirm_responder or responder
         self.confirmations: list[JudgeCall] = []
         self._awaiting: dict[str, tuple[dict[str, Any], list[str]]] = {}
-        # Confirmations answered, by request body (see _confirming).
-        self._confirmed: dict[bytes, dict[str, Any]] = {}
         self.api_key = api_key
         self.rejects = frozenset(rejects)
         self.json_schema_status = json_schema_status
@@ -311,8 +309,8 @@ class LLMDouble(LoopbackServer):
             self._queue.clear()
             self.calls.clear()
             self.confirmations.clear()
-            self._confirmed.clear()
             self._awaiting.clear()
+        PAID.forget(self.ledger_name)
         return self
 
     @property
@@ -349,17 +347,6 @@ class LLMDouble(LoopbackServer):
         :attr:`confirmations` (not :attr:`calls`), never take a scripted item, and are
         answered by ``confirm_responder``, else the explicit ``responder``, else with
         the answer they confirm (a consistent judge)."""
-        value = self._awaited_by(call)
-        if value is None:
-            # The same request again (a client's retry after a timeout or a dropped
-            # connection) is the confirmation it was the first time.
-            return self._confirmed.get(call.body)
-        del self._awaiting[call.claim or ""]
-        self._confirmed[call.body] = value
-        return value
-
-    def _awaited_by(self, call: JudgeCall) -> dict[str, Any] | None:
-        """The reading ``call`` confirms: one passage holding that reading's quote."""
         awaited = self._awaiting.get(call.claim or "")
         if awaited is None or len(call.passages) != 1:
             return None
@@ -370,6 +357,7 @@ class LLMDouble(LoopbackServer):
             return None
         if evidence not in " ".join(" ".join(p.split()) for p in shown):
             return None
+        del self._awaiting[call.claim or ""]
         return value
 
     def _remember(self, call: JudgeCall, answer: Scripted) -> None:
@@ -809,6 +797,7 @@ class _Handler(QuietHandler):
             self.double.calls.append(call)
             self._reply(Raw(404, "404 page not found", {"content-type": "text/plain"}))
             return
+        self.double.paid(f"POST {path}", body)
         rejected = render_rejection(call, self.double.rejects, self.double.json_schema_status)
         if rejected is not None:
             with self.double._lock:

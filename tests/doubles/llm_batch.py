@@ -352,11 +352,13 @@ class _BatchHandler(_Handler):
         parts = path.strip("/").split("/")
         double = self.double
         if path == "/v1/files":
-            return self._json(200, double.upload(self._upload()))
+            upload = self._upload()
+            double.paid(f"POST {path}", upload)  # a batch's requests, billed when run
+            return self._json(200, double.upload(upload))
         if path == "/v1/batches":
-            return self._json(200, double.create_openai(self._body(), self._headers()))
+            return self._json(200, double.create_openai(self._body(path), self._headers()))
         if path == "/v1/messages/batches":
-            return self._json(200, double.create_anthropic(self._body(), self._headers()))
+            return self._json(200, double.create_anthropic(self._body(path), self._headers()))
         if (
             len(parts) >= 3
             and parts[-1] == "cancel"
@@ -379,8 +381,11 @@ class _BatchHandler(_Handler):
         length = int(self.headers.get("content-length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _body(self) -> dict[str, Any]:
+    def _body(self, paid: str | None = None) -> dict[str, Any]:
+        """The JSON body; ``paid``: the path of a paid request, counted in PAID."""
         raw = self._raw_body()
+        if paid is not None:
+            self.double.paid(f"POST {paid}", raw)
         value = json.loads(raw) if raw else {}
         return value if isinstance(value, dict) else {}
 

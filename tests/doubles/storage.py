@@ -8,7 +8,9 @@ with ``format=html`` (the default) or ``format=json``:
   ``pc_status``, ``rid`` and ``url`` headers;
 - json: ``{"stored_at", "pc_status", "original_status", "rid", "url", "body"}``;
 - 404 with an empty body for an unknown or expired rid (``expire``), 401 for a
-  token that is not one of ``tokens`` (either token kind is accepted), 422
+  token that is not one of ``tokens`` (either token kind is accepted), 404 for a
+  page kept under the other token (``put(..., token_kind=)``: Crawlbase's own plugin
+  says "Storage is per-token"; without it either token reads the page), 422
   when neither or both of rid and url are given.
 
 Usage::
@@ -48,6 +50,8 @@ class StoredPage:
     original_status: int = 200
     pc_status: int = 200
     stored_at: str = STORED_AT
+    # The token kind it was crawled with, whose storage alone holds it (None: any).
+    token_kind: str | None = None
 
 
 @dataclass
@@ -64,7 +68,8 @@ class _State:
 def _answer(
     state: _State, path: str, params: Mapping[str, str]
 ) -> tuple[int, list[tuple[str, str]], bytes]:
-    if state.kind_of(params.get("token")) is None:
+    kind = state.kind_of(params.get("token"))
+    if kind is None:
         return 401, [], b""
     if path != "/storage":
         return 404, [], b""
@@ -75,7 +80,7 @@ def _answer(
         page = state.pages.get(rid)
     else:
         page = next((p for p in reversed(state.pages.values()) if p.url == url), None)
-    if page is None:
+    if page is None or page.token_kind not in (None, kind):
         return 404, [], b""
     if params.get("format", "html") == "json":
         body = {
@@ -126,9 +131,18 @@ class StorageDouble(LoopbackServer):
         *,
         original_status: int = 200,
         stored_at: str = STORED_AT,
+        token_kind: str | None = None,
     ) -> StoredPage:
-        """Store (or replace) a page under ``rid``."""
-        page = StoredPage(rid, url, body, original_status=original_status, stored_at=stored_at)
+        """Store (or replace) a page under ``rid`` (``token_kind``: only that token's
+        storage holds it)."""
+        page = StoredPage(
+            rid,
+            url,
+            body,
+            original_status=original_status,
+            stored_at=stored_at,
+            token_kind=token_kind,
+        )
         with self._state.lock:
             self._state.pages[rid] = page
         return page

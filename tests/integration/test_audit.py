@@ -196,6 +196,37 @@ def test_a_stored_page_is_read_back_by_rid_with_either_token(kind: str) -> None:
     assert call.kind == kind
 
 
+def both_tokens(storage: StorageDouble) -> dict[str, str]:
+    return {**storage_env(storage, "normal"), **storage_env(storage, "javascript")}
+
+
+def test_a_page_kept_under_the_javascript_token_is_read_back_with_both_set() -> None:
+    """Storage is per token: a page the JavaScript token crawled answers 404 to the
+    Normal token. With both set, the read-back asks the other token too."""
+    with StorageDouble() as storage:
+        storage.put("rid-js", "https://example.com/app", "# App\n", token_kind="javascript")
+        page = read_stored_page("rid-js", environ=both_tokens(storage))
+        kinds = [c.kind for c in storage.calls]
+    assert page.body == "# App\n"
+    assert kinds == ["normal", "javascript"]
+
+
+def test_the_token_that_crawled_the_page_is_asked_first() -> None:
+    with StorageDouble() as storage:
+        storage.put("rid-js", "https://example.com/app", "# App\n", token_kind="javascript")
+        page = read_stored_page("rid-js", environ=both_tokens(storage), crawled_with="javascript")
+        kinds = [c.kind for c in storage.calls]
+    assert page.body == "# App\n"
+    assert kinds == ["javascript"]
+
+
+def test_a_rid_neither_token_holds_is_not_stored_after_asking_both() -> None:
+    with StorageDouble() as storage:
+        with pytest.raises(PageNotStored, match="asked with CRAWLBASE_TOKEN and CRAWLBASE_JS"):
+            read_stored_page("rid-none", environ=both_tokens(storage))
+        assert [c.kind for c in storage.calls] == ["normal", "javascript"]
+
+
 def test_an_expired_rid_is_a_clear_message() -> None:
     with StorageDouble() as storage:
         storage.put("rid-1", "https://example.com/a", "text")

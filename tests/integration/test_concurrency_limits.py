@@ -65,6 +65,9 @@ def limited_api() -> CrawlbaseDouble:
     return api
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_429s_shrink_the_limit_and_every_claim_is_recorded_once(
     tmp_path: Path, limited_api: CrawlbaseDouble
 ) -> None:

@@ -87,6 +87,9 @@ def test_a_push_answers_a_rid_and_the_page_is_delivered_as_documented(
     assert crawler.credits == 1 and crawler.retries == 0
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_pushes_beyond_the_limit_per_second_are_429_and_not_crawled(hook: Webhook) -> None:
     # The clock stands still: all five pushes fall in the same second.
     with CrawlerDouble({"c": hook.url}, pushes_per_second=3, clock=lambda: 100.0) as crawler:

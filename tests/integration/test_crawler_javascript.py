@@ -105,6 +105,9 @@ def sync_labels(records: Path, tmp_path: Path, name: str) -> dict[tuple[str, str
     return labels(report)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_page_that_needs_javascript_is_pushed_to_the_js_crawler_and_replays_offline(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -167,6 +170,9 @@ def test_a_page_that_needs_javascript_is_pushed_to_the_js_crawler_and_replays_of
     assert labels(replayed) == found
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_without_a_js_crawler_the_labels_are_a_run_without_the_javascript_token(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -220,6 +226,9 @@ def test_without_a_js_crawler_the_labels_are_a_run_without_the_javascript_token(
         ("mark_sending", "killed after the JavaScript push was queued and taken, before it left"),
         ("mark_pushed", "killed after the JavaScript push was answered, before its rid was kept"),
     ],
+)
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
 )
 def test_a_job_killed_after_queueing_a_javascript_push_resumes_without_pushing_it_twice(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -290,6 +299,9 @@ def test_js_crawler_needs_via_crawler_and_the_javascript_token(
     assert api.calls == []
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_recheck_through_both_crawlers_finds_what_a_synchronous_recheck_finds(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -346,6 +358,9 @@ def test_the_crawler_double_renders_on_a_javascript_crawler_for_its_token_only()
     assert bodies == {"c#1.js": APP_PAGE.js.markdown if APP_PAGE.js else "", "c#1": "Loading..."}
 
 
+@pytest.mark.allow_resend(
+    "its two pages hold the same text: the two citations' judge questions are identical"
+)
 def test_a_claim_with_two_javascript_pages_waits_for_both_and_is_judged_once(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -372,6 +387,9 @@ def test_a_claim_with_two_javascript_pages_waits_for_both_and_is_judged_once(
     assert len(llm.calls) == 2
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_javascript_crawler_and_a_judge_batch_together_give_the_synchronous_labels(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

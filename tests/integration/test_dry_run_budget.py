@@ -90,6 +90,9 @@ def where(root: Path) -> object:
     return lambda c: cassette_path(root / CLAIM_FILE, c.id)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_dry_run_counts_what_the_recording_then_makes(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -140,6 +143,7 @@ def many(n: int) -> list[Claim]:
     return [claim(f"c{i:02d}", URLS[i % len(URLS)]) for i in range(n)]
 
 
+@pytest.mark.allow_resend("some of its claims cite one page: each claim's cassette crawls it")
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_a_credit_budget_stops_the_recording_and_reports_every_unrecorded_claim(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM], concurrency: int
@@ -175,6 +179,9 @@ def test_a_credit_budget_stops_the_recording_and_reports_every_unrecorded_claim(
     assert len(api.api_calls) == 3
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_cost_budget_counts_credits_and_tokens_at_the_users_prices(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -215,6 +222,7 @@ def test_a_cost_budget_without_prices_is_refused_before_any_request(
     assert api.api_calls == []
 
 
+@pytest.mark.allow_resend("r0 and r4 cite one page: each claim's cassette crawls it")
 def test_batch_dry_run_and_budget(
     tmp_path: Path,
     doubles: tuple[CrawlbaseDouble, StableLLM],

@@ -448,6 +448,9 @@ def test_pdf_named_in_the_query_only_is_fetched(api, fetcher):
 # -- transient replies -----------------------------------------------------------
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_429_is_retried_after_the_delay_the_api_asks_for(api, fetcher, sleeps):
     result = fetch(api, fetcher, Page(markdown=ARTICLE, transient=(429,), retry_after="3"))
 
@@ -457,6 +460,9 @@ def test_429_is_retried_after_the_delay_the_api_asks_for(api, fetcher, sleeps):
     assert result.credits == 1.5
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_5xx_is_retried_with_backoff(api, fetcher, sleeps):
     result = fetch(api, fetcher, Page(markdown=ARTICLE, transient=(500, 503, 522)))
 
@@ -465,6 +471,9 @@ def test_5xx_is_retried_with_backoff(api, fetcher, sleeps):
     assert sleeps == [0.5, 1.0, 2.0]
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_persistent_5xx_is_a_crawl_error(api, fetcher, sleeps):
     result = fetch(api, fetcher, Page(markdown=ARTICLE, transient=(503,) * 10))
 
@@ -609,6 +618,9 @@ _RULED = {
 
 
 @pytest.mark.parametrize("case", list(_RULED))
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_crawler_words_no_page_verdict_the_rules_decide(api, fetcher, case):
     """The same page, fetched by the crawler alone, carries no label: only the page
     rules (stages/fetch_rules.py) say what it is, as for any other fetcher."""

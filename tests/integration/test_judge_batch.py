@@ -161,6 +161,9 @@ def cost_line(out: str) -> str:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     provider: str, world: World
 ) -> None:
@@ -200,6 +203,9 @@ def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     assert "batch API" not in cost_line(sync_out)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())) as llm:
         code, _, _, recorded = world.batched(*PRICES)
@@ -221,6 +227,9 @@ def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     assert not any(KEYS["openai"] in text for text in judged)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: World) -> None:
     failing = "Water boils at 50 degrees Celsius at sea level."
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), fail_claims={failing})):
@@ -237,6 +246,9 @@ def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: Wo
     assert "boiling-point" in names and "boiling-point-50-degrees" not in names
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_an_expired_batch_makes_its_claims_errors_never_labels(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), expire=True)) as llm:
         code, _, _, report = world.batched("--judge", JUDGES["anthropic"])
@@ -249,6 +261,9 @@ def test_an_expired_batch_makes_its_claims_errors_never_labels(world: World) -> 
     assert len(llm.batches) == 1  # nothing asked twice
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_batch_that_never_ends_is_cancelled_after_the_wait(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), never_end=True)) as llm:
         code, _, _, report = world.batched("--judge-batch-wait", "0.3")
@@ -272,6 +287,9 @@ def test_judge_batch_refuses_a_judge_without_a_batch_api(world: World) -> None:
     assert not world.tapes()
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_feature_the_model_refuses_in_the_batch_is_asked_again_in_the_next_batch(
     world: World,
 ) -> None:
@@ -294,6 +312,9 @@ def test_a_feature_the_model_refuses_in_the_batch_is_asked_again_in_the_next_bat
     assert any(f and "without strict" in f for f in fallback)
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(world: World) -> None:
     from pytest_citecheck.engine.judge_batch import JudgeBatch
 
@@ -318,6 +339,9 @@ def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(world: 
     assert all("chat/completions" not in t.read_text("utf-8") for t in world.tapes())
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: World) -> None:
     claims = str(world.suite / "citecheck_boiling.yaml")
     argv = ["batch", claims, "--record", "live", "--ranker", "bm25", "--allow-contradicted"]
@@ -337,6 +361,9 @@ def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: Worl
     assert not (world.suite / "cassettes").exists()
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> None:
     # Recorded where the plugin keeps cassettes (cassettes/<file stem>/ beside the files).
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())):

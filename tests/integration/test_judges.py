@@ -309,6 +309,7 @@ def test_ollama_request_and_reply(llm: LLMDouble) -> None:
     assert request.extensions["timeout"]["read"] == 12.5
 
 
+@pytest.mark.allow_resend("asks the same question twice on purpose (its bodies are compared)")
 def test_the_request_body_is_byte_identical_across_calls(llm: LLMDouble) -> None:
     for provider in PROVIDERS:
         judge = judge_for(llm, provider)
@@ -318,6 +319,9 @@ def test_the_request_body_is_byte_identical_across_calls(llm: LLMDouble) -> None
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_judge_honours_retry_after_then_backs_off(llm: LLMDouble, provider: str) -> None:
     slept: list[float] = []
     judge = judge_for(llm, provider, retry=RetryPolicy(sleep=slept.append))
@@ -345,6 +349,9 @@ RETRIED: list[FaultKind] = ["rate_limited", "server_error", "overloaded", "drop"
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("kind", RETRIED)
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_transient_fault_is_retried_then_ok(llm: LLMDouble, provider: str, kind: Any) -> None:
     slept: list[float] = []
     judge = judge_for(llm, provider, retry=RetryPolicy(sleep=slept.append))
@@ -353,6 +360,9 @@ def test_transient_fault_is_retried_then_ok(llm: LLMDouble, provider: str, kind:
     assert len(llm.calls) == 3 and len(slept) == 2
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_timeout_is_retried_then_ok(llm: LLMDouble) -> None:
     judge = judge_for(llm, "ollama", timeout=0.2)
     llm.script(Fault("hang", seconds=1.0), verdict("supported", QUOTE, 0.9))
@@ -387,6 +397,9 @@ FAILING: list[FaultKind] = [kind for kind in FAULT_KINDS if kind != "hang"]
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("kind", FAILING)
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_fault_table(llm: LLMDouble, provider: str, kind: Any) -> None:
     """Every persistent fault is an error with its reason -- never a verdict."""
     judge = judge_for(llm, provider)
@@ -578,6 +591,9 @@ def test_pipeline_believes_a_good_reply(llm: LLMDouble, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", FAILING)
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_pipeline_turns_every_fault_into_error(llm: LLMDouble, tmp_path: Path, kind: Any) -> None:
     llm.script(*[Fault(kind)] * 4, verdict("supported", QUOTE, 0.99))
     verdict_ = _verify_section(judge_for(llm, "openai"), tmp_path)

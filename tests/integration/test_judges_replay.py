@@ -93,6 +93,9 @@ def test_recording_replays_to_the_same_reply(
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_recorded_retry_replays_the_same_way(
     tmp_path: Path, provider: str, client: httpx.Client
 ) -> None:

@@ -96,6 +96,9 @@ def test_other_models_keep_temperature_zero_and_no_token_limit(llm: LLMDouble) -
         assert not {"max_tokens", "max_completion_tokens"} & set(body)
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_model_that_refuses_temperature_is_asked_again_without_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -239,6 +242,9 @@ def test_auto_falls_back_to_json_object_after_a_4xx_refusal_too() -> None:
     assert kinds == ["json_schema", "json_object"]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run(
     tmp_path: Path,
 ) -> None:
@@ -275,6 +281,42 @@ def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run
             Reason.JUDGE_HTTP_ERROR,
         )
         assert "set citecheck_judge_response_format = auto or" in (v.detail or "")
+
+
+@pytest.mark.allow_resend("its claims cite one page: each claim's cassette crawls it")
+def test_auto_asks_a_server_that_refuses_json_schema_once_per_run(tmp_path: Path) -> None:
+    """llama-cpp-python's server refuses json_schema with a 500: ``auto`` asks again
+    with json_object, and asks that server so from then on -- every claim's judge
+    call (and each confirmation) was sent twice before, a 500 then json_object."""
+    from pytest_citecheck.claims.loader import parse_claim
+    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages
+    from tests.doubles.crawlbase import CrawlbaseDouble
+
+    claims = [
+        parse_claim({"id": r["id"], "claim": r["claim"], "citations": [f"{SITE}/articles/boiling"]})
+        for r in RECORDS
+    ]
+    with CrawlbaseDouble() as api, served("json_schema") as llm:
+        add_pages(api)
+        settings = EngineSettings(
+            record_mode="all",
+            judge="openai-compatible:smollm2",
+            judge_base_url=llm.base_url("openai"),
+            concurrency=4,
+            terms=PLUGIN_TERMS,
+        )
+        environ = {"CRAWLBASE_TOKEN": api.tokens["normal"], "CITECHECK_CRAWLBASE_URL": api.base_url}
+        with Engine.from_settings(
+            settings, hooks=StageHooks(make_ranker=FirstPassages), environ=environ
+        ) as engine:
+            results = engine.verify_claims_sync(claims)
+        kinds = [c.json()["response_format"]["type"] for c in [*llm.calls, *llm.confirmations]]
+    assert len(claims) > 2
+    assert all(r.label != Label.ERROR for r in results), [r.label for r in results]
+    # One refusal in the run; every other request asked in the form the server takes.
+    assert kinds.count("json_schema") == 1
+    assert kinds.count("json_object") == len(kinds) - 1 >= len(claims)
 
 
 def test_the_hosted_openai_provider_does_not_fall_back_to_json_object() -> None:

@@ -77,6 +77,9 @@ def agreeing() -> dict[str, Scripted]:
     }
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
     tmp_path: Path,
 ) -> None:
@@ -110,6 +113,9 @@ def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
     assert v.usage is not None and v.usage.input_tokens == 3 * 120
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_member_that_fails_is_an_error_vote_and_cannot_tip_the_majority(
     tmp_path: Path,
 ) -> None:
@@ -167,6 +173,9 @@ def test_an_error_vote_counts_under_each_rule(
         assert v.reason == reason
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
     answers = {
         "judge-a": verdict("supported", QUOTE, 0.9),
@@ -187,6 +196,9 @@ def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
     assert dumped(replayed) == dumped(recorded)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
     tmp_path: Path,
 ) -> None:
@@ -237,6 +249,9 @@ def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
     assert recorded[0].verdicts[0].judge == "openai:judge-a"
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:
     panel_claim = CLAIMS[0].model_copy(update={"judges": PANEL})
     with (
@@ -311,6 +326,9 @@ def test_an_unreachable_member_is_named_and_replays_to_the_same_result(
         assert dumped([replayed]) == dumped([recorded])
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_members_server_error_is_recorded_without_the_servers_install_path(
     tmp_path: Path,
 ) -> None:

@@ -95,6 +95,9 @@ def test_a_quote_not_on_the_recorded_page_is_fabricated_without_a_judge_call(
     assert replayed.model_dump() == result.model_dump()
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_found_quote_makes_the_judge_read_the_passage_holding_it(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -150,6 +153,9 @@ def test_a_dead_page_keeps_its_label_whatever_the_quote(
     assert llm.calls == []
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_number(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -172,6 +178,9 @@ def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_num
 # -- who wrote the quote ---------------------------------------------------------------------
 
 
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fabricated(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -210,6 +219,9 @@ def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fa
     assert [r.model_dump() for r in replayed] == [r.model_dump() for r in results]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_found_provider_quote_steers_the_judge_like_any_other(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -224,6 +236,9 @@ def test_a_found_provider_quote_steers_the_judge_like_any_other(
     assert result.verdicts[0].provider_quote_not_on_page is False
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_text_fragment_range_marks_its_whole_span_and_is_never_sent(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:

@@ -67,9 +67,12 @@ def test_default_settings_fall_back_and_replay_offline(
     )
     recorded = suite.runpytest("--citecheck", "--citecheck-record=once")
     recorded.assert_outcomes(passed=2)
-    # Temperature refused, json_schema refused, answered; the confirmation call falls back
-    # the same way (decided per call): two more refusals, then its answer. Twice.
-    assert len(llm.calls) == 10
+    # Temperature refused, json_schema refused, answered: the server's response format
+    # is learnt once in the run, so every later call (the confirmation, the second
+    # claim) is sent json_object at once; only the temperature is refused each time.
+    kinds = [c.json()["response_format"]["type"] for c in [*llm.calls, *llm.confirmations]]
+    assert kinds == ["json_schema"] * 2 + ["json_object"] * 7
+    assert len(llm.calls) == 7
     assert len(llm.confirmations) == 2
     llm.stop()
     replayed = suite.runpytest("--citecheck")

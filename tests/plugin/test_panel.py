@@ -61,6 +61,9 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     return pytester
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -132,6 +135,9 @@ def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
     assert "openai:judge-c" in html
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_claim_files_judges_make_the_panel_and_the_agreement_floor_gates(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -156,6 +162,9 @@ def test_a_claim_files_judges_make_the_panel_and_the_agreement_floor_gates(
     unanimous.stdout.fnmatch_lines(["*::salt PASSED [[]not_found panel ssn]*"])
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_without_a_panel_nothing_about_panels_is_printed_or_written(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -213,6 +222,9 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("min_votes", [None, "2"])
+@pytest.mark.allow_resend(
+    "retries a fault on purpose: the double fails a request and it is sent again"
+)
 def test_a_member_on_a_closed_port_is_named_and_the_next_run_says_the_same(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],

@@ -198,6 +198,7 @@ def _via_crawler(
     finally:
         work.close()
         progress.close()
+        transport.close()  # this command's: the engines only borrowed it
     _print_judge_batch(engine)
     if done is None:
         return EXIT_GATE_FAILED

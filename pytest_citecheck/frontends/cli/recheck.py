@@ -52,15 +52,18 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
         if transport is not None:
             claims = [(k, batch.claims[k], batch.files[k], cassette(k)) for k in batch.claims]
-            done = run_job(
-                args,
-                RecheckWork(rechecker),
-                transport,
-                claims,
-                lambda key, result: None,
-                concurrency=args.concurrency,
-                environ=os.environ,
-            )
+            try:
+                done = run_job(
+                    args,
+                    RecheckWork(rechecker),
+                    transport,
+                    claims,
+                    lambda key, result: None,
+                    concurrency=args.concurrency,
+                    environ=os.environ,
+                )
+            finally:
+                transport.close()  # this command's: the engines only borrowed it
             if done is None:
                 return EXIT_GATE_FAILED
             results = [done[k] for k in batch.claims]

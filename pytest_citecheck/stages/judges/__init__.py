@@ -43,7 +43,7 @@ from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.judges.anthropic import AnthropicJudge
 from pytest_citecheck.stages.judges.base import Judge, JudgeReply, VersionedJudge
-from pytest_citecheck.stages.judges.compat import Temperature, parse_temperature
+from pytest_citecheck.stages.judges.compat import ServerFormats, Temperature, parse_temperature
 from pytest_citecheck.stages.judges.http import HTTPJudge
 from pytest_citecheck.stages.judges.ollama import OllamaJudge, normalise_host
 from pytest_citecheck.stages.judges.openai import RESPONSE_FORMATS, OpenAIJudge
@@ -64,6 +64,7 @@ __all__ = [
     "JudgeReply",
     "OllamaJudge",
     "OpenAIJudge",
+    "ServerFormats",
     "Temperature",
     "VersionedJudge",
     "build_messages",
@@ -107,6 +108,7 @@ def make_judge(
     temperature: Temperature = "auto",
     response_format: str = "auto",
     terms: Terms = NEUTRAL,
+    formats: ServerFormats | None = None,
 ) -> HTTPJudge:
     """Build the judge ``spec`` names.
 
@@ -118,6 +120,8 @@ def make_judge(
     ``temperature`` applies to the OpenAI wire and Ollama (Anthropic is sent
     none), ``response_format`` (``auto``, ``json_schema``, ``json_object``) to
     the OpenAI wire. ``terms`` names the options in messages (the front end's words).
+    ``formats``: what the run's servers were found to take (shared by the run's
+    judges, so ``auto`` learns a server's response format once; None: this judge's own).
     """
     if response_format not in RESPONSE_FORMATS:
         raise ValueError(
@@ -165,5 +169,6 @@ def make_judge(
         url=f"{base.rstrip('/')}/chat/completions",
         temperature=temperature,
         response_format=response_format,
+        formats=formats if formats is not None else ServerFormats(),
         **common,
     )

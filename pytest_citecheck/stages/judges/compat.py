@@ -7,13 +7,16 @@ Small pure helpers the providers share, each for one documented quirk:
   error names (the providers' fallbacks key on it);
 - :func:`json_text`: the JSON out of a ``<think>`` block and a code fence;
 - :func:`recordable_model_name` / :func:`recordable_reply`: a local server's
-  model path is not written into committed recordings.
+  model path is not written into committed recordings;
+- :class:`ServerFormats`: which response format each server was found to take, so
+  ``auto`` asks a server that refuses ``json_schema`` once per run, not per call.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 from pytest_citecheck.core.argtypes import Temperature as Temperature
@@ -116,3 +119,50 @@ def question_of(body: Any) -> Any:
             for t in tools
         ]
     return out
+
+
+class ServerFormats:
+    """The response format each endpoint (a judge's URL) was found to take, for one run.
+
+    ``citecheck_judge_response_format = auto`` sends ``json_schema`` and, when the
+    server refuses it naming ``json_object`` (llama-cpp-python's HTTP 500), asks
+    again with ``json_object``. Learnt once, the endpoint is asked in the form it
+    takes from then on: without this, every judge call was sent twice. While the
+    first call to an endpoint finds out, the other calls to it wait for the answer
+    (at most ``timeout`` seconds) instead of each being refused once too.
+
+    One instance serves every judge of a run (the engine's stage builder holds it),
+    so two models on one local server learn it once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken: dict[str, str] = {}
+        self._finding: dict[str, threading.Event] = {}
+
+    def known(self, url: str) -> str | None:
+        """The format ``url`` was found to take (None: not known yet)."""
+        with self._lock:
+            return self._taken.get(url)
+
+    def begin(self, url: str, timeout: float | None) -> tuple[str | None, bool]:
+        """Before a call to ``url``: the format it takes, when known, and whether this
+        call is the one that finds out (then :meth:`settle` must follow)."""
+        with self._lock:
+            if url in self._taken:
+                return self._taken[url], False
+            finding = self._finding.get(url)
+            if finding is None:
+                self._finding[url] = threading.Event()
+                return None, True
+        finding.wait(timeout)
+        return self.known(url), False
+
+    def settle(self, url: str, taken: str | None) -> None:
+        """The finding call is over: ``url`` takes ``taken`` (None: nothing learnt,
+        e.g. the call failed for another reason; the next call finds out)."""
+        with self._lock:
+            if taken is not None:
+                self._taken[url] = taken
+            finding = self._finding.pop(url, None)
+        if finding is not None:
+            finding.set()

@@ -258,6 +258,11 @@ class HTTPJudge(ABC):
         the failure is not about a feature this judge can do without."""
         return None
 
+    def answered_with(self, body: dict[str, Any]) -> None:
+        """The server answered ``body`` (a 2xx): what a judge may learn from the form
+        it took (the OpenAI wire's response format). Nothing, by default."""
+        return None
+
     def refusal_hint(self, body: dict[str, Any], status: int, payload: Any) -> str | None:
         """When a failed reply refuses a request feature the user chose explicitly
         (so no fallback applies): what to set instead. Retrying the same body cannot
@@ -303,12 +308,25 @@ class HTTPJudge(ABC):
                 )
             except GaveUp as exc:
                 raise self._unavailable(exc) from None
+            if sent.unanswered:
+                self._warn_once(
+                    "unanswered",
+                    "%s: a request reached %s but its answer never came; it was sent again "
+                    "(counted as billed, unanswered)",
+                    self.url,
+                )
             found = self._fallback(body, sent.response)
             if found is None:
                 break
             body, said = found
             asked_again.append(said)
+        if sent.response.is_success:
+            self.answered_with(body)
         reply = self._handle(sent, body)
+        if sent.unanswered:
+            # The provider received (and may bill) each cut try: counted, not hidden.
+            usage = (reply.usage or Usage()).with_unanswered(sent.unanswered)
+            reply = reply.model_copy(update={"usage": usage})
         if asked_again:
             # Carried to the verdict, so the run's summary says it once per judge.
             reply = reply.model_copy(update={"fallback": "; ".join(asked_again)})

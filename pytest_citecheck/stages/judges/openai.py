@@ -20,7 +20,9 @@ What each model accepts:
 - ``response_format``: ``json_schema`` (strict) by default. llama-cpp-python's
   server takes only ``{"type": "json_object", "schema": ...}`` and answers
   HTTP 500 naming ``response_format`` and ``json_object``; an
-  ``openai-compatible`` judge then asks again in that form.
+  ``openai-compatible`` judge then asks again in that form, and asks that server
+  so from then on (:class:`~pytest_citecheck.stages.judges.compat.ServerFormats`:
+  once per run and endpoint, not once per call).
   ``response_format="json_object"`` uses it from the start, ``"json_schema"``
   never falls back: a server that refuses it is not retried, and the error
   suggests ``auto`` or ``json_object`` (:meth:`OpenAIJudge.refusal_hint`).
@@ -30,14 +32,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_citecheck.claims.models import Reason
 from pytest_citecheck.core.defaults import RESPONSE_FORMATS as RESPONSE_FORMATS
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.stages.judges.base import JudgeReply
-from pytest_citecheck.stages.judges.compat import Temperature, error_param, error_text
+from pytest_citecheck.stages.judges.compat import (
+    ServerFormats,
+    Temperature,
+    error_param,
+    error_text,
+)
 from pytest_citecheck.stages.judges.http import (
     HTTPJudge,
     bearer,
@@ -65,9 +72,37 @@ class OpenAIJudge(HTTPJudge):
 
     temperature: Temperature = "auto"
     response_format: str = "auto"
+    # What each server was found to take (``auto``): the run's, shared by its judges.
+    formats: ServerFormats = field(default_factory=ServerFormats, repr=False)
+
+    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+        if not self._learns_format():
+            return super().judge(claim, passages)
+        _, finding = self.formats.begin(self.url, self.timeout)
+        try:
+            return super().judge(claim, passages)
+        finally:
+            if finding:  # learnt in answered_with, or nothing to learn: let the others go
+                self.formats.settle(self.url, None)
+
+    def answered_with(self, body: dict[str, Any]) -> None:
+        format_type = field_of(body, "response_format", "type")
+        if self._learns_format() and isinstance(format_type, str):
+            self.formats.settle(self.url, format_type)
+
+    def _learns_format(self) -> bool:
+        return self.response_format == "auto" and self.provider == "openai-compatible"
+
+    def _format(self) -> str:
+        """The response format this call asks for first."""
+        if self.response_format == "json_object":
+            return "json_object"
+        if self._learns_format() and self.formats.known(self.url) == "json_object":
+            return "json_object"
+        return "json_schema"
 
     def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
-        if self.response_format == "json_object":
+        if self._format() == "json_object":
             response_format: dict[str, Any] = {"type": "json_object", "schema": verdict_schema()}
         else:
             response_format = {
@@ -106,8 +141,7 @@ class OpenAIJudge(HTTPJudge):
             omit = self.terms.setting("judge_temperature", "omit")
             return rest, f"without temperature (set {omit} to skip the first try)"
         if (
-            self.response_format == "auto"
-            and self.provider == "openai-compatible"
+            self._learns_format()
             and field_of(body, "response_format", "type") == "json_schema"
             and "response_format" in said
             and "json_object" in said
