@@ -31,6 +31,12 @@ DEFAULT_TOP_K = 3
 DEFAULT_CONCURRENCY = 32
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
+# The least free space a recording run starts with on the disk of its cassette
+# folder (bytes): a claim's cassette holds its pages (each up to
+# DEFAULT_MAX_PAGE_BYTES) and judge exchanges, so 64 MiB is a few dozen full
+# pages. Checked before the first paid request (engine/preflight.py): a full disk
+# found when saving would have been paid for.
+MIN_CASSETTE_FREE_BYTES = 64 * 1024 * 1024
 # The longest claim text accepted (characters): a claim is one sentence or a few,
 # and its text goes into every judge prompt. 0 lifts the cap.
 DEFAULT_MAX_CLAIM_CHARS = 2000

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -31,6 +33,66 @@ def unwritable(path: Path) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"the folder {parent} is not writable"
     return None
+
+
+@dataclass(frozen=True)
+class FolderProblem:
+    """Why files cannot be written into a folder: ``cause`` and ``fix`` in words;
+    ``where`` is the folder that was probed (the folder itself, or the nearest
+    existing one above it, where it would be created)."""
+
+    where: Path
+    cause: str
+    fix: str
+
+
+def free_bytes(folder: Path) -> int:
+    """The bytes free on the file system holding ``folder`` (the probe a test replaces)."""
+    return shutil.disk_usage(folder).free
+
+
+def folder_problem(folder: Path, min_free: int) -> FolderProblem | None:
+    """Why files cannot be written into ``folder`` (created when missing), or None.
+
+    The folder, or the nearest existing one above it, must be a folder; a file is
+    created in it and removed again (permission bits do not tell: root ignores
+    them, and a read-only mount or a full quota refuses anyway); and its file system
+    must have ``min_free`` bytes free. Nothing is left behind."""
+    existing = folder
+    while not existing.is_dir() and existing != existing.parent:
+        if existing.exists() or existing.is_symlink():
+            return FolderProblem(
+                existing,
+                "is not a folder, so nothing can be written under it",
+                "move that file away or choose another folder",
+            )
+        existing = existing.parent
+    try:
+        fd, name = tempfile.mkstemp(prefix=".citecheck-probe.", suffix=".tmp", dir=existing)
+    except OSError as exc:
+        return FolderProblem(
+            existing,
+            f"is not writable ({exc.strerror or type(exc).__name__})",
+            "make it writable for this user (or mount it read-write)",
+        )
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+    try:
+        free = free_bytes(existing)
+    except OSError:
+        return None  # no figure to go by: the write above succeeded
+    if free < min_free:
+        return FolderProblem(
+            existing,
+            f"has {_mib(free)} free on its disk, and recording needs at least {_mib(min_free)}",
+            "free some space on that disk",
+        )
+    return None
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB"
 
 
 def write_atomic(path: Path, text: str) -> None:

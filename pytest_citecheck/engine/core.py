@@ -38,7 +38,8 @@ The API::
 - :meth:`Engine.preflight` -- checks, once, every key and token the claims will
   need: the judges they use (``settings.judge``, else each claim's ``judge``,
   else ``DEFAULT_JUDGE``) and ``CRAWLBASE_TOKEN`` when URL citations will be
-  recorded. Raises :class:`~pytest_citecheck.core.errors.ConfigurationError` naming
+  recorded; and the cassette folders they record into (creatable, writable,
+  free space). Raises :class:`~pytest_citecheck.core.errors.ConfigurationError` naming
   every missing variable (never a value).
 - :meth:`Engine.verify_claims_sync` -- verify many claims; results come back **in
   input order**; ``on_result(index, result)`` is called as each finishes (any
@@ -167,13 +168,14 @@ class Engine:
         claims: Iterable[Claim],
         cassette_for: Callable[[Claim], Path | None] | None = None,
     ) -> None:
-        """Check every key and token the claims will need, once, before any runs.
+        """Check every key and token the claims will need, and the cassette folders
+        they record into, once, before any runs.
 
         Raises :class:`~pytest_citecheck.core.errors.ConfigurationError` listing each
         problem: the variable to set (never its value) and, when the judge came from
-        ini, the option.
+        ini, the option; a cassette folder by its name, the cause and the fix.
         """
-        preflight(self.stages, claims, self._records(cassette_for))
+        preflight(self.stages, claims, self._records(cassette_for), cassette_for)
 
     def plan(
         self,

@@ -311,7 +311,8 @@ class Plan:
         out += self._budget_lines(prices, listed, list_all)
         out.append(
             f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
-            f"judge_calls={self.total_judge_calls} credits={self.worst_credits:g}"
+            f"judge_calls={self.total_judge_calls} confirm_calls={self.confirm_calls} "
+            f"credits={self.worst_credits:g}"
         )
         return out
 

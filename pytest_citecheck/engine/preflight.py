@@ -3,19 +3,22 @@
 The judges they use (``settings.judge``, else each claim's ``judge``, else
 :data:`~pytest_citecheck.core.defaults.DEFAULT_JUDGE`; a panel's members), the
 Crawlbase token when URL citations will be recorded, the built-in ranker's packages
-when pages will be ranked, and the prices that ``max_cost`` counts in. A problem
+when pages will be ranked, the prices that ``max_cost`` counts in, and the
+cassette folders recording saves into (:func:`cassette_folder_problems`). A problem
 found here costs nothing; found after the first page is fetched, it is billed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.core.defaults import DEFAULT_JUDGE
+from pytest_citecheck.core.defaults import DEFAULT_JUDGE, MIN_CASSETTE_FREE_BYTES
 from pytest_citecheck.core.errors import ConfigurationError
+from pytest_citecheck.core.files import folder_problem
 from pytest_citecheck.core.providers import TOKEN_ENV
-from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM
+from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, Terms
 from pytest_citecheck.engine.stage_builder import StageBuilder
 
 # The token that recording URL citations needs.
@@ -23,11 +26,15 @@ CRAWLBASE_TOKEN_ENV = TOKEN_ENV["normal"]
 
 
 def preflight(
-    stages: StageBuilder, claims: Iterable[Claim], will_record: Callable[[Claim], bool]
+    stages: StageBuilder,
+    claims: Iterable[Claim],
+    will_record: Callable[[Claim], bool],
+    cassette_for: Callable[[Claim], Path | None] | None = None,
 ) -> None:
     """Raise :class:`ConfigurationError` listing each problem: the variable to set
     (never its value) and, when the judge came from ini, the option.
-    ``will_record(claim)``: the claim may go to the network."""
+    ``will_record(claim)``: the claim may go to the network; ``cassette_for(claim)``:
+    where it records (its folder is checked when it will record)."""
     from pytest_citecheck.engine.pipeline import asks_judge, ranks_passages
 
     settings = stages.settings
@@ -35,10 +42,14 @@ def preflight(
     problems: list[str] = []
     needs: dict[str, bool] = {}  # judge spec -> will record
     crawls = ranks = False
+    folders: list[Path] = []
     for claim in claims:
         if not claim.citations:
             continue
         records = will_record(claim)
+        cassette = cassette_for(claim) if records and cassette_for is not None else None
+        if cassette is not None:
+            folders.append(cassette.parent)
         judged = records and any(asks_judge(c) for c in claim.citations)
         for spec in settings.specs_for(claim):
             needs[spec] = needs.get(spec, False) or judged
@@ -74,8 +85,35 @@ def preflight(
                 f"{terms.option('max_cost')} needs {' and '.join(missing)} to count the "
                 "spend in money"
             )
+    problems += cassette_folder_problems(folders, terms)
     if problems:
         raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
+
+
+def cassette_folder_problems(folders: Iterable[Path], terms: Terms) -> list[str]:
+    """Each cassette folder a recording would fail to save into, once: missing and
+    not creatable, not writable, or with less than
+    :data:`~pytest_citecheck.core.defaults.MIN_CASSETTE_FREE_BYTES` free. Probed with
+    a file created and removed (nothing else is written): found after the pages were
+    fetched and judged, the run would be paid for and lost."""
+    problems: list[str] = []
+    probed: set[Path] = set()
+    for folder in dict.fromkeys(folders):
+        # Folders not yet created share the probe of the one above them.
+        problem = folder_problem(folder, MIN_CASSETTE_FREE_BYTES)
+        if problem is None or problem.where in probed:
+            continue
+        probed.add(problem.where)
+        named = f"cassettes cannot be saved into {terms.cassette_name(folder)}: it"
+        if problem.where != folder:
+            named += f" would be created in {terms.cassette_name(problem.where)}, which"
+        other = (
+            f", or record into another folder with {terms.options['cassettes']}"
+            if "cassettes" in terms.options
+            else ""
+        )
+        problems.append(f"{named} {problem.cause}; {problem.fix}{other}{terms.replay_hint()}")
+    return problems
 
 
 def _token_problems(stages: StageBuilder, crawls: bool, judges: Iterable[str]) -> list[str]:

@@ -31,7 +31,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +82,18 @@ def live_cassette_path(cassette: Path) -> Path:
     """Where the recheck of ``cassettes/<stem>/<id>.yaml`` records:
     ``cassettes/<stem>/recheck/<id>.yaml`` (a claim id never holds a ``/``)."""
     return cassette.parent / LIVE_FOLDER / cassette.name
+
+
+def recheck_folder_problems(cassettes: Iterable[Path], terms: Terms) -> list[str]:
+    """Each folder a recheck of ``cassettes`` could not save its live recordings into
+    (beside each cassette that exists: only those are rechecked)."""
+    from pytest_citecheck.engine.preflight import cassette_folder_problems
+
+    # A recheck replays already: replaying instead is no way out.
+    return cassette_folder_problems(
+        [live_cassette_path(c).parent for c in cassettes if c.is_file()],
+        replace(terms, replay=None),
+    )
 
 
 class CitationRecheck(BaseModel):
@@ -229,18 +241,26 @@ class Rechecker:
             with contextlib.suppress(OSError):  # not empty: a recheck kept its recording
                 folder.rmdir()
 
-    def preflight(self) -> None:
-        """Fetching live needs the Crawling API token (unless a custom fetcher is used)."""
+    def preflight(self, cassettes: Iterable[Path] = ()) -> None:
+        """Fetching live needs the Crawling API token (unless a custom fetcher is
+        used), and each of ``cassettes`` a folder the recheck can save its live
+        recording into (:func:`live_cassette_path`, beside the cassette) before a page
+        is fetched. Raises one :class:`ConfigurationError` listing the problems."""
         from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 
+        problems: list[str] = []
         custom = not isinstance(self._live_fetcher().inner, CrawlbaseFetcher)
-        if custom or self.live.environ.get(CRAWLBASE_TOKEN_ENV):
-            return
-        raise ConfigurationError(
-            f"{CRAWLBASE_TOKEN_ENV} is not set: a recheck fetches every cited page live "
-            f"again through the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase "
-            "Normal token"
-        )
+        if not custom and not self.live.environ.get(CRAWLBASE_TOKEN_ENV):
+            problems.append(
+                f"{CRAWLBASE_TOKEN_ENV} is not set: a recheck fetches every cited page live "
+                f"again through the Crawling API; set {CRAWLBASE_TOKEN_ENV} to your Crawlbase "
+                "Normal token"
+            )
+        problems += recheck_folder_problems(cassettes, self.settings.terms)
+        if len(problems) == 1:
+            raise ConfigurationError(problems[0])
+        if problems:
+            raise ConfigurationError("\n".join(f"  - {p}" for p in problems))
 
     # -- one claim -------------------------------------------------------------------
 

@@ -164,6 +164,15 @@ class CitecheckSession:
             )
         except ConfigurationError as exc:
             raise pytest.UsageError(f"citecheck cannot record:\n{exc}") from None
+        if self.settings.recheck:
+            # The recheck records the live pages beside each cassette it replays.
+            from pytest_citecheck.engine.recheck import recheck_folder_problems
+            from pytest_citecheck.plugin.terms import PLUGIN_TERMS
+
+            problems = recheck_folder_problems([i.cassette for i in items], PLUGIN_TERMS)
+            if problems:
+                listed = "\n".join(f"  - {p}" for p in problems)
+                raise pytest.UsageError(f"--citecheck-recheck cannot save:\n{listed}")
 
     def preflight_claim(self, claim: Claim, cassette: Path) -> None:
         """The check of :meth:`preflight` for one claim of the ``citecheck`` fixture

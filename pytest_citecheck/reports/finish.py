@@ -110,6 +110,7 @@ def finish_run(
         not_started=not_started,
         stopped_by=stopped_by,
         report_url=outputs.report_url,
+        terms=gate.terms,
     )
     if started is not None:
         report.run = {**run_info(results, started).to_json(), **report.run}

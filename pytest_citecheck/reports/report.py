@@ -37,6 +37,7 @@ from pytest_citecheck.claims.models import (
 from pytest_citecheck.core.files import append_text, write_atomic
 from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural, ratio, terminal_safe, truncate
 from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
@@ -164,6 +165,8 @@ class Report:
     prices: Prices | None = None
     # Where the HTML report is served (Outputs.report_url): other reports link claims there.
     report_url: str | None = None
+    # The front end's words for its options and record command (the gate's).
+    terms: Terms = NEUTRAL
 
     def spend(self) -> dict[str, Any] | None:
         """Credits and judge tokens in money (None: no price is set)."""
@@ -590,12 +593,29 @@ class Report:
             out.append(
                 Line(
                     f"not confirmed: {plural(figures['not_recorded'], 'verdict')} replayed from "
-                    "recordings made without the confirmation (listed for review; record it "
-                    "with --citecheck-record=new_episodes)",
+                    "recordings made without the confirmation (listed for review; "
+                    f"{self._record_again('new_episodes')})",
                     {"yellow": True},
                 )
             )
         return out
+
+    def _record_again(self, mode: str) -> str:
+        """How to record the unconfirmed claims again, in the front end's words (the
+        first one's command: the review list names them all)."""
+        first = next(
+            (
+                nodeid
+                for nodeid, result in self.ordered()
+                for v in result.verdicts
+                if any(c.status == "not_recorded" for c in v.confirmations())
+            ),
+            None,
+        )
+        command = None if first is None else self.terms.record_command(first, mode)
+        if command is None:
+            return f"record it with {self.terms.setting('record_mode', mode)}"
+        return f"record it with: {command}"
 
     def _panel_lines(self, t: Totals) -> list[Line]:
         from pytest_citecheck.engine.panel import failure_text

@@ -110,7 +110,8 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     assert (plan.to_record, plan.recorded) == (4, 1)
     lines = plan.lines()
     assert lines[-1] == (
-        f"dry run: claims=4 crawls={plan.worst_crawls} judge_calls=5 credits={plan.worst_credits:g}"
+        f"dry run: claims=4 crawls={plan.worst_crawls} judge_calls=5 confirm_calls=5 "
+        f"credits={plan.worst_credits:g}"
     )
 
     with engine_for(env_for(api, llm), "once") as engine:
@@ -123,6 +124,33 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     billed = {(r.id, v.url): v.credits for r in results[1:] for v in r.verdicts}
     assert plan.credits == sum(billed.values()) == 7.5
     assert plan.worst_crawls == 4 * plan.crawls
+
+
+def test_the_last_line_counts_the_confirmation_calls_the_recording_makes(tmp_path: Path) -> None:
+    # Every reading is supported (the double quotes the first passage, which is about
+    # the claim), so each is confirmed: the line's judge_calls alone said 3 where 6
+    # requests reached the provider.
+    topics = [u.rsplit("/", 1)[1] for u in URLS[:3]]
+    claims = [
+        Claim(
+            id=t,
+            claim=f"The {t} article says a great deal about {t}.",
+            citations=[Citation(url=u)],
+        )
+        for t, u in zip(topics, URLS, strict=False)
+    ]
+    with CrawlbaseDouble(tokens=TOKENS) as api, LLMDouble(api_key=KEY) as llm:
+        for url in URLS:
+            api.add(url, Page(markdown=article(url.rsplit("/", 1)[1])))
+        with engine_for(env_for(api, llm, keys=False), "once") as engine:
+            last = engine.plan(claims, cassette_for=where(tmp_path)).lines()[-1]  # type: ignore[arg-type]
+        with engine_for(env_for(api, llm), "once") as engine:
+            results = engine.verify_claims_sync(claims, cassette_for=where(tmp_path))  # type: ignore[arg-type]
+        assert [r.label for r in results] == [Label.SUPPORTED] * 3
+        fields = dict(part.split("=") for part in last.removeprefix("dry run: ").split())
+        assert (fields["judge_calls"], fields["confirm_calls"]) == ("3", "3")
+        # What reached the provider: the readings and their confirmations, as predicted.
+        assert (len(llm.calls), len(llm.confirmations)) == (3, 3)
 
 
 def test_a_page_that_needs_javascript_stays_within_the_worst_case(
@@ -247,7 +275,9 @@ def test_batch_dry_run_and_budget(
     code = main(["batch", str(records), "--record", "once", "--dry-run", *prices])
     out = capsys.readouterr().out
     assert code == 0 and api.api_calls == []
-    assert out.splitlines()[-1] == "dry run: claims=5 crawls=20 judge_calls=5 credits=40"
+    assert out.splitlines()[-1] == (
+        "dry run: claims=5 crawls=20 judge_calls=5 confirm_calls=5 credits=40"
+    )
     assert "  cost: " in out and "set --price-credit" not in out
 
     code = main(["batch", str(records), "--record", "once", "--max-credits", "12", *prices])

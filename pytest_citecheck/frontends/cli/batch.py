@@ -44,11 +44,11 @@ def _prices(args: argparse.Namespace) -> Prices:
     return prices(_values(args))
 
 
-def gate_settings(args: argparse.Namespace) -> GateSettings:
+def gate_settings(args: argparse.Namespace, terms: Terms | None = None) -> GateSettings:
     """``citecheck batch``'s bars."""
     from pytest_citecheck.engine.settings_map import gate_settings as mapped
 
-    return mapped(_values(args), terms=batch_terms())
+    return mapped(_values(args), terms=terms or batch_terms())
 
 
 def outputs(args: argparse.Namespace) -> Outputs:
@@ -283,7 +283,8 @@ def _finish_batch(
         )
     report = finish_run(
         results,
-        gate_settings(args),
+        # The record commands name each claim's own file.
+        gate_settings(args, batch_terms(batch.files, args.cassettes)),
         outputs(args),
         not_started=not_started or 0,
         stopped_by="interrupted" if not_started else None,

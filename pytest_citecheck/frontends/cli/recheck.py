@@ -39,16 +39,17 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
         delivery_transport(os.environ, args.js_crawler) if args.via_crawler is not None else None
     )
     hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
+
+    def cassette(key: str) -> Path:
+        claim, path = batch.claims[key], batch.files[key]
+        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
+        return root / path.stem / f"{claim.id}.yaml"
+
     with Rechecker(settings, update=args.update, hooks=hooks) as rechecker:
         try:
-            rechecker.preflight()
+            rechecker.preflight(cassette(k) for k in batch.claims)
         except ConfigurationError as exc:
             raise UsageError(str(exc)) from None
-
-        def cassette(key: str) -> Path:
-            claim, path = batch.claims[key], batch.files[key]
-            root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-            return root / path.stem / f"{claim.id}.yaml"
 
         if transport is not None:
             claims = [(k, batch.claims[k], batch.files[k], cassette(k)) for k in batch.claims]

@@ -72,6 +72,8 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--cassettes {args.cassettes}: no such folder, and --record none only replays; "
             "give the folder of the recordings (or record them with --record once)"
         )
+    if args.record is not None and not RecordMode(args.record).replay_only:
+        _check_cassette_folder(args.cassettes)
     if args.jobs_dir is not None and not args.jobs_dir.is_dir():
         raise UsageError(
             f"--jobs-dir {args.jobs_dir}: no such folder; give the folder the audit's jobs "
@@ -98,6 +100,19 @@ def run_serve(args: argparse.Namespace) -> int:
     app = create_app(config)
     uvicorn.Server(uvicorn_config(app, config, host=args.host, port=args.port)).run()
     return EXIT_OK
+
+
+def _check_cassette_folder(folder: Path) -> None:
+    """A recording service refuses to start with a cassette folder it could not save
+    into (each request checks it again before anything is fetched: the disk may fill)."""
+    from pytest_citecheck.core.option_table import cli_terms
+    from pytest_citecheck.core.terms import Terms
+    from pytest_citecheck.engine.preflight import cassette_folder_problems
+
+    terms = Terms(options=cli_terms("serve"), replay="--record none")
+    problems = cassette_folder_problems([folder], terms)
+    if problems:
+        raise UsageError(f"--cassettes {folder}: {'; '.join(problems)}")
 
 
 def service_key(key_file: Path | None) -> str | None:

@@ -64,6 +64,10 @@ def service_terms(cassettes: Path | None) -> Terms:
         )
 
     def cassette(path: Path) -> str:
+        if path == cassettes:
+            return "the service's cassette folder"
+        if path in cassettes.parents:
+            return "a folder above the service's cassette folder"
         try:
             name = path.relative_to(cassettes).as_posix()
         except ValueError:
