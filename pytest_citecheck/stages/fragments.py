@@ -7,9 +7,9 @@ citecheck it is a quote the provider extracted from the page, so
 :func:`text_fragment_quote` reads it as one (``start ... end``; the prefix and suffix
 only say where on the page the text sits, and are not part of it).
 
-The fragment directive (``:~:`` and what follows) is never sent anywhere:
-:func:`without_fragment_directive` is the URL the Crawling API fetches, so the cited
-URL with or without a fragment is one request and one recording.
+No fragment is ever sent anywhere: every fetch path fetches the cited URL's fetch key
+(:func:`~pytest_citecheck.core.urls.fetch_url`), so the cited URL with or without a
+fragment is one request and one recording.
 """
 
 from __future__ import annotations
@@ -17,15 +17,6 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 _DIRECTIVE = ":~:"
-
-
-def without_fragment_directive(url: str) -> str:
-    """``url`` without its fragment directive; a fragment left empty goes with it."""
-    head, hash_, fragment = url.partition("#")
-    if not hash_ or _DIRECTIVE not in fragment:
-        return url
-    kept = fragment.split(_DIRECTIVE, 1)[0]
-    return f"{head}#{kept}" if kept else head
 
 
 def text_fragment_quote(url: str) -> str | None:
