@@ -57,6 +57,7 @@ from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Ve
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, JudgeDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.engine.verification import error_result
 from pytest_citecheck.recording.jobs import (
     CITATION_HEADER,
@@ -102,12 +103,22 @@ class JobClaim:
 
     def pushed_citations(self, url_policy: str) -> list[tuple[str, str]]:
         """``(citation id, url)`` of the citations the fetcher will ask the Crawling
-        API for (position counts every citation, documents too)."""
+        API for (position counts every citation, documents too), each URL its fetch key
+        (:func:`~pytest_citecheck.core.urls.fetch_url`: what is pushed, and what the
+        fetcher asks the deliveries for)."""
         return [
-            (citation_id(self.ident, position), c.url)
-            for position, c in enumerate(self.claim.citations, 1)
-            if c.url and not is_pdf(c.url) and check_url(url_policy, c.url) is None
+            (cid, url) for cid, url in fetched_citations(self) if check_url(url_policy, url) is None
         ]
+
+
+def fetched_citations(jc: JobClaim) -> list[tuple[str, str]]:
+    """``(citation id, fetch key)`` of every web citation of ``jc`` whose page is
+    crawled (a PDF never is), by position among all its citations."""
+    return [
+        (citation_id(jc.ident, position), fetch_url(c.url))
+        for position, c in enumerate(jc.claim.citations, 1)
+        if c.url and not is_pdf(c.url)
+    ]
 
 
 R = TypeVar("R")
@@ -609,8 +620,8 @@ def unpushed_result(claim: Claim, refused: Mapping[str, str]) -> ClaimResult:
             url=c.target,
             label=Label.ERROR,
             reason=Reason.CRAWL_FAILED,
-            detail=f"the Crawler never received this page: {refused[c.url]}"
-            if c.url is not None and c.url in refused
+            detail=f"the Crawler never received this page: {refused[fetch_url(c.url)]}"
+            if c.url is not None and fetch_url(c.url) in refused
             else f"not verified: {first}, cited by the same claim, never reached the Crawler",
         )
         for c in claim.citations

@@ -53,6 +53,7 @@ from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
@@ -287,7 +288,9 @@ class Rechecker:
             judge = self.live.judge(self.settings.judge_for(claim))
             with self.live.recording(live_path, nodeid, judge) as rec:
                 _seed(rec, cassette, self.live)
-                checks = [self._compare(c, verdicts[c], pages.get(c.url or "")) for c in cited]
+                checks = [
+                    self._compare(c, verdicts[c], pages.get(fetch_url(c.url or ""))) for c in cited
+                ]
                 self._ask_again(rec, claim, cited, checks)
                 rec.cassette.interactions = [i for i in rec.cassette.interactions if i.played]
         except CrawlDeferred:
@@ -343,7 +346,7 @@ class Rechecker:
             live_rid=live.rid,
             credits=live.credits,
         )
-        then = apply_rules(url, recorded_page, max_bytes).text if recorded_page else None
+        then = apply_rules(fetch_url(url), recorded_page, max_bytes).text if recorded_page else None
         status, why = classify(recorded, then, live, self.settings.quote_policy)
         check.status, check.detail = status, why
         if status in (RecheckStatus.CHANGED, RecheckStatus.EVIDENCE_GONE) and live.text:
@@ -528,16 +531,11 @@ class RecheckWork:
 
     def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
         """The cited URLs the recheck fetches live: none without a recording."""
-        from pytest_citecheck.recording.jobs import citation_id
-        from pytest_citecheck.stages.fetch_rules import is_pdf
+        from pytest_citecheck.engine.crawler_job import fetched_citations
 
         if not jc.cassette.is_file():
             return []
-        return [
-            (citation_id(jc.ident, position), c.url)
-            for position, c in enumerate(jc.claim.citations, 1)
-            if c.url and not is_pdf(c.url)
-        ]
+        return fetched_citations(jc)
 
     def run(self, jc: JobClaim) -> ClaimRecheck:
         return self.rechecker.recheck(jc.claim, jc.cassette, jc.key)
@@ -547,9 +545,10 @@ class RecheckWork:
         out = ClaimRecheck(
             nodeid=jc.key, id=jc.claim.id, claim=jc.claim.claim, cassette=str(jc.cassette)
         )
+        why = {c.target: refused.get(fetch_url(c.target)) for c in _url_citations(jc.claim)}
         out.citations = [
-            _error(c.target, f"the Crawler never received this page: {refused[c.target]}")
-            if c.target in refused
+            _error(c.target, f"the Crawler never received this page: {why[c.target]}")
+            if why[c.target] is not None
             else _error(
                 c.target, "not rechecked: another page of the claim never reached the Crawler"
             )

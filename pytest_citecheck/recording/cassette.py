@@ -50,6 +50,7 @@ import yaml
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_credentials
 from pytest_citecheck.core.text import truncate
+from pytest_citecheck.core.urls import fetch_url
 
 try:  # the C loader/dumper when libyaml is there: the same output, ~10x faster
     from yaml import CSafeDumper as _Dumper
@@ -113,11 +114,13 @@ def filtered_uri(uri: str, placeholder: Callable[[str], str]) -> str:
 
 def _stored_value(name: str, value: str, placeholder: Callable[[str], str]) -> str:
     """A query value as a cassette holds (and matching compares) it: the Crawling API's
-    token as its placeholder, the crawled ``url`` without any ``user:password@``."""
+    token as its placeholder, the crawled ``url`` as its fetch key
+    (:func:`~pytest_citecheck.core.urls.fetch_url`: a recording made with a fragment
+    replays without it) without any ``user:password@``."""
     if name == "token":
         return placeholder(value)
     if name == "url":
-        return without_credentials(value)
+        return without_credentials(fetch_url(value))
     return value
 
 

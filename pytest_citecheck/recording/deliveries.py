@@ -38,6 +38,7 @@ from pytest_citecheck.claims.models import Reason
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, StageFailed
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.recording.jobs import Delivery
 
 # Marks a recorded reply as a Crawler delivery and names its rid (the fetcher bills
@@ -89,7 +90,8 @@ def needs_javascript_message(url: str) -> str:
 
 class DeliveryTransport(httpx.BaseTransport):
     """Answers GETs to the Crawling API at ``api_base`` from the current claim's
-    deliveries (by the ``url`` they ask for); sends the rest through ``fallback``.
+    deliveries (by the fetch key of the ``url`` they ask for,
+    :func:`~pytest_citecheck.core.urls.fetch_url`); sends the rest through ``fallback``.
 
     ``js_tokens``: the JavaScript token's values a request may carry (its placeholder
     is always one); ``js_crawler``: whether the job pushes to a JavaScript Crawler.
@@ -169,7 +171,8 @@ class DeliveryTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if not self._is_crawl(request):
             return self._fallback.handle_request(request)
-        target = request.url.params["url"]
+        # Deliveries are kept by the fetch key, the URL pushed.
+        target = fetch_url(request.url.params["url"])
         serving = _serving.get()
         if request.url.params.get("token") in self._js_tokens:
             return self._javascript(serving, target, request)

@@ -42,6 +42,7 @@ import httpx
 from pytest_citecheck.core.defaults import DEFAULT_CRAWLER_PUSH_RATE
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.secrets import scrub
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.stages.fetch import DEFAULT_BASE_URL, base_url_from
 
 # The Crawler's default push rate (``--crawler-push-rate``).
@@ -163,8 +164,9 @@ class CrawlerPusher:
         echo: Mapping[str, str],
         about_to_send: Callable[[], None] | None = None,
     ) -> PushResult:
-        """Push ``url``, asking the Crawler to send ``echo`` back as headers of its
-        delivery; never raises for what the network or the API did.
+        """Push ``url`` (its fetch key, :func:`~pytest_citecheck.core.urls.fetch_url`:
+        a fragment is never pushed), asking the Crawler to send ``echo`` back as headers
+        of its delivery; never raises for what the network or the API did.
 
         ``about_to_send`` is called once, as late as possible before the first byte of
         the request may leave: when the connection is open and the request's headers
@@ -192,7 +194,7 @@ class CrawlerPusher:
             ("callback", "true"),
             ("crawler", self.crawler),
             ("callback_headers", callback_headers(echo)),
-            ("url", url),
+            ("url", fetch_url(url)),
         )
         request = self._client.build_request(
             "GET",

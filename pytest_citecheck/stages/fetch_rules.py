@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from pytest_citecheck.claims.models import Fetch, Label, Reason
 from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.stages.text import remembered
 
 
@@ -323,11 +324,10 @@ def blocked_rule(result: FetchResult) -> FetchResult | None:
 
 def fetch_raw(fetcher: Fetcher, url: str, terms: Terms = NEUTRAL) -> FetchResult:
     """``fetcher.fetch(url)``, a reply the transport cut off at the size cap as a
-    ``page_too_large`` result (rule 5), before any other rule. A text fragment
-    (``#:~:text=``) is a quote, not part of the page: it is not sent."""
-    from pytest_citecheck.stages.fragments import without_fragment_directive
-
-    url = without_fragment_directive(url)
+    ``page_too_large`` result (rule 5), before any other rule. The URL's fragment is
+    not part of the page: its fetch key is asked for
+    (:func:`~pytest_citecheck.core.urls.fetch_url`)."""
+    url = fetch_url(url)
     try:
         return fetcher.fetch(url)
     except ResponseTooLarge as exc:
@@ -342,10 +342,8 @@ def fetch_raw(fetcher: Fetcher, url: str, terms: Terms = NEUTRAL) -> FetchResult
 def fetch_page(
     fetcher: Fetcher, url: str, max_page_bytes: int | None, terms: Terms = NEUTRAL
 ) -> FetchResult:
-    """What ``url`` says, fetched by ``fetcher`` and read by the page rules."""
-    from pytest_citecheck.stages.fragments import without_fragment_directive
-
-    url = without_fragment_directive(url)
+    """What ``url`` (its fetch key) says, fetched by ``fetcher`` and read by the page rules."""
+    url = fetch_url(url)
     return apply_rules(url, fetch_raw(fetcher, url, terms), max_page_bytes, terms)
 
 

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pytest_citecheck.claims.loader import ClaimValidationError, parse_claim
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.frontends.service.config import ServiceConfig
 from pytest_citecheck.frontends.service.wire import VerifyRequest
 from pytest_citecheck.frontends.service.words import SERVICE_TERMS, public_detail
@@ -318,7 +319,9 @@ def claim_from_body(
         )
     problems = []
     for i, citation in enumerate(claim.citations):
-        why = check(config.url_policy, citation.url or "", extra_hosts=config.allowed_hosts)
+        # The URL checked is the URL fetched: its fetch key.
+        fetched = fetch_url(citation.url or "")
+        why = check(config.url_policy, fetched, extra_hosts=config.allowed_hosts)
         if why is not None:
             problems.append(
                 {
