@@ -84,8 +84,8 @@ sys.path.insert(0, str(ROOT))
 from bench.corpus import KEY, TOKENS, doubles_process  # noqa: E402
 from bench.scale import _uniform, build  # noqa: E402
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
-from pytest_citecheck.recording.jobs import JobState, JobStore  # noqa: E402
-from pytest_citecheck.stages.crawler import PUSH_RATE  # noqa: E402
+from pytest_citecheck.large_audit.job_store import JobState, JobStore  # noqa: E402
+from pytest_citecheck.large_audit.pusher import PUSH_RATE  # noqa: E402
 from tests.doubles.chain import Receiver, crawler_env, free_port, start_batch  # noqa: E402
 
 CRAWL_SECONDS = (4.0, 10.0)

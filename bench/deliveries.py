@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_citecheck.core.providers import SERVICE_KEY_ENV
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
     JobState,

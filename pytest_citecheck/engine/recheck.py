@@ -58,8 +58,6 @@ from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSett
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.crawler_job import JobClaim
-    from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 
@@ -268,12 +266,12 @@ class Rechecker:
     def recheck(self, claim: Claim, cassette: Path, nodeid: str) -> ClaimRecheck:
         """Recheck ``claim`` recorded in ``cassette``; never raises for a claim's failure."""
         out = ClaimRecheck(nodeid=nodeid, id=claim.id, claim=claim.claim, cassette=str(cassette))
-        cited = _url_citations(claim)
+        cited = url_citations(claim)
         if not cited:
             return out
         if not cassette.is_file():
             detail = f"there is no recording to recheck ({_where(cassette)} does not exist)"
-            out.citations = [_error(c.target, detail) for c in cited]
+            out.citations = [error_check(c.target, detail) for c in cited]
             return out
         recorded, pages = self._replayed(claim, cassette, nodeid)
         out.result = recorded
@@ -296,7 +294,7 @@ class Rechecker:
         except CrawlDeferred:
             raise  # a Crawler job's JavaScript page is on its way: rechecked when it comes
         except Exception as exc:  # a corrupt or unwritable cassette, a bug: never a pass
-            out.citations = [_error(c.target, f"{type(exc).__name__}: {exc}") for c in cited]
+            out.citations = [error_check(c.target, f"{type(exc).__name__}: {exc}") for c in cited]
             return out
         from pytest_citecheck.recording.recorder import synthesized
 
@@ -327,14 +325,14 @@ class Rechecker:
         url = citation.url or ""
         if recorded.label is Label.ERROR:
             detail = f"the recording cannot be replayed ({recorded.reason}): {recorded.detail}"
-            return _error(url, detail, recorded)
+            return error_check(url, detail, recorded)
         max_bytes = self.settings.max_page_bytes
         try:
             live = fetch_page(self._live_fetcher(), url, max_bytes)
         except CrawlDeferred:
             raise
         except Exception as exc:  # a configuration error, a bug: reported, never a pass
-            return _error(url, f"the live fetch failed: {type(exc).__name__}: {exc}", recorded)
+            return error_check(url, f"the live fetch failed: {type(exc).__name__}: {exc}", recorded)
         check = CitationRecheck(
             url=url,
             status=RecheckStatus.ERROR,
@@ -435,7 +433,7 @@ def quote_on_page(text: str, quote: str, label: Label, policy: QuotePolicy = EXA
     return guard(reply, passages, policy).label is label
 
 
-def _url_citations(claim: Claim) -> list[Citation]:
+def url_citations(claim: Claim) -> list[Citation]:
     seen: list[Citation] = []
     for citation in claim.citations:
         if citation.url is not None and citation not in seen:
@@ -447,7 +445,7 @@ def _where(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def _error(url: str, detail: str, recorded: Verdict | None = None) -> CitationRecheck:
+def error_check(url: str, detail: str, recorded: Verdict | None = None) -> CitationRecheck:
     recorded = recorded or Verdict(url=url, label=Label.ERROR, reason=Reason.NO_RECORDING)
     return CitationRecheck(url=url, status=RecheckStatus.ERROR, detail=detail, recorded=recorded)
 
@@ -517,60 +515,3 @@ def _likeness(a: str, b: str) -> float:
     if matcher.real_quick_ratio() == 0:
         return 0.0
     return matcher.ratio()
-
-
-class RecheckWork:
-    """A Crawler job's work for ``citecheck recheck --via-crawler``: each claim with a
-    recording is rechecked once its pages are delivered (the live fetch answered from
-    the deliveries, recorded in the recheck's own cassette as a synchronous one is).
-    The ``rechecker`` must be built with the job's delivery transport as its live
-    transport."""
-
-    def __init__(self, rechecker: Rechecker) -> None:
-        self.rechecker = rechecker
-
-    def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
-        """The cited URLs the recheck fetches live: none without a recording."""
-        from pytest_citecheck.engine.crawler_job import fetched_citations
-
-        if not jc.cassette.is_file():
-            return []
-        return fetched_citations(jc)
-
-    def run(self, jc: JobClaim) -> ClaimRecheck:
-        return self.rechecker.recheck(jc.claim, jc.cassette, jc.key)
-
-    def unpushed(self, jc: JobClaim, refused: Mapping[str, str]) -> ClaimRecheck:
-        """A page the Crawler never received: nothing could be compared for it."""
-        out = ClaimRecheck(
-            nodeid=jc.key, id=jc.claim.id, claim=jc.claim.claim, cassette=str(jc.cassette)
-        )
-        why = {c.target: refused.get(fetch_url(c.target)) for c in _url_citations(jc.claim)}
-        out.citations = [
-            _error(c.target, f"the Crawler never received this page: {why[c.target]}")
-            if why[c.target] is not None
-            else _error(
-                c.target, "not rechecked: another page of the claim never reached the Crawler"
-            )
-            for c in _url_citations(jc.claim)
-        ]
-        return out
-
-    def finished_before(self, jc: JobClaim) -> ClaimRecheck | None:
-        return None  # rechecked again on the pages the job keeps (no push)
-
-    def judge_batch(self) -> JudgeBatch | None:
-        return None  # a recheck asks the judge again for a few citations, at once
-
-    def outcomes(self, jc: JobClaim, result: ClaimRecheck) -> dict[int, tuple[bool, str]]:
-        by_url = {check.url: check for check in result.citations}
-        out: dict[int, tuple[bool, str]] = {}
-        for position, citation in enumerate(jc.claim.citations, 1):
-            check = by_url.get(citation.url or "")
-            if check is None:
-                continue
-            if check.status is RecheckStatus.ERROR:
-                out[position] = (False, f"recheck error: {check.detail}")
-            else:
-                out[position] = (True, check.status.value)
-        return out

@@ -11,14 +11,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_citecheck.core.option_table import COMMANDS, OPTIONS, Flag, Hidden, Option
+from pytest_citecheck.options.table import COMMANDS, OPTIONS, Flag, Hidden, Option
 
 DEFAULT_PAGE = Path("docs/options.md")
 
 _HEAD = """\
 # Options
 
-<!-- Generated from pytest_citecheck/core/option_table.py by
+<!-- Generated from pytest_citecheck/options/table.py by
      `python -m pytest_citecheck.frontends.optionsdoc`: edit the table, not this page. -->
 
 Every setting of pytest-citecheck, as each front end spells it: the pytest flag, the ini

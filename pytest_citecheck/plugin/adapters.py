@@ -1,8 +1,8 @@
 """The plugin's settings mapped onto the layers below it: the engine's, the gate's
 and the reports'.
 
-The values come from the option table (``core/option_table.py``), which says which
-setting sets which field; ``engine/settings_map.py`` does the mapping for every
+The values come from the option table (``options/table.py``), which says which
+setting sets which field; ``options/settings_map.py`` does the mapping for every
 front end. What is left here is what no option sets: the plugin's ``Terms``, the
 cache the session resolved, the run id, ``$GITHUB_STEP_SUMMARY``,
 ``$CITECHECK_REPORT_URL``.
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.core.option_table import fields_for
-from pytest_citecheck.engine import settings_map
 from pytest_citecheck.engine.gate import GateSettings
+from pytest_citecheck.options import settings_map
+from pytest_citecheck.options.table import fields_for
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.report import REPORT_URL_ENV, Outputs
 

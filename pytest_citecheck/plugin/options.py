@@ -1,6 +1,6 @@
 """The pytest options and ini entries, derived from the option table, and resolved.
 
-Every flag and ini option comes from :data:`~pytest_citecheck.core.option_table.OPTIONS`.
+Every flag and ini option comes from :data:`~pytest_citecheck.options.table.OPTIONS`.
 Precedence, for every setting that has both: the CLI flag wins over the ini
 option, which wins over a claim file's own default (``judge:``), which wins
 over the built-in default. A bad ini value is a usage error naming the option.
@@ -25,9 +25,9 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_RANKER,
     DEFAULT_RECHECK_FAIL_ON,
 )
-from pytest_citecheck.core.option_table import OPTIONS, Option
 from pytest_citecheck.core.providers import providers_help
 from pytest_citecheck.core.record_mode import RecordMode
+from pytest_citecheck.options.table import OPTIONS, Option
 
 if TYPE_CHECKING:
     from pytest_citecheck.core.prices import Prices
@@ -168,13 +168,13 @@ class Settings:
     @property
     def quote_policy(self) -> QuotePolicy:
         # Composed when a run needs it: the engine is not imported by an idle plugin.
-        from pytest_citecheck.engine.settings_map import quote_policy
+        from pytest_citecheck.options.settings_map import quote_policy
 
         return quote_policy(self.values)
 
     @property
     def prices(self) -> Prices:
-        from pytest_citecheck.engine.settings_map import prices
+        from pytest_citecheck.options.settings_map import prices
 
         return prices(self.values)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from pytest_citecheck.core.option_table import OPTIONS, plugin_term
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, JUDGE_FROM_INI, Terms
+from pytest_citecheck.options.table import OPTIONS, plugin_term
 
 
 def record_command(nodeid: str, mode: str = "once") -> str:

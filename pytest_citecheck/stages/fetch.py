@@ -110,7 +110,7 @@ def base_url_from(environ: Mapping[str, str]) -> str:
     return environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
 
 
-# A reply answered from a Crawler delivery (recording/deliveries.py) names its rid here:
+# A reply answered from a Crawler delivery (large_audit/delivery_transport.py) names its rid here:
 # the page was crawled once, by the Crawler, whatever the fetcher asks after it.
 CRAWLER_RID_HEADER = "citecheck-crawler-rid"
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.frontends.cli import main
-from pytest_citecheck.recording.deliveries import CRAWLER_RID_HEADER
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER
+from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
     Delivery,
@@ -34,8 +34,8 @@ from pytest_citecheck.recording.jobs import (
     JobState,
     JobStore,
 )
+from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushResult
 from pytest_citecheck.stages import crawler
-from pytest_citecheck.stages.crawler import CrawlerPusher, PushResult
 from tests.doubles.batch import (
     PAGES,
     SITE,
@@ -285,7 +285,7 @@ def test_pushes_are_paced_at_the_crawler_push_rate(
     argv: tuple[str, ...],
     per_second: float,
 ) -> None:
-    from pytest_citecheck.stages.crawler import PushRate
+    from pytest_citecheck.large_audit.pusher import PushRate
 
     api, _ = world
     paced: list[float] = []

@@ -28,7 +28,7 @@ import pytest
 
 from pytest_citecheck.engine.judge_batch import SAVED_BATCHES, JobBatches
 from pytest_citecheck.frontends.cli import main
-from pytest_citecheck.recording.jobs import JobState, JobStore
+from pytest_citecheck.large_audit.job_store import JobState, JobStore
 from pytest_citecheck.stages.judges.batch import Submitted
 from tests.doubles.batch import RECORDS, judge_by_page, use_doubles, write_records
 from tests.doubles.crawlbase import CrawlbaseDouble

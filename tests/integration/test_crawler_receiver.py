@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from pytest_citecheck.frontends.service import ServiceConfig
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
     Delivery,

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 
 from pytest_citecheck.frontends.service import ServiceConfig
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
     STORE_FILE,

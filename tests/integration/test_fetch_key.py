@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from pytest_citecheck.frontends.cli import main
-from pytest_citecheck.recording.jobs import JobState, JobStore
+from pytest_citecheck.large_audit.job_store import JobState, JobStore
 from tests.doubles.batch import PAGES, SITE, write_records
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY
-from pytest_citecheck.core.option_table import COMMANDS, OPTIONS, Flag
 from pytest_citecheck.frontends import cli, optionsdoc
+from pytest_citecheck.options.table import COMMANDS, OPTIONS, Flag
 from pytest_citecheck.plugin.options import settings_from_config
 from pytest_citecheck.plugin.session import CitecheckSession
 

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from pytest_citecheck.frontends.service import ServiceConfig
-from pytest_citecheck.frontends.service_defaults import MAX_CONNECTIONS, MAX_WAITING_PER_CLIENT
-from pytest_citecheck.frontends.service_http import HeaderWaits
+from pytest_citecheck.frontends.service.defaults import MAX_CONNECTIONS, MAX_WAITING_PER_CLIENT
+from pytest_citecheck.frontends.service.http import HeaderWaits
 from tests.integration.test_service import serving
 from tests.integration.test_service_security import KEY, ONE_URL, World, post
 from tests.integration.test_service_security import world as world  # the fixture

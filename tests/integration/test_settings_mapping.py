@@ -27,15 +27,15 @@ from typing import Any
 import pytest
 
 from pytest_citecheck.core import argtypes as at
-from pytest_citecheck.core.option_table import OPTIONS, Flag, Target, cli_default
-from pytest_citecheck.core.option_table import Option as Setting
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.core import EngineSettings
 from pytest_citecheck.engine.gate import GateSettings
-from pytest_citecheck.engine.settings_map import COMPOSE
 from pytest_citecheck.frontends import cli
 from pytest_citecheck.frontends.service import SERVICE_TERMS, ServiceConfig
+from pytest_citecheck.options.settings_map import COMPOSE
+from pytest_citecheck.options.table import OPTIONS, Flag, Target, cli_default
+from pytest_citecheck.options.table import Option as Setting
 from pytest_citecheck.plugin import adapters
 from pytest_citecheck.plugin.options import settings_from_config
 from pytest_citecheck.plugin.session import CitecheckSession

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate, callback_headers
+from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate, callback_headers
 
 TOKEN = "crawler-test-token-0123456789"
 ECHO = {"Citecheck-Job": "nightly", "Citecheck-Citation": "o.c1#2"}

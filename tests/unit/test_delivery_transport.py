@@ -8,12 +8,12 @@ import threading
 import httpx
 import pytest
 
-from pytest_citecheck.recording.deliveries import (
+from pytest_citecheck.large_audit.delivery_transport import (
     CRAWLER_RID_HEADER,
     DeliveryTransport,
     NoDelivery,
 )
-from pytest_citecheck.recording.jobs import Delivery
+from pytest_citecheck.large_audit.job_store import Delivery
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 
 API = "https://api.crawlbase.test/"

@@ -14,12 +14,12 @@ import pytest
 
 from pytest_citecheck.claims.schema import parse_claim
 from pytest_citecheck.core.urls import fetch_url
-from pytest_citecheck.engine.crawler_job import JobClaim, unpushed_result
-from pytest_citecheck.engine.recheck import RecheckWork
+from pytest_citecheck.large_audit.crawler_job import JobClaim, unpushed_result
+from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
+from pytest_citecheck.large_audit.job_store import Delivery
+from pytest_citecheck.large_audit.pusher import CrawlerPusher
+from pytest_citecheck.large_audit.recheck_work import RecheckWork
 from pytest_citecheck.recording.cassette import match_key, token_placeholder
-from pytest_citecheck.recording.deliveries import DeliveryTransport
-from pytest_citecheck.recording.jobs import Delivery
-from pytest_citecheck.stages.crawler import CrawlerPusher
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import FetchResult, fetch_page
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.job_store import (
     Delivery,
     DeliveryOutcome,
     JobState,
@@ -141,7 +141,7 @@ def test_a_requeued_push_is_no_longer_marked_sent(store: JobStore) -> None:
 
 
 def test_only_one_runner_holds_a_job(store: JobStore, tmp_path: Path) -> None:
-    from pytest_citecheck.recording.jobs import JobBusy
+    from pytest_citecheck.large_audit.job_store import JobBusy
 
     other = JobStore.open(tmp_path, "nightly")
     assert other is not None

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, StageFailed
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
-from pytest_citecheck.recording.deliveries import CRAWLER_RID_HEADER, DeliveryTransport
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER, DeliveryTransport
+from pytest_citecheck.large_audit.job_store import (
     Delivery,
     DeliveryOutcome,
     JobState,
@@ -23,7 +23,7 @@ from pytest_citecheck.recording.jobs import (
     is_js_citation,
     js_citation_id,
 )
-from pytest_citecheck.stages.crawler import CrawlerPusher
+from pytest_citecheck.large_audit.pusher import CrawlerPusher
 
 API = "https://api.test/"
 URL = "https://example.com/app"

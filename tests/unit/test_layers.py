@@ -1,8 +1,8 @@
 """The package's imports point down the layers and never round in a cycle.
 
 Layers, lowest first (docs/architecture.md): core < claims < stages < recording
-< engine < reports < {plugin, frontends}. A module may import its own layer and
-those below; plugin and frontends never import each other; package code never
+< engine < options < large_audit < reports < {plugin, frontends}. A module may import
+its own layer and those below; plugin and frontends never import each other; package code never
 imports the public API module (``pytest_citecheck.api``, a door for users).
 pytest, ``_pytest`` and pluggy are imported only under ``plugin/``: the engine,
 the CLI and the service run without them.
@@ -22,7 +22,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_citecheck"
-LAYERS = ("core", "claims", "stages", "recording", "engine", "reports", "front end")
+LAYERS = (
+    "core",
+    "claims",
+    "stages",
+    "recording",
+    "engine",
+    "options",
+    "large_audit",
+    "reports",
+    "front end",
+)
 FRONT_ENDS = ("plugin", "frontends")
 PUBLIC_API = "api"  # pytest_citecheck.api: for scripts, never for the package
 TEST_FRAMEWORK = ("pytest", "_pytest", "pluggy")

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from pytest_citecheck import PROJECT_URL, __version__
-from pytest_citecheck.core.option_table import OPTIONS
+from pytest_citecheck.options.table import OPTIONS
 from pytest_citecheck.reports.github import sarif
 
 REPO = Path(__file__).resolve().parents[2]

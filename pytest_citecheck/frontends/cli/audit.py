@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from pytest_citecheck.core.option_table import BY_NAME, COMMANDS, Flag
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, UsageError
+from pytest_citecheck.options.table import BY_NAME, COMMANDS, Flag
 
 
 def audit_path(given: Path | None) -> Path:

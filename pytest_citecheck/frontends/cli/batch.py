@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from pytest_citecheck.claims.models import Claim, ClaimResult
 from pytest_citecheck.core.defaults import BATCH_LIVE
-from pytest_citecheck.core.option_table import fields_for
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.frontends.cli.common import (
@@ -28,25 +27,26 @@ from pytest_citecheck.frontends.cli.common import (
     read_batch,
 )
 from pytest_citecheck.frontends.cli.jobs import check_crawler_options, delivery_transport, run_job
+from pytest_citecheck.options.table import fields_for
 
 if TYPE_CHECKING:
     from pytest_citecheck.core.prices import Prices
     from pytest_citecheck.engine.aggregate import Totals
     from pytest_citecheck.engine.core import Engine
-    from pytest_citecheck.recording.deliveries import DeliveryTransport
+    from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
     from pytest_citecheck.reports.finish import AuditRun
     from pytest_citecheck.reports.report import Outputs
 
 
 def _prices(args: argparse.Namespace) -> Prices:
-    from pytest_citecheck.engine.settings_map import prices
+    from pytest_citecheck.options.settings_map import prices
 
     return prices(_values(args))
 
 
 def gate_settings(args: argparse.Namespace, terms: Terms | None = None) -> GateSettings:
     """``citecheck batch``'s bars."""
-    from pytest_citecheck.engine.settings_map import gate_settings as mapped
+    from pytest_citecheck.options.settings_map import gate_settings as mapped
 
     return mapped(_values(args), terms=terms or batch_terms())
 
@@ -178,7 +178,7 @@ def _via_crawler(
     progress: _Progress,
 ) -> int:
     """The batch as a Crawler job: each claim verified as its pages are delivered."""
-    from pytest_citecheck.engine.crawler_job import BatchWork
+    from pytest_citecheck.large_audit.crawler_job import BatchWork
 
     index_of = {key: i for i, key in enumerate(keys)}
     claims = [

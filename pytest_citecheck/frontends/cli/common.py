@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import BATCH_LIVE, DEFAULT_MAX_CLAIM_CHARS
-from pytest_citecheck.core.option_table import OPTIONS, Flag, cli_terms
 from pytest_citecheck.core.record_mode import LIVE
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
+from pytest_citecheck.options.table import OPTIONS, Flag, cli_terms
 
 if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
@@ -116,7 +116,7 @@ def read_batch(
 
 # -- the flags onto the engine's, the gate's and the reports' settings --------------------
 #
-# The option table says which flag sets which field; engine/settings_map.py maps them.
+# The option table says which flag sets which field; options/settings_map.py maps them.
 # tests/integration/test_settings_mapping.py fails when an engine or gate setting is
 # neither mapped nor listed there as deliberately not exposed.
 
@@ -126,7 +126,7 @@ def engine_settings(args: argparse.Namespace, terms: Terms) -> EngineSettings:
 
     With ``--record live`` the batch is live (and has no cassette); the recheck has no
     ``--record`` (it replays, then fetches live: engine/recheck.py chooses)."""
-    from pytest_citecheck.engine.settings_map import engine_settings as mapped
+    from pytest_citecheck.options.settings_map import engine_settings as mapped
 
     if getattr(args, "record", None) == BATCH_LIVE:
         args = argparse.Namespace(**{**vars(args), "record": None})

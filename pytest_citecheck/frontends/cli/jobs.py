@@ -1,6 +1,6 @@
 """``citecheck batch --via-crawler NAME``'s job, and ``citecheck jobs status JOB``.
 
-The batch's claims become a Crawler job (engine/crawler_job.py) kept in
+The batch's claims become a Crawler job (large_audit/crawler_job.py) kept in
 ``--jobs-dir/<job>/``; its pages arrive at ``citecheck serve``'s webhook, which
 writes them into the job's store. Running the same command again resumes the job:
 nothing is pushed twice, and the claims verified before are replayed from their
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import BATCH_LIVE
-from pytest_citecheck.core.option_table import Flag, add_flag, option_named
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+from pytest_citecheck.options.table import Flag, add_flag, option_named
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.crawler_job import JobWork
-    from pytest_citecheck.recording.deliveries import DeliveryTransport
-    from pytest_citecheck.recording.jobs import JobState, JobStore
+    from pytest_citecheck.large_audit.crawler_job import JobWork
+    from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
+    from pytest_citecheck.large_audit.job_store import JobState, JobStore
 
 BAR_WIDTH = 30
 R = TypeVar("R")
@@ -81,7 +81,7 @@ def delivery_transport(
     answered from the deliveries (a JavaScript-token request from the JavaScript
     Crawler's, when ``js_crawler`` is set)."""
     from pytest_citecheck.core.providers import TOKEN_ENV
-    from pytest_citecheck.recording.deliveries import DeliveryTransport
+    from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
     from pytest_citecheck.stages.fetch import base_url_from
 
     js_token = environ.get(TOKEN_ENV["javascript"])
@@ -106,9 +106,9 @@ def run_job(
     cassette). Returns every claim's result, or None when the run stopped before the
     last pages came (what it did is printed on stderr)."""
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.crawler_job import CrawlerJob, JobClaim
-    from pytest_citecheck.recording.jobs import JobBusy, JobStore
-    from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate
+    from pytest_citecheck.large_audit.crawler_job import CrawlerJob, JobClaim
+    from pytest_citecheck.large_audit.job_store import JobBusy, JobStore
+    from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate
 
     files = list(dict.fromkeys(path for _, _, path, _ in claims))
     name = job_name(args, files)
@@ -186,7 +186,7 @@ def run_job(
 
 def status_lines(name: str, counts: dict[JobState, int]) -> list[str]:
     """A job's counts per state under a progress bar of the finished citations."""
-    from pytest_citecheck.recording.jobs import JobState
+    from pytest_citecheck.large_audit.job_store import JobState
 
     total = sum(counts.values())
     judged, failed = counts[JobState.JUDGED], counts[JobState.FAILED]
@@ -203,7 +203,7 @@ def status_lines(name: str, counts: dict[JobState, int]) -> list[str]:
 
 def javascript_line(store: JobStore) -> str | None:
     """What the job did with the pages that need JavaScript (None: there were none)."""
-    from pytest_citecheck.recording.jobs import JobState
+    from pytest_citecheck.large_audit.job_store import JobState
 
     missing = store.needs_javascript()
     if missing:
@@ -241,7 +241,7 @@ def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit 0 when every citation of the job is judged or failed, 1 while some are
     on their way, 2 when there is no such job."""
     from pytest_citecheck.engine.judge_batch import SAVED_BATCHES
-    from pytest_citecheck.recording.jobs import JobState, JobStore
+    from pytest_citecheck.large_audit.job_store import JobState, JobStore
 
     out = out or sys.stdout
     store = JobStore.open(args.jobs_dir, args.job)

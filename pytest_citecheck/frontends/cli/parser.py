@@ -1,5 +1,5 @@
 """``citecheck``'s argument parser: each subcommand's flags for the settings are
-derived from the option table (core/option_table.py); the rest are the
+derived from the option table (options/table.py); the rest are the
 subcommand's own (files, ``audit`` actions, ``import``'s and ``serve``'s options)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Label
 from pytest_citecheck.core.argtypes import positive_int
-from pytest_citecheck.core.option_table import OPTIONS, Flag, Hidden, add_flag
-from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
+from pytest_citecheck.frontends.service import defaults as sd
+from pytest_citecheck.options.table import OPTIONS, Flag, Hidden, add_flag
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -25,7 +25,8 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.engine.core import StageHooks
-    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker, RecheckWork
+    from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
+    from pytest_citecheck.large_audit.recheck_work import RecheckWork
     from pytest_citecheck.reports.recheck import RecheckReport
 
     out = out or sys.stdout

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE
 from pytest_citecheck.core.record_mode import RecordMode
-from pytest_citecheck.frontends import service_defaults as sd
 from pytest_citecheck.frontends.cli.common import (
     _BATCH_OPTIONS,
     EXIT_OK,
@@ -19,15 +18,16 @@ from pytest_citecheck.frontends.cli.common import (
     _open_audit,
     _values,
 )
+from pytest_citecheck.frontends.service import defaults as sd
 
 if TYPE_CHECKING:
-    from pytest_citecheck.frontends.service import ServiceConfig
+    from pytest_citecheck.frontends.service.config import ServiceConfig
 
 
 def service_config(args: argparse.Namespace, key: str | None) -> ServiceConfig:
     """``citecheck serve``'s flags as the service's configuration (``key``: the service
     key, read from ``--key-file`` or the environment)."""
-    from pytest_citecheck.frontends.service import ServiceConfig
+    from pytest_citecheck.frontends.service.config import ServiceConfig
 
     return ServiceConfig.from_values(
         _values(args), api_key=key, allowed_hosts=allowed_hosts(args.host, args.allowed_host)
@@ -38,7 +38,8 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from pytest_citecheck.frontends.service import create_app, uvicorn_config
+        from pytest_citecheck.frontends.service.app import create_app
+        from pytest_citecheck.frontends.service.server import uvicorn_config
     except ImportError as exc:
         raise UsageError(
             f"`citecheck serve` needs FastAPI and uvicorn ({exc}): "
@@ -105,9 +106,9 @@ def run_serve(args: argparse.Namespace) -> int:
 def _check_cassette_folder(folder: Path) -> None:
     """A recording service refuses to start with a cassette folder it could not save
     into (each request checks it again before anything is fetched: the disk may fill)."""
-    from pytest_citecheck.core.option_table import cli_terms
     from pytest_citecheck.core.terms import Terms
     from pytest_citecheck.engine.preflight import cassette_folder_problems
+    from pytest_citecheck.options.table import cli_terms
 
     terms = Terms(options=cli_terms("serve"), replay="--record none")
     problems = cassette_folder_problems([folder], terms)

@@ -52,18 +52,27 @@ Needs the ``service`` extra (FastAPI, uvicorn); nothing here is imported by
 the plugin.
 """
 
-from pytest_citecheck.frontends.service.app import HEALTH_ENV_VARS, create_app
-from pytest_citecheck.frontends.service.checks import claim_from_body
-from pytest_citecheck.frontends.service.config import ServiceConfig
-from pytest_citecheck.frontends.service.server import uvicorn_config
-from pytest_citecheck.frontends.service.words import SERVICE_TERMS
+from __future__ import annotations
 
-# What the console script, tests and docs reach through the package.
-__all__ = [
-    "HEALTH_ENV_VARS",
-    "SERVICE_TERMS",
-    "ServiceConfig",
-    "claim_from_body",
-    "create_app",
-    "uvicorn_config",
-]
+import importlib
+from typing import Any
+
+# What the console script, tests and docs reach through the package, by the module
+# that holds it. Imported on first use: ``citecheck --help`` and the start-up rules
+# read service.defaults without FastAPI.
+_HOMES = {
+    "HEALTH_ENV_VARS": "app",
+    "create_app": "app",
+    "claim_from_body": "checks",
+    "ServiceConfig": "config",
+    "uvicorn_config": "server",
+    "SERVICE_TERMS": "terms",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

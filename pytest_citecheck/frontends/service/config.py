@@ -9,17 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.core.option_table import OPTIONS, Flag, Option, cli_default, composed_fields
 from pytest_citecheck.core.record_mode import LIVE
-from pytest_citecheck.engine import settings_map
 from pytest_citecheck.engine.core import EngineSettings
-from pytest_citecheck.frontends.service.words import service_terms
-from pytest_citecheck.frontends.service_defaults import (
+from pytest_citecheck.frontends.service.defaults import (
     DEFAULT_AUDIT_WAIT,
     DEFAULT_MAX_DELIVERY_BYTES,
     DEFAULT_MAX_DELIVERY_PAGE_BYTES,
     LOOPBACK_HOSTS,
 )
+from pytest_citecheck.frontends.service.terms import service_terms
+from pytest_citecheck.options import settings_map
+from pytest_citecheck.options.table import OPTIONS, Flag, Option, cli_default, composed_fields
 from pytest_citecheck.recording.recorder import request_cassette_name
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """``POST /crawler/deliveries``: the webhook Crawlbase's Crawler delivers crawled pages to.
 
 A large audit pushes its citations to the Crawler with the job and citation ids in
-``callback_headers`` (:data:`~pytest_citecheck.recording.jobs.JOB_HEADER`,
-:data:`~pytest_citecheck.recording.jobs.CITATION_HEADER`); the Crawler crawls each
+``callback_headers`` (:data:`~pytest_citecheck.large_audit.job_store.JOB_HEADER`,
+:data:`~pytest_citecheck.large_audit.job_store.CITATION_HEADER`); the Crawler crawls each
 page and POSTs it here, gzip-compressed, with the headers ``rid``, ``url``,
 ``Original-Status`` and ``PC-Status`` and those ids echoed. Each delivery is kept
 in its job's store (``<jobs_dir>/<job>/job.sqlite``) and acknowledged with 204.
@@ -77,9 +77,9 @@ from pytest_citecheck.frontends.service.checks import (
     _require_key,
 )
 from pytest_citecheck.frontends.service.config import ServiceConfig
+from pytest_citecheck.frontends.service.defaults import RETRY_AFTER_SECONDS
 from pytest_citecheck.frontends.service.wire import Problem
-from pytest_citecheck.frontends.service_defaults import RETRY_AFTER_SECONDS
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
     STORE_FILE,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import ASGIApp
 
 from pytest_citecheck.frontends.service.config import ServiceConfig
-from pytest_citecheck.frontends.service_defaults import (
+from pytest_citecheck.frontends.service.defaults import (
     MAX_CONNECTIONS,
     MAX_WAITING,
     MAX_WAITING_PER_CLIENT,
@@ -25,11 +25,11 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
     request headers have not all arrived within ``config.read_timeout`` seconds, does
     not count such connections against the connection limit and caps them per client
     address; its access log shows no query string
-    (:mod:`pytest_citecheck.frontends.service_http`)."""
+    (:mod:`pytest_citecheck.frontends.service.http`)."""
     import uvicorn
 
     from pytest_citecheck.frontends.service.deliveries import acks_unlogged
-    from pytest_citecheck.frontends.service_http import (
+    from pytest_citecheck.frontends.service.http import (
         HeaderWaits,
         drop_query_strings,
         protocol_class,

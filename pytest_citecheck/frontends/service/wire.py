@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pytest_citecheck.claims.models import ClaimResult, Label, check_judge
-from pytest_citecheck.frontends.service.words import public_detail
+from pytest_citecheck.frontends.service.terms import public_detail
 
 
 class VerifyRequest(BaseModel):

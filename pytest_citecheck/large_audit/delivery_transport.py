@@ -39,7 +39,7 @@ from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, Stag
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
 from pytest_citecheck.core.urls import fetch_url
-from pytest_citecheck.recording.jobs import Delivery
+from pytest_citecheck.large_audit.job_store import Delivery
 
 # Marks a recorded reply as a Crawler delivery and names its rid (the fetcher bills
 # such a page once).

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_citecheck.core.option_table import cli_terms
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import JUDGE_FROM_CLAIM, JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.options.table import cli_terms
 from pytest_citecheck.stages.url_policy import hide_internal_urls
 
 

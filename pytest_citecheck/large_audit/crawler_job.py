@@ -1,7 +1,7 @@
 """A Crawler job: push every web citation to Crawlbase's Crawler, run each claim as
 soon as its pages have been delivered, and survive being stopped and run again.
 
-The job's state lives in its :class:`~pytest_citecheck.recording.jobs.JobStore`; the
+The job's state lives in its :class:`~pytest_citecheck.large_audit.job_store.JobStore`; the
 webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
 
 1. holds the job (one runner at a time), and puts back in the queue what a dead
@@ -15,7 +15,7 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
 4. runs each claim whose web citations have all been delivered (:class:`JobWork`:
    :class:`BatchWork` verifies and records it through the engine's normal path, a
    recheck compares it with its recording) while
-   :class:`~pytest_citecheck.recording.deliveries.DeliveryTransport` answers the
+   :class:`~pytest_citecheck.large_audit.delivery_transport.DeliveryTransport` answers the
    fetcher's Crawling API requests from the deliveries, so a cassette records the
    pages like a synchronous crawl (marked with the Crawler's rid) and replays offline
    like any recording; each citation is then ``judged`` (its label) or ``failed``
@@ -36,7 +36,7 @@ answered from the job's JavaScript delivery when it pushes to a JavaScript Crawl
 too (``js_pusher``); without that delivery yet the claim stops with nothing recorded
 (:class:`~pytest_citecheck.core.errors.CrawlDeferred`), the page is queued for the
 JavaScript Crawler as a citation of its own
-(:func:`~pytest_citecheck.recording.jobs.js_citation_id`), and the claim runs again
+(:func:`~pytest_citecheck.large_audit.job_store.js_citation_id`), and the claim runs again
 when it is delivered. Without a JavaScript Crawler such a page is a configuration
 error, as in a synchronous run with no JavaScript token, and the job notes it.
 """
@@ -59,7 +59,7 @@ from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.engine.verification import error_result
-from pytest_citecheck.recording.jobs import (
+from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
     JS_SUFFIX,
@@ -70,14 +70,14 @@ from pytest_citecheck.recording.jobs import (
     is_js_citation,
     js_citation_id,
 )
-from pytest_citecheck.stages.crawler import CrawlerPusher, PushRate, PushResult
+from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate, PushResult
 from pytest_citecheck.stages.fetch_rules import is_pdf
 from pytest_citecheck.stages.url_policy import check as check_url
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.engine.judge_batch import JobBatches, JudgeBatch
-    from pytest_citecheck.recording.deliveries import DeliveryTransport
+    from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
 
 # States a citation leaves only when its page arrives.
 _WAITING = frozenset({JobState.QUEUED, JobState.PUSHING, JobState.PUSHED})
@@ -222,7 +222,7 @@ class CrawlerJob(Generic[R]):
         on_result: Callable[[str, R], None] | None = None,
     ) -> JobRun[R]:
         """Push, wait, verify; returns when every claim has a result or the job idled
-        ``idle_timeout`` seconds. Raises :class:`~pytest_citecheck.recording.jobs.JobBusy`
+        ``idle_timeout`` seconds. Raises :class:`~pytest_citecheck.large_audit.job_store.JobBusy`
         when another process runs the job, ConfigurationError when the token is refused."""
         out: JobRun[R] = JobRun()
         wanted = {jc.key: self.work.pushed_citations(jc) for jc in claims}

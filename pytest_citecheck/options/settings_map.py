@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY
-from pytest_citecheck.core.option_table import OPTIONS, Target, composed_fields, fields_for
 from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.engine.gate import GateSettings
+from pytest_citecheck.options.table import OPTIONS, Target, composed_fields, fields_for
 from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 if TYPE_CHECKING:
