@@ -1,5 +1,5 @@
 """bench/crawler.py measures the synchronous baseline under both readings of the
-Crawling API's limit (issue 37, finding 8): 20 requests in flight, and 20 requests
+Crawling API's limit: 20 requests in flight, and 20 requests
 started per second "regardless of the number of threads". Loopback doubles only."""
 
 from __future__ import annotations

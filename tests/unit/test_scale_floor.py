@@ -1,4 +1,4 @@
-"""bench/scale.py's floor and the default concurrency (issue 37, finding 19).
+"""bench/scale.py's floor and the default concurrency.
 
 The floor ignored that a claim's crawl, reading and confirmation run one after another,
 and 32 claims in flight no longer kept the Crawling API's 20 crawls busy once every
