@@ -461,14 +461,21 @@ def per_second_floor(urls: list[str], rate: float, scale: float) -> float:
     return max(max(0, i - burst + 1) / rate + crawl_latency(u, scale) for i, u in enumerate(urls))
 
 
-def gains(sync_wall: float, paced_wall: float | None, crawler_wall: float) -> str:
-    """The Crawler's gain under each reading of the Crawling API's limit."""
-    text = f"{sync_wall / crawler_wall:.2f}x if the limit is 20 requests in flight"
-    if paced_wall is None:
-        return text + " (the per-second reading not measured: --skip-paced)"
+def gains(
+    sync: tuple[float, float], paced: tuple[float, float] | None, crawler: tuple[float, float]
+) -> str:
+    """The Crawler's gain under each reading of the Crawling API's limit, measured
+    (walls) and at the floors; each argument is (wall, floor) for N citations."""
+    text = (
+        f"{sync[0] / crawler[0]:.2f}x if the limit is 20 requests in flight "
+        f"({sync[1] / crawler[1]:.2f}x at the floors)"
+    )
+    if paced is None:
+        return text + "; the per-second reading not measured (--skip-paced)"
     return (
-        f"{text}, {paced_wall / crawler_wall:.2f}x if it is 20 requests started per second "
-        "(the Crawling API page says both; the shipped engine keeps 20 in flight)"
+        f"{text}, {paced[0] / crawler[0]:.2f}x if it is 20 requests started per second "
+        f"({paced[1] / crawler[1]:.2f}x at the floors); the Crawling API page says both, "
+        "the shipped engine keeps 20 in flight"
     )
 
 
@@ -609,7 +616,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Crawler for {n}: wall {crawler.wall:.1f} s, floor {crawler.floor:.1f} s, credits "
         f"{crawler.credits}"
     )
-    print(f"the Crawler's gain: {gains(sync_wall, paced_wall, crawler.wall)}")
+    crawled = (crawler.wall, crawler.floor)
+    paced_pair = None if paced_wall is None else (paced_wall, paced_floor)
+    print(f"the Crawler's gain: {gains((sync_wall, sync_floor_n), paced_pair, crawled)}")
     cpu = crawler.citecheck_cpu + crawler.doubles_cpu
     batch_share = crawler.detail["batch_cpu"] / crawler.wall
     if batch_share > 0.7:

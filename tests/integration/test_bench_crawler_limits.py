@@ -104,7 +104,7 @@ def test_the_paced_batch_keeps_more_than_20_crawls_in_flight_without_a_429(
 
 
 def test_the_gain_is_stated_under_both_readings() -> None:
-    text = gains(3636.9, 510.0, 372.5)
-    assert "9.76x if the limit is 20 requests in flight" in text
-    assert "1.37x if it is 20 requests started per second" in text
-    assert "not measured" in gains(3636.9, None, 372.5)
+    text = gains((3636.9, 3528.1), (510.0, 509.0), (372.5, 342.6))
+    assert "9.76x if the limit is 20 requests in flight (10.30x at the floors)" in text
+    assert "1.37x if it is 20 requests started per second (1.49x at the floors)" in text
+    assert "not measured" in gains((3636.9, 3528.1), None, (372.5, 342.6))
