@@ -7,6 +7,18 @@ sentences, shuffled: see ``bench/scale.py``), verified and recorded by the real
 - **synchronous**: every page one Crawling API call (the Crawling API double: at
   most 20 requests in flight per token, 429 with ``Retry-After`` beyond -- its
   rate-limit page -- each answered in 4-10 s, uniform, fixed per URL);
+- **synchronous, 20 a second**: the same, under the other reading of the limit. The
+  Crawling API's own page says "a maximum of 20 requests per second, per token ...
+  regardless of the number of threads they use"; its rate-limit page says 20
+  concurrent requests, "~20 (derived)" a second. Read as a rate, the API allows 20
+  crawls *started* each second however many are in flight, about 140 at once at 4-10 s
+  a page. A second Crawling API double enforces that reading (a bucket of 20 refilled
+  at 20 a second, 429 beyond) and no in-flight limit; the batch runs with up to
+  ``PACED_IN_FLIGHT`` claims and crawls in flight and its crawls paced at 20 a second
+  (the engine caps crawls in flight, it has no per-second pacing: the bench wraps its
+  Crawling API limit, in the batch process, so each crawl starts 1/20 s after the
+  last). The shipped engine reads the limit as 20 in flight, so this is what a
+  synchronous run *could* do if the per-second reading is the real one;
 - **Crawler** (``--via-crawler``): every URL pushed (the Crawler double answers at once
   with a rid; pushes at 30 URLs/s, the Crawler's documented default, 429 beyond), each
   page crawled in the same 4-10 s (the Crawler's docs give no per-page latency: its
@@ -24,7 +36,10 @@ avoids them), capped at the engine's 16 OpenAI calls in flight. Ranking is BM25
 
 Floors (what the services allow, whatever the engine does):
 
-- synchronous: the larger of total crawl latency / 20 and total judge latency / 16;
+- synchronous: the larger of total crawl latency / 20 and total judge latency / 16
+  (two judge calls a claim: the reading and its confirmation);
+- synchronous, 20 a second: the last crawl of a perfect run, ``max_i (max(0, i - 19)
+  / 20 + crawl_i)`` (20 start at once, then one every 1/20 s), or the judge's floor;
 - Crawler: the last delivery of a perfect run, ``max_i (i / push rate + crawl_i)`` --
   about citations / 30 + the last pages' crawl latency -- or the judge's floor if larger.
 
@@ -43,6 +58,9 @@ The synchronous path's floor is ten times the Crawler's at any scale (about an h
 10,000 at scale 1), so by default it is measured on ``--sync-citations`` (500) and its
 wall time and credits are scaled linearly to N, printed as such (its floor is linear in
 N and the run prints its own wall/floor); ``--sync-citations 10000`` measures it all.
+The paced run is measured on ``--paced-citations`` (2,000, about 110 s) and scaled by
+its own wall/floor times N's floor (its floor is not linear in N: the last pages'
+crawl latency is paid once); ``--skip-paced`` leaves it out.
 
 The restart run is the Crawler path again, on ``--restart-citations`` (2,000; a fresh
 job, the same first citations): the receiver is SIGKILLed when 40% of its URLs are pushed,
@@ -53,11 +71,13 @@ twice (the double's log) and citations lost (never judged nor failed in the job'
 or missing from the report). The kill comes at whatever instant the count is reached:
 the one instant it can strand a citation (see docs/large-audits.md) is not avoided.
 
-Last line: ``crawler: speedup=<x> wall/floor=<y> pushed_twice=<n> lost=<n>`` (speedup:
-synchronous wall / Crawler wall, for N citations; wall/floor: the Crawler path's).
+Last line: ``crawler: speedup=<x> speedup_per_second=<z> wall/floor=<y> pushed_twice=<n>
+lost=<n>`` (speedup: synchronous wall (20 in flight) / Crawler wall, for N citations;
+speedup_per_second: the paced synchronous wall (20 a second) / Crawler wall; wall/floor:
+the Crawler path's). Both gains come from baselines measured in the same run.
 
     python bench/crawler.py [--citations 10000] [--time-scale 1] [--sync-citations 500]
-        [--restart-citations 2000] [--skip-restart]
+        [--paced-citations 2000] [--restart-citations 2000] [--skip-restart] [--skip-paced]
 
 Recordings are synthetic (loopback doubles), written to a temporary folder.
 """
@@ -91,6 +111,45 @@ from tests.doubles.chain import Receiver, crawler_env, free_port, start_batch  #
 CRAWL_SECONDS = (4.0, 10.0)
 JUDGE_SECONDS = (0.05, 0.15)
 JUDGE_CAP = cap_for("openai")
+# Judge calls a claim makes: the reading, then the confirmation (stages/confirm.py).
+JUDGE_CALLS = 2
+# The Crawling API page's other reading: 20 requests started per second, per token.
+PER_SECOND = 20
+# Claims and crawls in flight for the paced run: 20 a second at up to 10 s a page
+# keeps 200 crawls in flight, and the claims being judged come on top.
+PACED_IN_FLIGHT = 256
+# ``citecheck batch`` with its Crawling API limit paced (see the module doc): the
+# limit's slots are PACED_IN_FLIGHT, each crawl starts 1/rate s after the last.
+PACED_BATCH = """
+import sys, threading, time
+from dataclasses import replace
+from pytest_citecheck.core import limits
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.frontends.cli import main
+
+RATE, IN_FLIGHT = {rate!r}, {in_flight!r}
+acquire, lock, starts = limits.AdaptiveLimit.acquire, threading.Lock(), [0.0]
+
+def paced(self, timeout=None):
+    if not acquire(self, timeout):
+        return False
+    if self.name == "crawlbase":
+        with lock:
+            now = time.monotonic()
+            at = starts[0] = max(now, starts[0] + 1 / RATE)
+        time.sleep(at - now)
+    return True
+
+built = Engine.from_settings.__func__
+
+def from_settings(cls, settings, *args, **kwargs):
+    return built(cls, replace(settings, crawl_concurrency=IN_FLIGHT), *args, **kwargs)
+
+limits.AdaptiveLimit.acquire = paced
+Engine.from_settings = classmethod(from_settings)
+sys.argv[0] = "citecheck"
+raise SystemExit(main())
+"""
 MONITOR_EVERY = 60.0
 RETRY_WAIT = 10.0
 DOWN_SECONDS = 5.0
@@ -128,6 +187,12 @@ def serve(pages: list[tuple[str, str]], time_scale: str, webhook: str) -> None:
         retry_after=f"{max(scale, 0.05):g}",
         latency=lambda url: crawl_latency(url, scale),
     )
+    per_second = CrawlbaseDouble(
+        tokens=TOKENS,
+        max_per_second=PER_SECOND / scale,
+        retry_after=f"{max(scale, 0.05):g}",
+        latency=lambda url: crawl_latency(url, scale),
+    )
     names = ("bench-run", "bench-restart")
     crawler = CrawlerDouble(
         {name: webhook for name in names},
@@ -139,14 +204,16 @@ def serve(pages: list[tuple[str, str]], time_scale: str, webhook: str) -> None:
         monitor_every=MONITOR_EVERY,
         workers=16,
     )
-    with api, crawler, SlowJudge(api_key=KEY) as llm:
+    with api, per_second, crawler, SlowJudge(api_key=KEY) as llm:
         for url, markdown in pages:
             api.add(url, Page(markdown=markdown))
+            per_second.add(url, Page(markdown=markdown))
             crawler.add(url, Page(markdown=markdown))
         print(
             json.dumps(
                 {
                     "api": api.base_url,
+                    "api_per_second": per_second.base_url,
                     "crawler": crawler.base_url,
                     "judge": llm.base_url("openai"),
                 }
@@ -163,6 +230,7 @@ def serve(pages: list[tuple[str, str]], time_scale: str, webhook: str) -> None:
             rids = {p.rid for p in pushes if p.rid is not None}
             attempts = [a for a in crawler.deliveries if a.rid in rids]
             billed = Counter(c.url for c in api.api_calls if c.status == 200 and c.url)
+            paced = Counter(c.url for c in per_second.api_calls if c.status == 200 and c.url)
             counts = {
                 "taken": sum(taken.values()),
                 "pushed_twice": sum(1 for n in taken.values() if n > 1),
@@ -174,6 +242,9 @@ def serve(pages: list[tuple[str, str]], time_scale: str, webhook: str) -> None:
                 "api_billed": sum(billed.values()),
                 "api_429": api.rejected,
                 "api_peak": api.peak_in_flight,
+                "paced_billed": sum(paced.values()),
+                "paced_429": per_second.rejected,
+                "paced_peak": per_second.peak_in_flight,
                 "judge_calls": len(llm.calls),
                 "cpu": time.process_time(),
             }
@@ -256,12 +327,21 @@ def run_sync(
     env: dict[str, str],
     counts: Callable[..., dict[str, Any]],
     floor: float,
+    paced: float | None = None,
 ) -> Outcome:
+    """The synchronous path; ``paced``: the per-second reading, crawls paced at that
+    rate with PACED_IN_FLIGHT in flight, against the per-second double."""
     write_records(folder, claims)
     report = folder / "report.json"
     before_cpu, before = children_cpu(), counts("")
     started = time.perf_counter()
-    batch = start_batch(batch_args("", None, report), env, folder, folder / "batch.log")
+    args = batch_args("", None, report)
+    python: list[str] = []
+    if paced is not None:
+        args += ["--concurrency", str(PACED_IN_FLIGHT)]
+        code = PACED_BATCH.format(rate=paced, in_flight=PACED_IN_FLIGHT)
+        python = [sys.executable, "-c", code]
+    batch = start_batch(args, env, folder, folder / "batch.log", python=python)
     batch.wait()
     wall = time.perf_counter() - started
     after = counts("")
@@ -270,16 +350,17 @@ def run_sync(
     if missing or batch.returncode not in (0, 1):
         tail = (folder / "batch.log").read_text(errors="replace")[-1500:]
         print(f"  synchronous: exit {batch.returncode}, {missing} claims missing\n{tail}")
+    key = "api" if paced is None else "paced"
     return Outcome(
-        "synchronous",
+        "synchronous" if paced is None else "synchronous, 20 a second",
         len(claims),
         wall,
         floor,
-        after["api_billed"] - before["api_billed"],
+        after[f"{key}_billed"] - before[f"{key}_billed"],
         children_cpu() - before_cpu,
         after["cpu"] - before["cpu"],
         failed_of(labels) + missing,
-        {"429s": after["api_429"] - before["api_429"], "peak": after["api_peak"]},
+        {"429s": after[f"{key}_429"] - before[f"{key}_429"], "peak": after[f"{key}_peak"]},
     )
 
 
@@ -373,6 +454,31 @@ def crawler_floor(urls: list[str], rate: float, scale: float) -> float:
     return max(i / rate + crawl_latency(url, scale) for i, url in enumerate(urls))
 
 
+def per_second_floor(urls: list[str], rate: float, scale: float) -> float:
+    """The last crawl if the API's bucket of ``rate`` (refilled at ``rate`` a second)
+    were used perfectly: ``rate`` crawls start at once, then one every 1/rate s."""
+    burst = round(rate)
+    return max(max(0, i - burst + 1) / rate + crawl_latency(u, scale) for i, u in enumerate(urls))
+
+
+def gains(
+    sync: tuple[float, float], paced: tuple[float, float] | None, crawler: tuple[float, float]
+) -> str:
+    """The Crawler's gain under each reading of the Crawling API's limit, measured
+    (walls) and at the floors; each argument is (wall, floor) for N citations."""
+    text = (
+        f"{sync[0] / crawler[0]:.2f}x if the limit is 20 requests in flight "
+        f"({sync[1] / crawler[1]:.2f}x at the floors)"
+    )
+    if paced is None:
+        return text + "; the per-second reading not measured (--skip-paced)"
+    return (
+        f"{text}, {paced[0] / crawler[0]:.2f}x if it is 20 requests started per second "
+        f"({paced[1] / crawler[1]:.2f}x at the floors); the Crawling API page says both, "
+        "the shipped engine keeps 20 in flight"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--citations", type=int, default=10_000)
@@ -381,23 +487,33 @@ def main(argv: list[str] | None = None) -> int:
         "--sync-citations", type=int, default=500, help="the synchronous path's subset"
     )
     parser.add_argument(
+        "--paced-citations", type=int, default=2_000, help="the 20-a-second run's subset"
+    )
+    parser.add_argument(
         "--restart-citations", type=int, default=2_000, help="the restart run's subset"
     )
     parser.add_argument("--skip-restart", action="store_true", help="no kill-and-resume run")
+    parser.add_argument("--skip-paced", action="store_true", help="no 20-a-second run")
     args = parser.parse_args(argv)
     scale, n = args.time_scale, args.citations
     n_sync = min(args.sync_citations, n)
+    n_paced = min(args.paced_citations, n)
+    per_second = PER_SECOND / scale
     n_restart = min(args.restart_citations, n)
     pages, claims = build(n)
     urls = [url for url, _ in pages]
     rate = PUSH_RATE / scale
     crawl_total = sum(crawl_latency(url, scale) for url in urls)
-    judge_total = sum(judge_latency(c.claim, scale) for c in claims)
+    judge_total = JUDGE_CALLS * sum(judge_latency(c.claim, scale) for c in claims)
     judge_floor = judge_total / JUDGE_CAP
     sync_floor = max(crawl_total / CRAWLING_API_CAP, judge_floor)
     sync_subset_floor = max(
         sum(crawl_latency(u, scale) for u in urls[:n_sync]) / CRAWLING_API_CAP,
-        sum(judge_latency(c.claim, scale) for c in claims[:n_sync]) / JUDGE_CAP,
+        JUDGE_CALLS * sum(judge_latency(c.claim, scale) for c in claims[:n_sync]) / JUDGE_CAP,
+    )
+    paced_floor = max(per_second_floor(urls, per_second, scale), judge_floor)
+    paced_subset_floor = max(
+        per_second_floor(urls[:n_paced], per_second, scale), judge_floor * n_paced / n
     )
     floor = max(crawler_floor(urls, rate, scale), judge_floor)
     cores = os.cpu_count() or 1
@@ -412,8 +528,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"floor, synchronous: crawls {crawl_total:.0f} s / {CRAWLING_API_CAP} in flight = "
-        f"{crawl_total / CRAWLING_API_CAP:.1f} s (judge {judge_total:.0f} s / {JUDGE_CAP} = "
-        f"{judge_floor:.1f} s) -> {sync_floor:.1f} s"
+        f"{crawl_total / CRAWLING_API_CAP:.1f} s (judge {judge_total:.0f} s, {JUDGE_CALLS} calls "
+        f"a claim, / {JUDGE_CAP} = {judge_floor:.1f} s) -> {sync_floor:.1f} s"
+    )
+    print(
+        f"floor, synchronous at {per_second:g} a second: max_i(max(0, i - "
+        f"{round(per_second) - 1}) / {per_second:g}/s + crawl_i) = "
+        f"{per_second_floor(urls, per_second, scale):.1f} s -> {paced_floor:.1f} s"
     )
     print(
         f"floor, Crawler: max_i(i / {rate:g}/s + crawl_i) = "
@@ -448,6 +569,18 @@ def main(argv: list[str] | None = None) -> int:
                 outcomes.append(restart)
             sync = run_sync(tmp / "sync", claims[:n_sync], sync_env, counts, sync_subset_floor)
             outcomes.append(sync)
+            paced: Outcome | None = None
+            if not args.skip_paced:
+                paced_env = {**env, "CITECHECK_CRAWLBASE_URL": where["api_per_second"]}
+                paced = run_sync(
+                    tmp / "paced",
+                    claims[:n_paced],
+                    paced_env,
+                    counts,
+                    paced_subset_floor,
+                    paced=per_second,
+                )
+                outcomes.append(paced)
         print(f"load average after the runs: {os.getloadavg()[0]:.1f}")
     print(
         f"{'path':<30} {'citations':>9} {'wall s':>8} {'floor s':>8} {'wall/floor':>10} "
@@ -466,10 +599,26 @@ def main(argv: list[str] | None = None) -> int:
         f"synchronous for {n}: wall {sync_wall:.1f} s, floor {sync_floor_n:.1f} s, credits "
         f"{sync_credits}{scaled}"
     )
+    paced_wall: float | None = None
+    if paced is not None:
+        paced_wall = paced.wall / paced.floor * paced_floor
+        how = (
+            ""
+            if n_paced == n
+            else f" (measured on {n_paced}: its wall/floor {paced.wall / paced.floor:.2f} "
+            f"x the floor for {n})"
+        )
+        print(
+            f"synchronous at {per_second:g} a second for {n}: wall {paced_wall:.1f} s, floor "
+            f"{paced_floor:.1f} s, credits {round(paced.credits * n / n_paced)}{how}"
+        )
     print(
         f"Crawler for {n}: wall {crawler.wall:.1f} s, floor {crawler.floor:.1f} s, credits "
         f"{crawler.credits}"
     )
+    crawled = (crawler.wall, crawler.floor)
+    paced_pair = None if paced_wall is None else (paced_wall, paced_floor)
+    print(f"the Crawler's gain: {gains((sync_wall, sync_floor_n), paced_pair, crawled)}")
     cpu = crawler.citecheck_cpu + crawler.doubles_cpu
     batch_share = crawler.detail["batch_cpu"] / crawler.wall
     if batch_share > 0.7:
@@ -492,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     lost = restart.detail["lost"] if restart else crawler.detail["lost"]
     print(
         f"crawler: speedup={sync_wall / crawler.wall:.2f} "
+        f"speedup_per_second={(paced_wall or float('nan')) / crawler.wall:.2f} "
         f"wall/floor={crawler.wall / crawler.floor:.2f} pushed_twice={pushed_twice} lost={lost}"
     )
     return 0

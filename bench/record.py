@@ -1,10 +1,10 @@
 """How fast does the engine record? Concurrency 1 against N, in the same run.
 
 40 claims (one URL citation each) over 20 WiCE pages, recorded with the
-engine against the loopback doubles, which add 200 ms to every request (80
-requests: one crawl and one judge call per claim). Each case records into a
-fresh folder; the table gives wall time, effective concurrency (request
-latency spent / wall time) and the speed-up over concurrency 1.
+engine against the loopback doubles, which add 200 ms to every request (120
+requests: one crawl and two judge calls per claim, the reading and its
+confirmation). Each case records into a fresh folder; the table gives wall
+time, effective concurrency (request latency spent / wall time) and the speed-up over concurrency 1.
 
 - model-free ranker (word overlap): pure orchestration, concurrency 1 vs N;
 - the real ranker before it embedded only BM25's candidates (the hybrid with
@@ -129,7 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     pages = wice_pages(20)
     claims = claims_for(pages, 40)
-    requests = 2 * len(claims)
+    requests = 3 * len(claims)  # a crawl, the reading, the confirmation
     unique = len({p for _, markdown, _ in pages for p in split_passages(markdown)})
     rows: list[tuple[str, float, tuple[int, float, float] | None]] = []
     with tempfile.TemporaryDirectory() as name, doubles(pages, args.delay) as env:

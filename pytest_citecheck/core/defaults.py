@@ -24,11 +24,13 @@ DEFAULT_RANKER = "hybrid"
 DEFAULT_TOP_K = 3
 # Claims verified at once (each its own thread), one request's overall deadline
 # (retries included) in seconds, and the largest page (bytes of markdown) that is
-# judged. 32 claims keep the Crawling API's 20 concurrent crawls busy while the
-# claims whose pages have arrived are ranked and judged (a crawl takes 4-10 s, a
-# judge call 1-3 s): bench/scale.py measures it. Per-service limits:
-# pytest_citecheck.core.limits.
-DEFAULT_CONCURRENCY = 32
+# judged. A claim holds its slot through its crawl, its reading and the reading's
+# confirmation, one after another, so keeping the Crawling API's 20 concurrent crawls
+# busy takes 20 x (crawl + 2 judge calls) / crawl claims in flight: 36 at 2-8 s a
+# crawl and 1-3 s a judge call (32 left crawl slots idle once the confirmation call
+# came: 1.29x the floor where 48 gives 1.15x); 48 leaves room for a slower judge.
+# bench/scale.py measures it. Per-service limits: pytest_citecheck.core.limits.
+DEFAULT_CONCURRENCY = 48
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
 # The least free space a recording run starts with on the disk of its cassette

@@ -152,6 +152,11 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     # The rate limit (None: none): requests in flight beyond it get 429 + Retry-After.
     max_concurrent: int | None = None
+    # The other reading of the limit (None: none): requests started per second, a
+    # bucket of that many refilled at that rate; a request finding it empty gets 429.
+    max_per_second: float | None = None
+    bucket: float = 0.0
+    bucket_at: float = 0.0
     retry_after: str = "1"
     # Seconds each Crawling API request takes, by target URL (None: at once).
     latency: Callable[[str], float] | None = None
@@ -267,18 +272,25 @@ class CrawlbaseDouble(LoopbackServer):
         pages: Mapping[str, Page] | None = None,
         *,
         max_concurrent: int | None = None,
+        max_per_second: float | None = None,
         retry_after: str = "1",
         latency: Callable[[str], float] | None = None,
     ) -> None:
         """``max_concurrent``: the API's concurrency limit per double (the real one's
         is 20 per token): a request beyond it is answered 429 with ``Retry-After:
         retry_after`` and the documented body, as the rate-limit page shows.
+        ``max_per_second``: the other reading of that page ("20 requests per second,
+        regardless of the number of threads"): at most that many requests start in
+        any second (a bucket of that many tokens, refilled at that rate), 429 beyond.
         ``latency(url)``: seconds a Crawling API request takes (outside any lock)."""
         super().__init__()
         self._state = _State(
             tokens=dict(tokens),
             pages=dict(pages or {}),
             max_concurrent=max_concurrent,
+            max_per_second=max_per_second,
+            bucket=max_per_second or 0.0,
+            bucket_at=time.monotonic(),
             retry_after=retry_after,
             latency=latency,
         )
@@ -291,7 +303,8 @@ class CrawlbaseDouble(LoopbackServer):
 
     @property
     def rejected(self) -> int:
-        """Requests answered 429 for going over ``max_concurrent``."""
+        """Requests answered 429 for going over ``max_concurrent`` or
+        ``max_per_second``."""
         with self._state.lock:
             return self._state.rejected
 
@@ -384,6 +397,17 @@ class CrawlbaseDouble(LoopbackServer):
                     if state.max_concurrent is not None and state.in_flight >= state.max_concurrent:
                         state.rejected += 1
                         return False
+                    if state.max_per_second is not None:
+                        now = time.monotonic()
+                        state.bucket = min(
+                            state.max_per_second,
+                            state.bucket + (now - state.bucket_at) * state.max_per_second,
+                        )
+                        state.bucket_at = now
+                        if state.bucket < 1:
+                            state.rejected += 1
+                            return False
+                        state.bucket -= 1
                     state.in_flight += 1
                     state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
                     return True
