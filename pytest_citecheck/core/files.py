@@ -57,7 +57,8 @@ def folder_problem(folder: Path, min_free: int) -> FolderProblem | None:
     The folder, or the nearest existing one above it, must be a folder; a file is
     created in it and removed again (permission bits do not tell: root ignores
     them, and a read-only mount or a full quota refuses anyway); and its file system
-    must have ``min_free`` bytes free. Nothing is left behind."""
+    must have ``min_free`` bytes free. Nothing is left behind, not even a new
+    modification time on the folder (a replay that records nothing writes nothing)."""
     existing = folder
     while not existing.is_dir() and existing != existing.parent:
         if existing.exists() or existing.is_symlink():
@@ -67,6 +68,7 @@ def folder_problem(folder: Path, min_free: int) -> FolderProblem | None:
                 "move that file away or choose another folder",
             )
         existing = existing.parent
+    times = existing.stat()
     try:
         fd, name = tempfile.mkstemp(prefix=".citecheck-probe.", suffix=".tmp", dir=existing)
     except OSError as exc:
@@ -78,6 +80,7 @@ def folder_problem(folder: Path, min_free: int) -> FolderProblem | None:
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(name)
+        os.utime(existing, ns=(times.st_atime_ns, times.st_mtime_ns))
     try:
         free = free_bytes(existing)
     except OSError:

@@ -282,3 +282,17 @@ def test_the_service_answers_503_before_paying_when_its_disk_fills(
     assert "free some space on that disk, or record into another folder with the server" in detail
     assert str(tmp_path) not in detail
     assert list(cassettes.iterdir()) == []
+
+
+def test_the_check_leaves_the_folder_as_it_found_it(tmp_path: Path) -> None:
+    # A replay of a recorded suite under --citecheck-record=once is checked too (some
+    # claim might record) and must write nothing: not even the folder's modification time.
+    from pytest_citecheck.core.files import folder_problem
+
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    (folder / "kept.yaml").write_text("x", encoding="utf-8")
+    os.utime(folder, ns=(1_000_000_000, 2_000_000_000))
+    assert folder_problem(folder, 0) is None
+    assert folder.stat().st_mtime_ns == 2_000_000_000
+    assert sorted(p.name for p in folder.iterdir()) == ["kept.yaml"]

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.frontends.cli import main
+from pytest_citecheck.large_audit import pusher as crawler
 from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER
 from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
@@ -35,7 +36,6 @@ from pytest_citecheck.large_audit.job_store import (
     JobStore,
 )
 from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushResult
-from pytest_citecheck.stages import crawler
 from tests.doubles.batch import (
     PAGES,
     SITE,
