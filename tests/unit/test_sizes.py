@@ -1,7 +1,7 @@
 """No room of the package grows past what one reader holds: no module over 600 lines
 (except the option table's data, options/table.py), no class over 300 lines.
 
-Issue 38 splits today's big rooms in parallel; until each split is merged, the room
+Today's big rooms are being split on parallel branches; until each split is merged, the room
 stands in an allow-list with the branch that splits it. The list only shrinks: an
 allowed module or class that is no longer over its limit fails too, so the
 integrator removes it from the list when the split lands.
@@ -18,7 +18,7 @@ MAX_CLASS_LINES = 300
 # The option table's data: one entry per setting, read as a table, not as code.
 EXEMPT_MODULES = {"options/table.py": "the option table's data"}
 
-# Today's offenders (issue 38), each with the branch that splits it. Empty it as the
+# Today's offenders, each with the branch that splits it. Empty it as the
 # splits are merged; never add to it.
 ALLOWED_MODULES = {
     "reports/report.py": "i38-report",
