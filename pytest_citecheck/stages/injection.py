@@ -66,6 +66,15 @@ from dataclasses import dataclass
 
 from pytest_citecheck.stages.text import normalise
 
+# A table of patterns by name, tried in order: each compiled once, case-blind, with
+# ^ and $ at every line (role markers start a line).
+Patterns = tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def _compiled(*table: tuple[str, str]) -> Patterns:
+    return tuple((name, re.compile(pattern, re.I | re.M)) for name, pattern in table)
+
+
 _LABEL = r"[\"'`]?(?:supported|contradicted|not[ _]found)\b"
 _GRADER = (
     r"(?:judge|grader|evaluator|fact[- ]?checker|verifier|classifier|"
@@ -91,99 +100,96 @@ _FOREIGN_LABEL = (
     r"supportato|confermato|suportado|comprovado)"
 )
 
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.I | re.M))
-    for name, pattern in (
-        (
-            "ignore_instructions",
-            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|every\s+)?"
-            r"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
-            r"(?:previous|prior|above|earlier|preceding|original|system|other|existing)\s+"
-            r"(?:instructions?|directions?|rules?|prompts?|guidelines?|messages?|context)\b",
-        ),
-        (
-            "answer_label",
-            r"\b(?:answer|respond|reply|say|output|return|label|mark|classify|rate|grade|"
-            r"judge|consider|treat|record|log|enter|report|flag|tag|score)\s+"
-            r"(?:with\s+|only\s+|that\s+)?"
-            r"(?:(?:this|the|that|it|each|every|any)\s+(?:claim|citation|statement|"
-            r"answer|label|quote)?\s*)?(?:as\s+|is\s+|to\s+be\s+|=\s*|:\s*)?" + _LABEL,
-        ),
-        (
-            "addresses_grader",
-            r"\b(?:you\s+are\s+(?:now\s+)?(?:a|an|the)\s+" + _GRADER + r"|"
-            r"(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
-            + _GRADER
-            + r"s?|if\s+you\s+are\s+(?:a|an)\s+"
-            + _GRADER
-            + r"|(?:dear|attention|hey|hello)[,:]?\s+(?:ai|llms?|language\s+models?|"
-            r"chatbots?|assistants?|graders?|reviewers?)" + r")\b",
-        ),
-        (
-            # "Automated citation reviewers reading this page should ...", "AI graders
-            # must ...": a page that speaks to whoever grades it, in the third person.
-            "addresses_reviewer",
-            r"\b(?:automated|automatic|ai|llm|machine|language[- ]model|citation|"
-            r"model[- ]based)\s+(?:citation\s+|fact[- ]?checking\s+|content\s+)?"
-            + _REVIEWERS
-            + r"(?:\s*[:,]|\b[^.!?\n]{0,80}?\b(?:should|must|shall|need\s+to|have\s+to|"
-            r"are\s+to|are\s+(?:asked|instructed|required|expected)\s+to)\b)"
-            r"|\b" + _REVIEWERS + r"\s+(?:reading|processing|evaluating|checking|reviewing|"
-            r"grading|analy[sz]ing|scanning|parsing|summari[sz]ing)\s+(?:this|the)\s+"
-            r"(?:page|document|text|article|site|source|content|passage)\b",
-        ),
-        (
-            # A label word as the value of an imperative about a verdict: "record the
-            # verdict ... as supported", "the verdict must be supported".
-            "verdict_instruction",
-            r"\b(?:record|mark|label|set|rate|classify|output|return|report|give|enter|log|"
-            r"treat|consider|grade|score|flag|tag|answer|respond|reply)\b[^.!?\n]{0,100}?"
-            r"\b(?:verdict|label|claim|citation|statement|rating|result|grade|assessment)s?"
-            r"\b[^.!?\n]{0,100}?" + _LABEL_VALUE + r"|\b(?:verdict|label|rating|assessment)"
-            r"\s+(?:must|should|shall|has\s+to|needs\s+to)\s+be\s+" + _LABEL,
-        ),
-        (
-            "role_marker",
-            r"(?:^[ \t]*(?:system|assistant)[ \t]*:|^[ \t]*#{1,6}[ \t]*(?:system|instructions?)"
-            r"\b|<\|(?:im_start|im_end|system|assistant|user)\|>|\[/?INST\]|<</?SYS>>)",
-        ),
-        (
-            "respond_with",
-            r"\b(?:respond|reply|answer)\s+(?:only\s+with\b|with\s+(?:only\s+)?(?:the\s+|a\s+)?"
-            r"(?:json|label|word|verdict)\b|with\b[^.!?\n]{0,60}\band\s+nothing\s+else\b)"
-            r"|\byour\s+(?:answer|reply|"
-            r"response|verdict|output)\s+(?:must|should)\s+be\b|\bset\s+(?:the\s+|your\s+)?"
-            r"confidence\s+(?:to|at)\s+(?:1|100|one|high)",
-        ),
-        (
-            # The same in other languages: "ignorez les instructions précédentes",
-            # "les vérificateurs automatiques ... doivent enregistrer le verdict comme
-            # « soutenu »", "Hinweis an die KI", "los revisores automáticos deben ...".
-            "foreign_instruction",
-            r"\b(?:ignorez|oubliez|ignoriere[n]?|vergiss|vergessen\s+sie|ignora|"
-            r"olvida|esquece|dimentica)\b[^.!?\n]{0,40}?\b(?:instructions?|consignes?|"
-            r"anweisungen|instrucciones|istruzioni|instruções|instrucoes)\b"
-            r"|\b(?:note|message|remarque|hinweis|nachricht|anweisung|nota|mensaje|"
-            r"messaggio|mensagem|aviso)\s+(?:à|a|an|für|fur|para|per|pour)\s+(?:l'|la\s+|le\s+|"
-            r"les\s+|aux\s+|die\s+|den\s+|alle\s+|los\s+|las\s+|el\s+|os\s+|as\s+|gli\s+)?"
-            r"(?:ia|ki|ai|llm|intelligences?\s+artificielles?|künstliche|"
-            r"modèles?|modelos?|modelli|sprachmodelle?|évaluateurs?|vérificateurs?|"
-            r"correcteurs?|relecteurs?|prüfer|gutachter|bewerter|revisores|evaluadores|"
-            r"verificadores|revisori|valutatori|avaliadores)"
-            r"|\b(?:évaluateurs|evaluateurs|vérificateurs|verificateurs|correcteurs|"
-            r"relecteurs|prüfer|pruefer|gutachter|bewerter|revisores|evaluadores|"
-            r"verificadores|revisori|valutatori|avaliadores|verificatori)\b[^.!?\n]{0,100}?"
-            r"\b(?:doivent|devraient|sollen|sollten|müssen|muessen|deben|deberían|deberian|"
-            r"devono|dovrebbero|devem|deveriam)\b"
-            r"|\b(?:verdict|veredicto|urteil|bewertung|verdetto|veredito|étiquette|etiqueta|"
-            r"etichetta)\b[^.!?\n]{0,80}?\b(?:comme|als|como|come)\s+[\"'«`]?\s*"
-            + _FOREIGN_LABEL
-            + r"\b|\bsi\s+vous\s+êtes\s+une?\s+(?:ia|intelligence|modèle)"
-            r"|\bwenn\s+du\s+eine?\s+(?:ki|sprachmodell)\s+bist|\bsi\s+eres\s+una?\s+"
-            r"(?:ia|modelo)",
-        ),
-        ("layout_tag", r"</?\s*(?:untrusted_passages|passage|claim)\b[^>]*>"),
-    )
+PATTERNS: Patterns = _compiled(
+    (
+        "ignore_instructions",
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|every\s+)?"
+        r"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
+        r"(?:previous|prior|above|earlier|preceding|original|system|other|existing)\s+"
+        r"(?:instructions?|directions?|rules?|prompts?|guidelines?|messages?|context)\b",
+    ),
+    (
+        "answer_label",
+        r"\b(?:answer|respond|reply|say|output|return|label|mark|classify|rate|grade|"
+        r"judge|consider|treat|record|log|enter|report|flag|tag|score)\s+"
+        r"(?:with\s+|only\s+|that\s+)?"
+        r"(?:(?:this|the|that|it|each|every|any)\s+(?:claim|citation|statement|"
+        r"answer|label|quote)?\s*)?(?:as\s+|is\s+|to\s+be\s+|=\s*|:\s*)?" + _LABEL,
+    ),
+    (
+        "addresses_grader",
+        r"\b(?:you\s+are\s+(?:now\s+)?(?:a|an|the)\s+" + _GRADER + r"|"
+        r"(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
+        + _GRADER
+        + r"s?|if\s+you\s+are\s+(?:a|an)\s+"
+        + _GRADER
+        + r"|(?:dear|attention|hey|hello)[,:]?\s+(?:ai|llms?|language\s+models?|"
+        r"chatbots?|assistants?|graders?|reviewers?)" + r")\b",
+    ),
+    (
+        # "Automated citation reviewers reading this page should ...", "AI graders
+        # must ...": a page that speaks to whoever grades it, in the third person.
+        "addresses_reviewer",
+        r"\b(?:automated|automatic|ai|llm|machine|language[- ]model|citation|"
+        r"model[- ]based)\s+(?:citation\s+|fact[- ]?checking\s+|content\s+)?"
+        + _REVIEWERS
+        + r"(?:\s*[:,]|\b[^.!?\n]{0,80}?\b(?:should|must|shall|need\s+to|have\s+to|"
+        r"are\s+to|are\s+(?:asked|instructed|required|expected)\s+to)\b)"
+        r"|\b" + _REVIEWERS + r"\s+(?:reading|processing|evaluating|checking|reviewing|"
+        r"grading|analy[sz]ing|scanning|parsing|summari[sz]ing)\s+(?:this|the)\s+"
+        r"(?:page|document|text|article|site|source|content|passage)\b",
+    ),
+    (
+        # A label word as the value of an imperative about a verdict: "record the
+        # verdict ... as supported", "the verdict must be supported".
+        "verdict_instruction",
+        r"\b(?:record|mark|label|set|rate|classify|output|return|report|give|enter|log|"
+        r"treat|consider|grade|score|flag|tag|answer|respond|reply)\b[^.!?\n]{0,100}?"
+        r"\b(?:verdict|label|claim|citation|statement|rating|result|grade|assessment)s?"
+        r"\b[^.!?\n]{0,100}?" + _LABEL_VALUE + r"|\b(?:verdict|label|rating|assessment)"
+        r"\s+(?:must|should|shall|has\s+to|needs\s+to)\s+be\s+" + _LABEL,
+    ),
+    (
+        "role_marker",
+        r"(?:^[ \t]*(?:system|assistant)[ \t]*:|^[ \t]*#{1,6}[ \t]*(?:system|instructions?)"
+        r"\b|<\|(?:im_start|im_end|system|assistant|user)\|>|\[/?INST\]|<</?SYS>>)",
+    ),
+    (
+        "respond_with",
+        r"\b(?:respond|reply|answer)\s+(?:only\s+with\b|with\s+(?:only\s+)?(?:the\s+|a\s+)?"
+        r"(?:json|label|word|verdict)\b|with\b[^.!?\n]{0,60}\band\s+nothing\s+else\b)"
+        r"|\byour\s+(?:answer|reply|"
+        r"response|verdict|output)\s+(?:must|should)\s+be\b|\bset\s+(?:the\s+|your\s+)?"
+        r"confidence\s+(?:to|at)\s+(?:1|100|one|high)",
+    ),
+    (
+        # The same in other languages: "ignorez les instructions précédentes",
+        # "les vérificateurs automatiques ... doivent enregistrer le verdict comme
+        # « soutenu »", "Hinweis an die KI", "los revisores automáticos deben ...".
+        "foreign_instruction",
+        r"\b(?:ignorez|oubliez|ignoriere[n]?|vergiss|vergessen\s+sie|ignora|"
+        r"olvida|esquece|dimentica)\b[^.!?\n]{0,40}?\b(?:instructions?|consignes?|"
+        r"anweisungen|instrucciones|istruzioni|instruções|instrucoes)\b"
+        r"|\b(?:note|message|remarque|hinweis|nachricht|anweisung|nota|mensaje|"
+        r"messaggio|mensagem|aviso)\s+(?:à|a|an|für|fur|para|per|pour)\s+(?:l'|la\s+|le\s+|"
+        r"les\s+|aux\s+|die\s+|den\s+|alle\s+|los\s+|las\s+|el\s+|os\s+|as\s+|gli\s+)?"
+        r"(?:ia|ki|ai|llm|intelligences?\s+artificielles?|künstliche|"
+        r"modèles?|modelos?|modelli|sprachmodelle?|évaluateurs?|vérificateurs?|"
+        r"correcteurs?|relecteurs?|prüfer|gutachter|bewerter|revisores|evaluadores|"
+        r"verificadores|revisori|valutatori|avaliadores)"
+        r"|\b(?:évaluateurs|evaluateurs|vérificateurs|verificateurs|correcteurs|"
+        r"relecteurs|prüfer|pruefer|gutachter|bewerter|revisores|evaluadores|"
+        r"verificadores|revisori|valutatori|avaliadores|verificatori)\b[^.!?\n]{0,100}?"
+        r"\b(?:doivent|devraient|sollen|sollten|müssen|muessen|deben|deberían|deberian|"
+        r"devono|dovrebbero|devem|deveriam)\b"
+        r"|\b(?:verdict|veredicto|urteil|bewertung|verdetto|veredito|étiquette|etiqueta|"
+        r"etichetta)\b[^.!?\n]{0,80}?\b(?:comme|als|como|come)\s+[\"'«`]?\s*"
+        + _FOREIGN_LABEL
+        + r"\b|\bsi\s+vous\s+êtes\s+une?\s+(?:ia|intelligence|modèle)"
+        r"|\bwenn\s+du\s+eine?\s+(?:ki|sprachmodell)\s+bist|\bsi\s+eres\s+una?\s+"
+        r"(?:ia|modelo)",
+    ),
+    ("layout_tag", r"</?\s*(?:untrusted_passages|passage|claim)\b[^>]*>"),
 )
 
 
@@ -327,33 +333,30 @@ _VERDICT_VALUE = (
     r"contradicted|(?:a\s+)?(?:given\s+|established\s+|stated\s+|verified\s+)?facts?|"
     r"factual|valid|authoritative|conclusive)"
 )
-DICTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.I | re.M))
-    for name, pattern in (
-        (
-            "addresses_reader",
-            r"\b(?:whoever|anyone|anybody|everyone|those)\s+(?:who\s+|that\s+)?(?:is\s+|are\s+)?"
-            + _GRADES
-            + r"\w*"
-            r"|\b(?:dear|attention|hey|hello|to\s+the|to\s+any|to\s+all)\s+" + _READER + r"\b"
-            r"|(?:^|(?<=[.!?]\s))" + _READER + r"\s*:"
-            # "Assessors should ...": a plural role, the modal right after it (prose's
-            # "a judge he should be tried" and "a model of how one should" are not).
-            r"|\b" + _READERS + r"\s+(?:should|must|shall|need\s+to|have\s+to|are\s+to|"
-            r"are\s+(?:asked|instructed|required|expected|told)\s+to)\b"
-            r"|\b(?:if|when|while)\s+you\s+(?:are\s+)?" + _GRADES + r"\w*",
-        ),
-        (
-            "dictates_verdict",
-            _IMPERATIVE + r"(?:treat|take|regard|consider|count|accept|record|mark|label|rate|"
-            r"grade|score|log|report|classify|enter|deem|file|list)\w*\b[^.!?\n]{0,160}?"
-            r"\b(?:as|to\s+be)\s+(?:an?\s+|the\s+)?" + _VERDICT_VALUE + r"\b"
-            r"|\bis\s+to\s+be\s+(?:taken|treated|regarded|considered|recorded|marked|counted|"
-            r"accepted)\b"
-            r"|\bin\s+the\s+(?:affirmative|negative)\b"
-            r"|[\"'`«„“‘]\s*(?:supported|contradicted|not[ _]found)\s*[\"'`»“”’]",
-        ),
-    )
+DICTATION_PATTERNS: Patterns = _compiled(
+    (
+        "addresses_reader",
+        r"\b(?:whoever|anyone|anybody|everyone|those)\s+(?:who\s+|that\s+)?(?:is\s+|are\s+)?"
+        + _GRADES
+        + r"\w*"
+        r"|\b(?:dear|attention|hey|hello|to\s+the|to\s+any|to\s+all)\s+" + _READER + r"\b"
+        r"|(?:^|(?<=[.!?]\s))" + _READER + r"\s*:"
+        # "Assessors should ...": a plural role, the modal right after it (prose's
+        # "a judge he should be tried" and "a model of how one should" are not).
+        r"|\b" + _READERS + r"\s+(?:should|must|shall|need\s+to|have\s+to|are\s+to|"
+        r"are\s+(?:asked|instructed|required|expected|told)\s+to)\b"
+        r"|\b(?:if|when|while)\s+you\s+(?:are\s+)?" + _GRADES + r"\w*",
+    ),
+    (
+        "dictates_verdict",
+        _IMPERATIVE + r"(?:treat|take|regard|consider|count|accept|record|mark|label|rate|"
+        r"grade|score|log|report|classify|enter|deem|file|list)\w*\b[^.!?\n]{0,160}?"
+        r"\b(?:as|to\s+be)\s+(?:an?\s+|the\s+)?" + _VERDICT_VALUE + r"\b"
+        r"|\bis\s+to\s+be\s+(?:taken|treated|regarded|considered|recorded|marked|counted|"
+        r"accepted)\b"
+        r"|\bin\s+the\s+(?:affirmative|negative)\b"
+        r"|[\"'`«„“‘]\s*(?:supported|contradicted|not[ _]found)\s*[\"'`»“”’]",
+    ),
 )
 
 

@@ -34,7 +34,7 @@ from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.frontends import cli
 from pytest_citecheck.frontends.service import SERVICE_TERMS, ServiceConfig
 from pytest_citecheck.options.settings_map import COMPOSE
-from pytest_citecheck.options.table import OPTIONS, Flag, Target, cli_default
+from pytest_citecheck.options.table import COMMANDS, OPTIONS, Flag, Target, cli_default
 from pytest_citecheck.options.table import Option as Setting
 from pytest_citecheck.plugin import adapters
 from pytest_citecheck.plugin.options import settings_from_config
@@ -131,20 +131,22 @@ def _service_engine(pytester: pytest.Pytester, argv: tuple[str, ...], _ini: str)
 
 _JUDGE = "anthropic:claude-x"
 _BASE_URL = "http://127.0.0.1:9/v1"
-# A value of each kind of setting (by how its text is parsed), as a user types it.
-_SAMPLES: dict[Any, str] = {
-    None: _BASE_URL,
-    Path: "/tmp/sample",
-    at.positive_int: "3",
-    at.claim_chars: "7",
-    at.fraction: "0.5",
-    at.positive_seconds: "7",
-    at.amount: "5",
-    at.temperature: "0.3",
-    at.judge_spec: _JUDGE,
-    at.judge_specs: "openai:a,openai:b",
-    at.judge_prices: "openai:a=1/2",
-    at.recheck_statuses: "gone",
+# Two values of each kind of setting (by how its text is parsed), as a user types them:
+# a case takes the first that differs from the default of the setting it sets, so a
+# setting whose default is one of them still gets a value it does not start with.
+_SAMPLES: dict[Any, tuple[str, str]] = {
+    None: (_BASE_URL, "http://127.0.0.1:8/v1"),
+    Path: ("/tmp/sample", "/tmp/other-sample"),
+    at.positive_int: ("3", "4"),
+    at.claim_chars: ("7", "8"),
+    at.fraction: ("0.5", "0.25"),
+    at.positive_seconds: ("7", "8"),
+    at.amount: ("5", "6"),
+    at.temperature: ("0.3", "0.4"),
+    at.judge_spec: (_JUDGE, "openai:gpt-x"),
+    at.judge_specs: ("openai:a,openai:b", "openai:c,openai:d"),
+    at.judge_prices: ("openai:a=1/2", "openai:b=3/4"),
+    at.recheck_statuses: ("page_gone", "changed"),
 }
 
 
@@ -167,12 +169,7 @@ def _sample(setting: Setting, spelling: Spelling) -> tuple[tuple[str, ...], str,
         if spelling.kind == "ini":
             return (), f"{spelling.word} = true", True
         return (spelling.word,), "", True
-    if spelling.choices:
-        text = next(c for c in spelling.choices if c != spelling.default)
-        parsed: Any = text
-    else:
-        text = _SAMPLES[spelling.parse]
-        parsed = text if spelling.parse is None else spelling.parse(text)
+    text, parsed = _sample_value(setting, spelling)
     if setting.convert is not None:
         parsed = setting.convert(parsed)
     if spelling.kind == "ini":
@@ -180,6 +177,31 @@ def _sample(setting: Setting, spelling: Spelling) -> tuple[tuple[str, ...], str,
     if spelling.kind == "pytest":
         return (f"{spelling.word}={text}",), "", parsed
     return (spelling.word, text), "", parsed
+
+
+def _sample_value(setting: Setting, spelling: Spelling) -> tuple[str, Any]:
+    """The text a case types for ``setting`` (not a store_true flag) and the value it
+    parses to: the first choice, or the first of ``_SAMPLES``' texts for the setting's
+    kind, that is not the default the front end starts from."""
+    if spelling.choices:
+        choice = next(c for c in spelling.choices if c != spelling.default)
+        return choice, choice
+    for text in _SAMPLES[spelling.parse]:
+        parsed = text if spelling.parse is None else spelling.parse(text)
+        if not _is_default(text, parsed, spelling.default):
+            return text, parsed
+    raise AssertionError(
+        f"{setting.name}: both samples of its kind equal its default {spelling.default!r}; "
+        "add a third to _SAMPLES"
+    )
+
+
+def _is_default(text: str, parsed: Any, default: Any) -> bool:
+    if default is None:
+        return False
+    if parsed == default or text == default:
+        return True
+    return isinstance(default, Path) and Path(text) == default
 
 
 def _plugin_spelling(setting: Setting) -> Spelling | str:
@@ -410,6 +432,41 @@ def test_no_mapping_lists_a_setting_that_does_not_exist() -> None:
     for front in FRONT_ENDS:
         names = {f.name for f in fields(front.target)}
         assert set(front.mapped) | set(front.fixed) <= names, front.name
+
+
+def _spellings(setting: Setting) -> list[Spelling]:
+    """Every front end's spelling of ``setting`` (the plugin's and each subcommand's)."""
+    found = [_plugin_spelling(setting)] + [_command_spelling(c)(setting) for c in COMMANDS]
+    return [s for s in found if isinstance(s, Spelling)]
+
+
+def test_no_sample_equals_the_default_of_its_option() -> None:
+    """A case sets a value its front end does not start with, whatever the default."""
+    checked = []
+    for setting in OPTIONS:
+        if setting.target is None and not isinstance(setting.service, str):
+            continue  # no case sets it: it reaches no settings this file maps
+        for spelling in _spellings(setting):
+            if setting.action == "store_true":
+                continue
+            text, value = _sample_value(setting, spelling)
+            assert not _is_default(text, value, spelling.default), (
+                f"{setting.name} ({spelling.word}): the sample {text!r} is its default"
+            )
+            checked.append(setting.name)
+    assert len(set(checked)) > 40, "the table's settings were not all walked"
+
+
+@pytest.mark.parametrize("parse", list(_SAMPLES), ids=lambda p: getattr(p, "__name__", "text"))
+def test_a_setting_whose_default_is_a_sample_still_gets_another_value(parse: Any) -> None:
+    """An integer setting with default 3 (the first integer sample) is set to 4, not 3."""
+    first = _SAMPLES[parse][0]
+    default = first if parse is None else parse(first)
+    setting = Setting(name="new_setting", help="", default=default, parse=parse)
+    spelling = Spelling("--new-setting", "flag", parse, None, default)
+    argv, _, value = _sample(setting, spelling)
+    assert value != default, f"{argv} sets the default {default!r}"
+    assert argv == ("--new-setting", _SAMPLES[parse][1])
 
 
 def _serve_args(pytester: pytest.Pytester, argv: tuple[str, ...]) -> ServiceConfig:

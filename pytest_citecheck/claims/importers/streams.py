@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import Reader
@@ -209,6 +210,19 @@ class _Blocks:
         self.seen.add(index)
         self.last = index
 
+    def block_event(
+        self, name: str, event: Mapping[str, Any], where: str, *, opens: bool = False
+    ) -> int:
+        """The block an event names by its ``index`` (``opens``: the block's start
+        event), checked against the order: a block's start or delta."""
+        index = _block(self.reader, event.get("index"), f"{where}.index")
+        self.event(name, index, f"{where}.index", opens=opens)
+        return index
+
+    def block_stop(self, name: str, event: Mapping[str, Any], where: str) -> None:
+        """A block's stop event, naming the block by its ``index``."""
+        self.stop(name, _block(self.reader, event.get("index"), f"{where}.index"), f"{where}.index")
+
     def stop(self, name: str, index: int, where: str) -> None:
         if self.ended:
             raise self._fail(
@@ -241,17 +255,14 @@ def _anthropic(events: list[Any], reader: Reader) -> dict[str, Any]:
         elif kind == "message_stop":
             order.message_stop(where)
         elif kind == "content_block_start":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.event(kind, index, f"{where}.index", opens=True)
+            index = order.block_event(kind, event, where, opens=True)
             blocks[index] = copy.deepcopy(
                 reader.mapping(event.get("content_block"), f"{where}.content_block")
             )
         elif kind == "content_block_stop":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.stop(kind, index, f"{where}.index")
+            order.block_stop(kind, event, where)
         elif kind == "content_block_delta":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.event(kind, index, f"{where}.index")
+            index = order.block_event(kind, event, where)
             block = blocks.setdefault(index, {"type": "text", "text": ""})
             delta = reader.mapping(event.get("delta"), f"{where}.delta")
             dtype = delta.get("type")
@@ -325,15 +336,12 @@ def _cohere(events: list[Any], reader: Reader) -> dict[str, Any]:
             order.message_start(where)
             body["id"] = event.get("id")
         elif kind == "content-start":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.event(kind, index, f"{where}.index", opens=True)
+            index = order.block_event(kind, event, where, opens=True)
             content[index] = dict(reader.mapping(msg.get("content"), f"{where}.delta.message"))
         elif kind == "content-end":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.stop(kind, index, f"{where}.index")
+            order.block_stop(kind, event, where)
         elif kind == "content-delta":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.event(kind, index, f"{where}.index")
+            index = order.block_event(kind, event, where)
             item = content.setdefault(index, {"type": "text", "text": ""})
             got = msg.get("content")
             piece: dict[str, Any] = got if isinstance(got, dict) else {}
@@ -446,15 +454,12 @@ def _gemini_interactions(events: list[Any], reader: Reader) -> dict[str, Any]:
             if isinstance(got.get("steps"), list):
                 whole = copy.deepcopy(got["steps"])  # the interaction with its steps
         elif kind == "step.start":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.event(kind, index, f"{where}.index", opens=True)
+            index = order.block_event(kind, event, where, opens=True)
             steps[index] = copy.deepcopy(reader.mapping(event.get("step"), f"{where}.step"))
         elif kind == "step.stop":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.stop(kind, index, f"{where}.index")
+            order.block_stop(kind, event, where)
         elif kind == "step.delta":
-            index = _block(reader, event.get("index"), f"{where}.index")
-            order.event(kind, index, f"{where}.index")
+            index = order.block_event(kind, event, where)
             step = steps.setdefault(index, {"type": "model_output"})
             _step_delta(reader, step, reader.mapping(event.get("delta"), f"{where}.delta"), where)
     if not steps and whole:
