@@ -25,6 +25,7 @@ from pytest_citecheck.plugin import items as _items
 from pytest_citecheck.plugin import lifecycle
 from pytest_citecheck.plugin.options import SETTINGS_KEY
 from pytest_citecheck.plugin.options import pytest_addoption as pytest_addoption
+from pytest_citecheck.plugin.results import carry_results
 
 if TYPE_CHECKING:
     from pytest_citecheck.plugin.fixture import CitecheckFixture
@@ -71,7 +72,5 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "call" and "pytest_citecheck.plugin.session" in sys.modules:
-        from pytest_citecheck.plugin.results import carry_results  # a session: ours ran
-
-        carry_results(item, call, report)
+        carry_results(item, call, report)  # a session exists: something of ours ran
     return report
