@@ -12,7 +12,7 @@ cassette, ``cassettes/<module stem>/<test name>.yaml`` beside the test module.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,11 +20,20 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.plugin.startup import preflight_claim
+from pytest_citecheck.plugin.state import citecheck_session
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import AnswerResult
     from pytest_citecheck.recording.recorder import Recording
+
+
+def provide(request: pytest.FixtureRequest) -> Iterator[CitecheckFixture]:
+    """The ``citecheck`` fixture's value for one test (the session built first)."""
+    citecheck_session(request.config)
+    with ExitStack() as stack:
+        yield CitecheckFixture(request, stack)
 
 
 class CitecheckFixture:
@@ -117,7 +126,7 @@ class CitecheckFixture:
     def _verify(self, claim: Claim) -> ClaimResult:
         # Its claims are known only now: the start-up key check runs here, before
         # the first request (a missing key stops the session, as for claim files).
-        self._session.preflight_claim(claim, self.cassette)
+        preflight_claim(self._session, claim, self.cassette)
         if self._recording is None:
             self._recording = self._stack.enter_context(
                 self._session.recording(self.cassette, self._item.nodeid, self._judge)

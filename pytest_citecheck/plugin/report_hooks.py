@@ -9,7 +9,6 @@ report files are written there); nothing here decides pass or fail.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,11 +65,9 @@ class ReportHooks:
 
     @property
     def session(self) -> CitecheckSession | None:
-        if "pytest_citecheck.plugin.session" not in sys.modules:
-            return None
-        from pytest_citecheck.plugin.session import SESSION_KEY
+        from pytest_citecheck.plugin.state import running_session
 
-        return self.config.stash.get(SESSION_KEY, None)
+        return running_session(self.config)
 
     # -- start: a warning and a hint about how citecheck was asked to run --------
 
