@@ -22,8 +22,6 @@ EXEMPT_MODULES = {"options/table.py": "the option table's data"}
 # splits are merged; never add to it.
 ALLOWED_MODULES = {
     "reports/report.py": "i38-report",
-    "plugin/session.py": "i38-plugin",
-    "plugin/__init__.py": "i38-plugin",
     "engine/judge_batch.py": "i38-runloop",
     "large_audit/crawler_job.py": "i38-runloop",
     "claims/models.py": "i38-split",
@@ -36,7 +34,6 @@ ALLOWED_CLASSES = {
     "large_audit/job_store.py::JobStore": "i38-split",
     "engine/pipeline.py::Verifier": "i38-split",
     "stages/judges/http.py::HTTPJudge": "i38-split",
-    "plugin/session.py::CitecheckSession": "i38-plugin",
     "reports/report.py::Report": "i38-report",
     "engine/judge_batch.py::JudgeBatch": "i38-runloop",
     "large_audit/crawler_job.py::CrawlerJob": "i38-runloop",
