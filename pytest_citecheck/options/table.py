@@ -82,6 +82,9 @@ class Option:
     cli: Mapping[str, Flag | Hidden] = field(default_factory=dict)
     # ``citecheck serve``'s ServiceConfig field (the requests' engine gets it from there).
     service: str | Hidden = Hidden("not a service setting")
+    # The type of that field, as ServiceConfig's annotation spells it (the typed field
+    # block frontends/service/config_fields.py is generated from it).
+    service_type: str | None = None
     # What docs/options.md says it does, with links (None: ``help``).
     doc: str | None = None
 
@@ -132,6 +135,7 @@ def _serve_only(
     action: Literal["store", "append"] = "store",
     shown_default: str | None = None,
     service: str | None = None,
+    service_type: str = "int",
 ) -> Option:
     """A setting of ``citecheck serve`` alone: ``--NAME`` sets ServiceConfig's field."""
     return Option(
@@ -146,6 +150,7 @@ def _serve_only(
         ini=Hidden(_SERVE_ONLY),
         cli={"serve": Flag("--" + name.replace("_", "-"))},
         service=service or name,
+        service_type=service_type,
     )
 
 
@@ -258,6 +263,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="record_mode",
+        service_type="RecordMode | None",
     ),
     Option(
         "cassettes",
@@ -287,6 +293,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="cassettes",
+        service_type="Path | None",
     ),
     # -- the judge -----------------------------------------------------------------------
     Option(
@@ -318,6 +325,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="judge",
+        service_type="str | None",
         doc=(
             "the judge: `openai`, `anthropic`, `ollama` or `openai-compatible`, e.g. "
             "`anthropic:claude-sonnet-4-6`, `ollama:llama3.1`"
@@ -339,6 +347,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="judge_base_url",
+        service_type="str | None",
         doc=(
             "base URL of the `openai-compatible` judge (vLLM, llama.cpp, LM Studio), e.g. "
             "`http://127.0.0.1:8000/v1`; wins over `CITECHECK_JUDGE_BASE_URL`. The hosted "
@@ -453,6 +462,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="review_below",
+        service_type="float",
     ),
     Option(
         "no_confirm",
@@ -503,6 +513,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="ranker",
+        service_type="str",
         doc=(
             "passage ranker when recording: `hybrid`, `bm25` or `minilm`; replay reads the "
             "recorded choice"
@@ -617,6 +628,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="url_policy",
+        service_type="str",
         doc=(
             "`public`: cited URLs on internal addresses or local names, or with credentials, are "
             "`url_refused` and never fetched (see [Running the service "
@@ -643,6 +655,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="concurrency",
+        service_type="int",
     ),
     Option(
         "timeout",
@@ -709,6 +722,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden("validate checks the schema's own cap"),
         },
         service="max_claim_chars",
+        service_type="int",
     ),
     Option(
         "document_roots",
@@ -1034,6 +1048,7 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--audit", "append one row per citation to this SQLite audit index."),
         },
         service="audit",
+        service_type="Path | None",
         doc=(
             "append one row per citation to a SQLite audit index (see [the audit "
             "index](cli.md#the-audit-index-audit-citecheck-audit-listpage))"
@@ -1076,6 +1091,7 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--price-credit"),
         },
         service="prices",
+        service_type="Prices",
     ),
     Option(
         "prices",
@@ -1094,6 +1110,7 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--prices"),
         },
         service="prices",
+        service_type="Prices",
     ),
     Option(
         "max_cost",
@@ -1119,6 +1136,7 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service="max_cost",
+        service_type="float | None",
     ),
     Option(
         "max_credits",
@@ -1144,6 +1162,7 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service="max_credits",
+        service_type="float | None",
     ),
     # -- citation rot --------------------------------------------------------------------
     Option(
@@ -1263,6 +1282,7 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service="jobs_dir",
+        service_type="Path | None",
         doc=(
             "the folder of the Crawler jobs' state; `citecheck serve --jobs-dir` accepts "
             "Crawlbase Crawler deliveries at `POST /crawler/deliveries` for the jobs in it "
@@ -1308,6 +1328,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         shown_default="only --judge",
         service="allowed_judges",
+        service_type="tuple[str, ...]",
     ),
     _serve_only("max_urls", "most URLs one request may cite", d.DEFAULT_MAX_URLS),
     _serve_only(
@@ -1322,6 +1343,7 @@ OPTIONS: tuple[Option, ...] = (
         d.DEFAULT_QUEUE_WAIT,
         at.positive_seconds,
         "S",
+        service_type="float",
     ),
     _serve_only(
         "read_timeout",
@@ -1329,6 +1351,7 @@ OPTIONS: tuple[Option, ...] = (
         d.DEFAULT_READ_TIMEOUT,
         at.positive_seconds,
         "S",
+        service_type="float",
     ),
 )
 
