@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.core.defaults import LOOPBACK_HOSTS
 from pytest_citecheck.core.record_mode import LIVE
 from pytest_citecheck.engine.core import EngineSettings
 from pytest_citecheck.frontends.service.config_fields import TableFields
@@ -16,7 +17,6 @@ from pytest_citecheck.frontends.service.defaults import (
     DEFAULT_AUDIT_WAIT,
     DEFAULT_MAX_DELIVERY_BYTES,
     DEFAULT_MAX_DELIVERY_PAGE_BYTES,
-    LOOPBACK_HOSTS,
 )
 from pytest_citecheck.frontends.service.terms import service_terms
 from pytest_citecheck.options import settings_map
