@@ -54,6 +54,16 @@ def judge_spec(text: str) -> str:
     return text
 
 
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 65535")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse ``type=``: a whole number >= 1."""
     return _number(text, int, "a whole number", lambda v: v >= 1, "is not at least 1")

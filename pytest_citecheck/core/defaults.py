@@ -101,3 +101,9 @@ DEFAULT_JOBS_DIR = ".citecheck/jobs"
 DEFAULT_CRAWLER_WAIT = 3600.0
 # The Crawler's default push limit (its pushing page): 30 URLs each second per account.
 DEFAULT_CRAWLER_PUSH_RATE = 30.0
+# ``citecheck serve``: where it listens, the names a loopback service answers to by
+# default (the Host header's, port aside), and the shortest service key it accepts.
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+MIN_KEY_CHARS = 16

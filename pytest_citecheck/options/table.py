@@ -21,10 +21,13 @@ from typing import Any, Literal
 
 from pytest_citecheck.core import argtypes as at
 from pytest_citecheck.core import defaults as d
+from pytest_citecheck.core.providers import SERVICE_KEY_ENV
 from pytest_citecheck.core.record_mode import RecordMode
 
-# The subcommands of ``citecheck`` that take settings.
-COMMANDS = ("batch", "recheck", "serve", "validate")
+# The subcommands of ``citecheck`` that take the run's settings, and every subcommand
+# with flags of the table (``import`` has only its own).
+SETTING_COMMANDS = ("batch", "recheck", "serve", "validate")
+COMMANDS = (*SETTING_COMMANDS, "import")
 # Where a setting's value goes: a field of the engine's, the gate's or the reports' settings.
 Target = Literal["engine", "gate", "outputs"]
 # How the plugin's messages name a setting: its ini key, its flag, both, or
@@ -51,6 +54,19 @@ class Flag:
     choices: tuple[str, ...] | None = None
     # Whether ``default`` (even None) replaces the setting's default.
     own_default: bool = False
+    # A one-letter spelling besides ``flag`` (``-o``), the argparse ``dest`` when it is
+    # not the flag's name, and whether the subcommand needs the flag.
+    short: str | None = None
+    dest: str | None = None
+    required: bool = False
+    # Choices read when the parser is built, after ``choices``: a list too costly to
+    # import with the table (the importers' formats). ``{late}`` in ``help`` is them.
+    late_choices: Callable[[], tuple[str, ...]] | None = None
+
+    @property
+    def attr(self) -> str:
+        """The parsed arguments' attribute that holds the flag's value."""
+        return self.dest or self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,9 @@ class Option:
     cli: Mapping[str, Flag | Hidden] = field(default_factory=dict)
     # ``citecheck serve``'s ServiceConfig field (the requests' engine gets it from there).
     service: str | Hidden = Hidden("not a service setting")
+    # The type of that field, as ServiceConfig's annotation spells it (the typed field
+    # block frontends/service/config_fields.py is generated from it).
+    service_type: str | None = None
     # What docs/options.md says it does, with links (None: ``help``).
     doc: str | None = None
 
@@ -116,6 +135,29 @@ _AUTO_JUDGE = "each judge's automatic value; set it in the pytest ini file"
 _PER_RUN_ONLY = "the ini file holds what every run shares; this is asked for per run"
 _BATCH_ONLY = "a large audit's setting: `citecheck batch --judge-batch`"
 _CALLER_WAITS = "a request is answered while its caller waits"
+_IMPORT_ONLY = "a setting of `citecheck import`"
+_LISTENING = "where the service listens and who may call it: set when it starts"
+
+
+def _own_flag(name: str, help: str, command: str, flag: Flag, **fields: Any) -> Option:
+    """A flag of ``citecheck COMMAND`` alone that sets no engine, gate, report or
+    ServiceConfig field: the subcommand reads it itself."""
+    only = _IMPORT_ONLY if command == "import" else _SERVE_ONLY
+    return Option(
+        name,
+        help,
+        pytest_flag=Hidden(only),
+        ini=Hidden(only),
+        cli={command: flag},
+        service=Hidden(_LISTENING if command == "serve" else "not a service setting"),
+        **fields,
+    )
+
+
+def _import_formats() -> tuple[str, ...]:
+    from pytest_citecheck.claims.importers import FORMATS
+
+    return FORMATS
 
 
 def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hidden]:
@@ -132,6 +174,7 @@ def _serve_only(
     action: Literal["store", "append"] = "store",
     shown_default: str | None = None,
     service: str | None = None,
+    service_type: str = "int",
 ) -> Option:
     """A setting of ``citecheck serve`` alone: ``--NAME`` sets ServiceConfig's field."""
     return Option(
@@ -146,6 +189,7 @@ def _serve_only(
         ini=Hidden(_SERVE_ONLY),
         cli={"serve": Flag("--" + name.replace("_", "-"))},
         service=service or name,
+        service_type=service_type,
     )
 
 
@@ -174,7 +218,7 @@ def _pytest_panel_setting(name: str, help: str, **fields: Any) -> Option:
         target="engine",
         pytest_flag="--citecheck-" + name.replace("_", "-"),
         ini="citecheck_" + name,
-        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        cli={c: Hidden(_NO_PANEL) for c in SETTING_COMMANDS},
         service=Hidden(_ONE_JUDGE),
         **fields,
     )
@@ -201,6 +245,105 @@ def _judge_batch_seconds(
 
 
 OPTIONS: tuple[Option, ...] = (
+    # -- the subcommands' own flags (the subcommand reads them; no engine setting) -------
+    _own_flag(
+        "source_format",
+        "the saved responses' format: auto (detected per response) or an importer's name.",
+        "import",
+        Flag(
+            "--from",
+            help="the responses' format: auto (default, detected per response), {late}.",
+            dest="source_format",
+            choices=("auto",),
+            late_choices=_import_formats,
+        ),
+        default="auto",
+        metavar="FORMAT",
+    ),
+    _own_flag(
+        "output",
+        "the claim file to write (pytest --citecheck collects citecheck_*.yaml).",
+        "import",
+        Flag(
+            "--output",
+            help="the claim file to write (pytest --citecheck collects citecheck_*.yaml).",
+            short="-o",
+            required=True,
+        ),
+        parse=Path,
+        metavar="citecheck_NAME.yaml",
+        shown_default="required",
+    ),
+    _own_flag(
+        "documents",
+        "a document of the request, in order (Anthropic's document_index counts them), "
+        "relative to the claim file; repeatable.",
+        "import",
+        Flag(
+            "--document",
+            help="a document of the request, in order (Anthropic's document_index counts "
+            "them); relative to the claim file. Repeat for each document.",
+            dest="documents",
+            own_default=True,
+        ),
+        action="append",
+        metavar="PATH",
+    ),
+    _own_flag(
+        "force",
+        "replace the output even when it is a file `citecheck import` did not write.",
+        "import",
+        Flag("--force", help="replace -o even when it is a file `citecheck import` did not write."),
+        action="store_true",
+        default=False,
+        shown_default="false",
+    ),
+    _own_flag(
+        "host",
+        "the address the service listens on.",
+        "serve",
+        Flag("--host", help=f"address (default {d.DEFAULT_HOST})."),
+        default=d.DEFAULT_HOST,
+        metavar="HOST",
+    ),
+    _own_flag(
+        "port",
+        "the port the service listens on.",
+        "serve",
+        Flag("--port", help=f"port (default {d.DEFAULT_PORT})."),
+        default=d.DEFAULT_PORT,
+        parse=at.port_number,
+        metavar="PORT",
+    ),
+    _own_flag(
+        "key_file",
+        f"the file the service key is read from (else ${SERVICE_KEY_ENV}); required unless "
+        "the service listens on loopback.",
+        "serve",
+        Flag(
+            "--key-file",
+            help=f"read the service key from PATH (default: ${SERVICE_KEY_ENV}); at least "
+            f"{d.MIN_KEY_CHARS} characters. Required unless --host is loopback.",
+        ),
+        parse=Path,
+        metavar="PATH",
+        shown_default=f"${SERVICE_KEY_ENV}",
+    ),
+    _own_flag(
+        "allowed_host",
+        "a further Host header name the service answers (repeatable; *.example.com for a "
+        "domain, * for any).",
+        "serve",
+        Flag(
+            "--allowed-host",
+            help="also answer requests whose Host header is NAME (repeatable; *.example.com "
+            f"for a domain, * for any). Default: {', '.join(d.LOOPBACK_HOSTS)} and --host.",
+        ),
+        action="append",
+        default=(),
+        metavar="NAME",
+        shown_default=f"{', '.join(d.LOOPBACK_HOSTS)} and --host",
+    ),
     # -- what runs ---------------------------------------------------------------------
     Option(
         "enabled",
@@ -210,7 +353,7 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="off",
         pytest_flag="--citecheck",
         ini=Hidden("pytest runs citecheck when asked to (a plain pytest run stays plain)"),
-        cli={c: Hidden("the subcommand runs it") for c in COMMANDS},
+        cli={c: Hidden("the subcommand runs it") for c in SETTING_COMMANDS},
         service=Hidden("the service runs it"),
     ),
     Option(
@@ -222,7 +365,7 @@ OPTIONS: tuple[Option, ...] = (
         ini="citecheck_patterns",
         ini_type="args",
         ini_default=list(d.DEFAULT_PATTERNS),
-        cli={c: Hidden("the claim files are named on the command line") for c in COMMANDS},
+        cli={c: Hidden("the claim files are named on the command line") for c in SETTING_COMMANDS},
         service=Hidden("a request carries its claim"),
     ),
     Option(
@@ -258,6 +401,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="record_mode",
+        service_type="RecordMode | None",
     ),
     Option(
         "cassettes",
@@ -287,6 +431,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="cassettes",
+        service_type="Path | None",
     ),
     # -- the judge -----------------------------------------------------------------------
     Option(
@@ -318,6 +463,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="judge",
+        service_type="str | None",
         doc=(
             "the judge: `openai`, `anthropic`, `ollama` or `openai-compatible`, e.g. "
             "`anthropic:claude-sonnet-4-6`, `ollama:llama3.1`"
@@ -339,6 +485,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="judge_base_url",
+        service_type="str | None",
         doc=(
             "base URL of the `openai-compatible` judge (vLLM, llama.cpp, LM Studio), e.g. "
             "`http://127.0.0.1:8000/v1`; wins over `CITECHECK_JUDGE_BASE_URL`. The hosted "
@@ -354,7 +501,7 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag=Hidden("a judge's quirk, kept with the project's judge in its ini file"),
         ini="citecheck_judge_temperature",
         plugin_term="ini",
-        cli={c: Hidden(_AUTO_JUDGE) for c in COMMANDS},
+        cli={c: Hidden(_AUTO_JUDGE) for c in SETTING_COMMANDS},
         service=Hidden(_AUTO_JUDGE),
         doc=(
             "`auto` (0; not sent to OpenAI reasoning models), `omit` (never sent) or a number; "
@@ -371,7 +518,7 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag=Hidden("a judge's quirk, kept with the project's judge in its ini file"),
         ini="citecheck_judge_response_format",
         plugin_term="ini",
-        cli={c: Hidden(_AUTO_JUDGE) for c in COMMANDS},
+        cli={c: Hidden(_AUTO_JUDGE) for c in SETTING_COMMANDS},
         service=Hidden(_AUTO_JUDGE),
         doc=(
             "`auto`, `json_schema` or `json_object` (the OpenAI wire); see "
@@ -390,7 +537,7 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag="--citecheck-judges",
         ini="citecheck_judges",
         plugin_term="both",
-        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        cli={c: Hidden(_NO_PANEL) for c in SETTING_COMMANDS},
         service=Hidden(_ONE_JUDGE),
         doc=(
             "a judge panel, comma-separated (in ini one a line or comma-separated; a claim file's"
@@ -408,7 +555,7 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag="--citecheck-judge-samples",
         ini="citecheck_judge_samples",
         ini_type="int",
-        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        cli={c: Hidden(_NO_PANEL) for c in SETTING_COMMANDS},
         service=Hidden(_ONE_JUDGE),
     ),
     Option(
@@ -419,7 +566,7 @@ OPTIONS: tuple[Option, ...] = (
         target="engine",
         pytest_flag="--citecheck-panel-rule",
         ini="citecheck_panel_rule",
-        cli={c: Hidden(_NO_PANEL) for c in COMMANDS},
+        cli={c: Hidden(_NO_PANEL) for c in SETTING_COMMANDS},
         service=Hidden(_ONE_JUDGE),
     ),
     _pytest_panel_setting(
@@ -453,6 +600,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="review_below",
+        service_type="float",
     ),
     Option(
         "no_confirm",
@@ -503,6 +651,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="ranker",
+        service_type="str",
         doc=(
             "passage ranker when recording: `hybrid`, `bm25` or `minilm`; replay reads the "
             "recorded choice"
@@ -617,6 +766,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="url_policy",
+        service_type="str",
         doc=(
             "`public`: cited URLs on internal addresses or local names, or with credentials, are "
             "`url_refused` and never fetched (see [Running the service "
@@ -643,6 +793,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden(_NOT_JUDGING),
         },
         service="concurrency",
+        service_type="int",
     ),
     Option(
         "timeout",
@@ -654,7 +805,7 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag="--citecheck-timeout",
         ini="citecheck_timeout",
         ini_type="float",
-        cli={c: Hidden("the engine's per-request deadline") for c in COMMANDS},
+        cli={c: Hidden("the engine's per-request deadline") for c in SETTING_COMMANDS},
         service=Hidden("the engine's per-request deadline"),
     ),
     Option(
@@ -667,7 +818,7 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flag="--citecheck-max-page-bytes",
         ini="citecheck_max_page_bytes",
         ini_type="int",
-        cli={c: Hidden("the engine's page-size cap") for c in COMMANDS},
+        cli={c: Hidden("the engine's page-size cap") for c in SETTING_COMMANDS},
         service=Hidden("the engine's page-size cap"),
     ),
     Option(
@@ -680,7 +831,7 @@ OPTIONS: tuple[Option, ...] = (
         target="engine",
         pytest_flag="--citecheck-cache-dir",
         ini=Hidden("pytest's cache directory is already configurable (cache_dir)"),
-        cli={c: Hidden("no embedding cache is kept across runs") for c in COMMANDS},
+        cli={c: Hidden("no embedding cache is kept across runs") for c in SETTING_COMMANDS},
         service=Hidden("no embedding cache is kept on disk"),
     ),
     # -- claim files ---------------------------------------------------------------------
@@ -709,6 +860,7 @@ OPTIONS: tuple[Option, ...] = (
             "validate": Hidden("validate checks the schema's own cap"),
         },
         service="max_claim_chars",
+        service_type="int",
     ),
     Option(
         "document_roots",
@@ -842,7 +994,7 @@ OPTIONS: tuple[Option, ...] = (
         plugin_term="flag",
         cli={
             c: Hidden("the files given are the whole run: no suite to select from")
-            for c in COMMANDS
+            for c in SETTING_COMMANDS
         },
         service=Hidden("the service answers verdicts; its callers decide"),
         doc=(
@@ -1034,6 +1186,7 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--audit", "append one row per citation to this SQLite audit index."),
         },
         service="audit",
+        service_type="Path | None",
         doc=(
             "append one row per citation to a SQLite audit index (see [the audit "
             "index](cli.md#the-audit-index-audit-citecheck-audit-listpage))"
@@ -1076,6 +1229,7 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--price-credit"),
         },
         service="prices",
+        service_type="Prices",
     ),
     Option(
         "prices",
@@ -1094,6 +1248,7 @@ OPTIONS: tuple[Option, ...] = (
             "serve": Flag("--prices"),
         },
         service="prices",
+        service_type="Prices",
     ),
     Option(
         "max_cost",
@@ -1119,6 +1274,7 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service="max_cost",
+        service_type="float | None",
     ),
     Option(
         "max_credits",
@@ -1144,6 +1300,7 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service="max_credits",
+        service_type="float | None",
     ),
     # -- citation rot --------------------------------------------------------------------
     Option(
@@ -1155,7 +1312,7 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="off",
         pytest_flag="--citecheck-recheck",
         ini=Hidden(_PER_RUN_ONLY),
-        cli={c: Hidden("`citecheck recheck` is its own subcommand") for c in COMMANDS},
+        cli={c: Hidden("`citecheck recheck` is its own subcommand") for c in SETTING_COMMANDS},
         service=Hidden(_PLUGIN_ONLY),
         doc=(
             "replay, and fetch every recorded URL citation live again; fail the claims whose "
@@ -1263,6 +1420,7 @@ OPTIONS: tuple[Option, ...] = (
             ),
         },
         service="jobs_dir",
+        service_type="Path | None",
         doc=(
             "the folder of the Crawler jobs' state; `citecheck serve --jobs-dir` accepts "
             "Crawlbase Crawler deliveries at `POST /crawler/deliveries` for the jobs in it "
@@ -1308,6 +1466,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         shown_default="only --judge",
         service="allowed_judges",
+        service_type="tuple[str, ...]",
     ),
     _serve_only("max_urls", "most URLs one request may cite", d.DEFAULT_MAX_URLS),
     _serve_only(
@@ -1322,6 +1481,7 @@ OPTIONS: tuple[Option, ...] = (
         d.DEFAULT_QUEUE_WAIT,
         at.positive_seconds,
         "S",
+        service_type="float",
     ),
     _serve_only(
         "read_timeout",
@@ -1329,15 +1489,26 @@ OPTIONS: tuple[Option, ...] = (
         d.DEFAULT_READ_TIMEOUT,
         at.positive_seconds,
         "S",
+        service_type="float",
     ),
 )
 
 BY_NAME: Mapping[str, Option] = {option.name: option for option in OPTIONS}
 
 
+def flag_choices(option: Option, flag: Flag) -> tuple[str, ...] | None:
+    """The values ``flag`` takes (None: any)."""
+    choices = flag.choices or option.choices
+    if flag.late_choices is not None:
+        return (*(choices or ()), *flag.late_choices())
+    return choices
+
+
 def cli_help(option: Option, flag: Flag) -> str:
     """A subcommand flag's help: its own, else the setting's with its default."""
     if flag.help is not None:
+        if flag.late_choices is not None:
+            return flag.help.replace("{late}", ", ".join(flag.late_choices()))
         return flag.help
     default = flag.default if flag.own_default else option.default_text()
     return f"{option.help} (default: {default})."
@@ -1355,21 +1526,23 @@ def add_flag(parser: argparse.ArgumentParser, option: Option, flag: Flag) -> Non
     """``option``'s argparse argument as ``flag`` spells it, with the table's type,
     default, choices, metavar and help."""
     help = cli_help(option, flag)
+    names = [flag.short, flag.flag] if flag.short else [flag.flag]
+    kwargs: dict[str, Any] = {"help": help}
+    if flag.dest is not None:
+        kwargs["dest"] = flag.dest
+    if flag.required:
+        kwargs["required"] = True
     if option.action == "store_true":
-        parser.add_argument(flag.flag, action="store_true", help=help)
+        parser.add_argument(*names, action="store_true", **kwargs)
         return
-    kwargs: dict[str, Any] = {
-        "action": option.action,
-        "type": flag.parse or option.parse,
-        "default": cli_default(option, flag),
-        "help": help,
-    }
-    choices = flag.choices or option.choices
+    kwargs.update(action=option.action, type=flag.parse or option.parse)
+    kwargs["default"] = cli_default(option, flag)
+    choices = flag_choices(option, flag)
     if choices is not None:
         kwargs["choices"] = choices
     if option.metavar is not None:
         kwargs["metavar"] = option.metavar
-    parser.add_argument(flag.flag, **kwargs)
+    parser.add_argument(*names, **kwargs)
 
 
 def option_named(name: str) -> Option:

@@ -485,13 +485,32 @@ _SERVICE_OWN = {
 
 
 def test_the_service_config_has_one_field_per_setting_the_table_gives_the_service() -> None:
-    from pytest_citecheck.frontends.service.config import _TableFields
-
     table = {o.service for o in OPTIONS if isinstance(o.service, str)}
     names = {f.name for f in fields(ServiceConfig)}
     assert names == table | _SERVICE_OWN
-    # The names typed for mypy are fields the table makes.
-    assert set(_TableFields.__annotations__) <= table
+
+
+def test_the_committed_service_fields_are_the_ones_the_table_makes(tmp_path: Path) -> None:
+    from pytest_citecheck.frontends.service import config_fields_gen
+
+    module = config_fields_gen.MODULE
+    assert module.read_text(encoding="utf-8") == config_fields_gen.render(), (
+        "frontends/service/config_fields.py is stale: run "
+        "python -m pytest_citecheck.frontends.service.config_fields_gen"
+    )
+    # A field the table retypes, or a setting it adds, makes the committed block stale.
+    stale = tmp_path / "config_fields.py"
+    stale.write_text(config_fields_gen.render().replace("concurrency: int", "concurrency: str"))
+    assert config_fields_gen.main([str(stale), "--check"]) == 1
+    assert config_fields_gen.main([str(module), "--check"]) == 0
+
+
+def test_a_service_setting_without_a_type_is_refused_naming_the_setting() -> None:
+    from pytest_citecheck.frontends.service import config_fields_gen
+
+    untyped = Setting("max_pages", "most pages", default=3, service="max_pages")
+    with pytest.raises(ValueError, match=r"max_pages.*service_type"):
+        config_fields_gen._field_line("max_pages", [untyped])
 
 
 @pytest.mark.parametrize(

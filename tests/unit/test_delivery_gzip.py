@@ -10,8 +10,8 @@ import zlib
 
 import pytest
 
-from pytest_citecheck.frontends.service.checks import Rejected
-from pytest_citecheck.frontends.service.deliveries import inflate
+from pytest_citecheck.large_audit.webhook import Refused as Rejected
+from pytest_citecheck.large_audit.webhook import inflate
 
 EMPTY_MEMBER = gzip.compress(b"", mtime=0)  # 20 bytes: the smallest member there is
 LAST = gzip.compress(b"# the page", mtime=0)

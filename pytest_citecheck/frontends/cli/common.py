@@ -46,7 +46,7 @@ def _values(args: argparse.Namespace) -> dict[str, Any]:
     for option in OPTIONS:
         flag = option.flag_of(args.command)
         if isinstance(flag, Flag):
-            value = getattr(args, flag.flag.lstrip("-").replace("-", "_"))
+            value = getattr(args, flag.attr)
             if option.action == "append":
                 value = tuple(value)
             elif value is not None and option.convert is not None:

@@ -1,6 +1,6 @@
 """``citecheck``'s argument parser: each subcommand's flags for the settings are
-derived from the option table (options/table.py); the rest are the
-subcommand's own (files, ``audit`` actions, ``import``'s and ``serve``'s options)."""
+derived from the option table (options/table.py), ``import``'s and ``serve``'s own
+flags too; the rest are positional (files, ``audit`` and ``jobs`` actions)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,7 @@ from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
 from pytest_citecheck.frontends.service import defaults as sd
 from pytest_citecheck.options.table import OPTIONS, Flag, Hidden, add_flag
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-
-
 # -- argument types (validated at parse time) -------------------------------------------
-
-
-def port_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 65535")
-    return value
 
 
 def claim_file(text: str) -> Path:
@@ -86,12 +72,6 @@ def _add_recheck(commands: Any) -> None:
     )
     recheck.add_argument("files", nargs="+", type=claim_file, metavar="FILE", help="claim file(s).")
     _add_settings(recheck, "recheck")
-
-
-def _formats() -> tuple[str, ...]:
-    from pytest_citecheck.claims.importers import FORMATS
-
-    return FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -232,36 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument(
         "responses", nargs="+", type=Path, metavar="RESPONSES", help="saved responses."
     )
-    importer.add_argument(
-        "--from",
-        dest="source_format",
-        default="auto",
-        choices=("auto", *_formats()),
-        metavar="FORMAT",
-        help=f"the responses' format: auto (default, detected per response), "
-        f"{', '.join(_formats())}.",
-    )
-    importer.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        required=True,
-        metavar="citecheck_NAME.yaml",
-        help="the claim file to write (pytest --citecheck collects citecheck_*.yaml).",
-    )
-    importer.add_argument(
-        "--document",
-        dest="documents",
-        action="append",
-        metavar="PATH",
-        help="a document of the request, in order (Anthropic's document_index counts "
-        "them); relative to the claim file. Repeat for each document.",
-    )
-    importer.add_argument(
-        "--force",
-        action="store_true",
-        help="replace -o even when it is a file `citecheck import` did not write.",
-    )
+    _add_settings(importer, "import")
 
     serve = commands.add_parser(
         "serve",
@@ -275,25 +226,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
         "Clients send it as `Authorization: Bearer <key>` (the Crawler, which cannot send "
         "headers, as ?key=<key> in its webhook URL).",
-    )
-    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST}).")
-    serve.add_argument(
-        "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})."
-    )
-    serve.add_argument(
-        "--key-file",
-        type=Path,
-        metavar="PATH",
-        help=f"read the service key from PATH (default: ${sd.SERVICE_KEY_ENV}); at least "
-        f"{sd.MIN_KEY_CHARS} characters. Required unless --host is loopback.",
-    )
-    serve.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also answer requests whose Host header is NAME (repeatable; *.example.com "
-        f"for a domain, * for any). Default: {', '.join(sd.LOOPBACK_HOSTS)} and --host.",
     )
     _add_settings(serve, "serve")
     return parser

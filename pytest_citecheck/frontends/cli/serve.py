@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.core.defaults import DEFAULT_JUDGE
+from pytest_citecheck.core.defaults import DEFAULT_JUDGE, LOOPBACK_HOSTS
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.frontends.cli.common import (
     _BATCH_OPTIONS,
@@ -141,7 +141,7 @@ def allowed_hosts(host: str, extra: Sequence[str]) -> tuple[str, ...]:
     """The Host names served: loopback's, the address bound (unless a wildcard), ``extra``."""
     bound = [] if host in ("0.0.0.0", "::", "") else [host]
     names: list[str] = []
-    for name in (*sd.LOOPBACK_HOSTS, *bound, *extra):
+    for name in (*LOOPBACK_HOSTS, *bound, *extra):
         if name.lower().strip("[]") not in names:
             names.append(name.lower().strip("[]"))
     return tuple(names)

@@ -8,7 +8,7 @@
   original_status, rid);
 - ``POST /crawler/deliveries`` -- with ``jobs_dir`` (``--jobs-dir``), the webhook of
   Crawlbase's Crawler: each delivered page is kept in its job's store
-  (:mod:`pytest_citecheck.frontends.service.deliveries` lists its checks);
+  (:mod:`pytest_citecheck.frontends.service.webhook_route` lists its checks);
 - OpenAPI at ``/docs`` (and ``/openapi.json``).
 
 The service spends the operator's credits, so every request is checked before

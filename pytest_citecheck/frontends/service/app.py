@@ -36,12 +36,12 @@ from pytest_citecheck.frontends.service.checks import (
 )
 from pytest_citecheck.frontends.service.config import ServiceConfig
 from pytest_citecheck.frontends.service.defaults import RETRY_AFTER_SECONDS
-from pytest_citecheck.frontends.service.deliveries import Receiver, add_deliveries
 from pytest_citecheck.frontends.service.terms import (
     budget_detail,
     public_detail,
     unconfigured_detail,
 )
+from pytest_citecheck.frontends.service.webhook_route import add_deliveries
 from pytest_citecheck.frontends.service.wire import (
     Health,
     Problem,
@@ -49,6 +49,7 @@ from pytest_citecheck.frontends.service.wire import (
     VerifyResponse,
     to_response,
 )
+from pytest_citecheck.large_audit.webhook import Receiver
 from pytest_citecheck.reports.audit import AuditError, AuditIndex
 from pytest_citecheck.reports.finish import AuditRun
 from pytest_citecheck.stages.judges import parse_judge_spec

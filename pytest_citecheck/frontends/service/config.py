@@ -3,93 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, make_dataclass
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.core.defaults import LOOPBACK_HOSTS
 from pytest_citecheck.core.record_mode import LIVE
 from pytest_citecheck.engine.core import EngineSettings
+from pytest_citecheck.frontends.service.config_fields import TableFields
+from pytest_citecheck.frontends.service.config_fields_gen import by_field
 from pytest_citecheck.frontends.service.defaults import (
     DEFAULT_AUDIT_WAIT,
     DEFAULT_MAX_DELIVERY_BYTES,
     DEFAULT_MAX_DELIVERY_PAGE_BYTES,
-    LOOPBACK_HOSTS,
 )
 from pytest_citecheck.frontends.service.terms import service_terms
 from pytest_citecheck.options import settings_map
-from pytest_citecheck.options.table import OPTIONS, Flag, Option, cli_default, composed_fields
+from pytest_citecheck.options.table import OPTIONS, composed_fields
 from pytest_citecheck.recording.recorder import request_cassette_name
-
-if TYPE_CHECKING:
-    from pytest_citecheck.core.prices import Prices
-    from pytest_citecheck.core.record_mode import RecordMode
-
-
-def _by_field() -> dict[str, list[Option]]:
-    """The settings the service exposes, by the ServiceConfig field they set (several
-    settings make up one field, e.g. ``prices`` from ``price_credit`` and ``prices``)."""
-    fields: dict[str, list[Option]] = {}
-    for option in OPTIONS:
-        if isinstance(option.service, str):
-            fields.setdefault(option.service, []).append(option)
-    return fields
-
-
-def _serve_default(option: Option) -> Any:
-    """A field's default: what ``citecheck serve`` starts with when its flag is not given."""
-    if option.action == "append":
-        return ()
-    flag = option.flag_of("serve")
-    return cli_default(option, flag) if isinstance(flag, Flag) else option.default
-
-
-def _table_fields() -> list[tuple[str, Any, Any]]:
-    """ServiceConfig's fields for the option table's settings, in table order."""
-    fields: list[tuple[str, Any, Any]] = []
-    for name, options in _by_field().items():
-        if len(options) > 1:
-            empty = partial(settings_map.COMPOSE[name], {})
-            fields.append((name, Any, field(default_factory=empty)))
-        else:
-            fields.append((name, Any, field(default=_serve_default(options[0]))))
-    return fields
-
-
-class _TableFields:
-    """The table's fields the service's own code reads, typed for mypy. At run time
-    every such field is made from the option table (see ``_table_fields``); a test
-    checks that each name here is one of them."""
-
-    if TYPE_CHECKING:
-        judge: str | None
-        concurrency: int
-        audit: Path | None
-        max_urls: int
-        max_body_bytes: int
-        max_claim_chars: int
-        allowed_judges: tuple[str, ...]
-        url_policy: str
-        queue_wait: float
-        read_timeout: float
-        # The spending cap of this service run (pytest_citecheck.engine.budget) and the
-        # prices it counts money at.
-        prices: Prices
-        max_cost: float | None
-        max_credits: float | None
-        # Record into / replay from DIR/<request_cassette_name>.yaml, as batch's --record;
-        # None: live, nothing recorded.
-        record_mode: RecordMode | None
-        cassettes: Path | None
-        # The folder of the Crawler jobs whose deliveries ``POST /crawler/deliveries``
-        # accepts (``<jobs_dir>/<job>/job.sqlite``); None: it accepts none.
-        jobs_dir: Path | None
 
 
 @dataclass(frozen=True)
-class _ServiceConfig(_TableFields):
-    """What ``citecheck serve`` was started with that is not a setting of the table."""
+class ServiceConfig(TableFields):
+    """What ``citecheck serve`` was started with: one field per setting the option table
+    gives the service (``TableFields``, generated from the table), and these, which are
+    not settings of the table."""
 
     # The bearer key clients must send; None: no key (allowed on loopback only,
     # see binding_problem).
@@ -116,7 +55,7 @@ class _ServiceConfig(_TableFields):
         setting absent from ``values`` keeps its default); ``fixed``: the fields that
         are not settings of the table (the key, the Host names)."""
         config: dict[str, Any] = {}
-        for name, options in _by_field().items():
+        for name, options in by_field().items():
             given = [option.name for option in options if option.name in values]
             if len(options) > 1 and given:
                 config[name] = settings_map.COMPOSE[name](values)
@@ -158,22 +97,3 @@ class _ServiceConfig(_TableFields):
             return None
         targets = [c.target for c in claim.citations]
         return self.cassettes / request_cassette_name(claim.claim, targets, judges)
-
-
-if TYPE_CHECKING:
-
-    class ServiceConfig(_ServiceConfig):
-        """What ``citecheck serve`` was started with."""
-
-        def __init__(self, **fields: Any) -> None: ...
-
-else:
-    # One field per setting the option table gives the service, so a setting added
-    # there reaches ``citecheck serve`` with no edit here.
-    ServiceConfig = make_dataclass(
-        "ServiceConfig",
-        _table_fields(),
-        bases=(_ServiceConfig,),
-        frozen=True,
-        namespace={"__doc__": "What ``citecheck serve`` was started with.", "__module__": __name__},
-    )

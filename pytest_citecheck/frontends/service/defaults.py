@@ -13,6 +13,7 @@ from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS as DEFAULT_MA
 from pytest_citecheck.core.defaults import DEFAULT_MAX_URLS as DEFAULT_MAX_URLS
 from pytest_citecheck.core.defaults import DEFAULT_QUEUE_WAIT as DEFAULT_QUEUE_WAIT
 from pytest_citecheck.core.defaults import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
+from pytest_citecheck.core.defaults import MIN_KEY_CHARS
 from pytest_citecheck.core.providers import SERVICE_KEY_ENV as SERVICE_KEY_ENV
 
 RETRY_AFTER_SECONDS = 5
@@ -29,15 +30,12 @@ MAX_CONNECTIONS = 100
 # slow sockets cannot crowd out a client whose headers arrive at once.
 MAX_WAITING_PER_CLIENT = 64
 MAX_WAITING = 512
-MIN_KEY_CHARS = 16
 # A Crawler delivery's body as it arrives (gzip-compressed) and once decompressed:
 # larger ones are refused (413). The second cap is what stops a gzip bomb; both are
 # far above a real page's size, because every refusal makes the Crawler crawl the
 # page again and deliver it again, and charges for it.
 DEFAULT_MAX_DELIVERY_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_DELIVERY_PAGE_BYTES = 64 * 1024 * 1024
-# The names a loopback service answers to by default (the Host header's, port aside).
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def binding_problem(host: str, api_key: str | None) -> str | None:

@@ -28,12 +28,12 @@ def uvicorn_config(app: ASGIApp, config: ServiceConfig, **kwargs: Any) -> uvicor
     (:mod:`pytest_citecheck.frontends.service.http`)."""
     import uvicorn
 
-    from pytest_citecheck.frontends.service.deliveries import acks_unlogged
     from pytest_citecheck.frontends.service.http import (
         HeaderWaits,
         drop_query_strings,
         protocol_class,
     )
+    from pytest_citecheck.frontends.service.webhook_route import acks_unlogged
 
     timeout = config.read_timeout
     waits = HeaderWaits(per_client=MAX_WAITING_PER_CLIENT, total=MAX_WAITING)
