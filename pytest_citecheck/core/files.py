@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,3 +195,29 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def generated_file_main(
+    argv: Sequence[str] | None, prog: str, default: Path, render: Callable[[], str], noun: str
+) -> int:
+    """The command of a file generated from code (``render``): write it, or with
+    ``--check`` exit 1 when the file on disk differs (a stale generated file)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument(noun, nargs="?", type=Path, default=default)
+    parser.add_argument(
+        "--check", action="store_true", help=f"exit 1 when the {noun} differs from the table."
+    )
+    args = parser.parse_args(argv)
+    path: Path = getattr(args, noun)
+    text = render()
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != text:
+            print(f"{path} is stale: run {prog}", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text, encoding="utf-8")
+    return 0

@@ -6,11 +6,10 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_citecheck.core.files import generated_file_main
 from pytest_citecheck.options.table import COMMANDS, OPTIONS, Flag, Hidden, Option
 
 DEFAULT_PAGE = Path("docs/options.md")
@@ -127,24 +126,9 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_citecheck.frontends.optionsdoc")
-    parser.add_argument("page", nargs="?", type=Path, default=DEFAULT_PAGE)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 when the page differs from the table."
+    return generated_file_main(
+        argv, "python -m pytest_citecheck.frontends.optionsdoc", DEFAULT_PAGE, render, "page"
     )
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = args.page.read_text(encoding="utf-8") if args.page.exists() else ""
-        if current != text:
-            print(
-                f"{args.page} is stale: run python -m pytest_citecheck.frontends.optionsdoc",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    args.page.write_text(text, encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,13 +9,12 @@ in the table needs no new module, a setting added or retyped does.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pytest_citecheck.core.files import generated_file_main
 from pytest_citecheck.options import settings_map
 from pytest_citecheck.options.table import OPTIONS, Flag, Option, cli_default
 
@@ -106,21 +105,7 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=_COMMAND)
-    parser.add_argument("module", nargs="?", type=Path, default=MODULE)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 when the module differs from the table."
-    )
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = args.module.read_text(encoding="utf-8") if args.module.exists() else ""
-        if current != text:
-            print(f"{args.module} is stale: run {_COMMAND}", file=sys.stderr)
-            return 1
-        return 0
-    args.module.write_text(text, encoding="utf-8")
-    return 0
+    return generated_file_main(argv, _COMMAND, MODULE, render, "module")
 
 
 if __name__ == "__main__":  # pragma: no cover
