@@ -52,6 +52,7 @@ from pytest_citecheck.claims.models import Reason
 from pytest_citecheck.core.errors import ConfigurationError, JudgeDeferred, StageFailed
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
+from pytest_citecheck.engine.run_loop import start_worker
 from pytest_citecheck.recording.transport import Reply, read_live
 from pytest_citecheck.stages.judges.batch import (
     BATCH_HEADER,
@@ -571,7 +572,7 @@ class JobBatches(Generic[T]):
             finally:
                 self._answered.set()
 
-        threading.Thread(target=run, name="citecheck-judge-batch", daemon=True).start()
+        start_worker(run, "citecheck-judge-batch")
 
 
 def saved_batches(text: str | None) -> list[dict[str, Any]]:
