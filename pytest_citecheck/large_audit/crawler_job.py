@@ -24,7 +24,7 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
    like any recording; each citation is then ``judged`` (its label) or ``failed``
    (with why). With a judge batch (``--judge-batch``) a claim that asks the judge
    something not answered yet stops and waits (its citations stay ``delivered``);
-   :class:`~pytest_citecheck.engine.judge_batch.JobBatches` sends the questions as
+   :class:`~pytest_citecheck.large_audit.job_batches.JobBatches` sends the questions as
    batches and gives the claim back to run again once its answer is in;
 5. stops when every claim is done, or when nothing moved for ``idle_timeout``
    seconds and no claim waits for a judge batch (the pages still awaited keep
@@ -77,8 +77,9 @@ from pytest_citecheck.stages.url_policy import check as check_url
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.core import Engine
-    from pytest_citecheck.engine.judge_batch import JobBatches, JudgeBatch
+    from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
+    from pytest_citecheck.large_audit.job_batches import JobBatches
 
 _DETAIL_CHARS = 300
 
@@ -229,7 +230,7 @@ class CrawlerJob(Generic[R]):
         batch = self.work.judge_batch()
         if batch is None:
             return None
-        from pytest_citecheck.engine.judge_batch import SAVED_BATCHES, JobBatches
+        from pytest_citecheck.large_audit.job_batches import SAVED_BATCHES, JobBatches
 
         return JobBatches(
             batch,

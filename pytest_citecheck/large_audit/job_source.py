@@ -17,7 +17,7 @@ from pytest_citecheck.core.errors import JudgeDeferred
 from pytest_citecheck.large_audit.job_store import JobState, JobStore
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.judge_batch import JobBatches
+    from pytest_citecheck.large_audit.job_batches import JobBatches
     from pytest_citecheck.large_audit.push_workers import PushWorkers
 
 # States a citation leaves only when its page arrives.
