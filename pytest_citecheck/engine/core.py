@@ -16,7 +16,7 @@ The plugin, the batch CLI and the ``/verify`` service are thin front ends over
   cassette opened, shared and saved.
 - :mod:`~pytest_citecheck.engine.verification` -- one claim: budget, cassette,
   pipeline; a claim never raises (every failure is an ``error`` verdict).
-- :mod:`~pytest_citecheck.engine.pool` -- claims concurrently: network calls of
+- :mod:`~pytest_citecheck.engine.run_loop` -- claims concurrently: network calls of
   different claims overlap (a thread per claim in flight, at most ``concurrency``),
   ranking (CPU-bound) runs serialized, and each claim records into or replays from
   its own cassette through :mod:`pytest_citecheck.recording.transport` (no
@@ -77,10 +77,10 @@ from typing import TYPE_CHECKING
 from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.engine.cassettes import Cassettes, will_record
-from pytest_citecheck.engine.pool import ClaimPool
 from pytest_citecheck.engine.preflight import CRAWLBASE_TOKEN_ENV as CRAWLBASE_TOKEN_ENV
 from pytest_citecheck.engine.preflight import preflight
 from pytest_citecheck.engine.progress import Progress
+from pytest_citecheck.engine.run_loop import ClaimPool
 from pytest_citecheck.engine.settings import EngineSettings as EngineSettings
 from pytest_citecheck.engine.settings import StageHooks as StageHooks
 from pytest_citecheck.engine.stage_builder import StageBuilder
@@ -206,7 +206,7 @@ class Engine:
         mode = self.settings.record_mode
         return lambda claim: will_record(mode, cassette_for(claim) if cassette_for else None)
 
-    # -- verification (engine.verification, engine.pool) ------------------------------
+    # -- verification (engine.verification, engine.run_loop) ------------------------------
 
     def verify(
         self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None

@@ -18,10 +18,10 @@ ordinary judge exchange (marked with :data:`~pytest_citecheck.stages.judges.batc
 so its cost is counted at the batch price): replaying it needs no batch.
 
 A Crawler job (``--via-crawler``) has no rounds over every claim: each claim runs as
-its pages arrive, and :class:`JobBatches` parks the one that stopped, sends the
-pending requests when enough gathered or a while passed, and gives the claim back once
-its answer is in; the batches' ids are kept in the job's file, so a resumed job waits
-for them again.
+its pages arrive, and :class:`~pytest_citecheck.large_audit.job_batches.JobBatches`
+parks the one that stopped, sends the pending requests when enough gathered or a
+while passed, and gives the claim back once its answer is in; the batches' ids are
+kept in the job's file, so a resumed job waits for them again.
 
 A claim's other requests (its page) are not sent twice: the transport keeps the replies
 a stopped claim got, and its next run is answered from them in the same order. A
@@ -32,8 +32,6 @@ failed or did not end within the wait) is that citation's ``error``
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import shutil
 import tempfile
@@ -44,7 +42,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
@@ -178,7 +176,10 @@ class JudgeBatch:
             raise StageFailed(Reason.JUDGE_BATCH_FAILED, f"{answer.failure}{where}")
         return httpx.Response(
             answer.status,
-            headers=[("content-type", "application/json"), (BATCH_HEADER, answer.source)],
+            headers=[
+                ("content-type", "application/json"),
+                (BATCH_HEADER, answer.source),
+            ],
             content=answer.body,
             request=request,
         )
@@ -299,22 +300,9 @@ class JudgeBatch:
         on_submit: Callable[[list[Submitted]], None] | None = None,
     ) -> list[Submitted]:
         """:meth:`send_pending` for the requests :meth:`take_pending` took."""
-        by_endpoint: dict[str, dict[str, bytes]] = {}
-        for cid, (url, body) in pending.items():
-            by_endpoint.setdefault(url, {})[cid] = body
-        batches: list[Submitted] = []
-        failed: dict[str, BatchAnswer] = {}
-        for url, requests in by_endpoint.items():
-            api = self._apis[url]
-            for chunk in chunks(api, requests):
-                try:
-                    batch_id = api.submit(chunk)
-                except Exception as exc:  # the API refused it: these requests fail, not the run
-                    why = f"the {api.provider} batch API refused the batch: {self._said(exc)}"
-                    failed.update(dict.fromkeys(chunk, BatchAnswer(failure=why)))
-                    continue
-                log.info("%s batch %s: %s sent", api.provider, batch_id, len(chunk))
-                batches.append(Submitted(api, batch_id, list(chunk), endpoint=url))
+        with self._lock:
+            apis = dict(self._apis)
+        batches, failed = submit_all(apis, pending, self._said)
         if on_submit is not None and batches:
             on_submit(batches)
         self._wait(batches)
@@ -365,12 +353,7 @@ class JudgeBatch:
 
     def cancel(self, batches: list[Submitted]) -> None:
         """Cancel the batches not ended (Ctrl-C, the wait ran out); best effort."""
-        for batch in batches:
-            if not batch.ended:
-                try:
-                    batch.api.cancel(batch.batch_id)
-                except Exception as exc:  # it ends on its own within its window
-                    log.warning("could not cancel %s: %s", batch.batch_id, self._said(exc))
+        cancel(batches, self._said)
 
     def _wait(self, batches: list[Submitted]) -> None:
         deadline = self.clock() + self.wait
@@ -385,17 +368,9 @@ class JudgeBatch:
                 left = deadline - self.clock()
                 if left <= 0:
                     self.cancel(waiting)
+                    flag = self.terms.option("judge_batch_wait")
                     for batch in waiting:
-                        batch.answers = dict.fromkeys(
-                            batch.ids,
-                            BatchAnswer(
-                                failure=f"the batch did not end within {self.wait:g} s "
-                                f"({self.terms.option('judge_batch_wait')}; it was {batch.status} "
-                                "and was cancelled)",
-                                source=f"{batch.api.provider} {batch.batch_id}",
-                            ),
-                        )
-                        batch.ended = True
+                        out_of_time(batch, self.wait, flag)
                     return
                 self.sleep(min(self.poll, left))
         except KeyboardInterrupt:
@@ -403,23 +378,7 @@ class JudgeBatch:
             raise
 
     def _look(self, batch: Submitted) -> None:
-        api = batch.api
-        try:
-            batch.status, batch.ended = api.poll(batch.batch_id)
-            if batch.ended:
-                batch.answers = api.answers(batch.batch_id)
-                log.info("%s batch %s %s", api.provider, batch.batch_id, batch.status)
-        except Exception as exc:  # unreadable: its requests fail with the reason
-            if api.transient(exc):
-                # A batch runs for hours: a dropped connection or a 5xx is looked past.
-                log.warning("%s batch %s: %s", api.provider, batch.batch_id, self._said(exc))
-                batch.ended = False
-                return
-            batch.ended = True
-            why = f"the {api.provider} batch API could not be read: {self._said(exc)}"
-            batch.answers = dict.fromkeys(
-                batch.ids, BatchAnswer(failure=why, source=f"{api.provider} {batch.batch_id}")
-            )
+        look(batch, self._said)
 
     def _said(self, exc: BaseException) -> str:
         with self._lock:
@@ -430,168 +389,101 @@ class JudgeBatch:
 
     def summary(self) -> str | None:
         """``judge batch: 2 rounds, 2 batches, 14 requests (1 without an answer)``."""
-        if not self.sent and not self._answers:
-            return None
         with self._lock:
             failed = sum(1 for a in self._answers.values() if a.failure is not None)
-            answered = len(self._answers)
-            names = ", ".join(f"{b.api.provider} {b.batch_id} {b.status}" for b in self.sent)
-        line = (
-            f"judge batch: {plural(self.rounds, 'round')}, {len(self.sent)} batch"
-            f"{'' if len(self.sent) == 1 else 'es'}, "
-            f"{plural(answered, 'request')}"
-        )
-        if failed:
-            line += f" ({failed} without an answer: error judge_batch_failed)"
-        return f"{line}; {names}" if names else line
+            return summary_line(self.rounds, list(self.sent), len(self._answers), failed)
 
 
-# A Crawler job sends the judge requests waiting as one batch once this many have
-# gathered, once none has joined them for JOB_BATCH_QUIET seconds (the pages stopped
-# coming), once the oldest has waited JOB_BATCH_AGE seconds (pages trickling in), or at
-# once when no claim is left to run. A batch's answer takes minutes to 24 h whatever
-# its size: a few large batches, not one per page.
-JOB_BATCH_SIZE = 5_000
-JOB_BATCH_QUIET = 300.0
-JOB_BATCH_AGE = 3600.0
-# The job's meta entry that lists the batches it sent (endpoint, id, requests): a
-# runner started again waits for them instead of asking their questions twice.
-SAVED_BATCHES = "judge_batches"
-
-
-class JobBatches(Generic[T]):
-    """A Crawler job's judge batch: claims (``T``) run as their pages arrive; one that
-    stops on a judge request waits here (:meth:`park`), the requests go out as batches
-    (:meth:`send_if_due`, in a thread of its own each: the job keeps verifying while a
-    batch runs), and a claim is given back (:meth:`ready`) once its request has an
-    answer, to run again; the confirmation's question parks it once more.
-
-    Each batch sent is saved through ``save`` (a JSON list, read back as ``saved``):
-    a job's next run waits for those batches again rather than asking anew."""
-
-    def __init__(
-        self,
-        batch: JudgeBatch,
-        saved: str | None,
-        save: Callable[[str], None],
-        *,
-        size: int = JOB_BATCH_SIZE,
-        quiet: float = JOB_BATCH_QUIET,
-        age: float = JOB_BATCH_AGE,
-    ) -> None:
-        self.batch = batch
-        self.size, self.quiet, self.age = size, quiet, age
-        self._save = save
-        self._saved: list[dict[str, Any]] = saved_batches(saved)
-        self._parked: dict[str, tuple[T, str]] = {}  # claim key -> (claim, its request)
-        self._runs: dict[str, int] = {}
-        self._again: list[T] = []
-        self._errors: list[BaseException] = []
-        self._answered = threading.Event()
-        self._lock = threading.Lock()
-        for entry in self._saved:
-            submitted = batch.resumed(entry["endpoint"], entry["batch_id"], entry["ids"])
-            if submitted is not None:
-                log.info("judge batch %s: waited for again", submitted.batch_id)
-                self._start(functools.partial(batch.wait_resumed, submitted))
-
-    def park(self, claim: T, key: str, cid: str) -> None:
-        """``claim`` (named ``key``) stopped on the request ``cid``: it waits for the
-        answer; after :data:`MAX_ROUNDS` runs it runs once more, and a question still
-        unanswered is then its error."""
-        runs = self._runs[key] = self._runs.get(key, 0) + 1
-        if runs >= MAX_ROUNDS:
-            self.batch.give_up(key)
-            self._again.append(claim)
-        elif self.batch.waits_for(cid):
-            self._parked[key] = (claim, cid)
-        else:  # answered while it stopped
-            self._again.append(claim)
-
-    def ready(self) -> list[T]:
-        """The claims to run again: their request has its answer (or is to be asked
-        again: a resumed batch did not give it)."""
-        out, self._again = self._again, []
-        if self._answered.is_set():
-            self._answered.clear()
-            for key, (claim, cid) in list(self._parked.items()):
-                if not self.batch.waits_for(cid):
-                    del self._parked[key]
-                    out.append(claim)
-        return out
-
-    def send_if_due(self, nothing_else: bool) -> None:
-        """Send the waiting requests as a batch when ``size`` gathered, none joined for
-        ``quiet`` seconds, the oldest waited ``age`` seconds, or ``nothing_else`` runs
-        (every other claim is parked or done)."""
-        waiting = self.batch.pending
-        if not waiting:
-            return
-        now = self.batch.clock()
-        quiet = now - self.batch.last_asked >= self.quiet
-        old = now - self.batch.first_asked >= self.age
-        if nothing_else or waiting >= self.size or quiet or old:
-            self.batch.next_round()
-            taken = self.batch.take_pending()
-            self._start(functools.partial(self.batch.send, taken, self._sent))
-
-    @property
-    def busy(self) -> bool:
-        """Some claim waits (for a batch out, or for its question to go out). A batch
-        no claim waits for (a resumed one whose claims were recorded since) holds
-        nothing up."""
-        return bool(self._parked or self._again) or self.batch.pending > 0
-
-    def raise_errors(self) -> None:
-        with self._lock:
-            errors = list(self._errors)
-        if errors:
-            raise errors[0]
-
-    def finished(self) -> None:
-        """Every claim of the job has its result: no batch is waited for again."""
-        if self._saved:
-            self._saved = []
-            self._save("[]")
-
-    def _sent(self, batches: list[Submitted]) -> None:
-        entries = [{"endpoint": b.endpoint, "batch_id": b.batch_id, "ids": b.ids} for b in batches]
-        with self._lock:
-            self._saved += entries
-            text = json.dumps(self._saved)
-        self._save(text)
-
-    def _start(self, work: Callable[[], object]) -> None:
-        def run() -> None:
+def submit_all(
+    apis: dict[str, BatchAPI],
+    pending: dict[str, tuple[str, bytes]],
+    said: Callable[[BaseException], str],
+) -> tuple[list[Submitted], dict[str, BatchAnswer]]:
+    """Send ``pending`` (request id -> endpoint, body) as one batch per endpoint of
+    ``apis``, split at the provider's limits: the batches sent, and the answers of the
+    requests whose batch the API refused (why)."""
+    by_endpoint: dict[str, dict[str, bytes]] = {}
+    for cid, (url, body) in pending.items():
+        by_endpoint.setdefault(url, {})[cid] = body
+    batches: list[Submitted] = []
+    failed: dict[str, BatchAnswer] = {}
+    for url, requests in by_endpoint.items():
+        api = apis[url]
+        for chunk in chunks(api, requests):
             try:
-                work()
-            except BaseException as exc:  # the job's loop raises it
-                with self._lock:
-                    self._errors.append(exc)
-            finally:
-                self._answered.set()
+                batch_id = api.submit(chunk)
+            except Exception as exc:  # the API refused it: these requests fail, not the run
+                why = f"the {api.provider} batch API refused the batch: {said(exc)}"
+                failed.update(dict.fromkeys(chunk, BatchAnswer(failure=why)))
+                continue
+            log.info("%s batch %s: %s sent", api.provider, batch_id, len(chunk))
+            batches.append(Submitted(api, batch_id, list(chunk), endpoint=url))
+    return batches, failed
 
-        threading.Thread(target=run, name="citecheck-judge-batch", daemon=True).start()
+
+def summary_line(rounds: int, sent: list[Submitted], answered: int, failed: int) -> str | None:
+    """``judge batch: 2 rounds, 2 batches, 14 requests (1 without an answer)``; None
+    when nothing was sent or answered."""
+    if not sent and not answered:
+        return None
+    names = ", ".join(f"{b.api.provider} {b.batch_id} {b.status}" for b in sent)
+    line = (
+        f"judge batch: {plural(rounds, 'round')}, {len(sent)} batch"
+        f"{'' if len(sent) == 1 else 'es'}, "
+        f"{plural(answered, 'request')}"
+    )
+    if failed:
+        line += f" ({failed} without an answer: error judge_batch_failed)"
+    return f"{line}; {names}" if names else line
 
 
-def saved_batches(text: str | None) -> list[dict[str, Any]]:
-    """The batches a job's meta lists; an unreadable entry is dropped (its requests
-    are asked again)."""
+def cancel(batches: list[Submitted], said: Callable[[BaseException], str]) -> None:
+    """Cancel the batches not ended; best effort (``said``: an error, its secrets
+    scrubbed)."""
+    for batch in batches:
+        if not batch.ended:
+            try:
+                batch.api.cancel(batch.batch_id)
+            except Exception as exc:  # it ends on its own within its window
+                log.warning("could not cancel %s: %s", batch.batch_id, said(exc))
+
+
+def out_of_time(batch: Submitted, wait: float, flag: str) -> None:
+    """``batch`` did not end within ``wait`` seconds (``flag`` sets it): it has ended,
+    every request of it without an answer."""
+    batch.answers = dict.fromkeys(
+        batch.ids,
+        BatchAnswer(
+            failure=f"the batch did not end within {wait:g} s "
+            f"({flag}; it was {batch.status} "
+            "and was cancelled)",
+            source=f"{batch.api.provider} {batch.batch_id}",
+        ),
+    )
+    batch.ended = True
+
+
+def look(batch: Submitted, said: Callable[[BaseException], str]) -> None:
+    """Poll ``batch`` once; its answers once it has ended (an unreadable batch has
+    ended, each request failing with why; a transient error is looked past)."""
+    api = batch.api
     try:
-        value = json.loads(text or "[]")
-    except ValueError:
-        return []
-    if not isinstance(value, list):
-        return []
-    return [
-        e
-        for e in value
-        if isinstance(e, dict)
-        and isinstance(e.get("endpoint"), str)
-        and isinstance(e.get("batch_id"), str)
-        and isinstance(e.get("ids"), list)
-        and all(isinstance(i, str) for i in e["ids"])
-    ]
+        batch.status, batch.ended = api.poll(batch.batch_id)
+        if batch.ended:
+            batch.answers = api.answers(batch.batch_id)
+            log.info("%s batch %s %s", api.provider, batch.batch_id, batch.status)
+    except Exception as exc:  # unreadable: its requests fail with the reason
+        if api.transient(exc):
+            # A batch runs for hours: a dropped connection or a 5xx is looked past.
+            log.warning("%s batch %s: %s", api.provider, batch.batch_id, said(exc))
+            batch.ended = False
+            return
+        batch.ended = True
+        why = f"the {api.provider} batch API could not be read: {said(exc)}"
+        batch.answers = dict.fromkeys(
+            batch.ids,
+            BatchAnswer(failure=why, source=f"{api.provider} {batch.batch_id}"),
+        )
 
 
 def waiting_line(claims: int, record_hint: str) -> str:

@@ -9,10 +9,13 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
 2. queues every web citation whose page the work will ask the Crawling API for (a
    PDF or a URL the URL policy refuses is never crawled, so never pushed); adding
    them again on a resume changes nothing;
-3. pushes what is queued, at the Crawler's push rate, from a few threads: a push
+3. pushes what is queued, at the Crawler's push rate, from a few threads
+   (:class:`~pytest_citecheck.large_audit.push_workers.PushWorkers`): a push
    certainly not queued at Crawlbase goes back to the queue, one that may be queued
    stays ``pushing`` and waits for its delivery -- never for a second push;
-4. runs each claim whose web citations have all been delivered (:class:`JobWork`:
+4. runs each claim whose web citations have all been delivered, on the engine's run
+   loop (:func:`~pytest_citecheck.engine.run_loop.run_as_ready`, the job its source:
+   :class:`~pytest_citecheck.large_audit.job_source.DeliverySource`; :class:`JobWork`:
    :class:`BatchWork` verifies and records it through the engine's normal path, a
    recheck compares it with its recording) while
    :class:`~pytest_citecheck.large_audit.delivery_transport.DeliveryTransport` answers the
@@ -21,7 +24,7 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
    like any recording; each citation is then ``judged`` (its label) or ``failed``
    (with why). With a judge batch (``--judge-batch``) a claim that asks the judge
    something not answered yet stops and waits (its citations stay ``delivered``);
-   :class:`~pytest_citecheck.engine.judge_batch.JobBatches` sends the questions as
+   :class:`~pytest_citecheck.large_audit.job_batches.JobBatches` sends the questions as
    batches and gives the claim back to run again once its answer is in;
 5. stops when every claim is done, or when nothing moved for ``idle_timeout``
    seconds and no claim waits for a judge batch (the pages still awaited keep
@@ -44,50 +47,40 @@ error, as in a synchronous run with no JavaScript token, and the job notes it.
 from __future__ import annotations
 
 import functools
-import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
-from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, JudgeDeferred
+from pytest_citecheck.core.errors import CrawlDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.core.urls import fetch_url
+from pytest_citecheck.engine.run_loop import run_as_ready
 from pytest_citecheck.engine.verification import error_result
+from pytest_citecheck.large_audit.job_source import Deferred, DeliverySource, Readiness
 from pytest_citecheck.large_audit.job_store import (
-    CITATION_HEADER,
-    JOB_HEADER,
     JS_SUFFIX,
     Delivery,
     JobState,
     JobStore,
     citation_id,
-    is_js_citation,
     js_citation_id,
 )
-from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate, PushResult
+from pytest_citecheck.large_audit.push_workers import PushWorkers
+from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate
 from pytest_citecheck.stages.fetch_rules import is_pdf
 from pytest_citecheck.stages.url_policy import check as check_url
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.core import Engine
-    from pytest_citecheck.engine.judge_batch import JobBatches, JudgeBatch
+    from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
+    from pytest_citecheck.large_audit.job_batches import JobBatches
 
-# States a citation leaves only when its page arrives.
-_WAITING = frozenset({JobState.QUEUED, JobState.PUSHING, JobState.PUSHED})
-_DONE = frozenset({JobState.JUDGED, JobState.FAILED})
-# How far back a look at the job's changes reaches before the previous look: a
-# change is stamped inside its transaction, so one committed just after a look
-# may carry a stamp from just before it.
-_CLOCK_MARGIN = 5.0
-# A push refused as "not queued" (429, 503, no connection) this many times fails.
-MAX_PUSH_TRIES = 5
 _DETAIL_CHARS = 300
 
 
@@ -155,13 +148,6 @@ class JobWork(Protocol[R]):
         ...
 
 
-@dataclass(frozen=True)
-class _Deferred:
-    """A claim that waits for the JavaScript crawls of ``urls``."""
-
-    urls: tuple[str, ...]
-
-
 @dataclass
 class JobRun(Generic[R]):
     """What one run of a job did."""
@@ -201,18 +187,13 @@ class CrawlerJob(Generic[R]):
         self.pusher = pusher
         # Pushes the pages that need JavaScript to a JavaScript Crawler (None: none).
         self.js_pusher = js_pusher
-        self._pushers: list[threading.Thread] = []
         self.rate = rate or PushRate()
         self.push_threads = push_threads
         self.poll = poll
         self.idle_timeout = idle_timeout
         self.retry_pause = retry_pause
-        self._clock = clock
-        self._stop = threading.Event()
-        self._errors: list[BaseException] = []
-        self._tries: dict[str, int] = {}
-        self._pushed = 0
-        self._lock = threading.Lock()
+        self.clock = clock
+        self.pushing = PushWorkers(store, pusher, js_pusher, self.rate, push_threads, retry_pause)
 
     # -- the run ----------------------------------------------------------------------
 
@@ -232,96 +213,24 @@ class CrawlerJob(Generic[R]):
             self.store.set_meta("crawler", self.pusher.crawler)
             if self.js_pusher is not None:
                 self.store.set_meta("js_crawler", self.js_pusher.crawler)
-            self._start_pushers()
+            self.pushing.start()
             try:
-                self._verify_as_delivered(claims, wanted, out, on_result)
+                batches = self._judge_batches()
+                source = DeliverySource(self, claims, wanted, out.results, on_result, batches)
+                run_as_ready(source)
             finally:
-                self._stop.set()
-                for thread in self._pushers:
-                    thread.join()
-        out.pushed = self._pushed
+                self.pushing.stop()
+        out.pushed = self.pushing.pushed
         out.done = len(out.results) == len(claims)
-        self._raise_errors()
+        self.pushing.raise_errors()
         return out
-
-    def _verify_as_delivered(
-        self,
-        claims: Sequence[JobClaim],
-        wanted: dict[str, list[tuple[str, str]]],
-        out: JobRun[R],
-        on_result: Callable[[str, R], None] | None,
-    ) -> None:
-        ready = _Readiness(claims, wanted)
-        running: dict[Future[R | _Deferred], JobClaim] = {}
-        finished: queue.Queue[Future[R | _Deferred]] = queue.Queue()
-        last_change, last_counts = self._clock(), None
-        scanned: dict[JobState, int] | None = None
-        since: float | None = None  # None: every citation's state is read once
-        parked = self._judge_batches()
-        with ThreadPoolExecutor(
-            max_workers=self.concurrency, thread_name_prefix="citecheck-job"
-        ) as pool:
-
-            def start(jc: JobClaim, before: bool) -> None:
-                future = pool.submit(self._claim, jc, wanted[jc.key], before)
-                running[future] = jc
-                future.add_done_callback(finished.put)
-
-            while ready.pending or running or (parked is not None and parked.busy):
-                self._raise_errors()
-                counts = self.store.counts()
-                if ready.pending and counts != scanned:
-                    # A claim becomes ready only when a citation leaves the waiting
-                    # states, which changes the counts: nothing is read while none moves,
-                    # and then only the rows changed since the last look.
-                    scanned = counts
-                    asked = time.time()
-                    states = (
-                        self.store.states() if since is None else self.store.changed_since(since)
-                    )
-                    since = asked - _CLOCK_MARGIN
-                    for jc, before in ready.update(states):
-                        start(jc, before)
-                done = _drain(finished, self.poll)
-                for future in done:
-                    jc = running.pop(future)
-                    try:
-                        result = future.result()  # a verifier's death ends the run
-                    except JudgeDeferred as waits:
-                        if parked is None:
-                            raise
-                        # Its citations stay delivered (not judged) until it has a verdict.
-                        parked.park(jc, jc.key, waits.custom_id)
-                        continue
-                    if isinstance(result, _Deferred):
-                        for again in self._defer(jc, wanted[jc.key], result, ready):
-                            start(again, False)
-                        continue
-                    out.results[jc.key] = result
-                    if on_result is not None:
-                        on_result(jc.key, result)
-                if parked is not None:
-                    parked.raise_errors()
-                    for jc in parked.ready():
-                        start(jc, False)
-                    parked.send_if_due(nothing_else=not ready.pending and not running)
-                    if len(out.results) == len(claims):
-                        parked.finished()
-                if done or counts != last_counts:
-                    last_change, last_counts = self._clock(), counts
-                elif (
-                    not running
-                    and not (parked is not None and parked.busy)
-                    and self._clock() - last_change >= self.idle_timeout
-                ):
-                    return
 
     def _judge_batches(self) -> JobBatches[JobClaim] | None:
         """The job's judge batch, waiting again for the batches its earlier runs sent."""
         batch = self.work.judge_batch()
         if batch is None:
             return None
-        from pytest_citecheck.engine.judge_batch import SAVED_BATCHES, JobBatches
+        from pytest_citecheck.large_audit.job_batches import SAVED_BATCHES, JobBatches
 
         return JobBatches(
             batch,
@@ -329,9 +238,9 @@ class CrawlerJob(Generic[R]):
             functools.partial(self.store.set_meta, SAVED_BATCHES),
         )
 
-    # -- verifying one claim --------------------------------------------------------
+    # -- running one claim (on the run loop's pool) ------------------------------
 
-    def _claim(self, jc: JobClaim, pushed: list[tuple[str, str]], before: bool) -> R | _Deferred:
+    def claim(self, jc: JobClaim, pushed: list[tuple[str, str]], before: bool) -> R | Deferred:
         if before:
             earlier = self.work.finished_before(jc)
             if earlier is not None:
@@ -348,7 +257,7 @@ class CrawlerJob(Generic[R]):
         if not refused and self.js_pusher is not None:
             awaited = self.transport.awaited(pages, rendered, [u for _, u in pushed])
             if awaited:
-                return _Deferred(tuple(awaited))
+                return Deferred(tuple(awaited))
         if refused:
             result = self.work.unpushed(jc, refused)
         else:
@@ -356,7 +265,7 @@ class CrawlerJob(Generic[R]):
                 try:
                     result = self.work.run(jc)
                 except CrawlDeferred as wait:
-                    return _Deferred((wait.url,))
+                    return Deferred((wait.url,))
             if serving.needs_javascript:
                 wanted = set(serving.needs_javascript)
                 self.store.note_needs_javascript((c, u) for c, u in pushed if u in wanted)
@@ -380,8 +289,12 @@ class CrawlerJob(Generic[R]):
                 out.setdefault(url, self.store.detail(js) or "its push failed")
         return out
 
-    def _defer(
-        self, jc: JobClaim, pushed: list[tuple[str, str]], wait: _Deferred, ready: _Readiness
+    def defer(
+        self,
+        jc: JobClaim,
+        pushed: list[tuple[str, str]],
+        wait: Deferred,
+        ready: Readiness[JobClaim],
     ) -> list[JobClaim]:
         """Queue the JavaScript pushes ``jc`` waits for (once: a push queued before
         stays as it is) and make the claim wait for them; the claims ready again now
@@ -391,7 +304,7 @@ class CrawlerJob(Generic[R]):
         if not queued:  # the fetcher asked for a page the claim does not cite: a bug
             raise RuntimeError(f"claim {jc.key} waits for uncited pages {wait.urls}")
         self.store.add(queued)
-        self._start_pushers()
+        self.pushing.start()
         return ready.wait_for(jc, {js: self.store.state(js) for js, _ in queued})
 
     def _mark(self, jc: JobClaim, pushed: list[tuple[str, str]], result: R) -> None:
@@ -409,71 +322,6 @@ class CrawlerJob(Generic[R]):
 
     def _push_failed(self, cid: str) -> bool:
         return self.store.state(cid) is JobState.FAILED and self.store.copies(cid) == 0
-
-    # -- pushing ----------------------------------------------------------------------
-
-    def _start_pushers(self) -> None:
-        """Push threads up to ``push_threads`` (each ends when the queue is empty; a
-        JavaScript push queued later starts them again)."""
-        self._pushers = [thread for thread in self._pushers if thread.is_alive()]
-        while len(self._pushers) < self.push_threads and not self._stop.is_set():
-            thread = threading.Thread(
-                target=self._push_loop, name=f"citecheck-push-{len(self._pushers)}", daemon=True
-            )
-            thread.start()
-            self._pushers.append(thread)
-
-    def _push_loop(self) -> None:
-        # Without a JavaScript Crawler a JavaScript push an earlier run queued waits.
-        kinds = None if self.js_pusher is not None else False
-        try:
-            while not self._stop.is_set():
-                taken = self.store.take_for_push(1, javascript=kinds)
-                if not taken:
-                    return
-                cid, url = taken[0]
-                pusher = self.pusher
-                if is_js_citation(cid) and self.js_pusher is not None:
-                    pusher = self.js_pusher
-                self.rate.wait()
-                echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
-                sending = functools.partial(self.store.mark_sending, cid)
-                self._settle(cid, pusher.push(url, echo, about_to_send=sending))
-        except BaseException as exc:  # a dead pusher stops the run; the state stays
-            with self._lock:
-                self._errors.append(exc)
-            self._stop.set()
-
-    def _settle(self, cid: str, result: PushResult) -> None:
-        if result.outcome == "accepted" and result.rid is not None:
-            self.store.mark_pushed(cid, result.rid)
-            with self._lock:
-                self._pushed += 1
-            return
-        if result.outcome == "ambiguous":
-            # It may be queued at Crawlbase: its delivery binds by the echoed id.
-            with self._lock:
-                self._pushed += 1
-            return
-        if result.fatal:
-            self.store.requeue(cid, result.detail)
-            raise ConfigurationError(result.detail)
-        if not result.retry:
-            self.store.mark_failed(cid, f"push refused: {result.detail}")
-            return
-        with self._lock:
-            tries = self._tries[cid] = self._tries.get(cid, 0) + 1
-        if tries >= MAX_PUSH_TRIES:
-            self.store.mark_failed(cid, f"push not queued after {tries} tries: {result.detail}")
-            return
-        self.store.requeue(cid, result.detail)
-        self._stop.wait(self.retry_pause)
-
-    def _raise_errors(self) -> None:
-        with self._lock:
-            errors = list(self._errors)
-        if errors:
-            raise errors[0]
 
 
 class BatchWork:
@@ -535,80 +383,6 @@ class BatchWork:
     def close(self) -> None:
         if self._replay_engine is not None:
             self._replay_engine.close()
-
-
-class _Readiness:
-    """Which claims have every web citation out of the waiting states, told one
-    batch of changed states at a time (each change costs its own citation, not a
-    pass over the job: a job of 100,000 citations is read whole once)."""
-
-    def __init__(
-        self, claims: Sequence[JobClaim], wanted: Mapping[str, list[tuple[str, str]]]
-    ) -> None:
-        self.pending: dict[str, JobClaim] = {jc.key: jc for jc in claims}
-        self._order = {jc.key: i for i, jc in enumerate(claims)}
-        self._cids = {jc.key: [cid for cid, _ in wanted[jc.key]] for jc in claims}
-        self._waiting = {key: set(cids) for key, cids in self._cids.items()}
-        self._claims_of: dict[str, list[str]] = {}
-        for key, cids in self._cids.items():
-            for cid in cids:
-                self._claims_of.setdefault(cid, []).append(key)
-        self._state: dict[str, JobState] = {}
-        self._first = True
-
-    def wait_for(self, jc: JobClaim, states: Mapping[str, JobState | None]) -> list[JobClaim]:
-        """``jc``, which ran, waits again: for the citations of ``states`` too (each
-        in its state now). Returns ``[jc]`` when it is ready at once (none waits)."""
-        key = jc.key
-        for cid, state in states.items():
-            if cid not in self._cids[key]:
-                self._cids[key].append(cid)
-                self._claims_of.setdefault(cid, []).append(key)
-            if state is None or state in _WAITING:
-                self._waiting[key].add(cid)
-            else:
-                self._state[cid] = state
-        if self._waiting[key]:
-            self.pending[key] = jc
-            return []
-        return [jc]
-
-    def update(self, states: Mapping[str, JobState]) -> list[tuple[JobClaim, bool]]:
-        """The claims ready now, each with whether every one of its citations was
-        already done (judged or failed) when it became ready: an earlier run's."""
-        candidates: set[str] = set()
-        if self._first:
-            # The first look reads every row: a citation the store does not hold
-            # waits for nothing, and a claim with no web citation is ready at once.
-            self._first = False
-            for cids in self._waiting.values():
-                cids.intersection_update(states)
-            candidates.update(self.pending)
-        for cid, state in states.items():
-            if state in _WAITING or cid not in self._claims_of:
-                continue
-            self._state[cid] = state
-            for key in self._claims_of[cid]:
-                self._waiting[key].discard(cid)
-                candidates.add(key)
-        out: list[tuple[JobClaim, bool]] = []
-        for key in sorted(candidates, key=self._order.__getitem__):  # in the claims' order
-            if key not in self.pending or self._waiting[key]:
-                continue
-            found = [self._state.get(cid) for cid in self._cids[key]]
-            out.append((self.pending.pop(key), bool(found) and all(s in _DONE for s in found)))
-        return out
-
-
-def _drain(finished: queue.Queue[Future[R]], timeout: float) -> list[Future[R]]:
-    """The futures done so far, waiting up to ``timeout`` for the first."""
-    out: list[Future[R]] = []
-    try:
-        out.append(finished.get(timeout=timeout))
-        while True:
-            out.append(finished.get_nowait())
-    except queue.Empty:
-        return out
 
 
 def unpushed_result(claim: Claim, refused: Mapping[str, str]) -> ClaimResult:

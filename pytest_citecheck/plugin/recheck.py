@@ -115,21 +115,25 @@ class RecheckHooks:
             built.close()
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary and not is_worker(self.config):
-            self.report().write_markdown(Path(step_summary), append=True)
+            self.report(Path(step_summary))
 
-    def report(self) -> RecheckReport:
+    def report(self, step_summary: Path | None = None) -> RecheckReport:
+        """The recheck's report (its markdown appended to ``step_summary``)."""
         from pytest_citecheck.core.defaults import RecheckStatus
-        from pytest_citecheck.reports.recheck import RecheckReport
+        from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
 
-        fail_on = [RecheckStatus(name) for name in self.settings.recheck_fail_on]
-        report = RecheckReport(claims=sorted(self.checks, key=lambda c: c.nodeid), fail_on=fail_on)
-        failing = report.failing()
-        if failing:
+        names = ",".join(self.settings.recheck_fail_on)
+
+        def gate_line(failing: dict[RecheckStatus, int]) -> str:
             counts = ", ".join(f"{n} {status.value}" for status, n in failing.items())
-            report.gate_failures = [
-                f"{counts} (citecheck_recheck_fail_on {','.join(self.settings.recheck_fail_on)})"
-            ]
-        return report
+            return f"{counts} (citecheck_recheck_fail_on {names})"
+
+        return finish_recheck(
+            sorted(self.checks, key=lambda c: c.nodeid),
+            [RecheckStatus(name) for name in self.settings.recheck_fail_on],
+            gate_line,
+            RecheckOutputs(step_summary=step_summary),
+        )
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

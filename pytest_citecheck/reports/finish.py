@@ -5,7 +5,9 @@ results, the gate's settings, the baseline it loaded at start-up, the files to
 write) and does the rest once: it builds the :class:`~.report.Report`, evaluates
 the gate, appends the audit rows and writes every report file. The plugin, ``citecheck
 batch`` and ``citecheck serve`` (its audit rows, :class:`AuditRun`) share it; each front
-end only prints the result in its own words, which it takes from its ``Terms``.
+end only prints the result in its own words, which it takes from its ``Terms``. A
+recheck's run (``citecheck recheck``, ``pytest --citecheck-recheck``) ends in
+:func:`finish_recheck`, the same way for both.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.gate import (
@@ -31,7 +34,9 @@ from pytest_citecheck.engine.gate import (
     evaluate,
     floors_shown,
 )
+from pytest_citecheck.engine.recheck import ClaimRecheck
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+from pytest_citecheck.reports.recheck import RecheckReport
 from pytest_citecheck.reports.report import ItemInfo, Outputs, Report, RunInfo
 
 
@@ -125,6 +130,46 @@ def finish_run(
     report.gate_failures = failures
     here = Path.cwd()
     write_outputs(report, outputs, root or here, workspace(invoked_in or here))
+    return report
+
+
+@dataclass(frozen=True)
+class RecheckOutputs:
+    """The files a recheck's run writes (None: not written)."""
+
+    json: Path | None = None
+    markdown: Path | None = None
+    step_summary: Path | None = None
+    html: Path | None = None
+
+
+def finish_recheck(
+    checks: Sequence[ClaimRecheck],
+    fail_on: Sequence[RecheckStatus],
+    gate_line: Callable[[dict[RecheckStatus, int]], str],
+    outputs: RecheckOutputs = RecheckOutputs(),
+    *,
+    update: bool = False,
+    problems: Sequence[str] = (),
+) -> RecheckReport:
+    """The report of a finished recheck, its gate evaluated and its files written.
+
+    ``gate_line`` words the failure of the statuses in ``fail_on`` found (each with
+    how many citations), in the front end's words; ``problems``: the front end's own
+    reasons the run fails (unreadable records)."""
+    report = RecheckReport(claims=list(checks), fail_on=list(fail_on), update=update)
+    failing = report.failing()
+    report.gate_failures = [gate_line(failing)] if failing else []
+    report.gate_failures += problems
+    files: list[tuple[Path | None, Callable[[Path], None]]] = [
+        (outputs.json, report.write_json),
+        (outputs.markdown, report.write_markdown),
+        (outputs.step_summary, lambda p: report.write_markdown(p, append=True)),
+        (outputs.html, report.write_html),
+    ]
+    for path, write in files:
+        if path is not None:
+            write(path)
     return report
 
 

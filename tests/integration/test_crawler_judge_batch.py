@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from pytest_citecheck.engine.judge_batch import SAVED_BATCHES, JobBatches
 from pytest_citecheck.frontends.cli import main
+from pytest_citecheck.large_audit.job_batches import SAVED_BATCHES, JobBatches
 from pytest_citecheck.large_audit.job_store import JobState, JobStore
 from pytest_citecheck.stages.judges.batch import Submitted
 from tests.doubles.batch import RECORDS, judge_by_page, use_doubles, write_records

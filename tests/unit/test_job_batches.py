@@ -12,7 +12,8 @@ import pytest
 
 from pytest_citecheck.claims.models import Reason
 from pytest_citecheck.core.errors import JudgeDeferred, StageFailed
-from pytest_citecheck.engine.judge_batch import MAX_ROUNDS, JobBatches, JudgeBatch
+from pytest_citecheck.engine.judge_batch import MAX_ROUNDS, JudgeBatch
+from pytest_citecheck.large_audit.job_batches import JobBatches
 from pytest_citecheck.stages.judges.batch import custom_id
 from tests.unit.test_judge_batch import FakeAPI, batch_with, request
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 
-from pytest_citecheck.engine.pool import USED_WHILE_VERIFYING
+from pytest_citecheck.engine.run_loop import USED_WHILE_VERIFYING
 
 
 def test_every_module_imported_before_the_pool_starts_exists() -> None:

@@ -227,7 +227,7 @@ def javascript_line(store: JobStore) -> str | None:
 
 def judge_batch_lines(saved: str | None) -> list[str]:
     """The judge batches a ``--judge-batch`` job sent and waits for (its meta entry)."""
-    from pytest_citecheck.engine.judge_batch import saved_batches
+    from pytest_citecheck.large_audit.job_batches import saved_batches
 
     batches = saved_batches(saved)
     if not batches:
@@ -240,7 +240,7 @@ def judge_batch_lines(saved: str | None) -> list[str]:
 def run_jobs_status(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit 0 when every citation of the job is judged or failed, 1 while some are
     on their way, 2 when there is no such job."""
-    from pytest_citecheck.engine.judge_batch import SAVED_BATCHES
+    from pytest_citecheck.large_audit.job_batches import SAVED_BATCHES
     from pytest_citecheck.large_audit.job_store import JobState, JobStore
 
     out = out or sys.stdout

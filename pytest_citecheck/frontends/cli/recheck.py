@@ -20,14 +20,14 @@ from pytest_citecheck.frontends.cli.jobs import check_js_crawler, delivery_trans
 
 def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     import os
-    from concurrent.futures import ThreadPoolExecutor
 
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.engine.core import StageHooks
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
+    from pytest_citecheck.engine.run_loop import each_in_order
     from pytest_citecheck.large_audit.recheck_work import RecheckWork
-    from pytest_citecheck.reports.recheck import RecheckReport
+    from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
 
     out = out or sys.stdout
     check_js_crawler(args)
@@ -74,32 +74,38 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
             def recheck(key: str) -> ClaimRecheck:
                 return rechecker.recheck(batch.claims[key], cassette(key), key)
 
-            with ThreadPoolExecutor(args.concurrency, thread_name_prefix="recheck") as pool:
-                results = list(pool.map(recheck, batch.claims))  # in input order
+            results = each_in_order(recheck, batch.claims, args.concurrency, "recheck")
     fail_on = [RecheckStatus(name) for name in args.fail_on]
-    report = RecheckReport(claims=results, fail_on=fail_on, update=args.update)
-    failures = [
-        f"{n} {'citation' if n == 1 else 'citations'} {status.value}"
-        for status, n in report.failing().items()
-    ]
-    if failures:
-        names = ",".join(s.value for s in fail_on)
-        failures = [f"{', '.join(failures)} (--fail-on {names})"]
+    names = ",".join(s.value for s in fail_on)
+
+    def gate_line(failing: dict[RecheckStatus, int]) -> str:
+        counts = ", ".join(
+            f"{n} {'citation' if n == 1 else 'citations'} {status.value}"
+            for status, n in failing.items()
+        )
+        return f"{counts} (--fail-on {names})"
+
+    problems: list[str] = []
     if batch.problems:
-        failures.append(
+        problems.append(
             f"{len(batch.problems)} record(s) could not be read (shown above with file:line "
             "and the fix)"
         )
-    report.gate_failures = failures
-    if args.json is not None:
-        report.write_json(args.json)
-    if args.md is not None:
-        report.write_markdown(args.md)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        report.write_markdown(Path(step_summary), append=True)
-    if args.html is not None:
-        report.write_html(args.html)
+    report = finish_recheck(
+        results,
+        fail_on,
+        gate_line,
+        RecheckOutputs(
+            json=args.json,
+            markdown=args.md,
+            step_summary=Path(step_summary) if step_summary else None,
+            html=args.html,
+        ),
+        update=args.update,
+        problems=problems,
+    )
+    failures = report.gate_failures
     for line in report.lines():
         print(line.text, file=out)
     for failure in failures:
