@@ -217,7 +217,7 @@ class ClaimItem(pytest.Item):
         from pytest_citecheck.plugin.session import RESULTS_KEY
 
         self.stash[RESULTS_KEY] = [result]
-        from pytest_citecheck.reports.report import junit_properties
+        from pytest_citecheck.reports.per_claim import junit_properties
 
         self.user_properties.extend(junit_properties(result))
         problems = session.problems(result) + recheck_problems
@@ -228,7 +228,7 @@ class ClaimItem(pytest.Item):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
         if isinstance(excinfo.value, ClaimFailed):
-            from pytest_citecheck.reports.report import citation_table
+            from pytest_citecheck.reports.per_claim import citation_table
 
             lines = [f"citecheck: {p}" for p in excinfo.value.problems]
             table = citation_table(excinfo.value.result, verbose=self.config.get_verbosity() > 0)
@@ -409,7 +409,7 @@ class SessionHooks:
         if not results:
             return None
         from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-        from pytest_citecheck.reports.report import explain_label
+        from pytest_citecheck.reports.per_claim import explain_label
 
         rerecord = PLUGIN_TERMS.record_command(item.nodeid, "rewrite")
         return explain_label(results, left, op, right, rerecord)
@@ -492,7 +492,7 @@ class SessionHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTR, None)
         if payload is not None and report.when == "call":
-            from pytest_citecheck.reports.report import ItemInfo
+            from pytest_citecheck.reports.figures import ItemInfo
 
             item = ItemInfo(report.outcome, report.location[1], report.location[0])
             _session(self.config).add_report_results(report.nodeid, payload, item)

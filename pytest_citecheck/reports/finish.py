@@ -32,7 +32,9 @@ from pytest_citecheck.engine.gate import (
     floors_shown,
 )
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
-from pytest_citecheck.reports.report import ItemInfo, Outputs, Report, RunInfo
+from pytest_citecheck.reports.figures import ItemInfo, RunInfo
+from pytest_citecheck.reports.outputs import Outputs
+from pytest_citecheck.reports.report import Report
 
 
 @dataclass
