@@ -37,12 +37,6 @@ def file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-@dataclass
-class Line:
-    text: str
-    markup: dict[str, bool] = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class RunInfo:
     """Who ran what, when: the JSON report's ``run`` block and the HTML header."""
