@@ -21,7 +21,7 @@ from pytest_citecheck.engine.gate import GateSettings
 from pytest_citecheck.options import settings_map
 from pytest_citecheck.options.table import fields_for
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-from pytest_citecheck.reports.report import REPORT_URL_ENV, Outputs
+from pytest_citecheck.reports.outputs import REPORT_URL_ENV, Outputs
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.core import EngineSettings

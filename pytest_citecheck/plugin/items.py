@@ -151,7 +151,7 @@ class ClaimItem(pytest.Item):
         from pytest_citecheck.plugin.session import RESULTS_KEY
 
         self.stash[RESULTS_KEY] = [result]
-        from pytest_citecheck.reports.report import junit_properties
+        from pytest_citecheck.reports.per_claim import junit_properties
 
         self.user_properties.extend(junit_properties(result))
         problems = session.problems(result) + recheck_problems
@@ -162,7 +162,7 @@ class ClaimItem(pytest.Item):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
         if isinstance(excinfo.value, ClaimFailed):
-            from pytest_citecheck.reports.report import citation_table
+            from pytest_citecheck.reports.per_claim import citation_table
 
             lines = [f"citecheck: {p}" for p in excinfo.value.problems]
             table = citation_table(excinfo.value.result, verbose=self.config.get_verbosity() > 0)

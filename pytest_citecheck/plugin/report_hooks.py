@@ -196,7 +196,7 @@ def _missing_line(report: Report, verbose: bool) -> str | None:
     from pytest_citecheck.core.defaults import DEFAULT_JUDGE
     from pytest_citecheck.engine.preflight import recording_needs
     from pytest_citecheck.plugin.terms import record_all
-    from pytest_citecheck.reports.report import file_of
+    from pytest_citecheck.reports.figures import file_of
 
     missing = report.missing_recordings()
     if not missing:

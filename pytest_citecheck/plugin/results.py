@@ -51,7 +51,7 @@ def take_results(config: pytest.Config, report: pytest.TestReport) -> None:
     """A call report's results join the session (this process's, or a worker's)."""
     payload = getattr(report, REPORT_ATTR, None)
     if payload is not None and report.when == "call":
-        from pytest_citecheck.reports.report import ItemInfo
+        from pytest_citecheck.reports.figures import ItemInfo
 
         item = ItemInfo(report.outcome, report.location[1], report.location[0])
         citecheck_session(config).add_report_results(report.nodeid, payload, item)

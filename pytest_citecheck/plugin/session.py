@@ -24,7 +24,8 @@ from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.ahead import AheadRun
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-from pytest_citecheck.reports.report import ItemInfo, Report
+from pytest_citecheck.reports.figures import ItemInfo
+from pytest_citecheck.reports.report import Report
 
 if TYPE_CHECKING:
     # Only types: the engine and its stages load when the first claim runs.

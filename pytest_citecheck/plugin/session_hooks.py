@@ -126,7 +126,7 @@ def explain_label(item: pytest.Item, left: object, op: str, right: object) -> li
     if not results:
         return None
     from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-    from pytest_citecheck.reports import report
+    from pytest_citecheck.reports import per_claim
 
     rerecord = PLUGIN_TERMS.record_command(item.nodeid, "rewrite")
-    return report.explain_label(results, left, op, right, rerecord)
+    return per_claim.explain_label(results, left, op, right, rerecord)

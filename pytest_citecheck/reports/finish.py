@@ -36,8 +36,10 @@ from pytest_citecheck.engine.gate import (
 )
 from pytest_citecheck.engine.recheck import ClaimRecheck
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id
+from pytest_citecheck.reports.figures import ItemInfo, RunInfo
+from pytest_citecheck.reports.outputs import Outputs
 from pytest_citecheck.reports.recheck import RecheckReport
-from pytest_citecheck.reports.report import ItemInfo, Outputs, Report, RunInfo
+from pytest_citecheck.reports.report import Report
 
 
 @dataclass

@@ -27,7 +27,8 @@ from pytest_citecheck import PROJECT_URL
 from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio
-from pytest_citecheck.reports.report import Report, file_of
+from pytest_citecheck.reports.figures import file_of
+from pytest_citecheck.reports.report import Report
 
 ENV = "GITHUB_ACTIONS"
 _BAD = (Label.CONTRADICTED, Label.FABRICATED, Label.ERROR)

@@ -18,7 +18,8 @@ from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, truncate
 from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck
-from pytest_citecheck.reports.report import Line, write_report
+from pytest_citecheck.reports.outputs import write_report
+from pytest_citecheck.reports.terminal import Line
 
 RECHECK_FORMAT = 1
 STATUS_ORDER = list(RecheckStatus)

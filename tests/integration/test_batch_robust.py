@@ -232,7 +232,7 @@ def test_a_report_that_fails_at_the_end_keeps_the_others_and_does_not_say_passed
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pytest_citecheck.reports import report as module
+    from pytest_citecheck.reports import outputs as module
 
     real = module.write_atomic
 

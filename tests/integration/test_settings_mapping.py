@@ -40,7 +40,7 @@ from pytest_citecheck.plugin import adapters
 from pytest_citecheck.plugin.options import settings_from_config
 from pytest_citecheck.plugin.session import CitecheckSession
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
-from pytest_citecheck.reports.report import Outputs
+from pytest_citecheck.reports.outputs import Outputs
 
 # The value a front end leaves alone: the dataclass's own default.
 DEFAULT: Any = object()

@@ -10,7 +10,7 @@ from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.gate import Baseline, BaselineError, GateSettings
 from pytest_citecheck.reports.audit import AuditIndex
 from pytest_citecheck.reports.finish import AuditRun, finish_run
-from pytest_citecheck.reports.report import Outputs
+from pytest_citecheck.reports.outputs import Outputs
 
 TERMS = Terms(options={"min_precision": "--floor", "audit": "--rows"})
 

@@ -15,7 +15,8 @@ from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.reports.html import render_html
 from pytest_citecheck.reports.markdown import render_markdown
-from pytest_citecheck.reports.report import Report, citation_table
+from pytest_citecheck.reports.per_claim import citation_table
+from pytest_citecheck.reports.report import Report
 from pytest_citecheck.stages.fragments import text_fragment_quote
 
 URL = "https://example.com/weather"

@@ -192,7 +192,7 @@ def test_a_stopped_run_with_an_unknown_count_is_not_decided_in_every_report() ->
 
 
 def _page(results: dict[str, ClaimResult], passed: dict[str, bool]) -> str:
-    from pytest_citecheck.reports.report import ItemInfo
+    from pytest_citecheck.reports.figures import ItemInfo
 
     report = Report(
         results=results,

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
     from pytest_citecheck.reports.finish import AuditRun
-    from pytest_citecheck.reports.report import Outputs
+    from pytest_citecheck.reports.outputs import Outputs
 
 
 def _prices(args: argparse.Namespace) -> Prices:
@@ -53,7 +53,7 @@ def gate_settings(args: argparse.Namespace, terms: Terms | None = None) -> GateS
 
 def outputs(args: argparse.Namespace) -> Outputs:
     """The files ``citecheck batch`` writes."""
-    from pytest_citecheck.reports.report import Outputs
+    from pytest_citecheck.reports.outputs import Outputs
 
     return Outputs(**fields_for("outputs", _values(args)))
 
