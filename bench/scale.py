@@ -74,7 +74,8 @@ from bench.corpus import KEY, TOKENS, WICE, doubles_process  # noqa: E402
 from pytest_citecheck.claims.models import Citation, Claim, Label  # noqa: E402
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY  # noqa: E402
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # noqa: E402
+from pytest_citecheck.engine.core import Engine  # noqa: E402
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks  # noqa: E402
 from tests.doubles.crawlbase import CrawlbaseDouble, Page  # noqa: E402
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted  # noqa: E402
 
@@ -284,7 +285,8 @@ class TimedRanker:
 
 def shipped_ranker(name: str, cache: Path) -> Any:
     """The ranker as the engine builds it (shown: the passages the judge is shown)."""
-    from pytest_citecheck.stages.retrieval import DEFAULT_TOP_K, make_ranker, shows
+    from pytest_citecheck.core.defaults import DEFAULT_TOP_K
+    from pytest_citecheck.stages.retrieval import make_ranker, shows
 
     return shows(make_ranker(name, cache), DEFAULT_TOP_K)
 

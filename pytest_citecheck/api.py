@@ -39,7 +39,8 @@ from pytest_citecheck.claims.models import (
     Verdict,
 )
 from pytest_citecheck.claims.schema import ClaimValidationError, parse_claim
-from pytest_citecheck.engine import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.recording.transport import StageTransport
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 from pytest_citecheck.stages.judges.base import Judge

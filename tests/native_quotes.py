@@ -246,7 +246,8 @@ def served(exp: Experiment, stale: bool = False) -> Iterator[tuple[CrawlbaseDoub
 
 def verify(claims: list[Claim], api: CrawlbaseDouble, llm: LLMDouble, root: Path) -> list[Verdict]:
     """Every claim verified against the doubles (recorded under ``root``), its verdicts."""
-    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from pytest_citecheck.plugin.terms import PLUGIN_TERMS
     from pytest_citecheck.recording.recorder import cassette_path
     from tests.doubles.ranking import WordOverlap
@@ -280,7 +281,8 @@ def as_if_written_by_the_user(claims: list[Claim]) -> list[Claim]:
 def exact_markdown_matching() -> Iterator[None]:
     """Quotes looked for in the page's markdown only, normalised, with no ellipsis read:
     how every quote check matched before pages were read as a reader sees them."""
-    from pytest_citecheck.stages.guard import QuoteIndex, normalise
+    from pytest_citecheck.stages.guard import QuoteIndex
+    from pytest_citecheck.stages.text import normalise
 
     def markdown_only(
         self: QuoteIndex, quote: str, provider: bool = False

@@ -181,9 +181,10 @@ def _ranker_problem(stages: StageBuilder) -> str | None:
     user's): found before any page is fetched and billed, not after."""
     if not stages.builtin_ranker:
         return None
+    from pytest_citecheck.core.defaults import DEFAULT_RANKER
     from pytest_citecheck.stages import retrieval
 
-    name = stages.settings.ranker or retrieval.DEFAULT_RANKER
+    name = stages.settings.ranker or DEFAULT_RANKER
     missing = retrieval.missing_modules(name)
     if not missing:
         return None

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     # Only types: the engine and its stages load when the first claim runs.
     from datetime import datetime
 
-    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.engine.gate import Baseline, BaselineError
+    from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
 
@@ -88,7 +89,7 @@ class CitecheckSession:
 
     def stage_hooks(self) -> StageHooks:
         """The ``pytest_citecheck_make_*`` hooks as the engine's stage factories."""
-        from pytest_citecheck.engine.core import StageHooks
+        from pytest_citecheck.engine.settings import StageHooks
 
         hook = self.config.hook
         config = self.config
@@ -298,7 +299,7 @@ class CitecheckSession:
     def _count_failure(self, future: Future[ClaimResult]) -> None:
         """A claim finished (on the engine's thread, before it starts another): once
         ``--maxfail`` claims fail, pytest will stop at them, so start no other."""
-        from pytest_citecheck.engine.core import outcome
+        from pytest_citecheck.engine.stopping import outcome
 
         maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
         result = outcome(future)
@@ -385,7 +386,7 @@ class CitecheckSession:
         if future is None:
             self._submitted.add(item.nodeid)
             return self.engine().verify(item.claim, item.cassette, item.nodeid)
-        from pytest_citecheck.engine.core import outcome
+        from pytest_citecheck.engine.stopping import outcome
 
         self._wait_out(future)
         result = outcome(future)
@@ -396,7 +397,7 @@ class CitecheckSession:
 
     def never_started(self, item: Any) -> bool:
         """Whether ``item``'s claim was submitted ahead and then never started."""
-        from pytest_citecheck.engine.core import outcome
+        from pytest_citecheck.engine.stopping import outcome
 
         future = self._ahead.get(getattr(item, "nodeid", ""))
         if future is None or self._engine is None or not self._engine.stopped:
@@ -426,7 +427,7 @@ class CitecheckSession:
 
     def not_started_line(self) -> str | None:
         """``citecheck: 3 claims were not started (interrupted); nothing was billed...``"""
-        from pytest_citecheck.engine.core import not_started_line
+        from pytest_citecheck.engine.stopping import not_started_line
 
         count = self.not_started
         if not count:
@@ -555,14 +556,14 @@ def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
             expect=None,
             answer=None,
         )
-    from pytest_citecheck.engine.core import error_result
+    from pytest_citecheck.engine.verification import error_result
 
     return error_result(claim, Reason.WORKER_CRASHED, detail)
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
     """Every citation of ``claim`` is ``error`` (:func:`.engine.core.error_result`)."""
-    from pytest_citecheck.engine.core import error_result as build
+    from pytest_citecheck.engine.verification import error_result as build
 
     return build(claim, reason, detail)
 

@@ -231,7 +231,7 @@ class Report:
     def not_started_line(self) -> str | None:
         """``citecheck: 3 claims were not started (interrupted); nothing was billed
         for them``, or None when every claim started."""
-        from pytest_citecheck.engine.core import not_started_line
+        from pytest_citecheck.engine.stopping import not_started_line
 
         if self.not_started == 0:
             return None

@@ -56,7 +56,9 @@ from pytest_citecheck.claims.models import (
 )
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.evidence import evidence_sentences
-from pytest_citecheck.stages.guard import EXACT, Guarded, QuotePolicy, guard, normalise
+from pytest_citecheck.stages.guard import Guarded, guard
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
+from pytest_citecheck.stages.text import normalise
 
 CONFIRMED = (Label.SUPPORTED, Label.CONTRADICTED)
 _SHOWN_CHARS = 300

@@ -68,7 +68,6 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 # The fetcher protocol lives with the rules every fetcher's result passes through;
 # it stays importable from here.
-from pytest_citecheck.stages.fetch_rules import Fetcher as Fetcher
 from pytest_citecheck.stages.fetch_rules import (
     FetchResult,
     blocked_page,

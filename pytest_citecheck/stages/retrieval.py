@@ -32,9 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_citecheck.core.defaults import DEFAULT_RANKER as DEFAULT_RANKER
-from pytest_citecheck.core.defaults import DEFAULT_TOP_K as DEFAULT_TOP_K
-from pytest_citecheck.core.defaults import RANKERS as RANKERS
+from pytest_citecheck.core.defaults import DEFAULT_RANKER, DEFAULT_TOP_K, RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.stages.passages import split_passages

@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from pytest_citecheck.frontends.cli import main
-from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER
 from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
@@ -36,6 +35,7 @@ from pytest_citecheck.large_audit.job_store import (
 )
 from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushResult
 from pytest_citecheck.stages import crawler
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER
 from tests.doubles.batch import (
     PAGES,
     SITE,

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pytest_citecheck.core.defaults import DEFAULT_RANKER, RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.plugin.options import settings_from_config
 from pytest_citecheck.stages import retrieval
-from pytest_citecheck.stages.guard import normalise
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import (
     BM25Ranker,
@@ -31,6 +31,7 @@ from pytest_citecheck.stages.retrieval import (
     default_ranker,
     make_ranker,
 )
+from pytest_citecheck.stages.text import normalise
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -344,9 +345,9 @@ def test_hybrid_ranks_with_bm25_and_the_model(stub: StubModel) -> None:
 
 
 def test_make_ranker_names_and_versions() -> None:
-    assert retrieval.DEFAULT_RANKER == "hybrid"
+    assert DEFAULT_RANKER == "hybrid"
     assert default_ranker().name == "hybrid"
-    for name in retrieval.RANKERS:
+    for name in RANKERS:
         ranker = make_ranker(name, None)
         assert ranker.name == name
     described = retrieval.describe(default_ranker())
@@ -577,7 +578,8 @@ def test_a_page_shown_whole_is_ranked_by_bm25_and_embeds_nothing(
 
 
 def test_the_engine_ranks_with_the_pages_shown(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_citecheck.engine.core import Engine, EngineSettings
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings
 
     model = AnyVector({})
     monkeypatch.setattr(retrieval, "_models", {None: model})

@@ -14,7 +14,7 @@ import yaml
 
 from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason
 from pytest_citecheck.recording.recorder import cassette_path
-from pytest_citecheck.stages.guard import QuotePolicy
+from pytest_citecheck.stages.quote_policy import QuotePolicy
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.integration.test_engine import KEY, TOKENS, StableLLM, env_for, make_engine
 

@@ -61,7 +61,8 @@ def outputs(args: argparse.Namespace) -> Outputs:
 def _engine(
     args: argparse.Namespace, terms: Terms, transport: DeliveryTransport | None = None
 ) -> Engine:
-    from pytest_citecheck.engine.core import Engine, StageHooks
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import StageHooks
 
     hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
     return Engine.from_settings(engine_settings(args, terms), hooks)
@@ -123,7 +124,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.step(0)
         audit_problems: list[str] = []
         on_result = _recorder(audit, progress, keys, audit_problems)
-        from pytest_citecheck.engine.core import Interrupted
+        from pytest_citecheck.engine.stopping import Interrupted
 
         if transport is not None:
             return _via_crawler(

@@ -11,6 +11,7 @@ from typing import Any
 from pytest_citecheck import __version__
 from pytest_citecheck.claims.models import Label
 from pytest_citecheck.core.argtypes import positive_int
+from pytest_citecheck.core.providers import SERVICE_KEY_ENV
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
 from pytest_citecheck.frontends.service import defaults as sd
 from pytest_citecheck.options.table import OPTIONS, Flag, Hidden, add_flag
@@ -272,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         "anything is spent: Host header, service key, JSON body, caps, judge allow-list, "
         "URL policy. With --jobs-dir, also POST /crawler/deliveries: the webhook of "
         "Crawlbase's Crawler for large audits.",
-        epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
+        epilog=f"Off loopback a key is required: set {SERVICE_KEY_ENV} or --key-file. "
         "Clients send it as `Authorization: Bearer <key>` (the Crawler, which cannot send "
         "headers, as ?key=<key> in its webhook URL).",
     )
@@ -284,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--key-file",
         type=Path,
         metavar="PATH",
-        help=f"read the service key from PATH (default: ${sd.SERVICE_KEY_ENV}); at least "
+        help=f"read the service key from PATH (default: ${SERVICE_KEY_ENV}); at least "
         f"{sd.MIN_KEY_CHARS} characters. Required unless --host is loopback.",
     )
     serve.add_argument(

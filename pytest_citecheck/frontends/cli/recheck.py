@@ -24,8 +24,8 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.core import StageHooks
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
+    from pytest_citecheck.engine.settings import StageHooks
     from pytest_citecheck.large_audit.recheck_work import RecheckWork
     from pytest_citecheck.reports.recheck import RecheckReport
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.record_mode import LIVE
-from pytest_citecheck.engine.core import EngineSettings
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.frontends.service.defaults import (
     DEFAULT_AUDIT_WAIT,
     DEFAULT_MAX_DELIVERY_BYTES,
