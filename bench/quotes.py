@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import JudgeReply, Passage
 from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY
 from pytest_citecheck.stages.fuzzy import fold, skipped_meaning
 from pytest_citecheck.stages.guard import guard

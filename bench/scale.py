@@ -71,7 +71,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.corpus import KEY, TOKENS, WICE, doubles_process  # noqa: E402
-from pytest_citecheck.claims.models import Citation, Claim, Label  # noqa: E402
+from pytest_citecheck.claims.labels import Label  # noqa: E402
+from pytest_citecheck.claims.models import Citation, Claim  # noqa: E402
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY  # noqa: E402
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
 from pytest_citecheck.engine.core import Engine  # noqa: E402

@@ -29,15 +29,9 @@ from pytest_citecheck.claims.importers import (
     ResponseImportError,
     import_response,
 )
-from pytest_citecheck.claims.models import (
-    BAD_LABELS,
-    Citation,
-    Claim,
-    ClaimResult,
-    JudgeReply,
-    Label,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import BAD_LABELS, Label
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Verdict
 from pytest_citecheck.claims.schema import ClaimValidationError, parse_claim
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.settings import EngineSettings

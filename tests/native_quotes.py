@@ -32,7 +32,8 @@ from typing import Any
 
 from pytest_citecheck.claims.importers import import_response
 from pytest_citecheck.claims.importers.answer import ResponseImportError
-from pytest_citecheck.claims.models import Citation, Claim, Verdict
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.stages.rendered import ELLIPSIS, render
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict

@@ -23,17 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_citecheck.claims.models import (
-    Citation,
-    Claim,
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
+from pytest_citecheck.claims.results import (
     ClaimResult,
     Confirmation,
     JudgeReply,
-    Label,
     PanelVote,
     Passage,
-    QuoteBy,
-    Reason,
     Usage,
     Verdict,
 )

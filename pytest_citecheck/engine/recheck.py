@@ -38,16 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from pytest_citecheck.claims.models import (
-    Citation,
-    Claim,
-    ClaimResult,
-    JudgeReply,
-    Label,
-    Passage,
-    Reason,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Passage, Verdict
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries

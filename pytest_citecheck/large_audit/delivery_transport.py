@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, StageFailed
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pytest_citecheck.claims.loader import ClaimFile
-    from pytest_citecheck.claims.models import Claim, ClaimResult
+    from pytest_citecheck.claims.models import Claim
+    from pytest_citecheck.claims.results import ClaimResult
     from pytest_citecheck.plugin.fixture import CitecheckFixture
     from pytest_citecheck.plugin.session import CitecheckSession
 
@@ -307,7 +308,7 @@ def pytest_runtest_makereport(
         # The run blew up before a result existed: its citations are errors,
         # never silently missing from the totals.
         detail = f"{call.excinfo.typename}: {call.excinfo.value}" if call.excinfo else "no result"
-        from pytest_citecheck.claims.models import Reason
+        from pytest_citecheck.claims.labels import Reason
         from pytest_citecheck.core.secrets import scrub
         from pytest_citecheck.plugin.session import error_result
 
@@ -400,7 +401,7 @@ class SessionHooks:
         item = self._running
         if item is None or self.session is None or op not in ("==", "!="):
             return None
-        from pytest_citecheck.claims.models import Label
+        from pytest_citecheck.claims.labels import Label
         from pytest_citecheck.plugin.session import RESULTS_KEY
 
         if not any(isinstance(side, Label) for side in (left, right)):

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 
 if TYPE_CHECKING:

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.options import Settings
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS

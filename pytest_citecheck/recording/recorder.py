@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.claims.models import JudgeReply, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import JudgeReply
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.record_mode import RecordMode

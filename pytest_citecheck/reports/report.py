@@ -25,15 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import (
-    BAD_LABELS,
-    LABEL_ORDER,
-    ClaimResult,
-    Label,
-    PanelVote,
-    Reason,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label, Reason
+from pytest_citecheck.claims.results import ClaimResult, PanelVote, Verdict
 from pytest_citecheck.core.files import append_text, write_atomic
 from pytest_citecheck.core.prices import Prices, spend_text
 from pytest_citecheck.core.secrets import scrub

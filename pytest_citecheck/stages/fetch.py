@@ -59,7 +59,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
-from pytest_citecheck.claims.models import Fetch, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text

@@ -38,7 +38,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import JudgeReply, Passage
 
 # Re-exported: the guard's callers normalise text and build the policy from here too.
 from pytest_citecheck.stages.quote_policy import (
@@ -95,7 +96,7 @@ class Guarded:
         )
 
     def verdict_fields(self) -> dict[str, Any]:
-        """The :class:`~pytest_citecheck.claims.models.Verdict` fields the guard decides."""
+        """The :class:`~pytest_citecheck.claims.results.Verdict` fields the guard decides."""
         fields: dict[str, Any] = {
             "label": self.label,
             "evidence_quote": self.quote,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.providers import TokenKind
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.large_audit.job_store import (

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.prices import Prices, TokenPrice
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.estimate import estimate_claim

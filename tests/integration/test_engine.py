@@ -18,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, JudgeReply, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.settings import EngineSettings, StageHooks

@@ -14,7 +14,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import JudgeReply, Passage
 from pytest_citecheck.stages.guard import QuoteIndex, guard, quote_in_passages
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.quote_policy import thin_piece

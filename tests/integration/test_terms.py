@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.aggregate import totals

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from pytest_citecheck.claims.models import Label, Passage, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Passage
 from pytest_citecheck.stages.guard import Guarded, guard, quote_in_passages
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.text import normalise

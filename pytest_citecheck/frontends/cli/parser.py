@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import Label
+from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.core.argtypes import positive_int
 from pytest_citecheck.core.providers import SERVICE_KEY_ENV
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES

@@ -45,7 +45,8 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from pytest_citecheck.claims.models import Reason, Usage
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import Usage
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import (
     GaveUp,
