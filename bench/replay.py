@@ -66,7 +66,8 @@ ENGINE = f"""
 HEAVY = {HEAVY!r}
 import json, sys, time
 from pathlib import Path
-from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.claims.models import Claim
 work = json.load(open(sys.argv[1]))
 claims = [Claim.model_validate(c) for c in work["claims"]]

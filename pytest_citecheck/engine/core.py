@@ -28,7 +28,7 @@ The plugin, the batch CLI and the ``/verify`` service are thin front ends over
 
 The API::
 
-    from pytest_citecheck.engine.core import Engine, EngineSettings
+    from pytest_citecheck.api import Engine, EngineSettings
 
     settings = EngineSettings(record_mode=RecordMode.ONCE, concurrency=4)
     with Engine.from_settings(settings) as engine:

@@ -465,7 +465,8 @@ def _seed(rec: Recording, original: Path, engine: Engine) -> None:
     choices: a question asked again unchanged is answered as recorded, at no cost.
     The Crawling API's replies (GET) are never seeded: pages are fetched live."""
     from pytest_citecheck.core.providers import TOKEN_ENV
-    from pytest_citecheck.recording.cassette import Cassette, token_placeholder
+    from pytest_citecheck.recording.cassette import Cassette
+    from pytest_citecheck.recording.matching import token_placeholder
     from pytest_citecheck.recording.recorder import METADATA_FORMAT, METADATA_KEY
 
     tokens: dict[str, str | None] = {k: engine.environ.get(env) for k, env in TOKEN_ENV.items()}

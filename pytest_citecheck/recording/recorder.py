@@ -53,7 +53,7 @@ def synthesized(path: Path) -> bool:
     """The cassette at ``path`` was made against local doubles, not live services
     (``metadata.citecheck.synthesized``, set by the example suites' recorder): its
     Storage API rids name no stored page."""
-    from pytest_citecheck.recording.cassette import load_yaml
+    from pytest_citecheck.recording.cassette_file import load_yaml
 
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
@@ -472,7 +472,9 @@ def open_recording(
     :func:`corrupt_detail` for the message). The caller saves with
     :meth:`Recording.finish`.
     """
-    from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, token_placeholder
+    from pytest_citecheck.recording.cassette import Cassette
+    from pytest_citecheck.recording.cassette_file import CorruptCassette
+    from pytest_citecheck.recording.matching import token_placeholder
     from pytest_citecheck.recording.transport import ClaimHTTP, claim_http
 
     record_mode = RecordMode(mode)  # a mode's name from an API caller; ValueError if unknown

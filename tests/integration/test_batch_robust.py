@@ -110,7 +110,8 @@ WRITER = """
 import os, sys, time
 from pathlib import Path
 
-from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.reports.report import Report
 
 

@@ -163,7 +163,8 @@ def test_concurrent_recording_is_byte_identical_to_serial(
 BM25_ONLY = """
 import sys
 from pathlib import Path
-from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.integration.test_engine import CLAIM_FILE, CLAIMS, KEY, TOKENS, StableLLM
