@@ -52,7 +52,6 @@ from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.recording.cassette_file import (
     CASSETTE_VERSION,
     CorruptCassette,
-    Interaction,
     check,
     dump_yaml,
     load_yaml,
@@ -61,6 +60,7 @@ from pytest_citecheck.recording.cassette_file import (
     unicode_response,
 )
 from pytest_citecheck.recording.matching import (
+    Interaction,
     MatchKey,
     as_bytes,
     bodies_match,

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from pytest_citecheck.recording.matching import (
-    MatchKey,
-    as_bytes,
+    Interaction,
     match_key,
 )
 
@@ -174,35 +172,6 @@ def _build(get: Callable[[], Any]) -> Any:
 
 
 _NO_KEY = object()
-
-
-@dataclass
-class Interaction:
-    """One recorded request and its response, in VCR.py's dict layout."""
-
-    request: dict[str, Any]
-    response: dict[str, Any]
-    key: MatchKey
-    played: bool = False
-
-    @property
-    def status(self) -> int:
-        return int(self.response["status"]["code"])
-
-    @property
-    def reason_phrase(self) -> str | None:
-        message = self.response["status"].get("message")
-        return str(message) if message else None
-
-    @property
-    def body(self) -> bytes:
-        return as_bytes(self.response["body"].get("string"))
-
-    def header(self, name: str) -> str | None:
-        for key, values in self.response["headers"].items():
-            if key.lower() == name and values:
-                return str(values[0])
-        return None
 
 
 def check(condition: bool, why: str, path: Path) -> None:

@@ -11,15 +11,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pytest_citecheck.core.secrets import REDACTED, TOKEN_PLACEHOLDERS, without_credentials
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.core.urls import fetch_url
-
-if TYPE_CHECKING:  # the file format builds its interactions with match_key
-    from pytest_citecheck.recording.cassette_file import Interaction
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
@@ -236,3 +234,32 @@ def claim_of(text: str) -> str | None:
     from pytest_citecheck.stages.judges.prompt import claim_in
 
     return claim_in(text)
+
+
+@dataclass
+class Interaction:
+    """One recorded request and its response, in VCR.py's dict layout."""
+
+    request: dict[str, Any]
+    response: dict[str, Any]
+    key: MatchKey
+    played: bool = False
+
+    @property
+    def status(self) -> int:
+        return int(self.response["status"]["code"])
+
+    @property
+    def reason_phrase(self) -> str | None:
+        message = self.response["status"].get("message")
+        return str(message) if message else None
+
+    @property
+    def body(self) -> bytes:
+        return as_bytes(self.response["body"].get("string"))
+
+    def header(self, name: str) -> str | None:
+        for key, values in self.response["headers"].items():
+            if key.lower() == name and values:
+                return str(values[0])
+        return None

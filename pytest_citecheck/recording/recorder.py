@@ -64,9 +64,13 @@ def synthesized(path: Path) -> bool:
     return isinstance(ours, dict) and bool(ours.get("synthesized"))
 
 
-def cassette_path(claim_file: Path, claim_id: str) -> Path:
-    """``cassettes/<file stem>/<claim id>.yaml`` beside the claim file."""
-    return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"
+def cassette_path(claim_file: Path, claim_id: str, root: Path | None = None) -> Path:
+    """Where a claim's cassette lives: ``<root>/<file stem>/<claim id>.yaml``, the root
+    being the folder given (``--cassettes``) or ``cassettes/`` beside the claim file (or
+    the test file, for the ``citecheck`` fixture). The one place this rule is written:
+    the plugin, the fixture, ``citecheck batch`` and ``citecheck recheck`` all call it."""
+    base = root if root is not None else claim_file.parent / "cassettes"
+    return base / claim_file.stem / f"{claim_id}.yaml"
 
 
 def request_cassette_name(claim: str, targets: Sequence[str], judges: Sequence[str]) -> str:

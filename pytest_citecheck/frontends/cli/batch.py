@@ -96,12 +96,13 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     claims = [batch.claims[k] for k in keys]
     key_of = {id(claim): key for key, claim in batch.claims.items()}
 
+    from pytest_citecheck.recording.recorder import cassette_path
+
     def cassette_for(claim: Claim) -> Path | None:
         if args.record is None:
             return None
         path = batch.files[key_of[id(claim)]]
-        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-        return root / path.stem / f"{claim.id}.yaml"
+        return cassette_path(path, claim.id, args.cassettes)
 
     from pytest_citecheck.core.errors import ConfigurationError
 

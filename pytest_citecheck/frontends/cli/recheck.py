@@ -41,10 +41,11 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     )
     hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
 
+    from pytest_citecheck.recording.recorder import cassette_path
+
     def cassette(key: str) -> Path:
         claim, path = batch.claims[key], batch.files[key]
-        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-        return root / path.stem / f"{claim.id}.yaml"
+        return cassette_path(path, claim.id, args.cassettes)
 
     with Rechecker(settings, update=args.update, hooks=hooks) as rechecker:
         try:
