@@ -294,7 +294,8 @@ def shipped_ranker(name: str, cache: Path) -> Any:
 
 def todays_ranker(name: str, cache: Path) -> Any:
     """The ranker as it was: the hybrid embedded every chunk (the others are unchanged)."""
-    from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, HybridRanker, MiniLMRanker
+    from pytest_citecheck.stages.embedder import Embedder
+    from pytest_citecheck.stages.retrieval import BM25Ranker, HybridRanker, MiniLMRanker
 
     if name != "hybrid":
         return shipped_ranker(name, cache)
@@ -407,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # The model loads once, before any run is timed.
     if args.ranker != "bm25":
-        from pytest_citecheck.stages.retrieval import load_model
+        from pytest_citecheck.stages.embedder import load_model
 
         load_model()
     before = " (every chunk embedded)" if args.ranker == "hybrid" else ""
