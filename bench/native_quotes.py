@@ -36,7 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_citecheck.claims.models import Label, Verdict  # noqa: E402
+from pytest_citecheck.claims.labels import Label  # noqa: E402
+from pytest_citecheck.claims.results import Verdict  # noqa: E402
 from tests.native_quotes import (  # noqa: E402
     RECORDED,
     as_if_written_by_the_user,

@@ -31,7 +31,8 @@ import random
 import sys
 from pathlib import Path
 
-from pytest_citecheck.claims.models import Label, PanelVote
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import PanelVote
 from pytest_citecheck.engine.panel import RULES, decide
 
 DEFAULT_DATA = next(

@@ -40,11 +40,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import JudgeReply, Passage
+from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY
 from pytest_citecheck.stages.fuzzy import fold, skipped_meaning
-from pytest_citecheck.stages.guard import EXACT, QuotePolicy, guard, normalise
+from pytest_citecheck.stages.guard import guard
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.quote_policy import DEFAULT_QUOTE_SIMILARITY
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
+from pytest_citecheck.stages.text import normalise
 
 # shared/ beside the checkout (main), or beside the folder of worktrees.
 _HERE = Path(__file__).resolve()

@@ -42,7 +42,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.corpus import claims_for, doubles, wice_pages  # noqa: E402
 from pytest_citecheck.claims.models import Claim  # noqa: E402
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # noqa: E402
+from pytest_citecheck.engine.core import Engine  # noqa: E402
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks  # noqa: E402
 from pytest_citecheck.stages.passages import split_passages  # noqa: E402
 from tests.doubles.ranking import WordOverlap  # noqa: E402
 
@@ -81,7 +82,8 @@ def count_encodes() -> None:
 
 def all_chunks_ranker(cache: Path) -> Callable[[], Any]:
     """The hybrid as it was: MiniLM scores every chunk of every passage."""
-    from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, HybridRanker, MiniLMRanker
+    from pytest_citecheck.stages.embedder import Embedder
+    from pytest_citecheck.stages.retrieval import BM25Ranker, HybridRanker, MiniLMRanker
 
     return lambda: HybridRanker(BM25Ranker(), MiniLMRanker(Embedder(cache)), candidates=None)
 
@@ -91,7 +93,8 @@ def always_asks_ranker(cache: Path) -> Callable[[], Any]:
     the passages shown: MiniLM scores the candidates of every page not shown whole."""
     from bench.retrieval import AlwaysAsks
     from pytest_citecheck.core.defaults import DEFAULT_TOP_K
-    from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, MiniLMRanker
+    from pytest_citecheck.stages.embedder import Embedder
+    from pytest_citecheck.stages.retrieval import BM25Ranker, MiniLMRanker
 
     return lambda: AlwaysAsks(BM25Ranker(), MiniLMRanker(Embedder(cache)), shown=DEFAULT_TOP_K)
 
@@ -138,7 +141,7 @@ def main() -> None:
             seconds, _ = run(claims, env, tmp / f"free{n}", n, "rewrite", WordOverlap, None)
             rows.append((f"model-free ranker, concurrency {n}", seconds, None))
         if not args.no_model:
-            from pytest_citecheck.stages.retrieval import load_model
+            from pytest_citecheck.stages.embedder import load_model
 
             load_model()  # once, before any run is timed
             count_encodes()

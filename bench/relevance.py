@@ -36,10 +36,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.stages.guard import normalise, too_short
 from pytest_citecheck.stages.injection import find_injection
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.quote_policy import too_short
 from pytest_citecheck.stages.relevance import about_claim
+from pytest_citecheck.stages.text import normalise
 
 DEFAULT_DATA = next(
     (

@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.corpus import claims_for, doubles, wice_pages  # noqa: E402
 from pytest_citecheck.claims.models import Claim  # noqa: E402
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # noqa: E402
+from pytest_citecheck.engine.core import Engine  # noqa: E402
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks  # noqa: E402
 from tests.doubles.ranking import WordOverlap  # noqa: E402
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
@@ -65,7 +66,8 @@ ENGINE = f"""
 HEAVY = {HEAVY!r}
 import json, sys, time
 from pathlib import Path
-from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.claims.models import Claim
 work = json.load(open(sys.argv[1]))
 claims = [Claim.model_validate(c) for c in work["claims"]]

@@ -71,19 +71,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck.core.defaults import DEFAULT_TOP_K
-from pytest_citecheck.stages.guard import normalise
+from pytest_citecheck.stages.embedder import Embedder, EmbeddingStats, load_model
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import (
     BM25Ranker,
     BuiltRanker,
-    Embedder,
-    EmbeddingStats,
     HybridRanker,
     MiniLMRanker,
     default_ranker,
-    load_model,
     tokenize,
 )
+from pytest_citecheck.stages.text import normalise
 
 # shared/data/ beside the checkout, or beside one of its parents (a git worktree).
 DEFAULT_DATA = next(

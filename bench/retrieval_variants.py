@@ -41,8 +41,9 @@ from typing import Any
 
 from retrieval import DEFAULT_DATA, Gold, gold_for, sign_test
 
+from pytest_citecheck.stages.embedder import Embedder
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, MiniLMRanker, tokenize
+from pytest_citecheck.stages.retrieval import BM25Ranker, MiniLMRanker, tokenize
 
 Scores = list[float]
 _SENTENCE = re.compile(r"\n+|(?<=[.!?])\s+(?=[A-Z\"“])")

@@ -71,10 +71,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.corpus import KEY, TOKENS, WICE, doubles_process  # noqa: E402
-from pytest_citecheck.claims.models import Citation, Claim, Label  # noqa: E402
+from pytest_citecheck.claims.labels import Label  # noqa: E402
+from pytest_citecheck.claims.models import Citation, Claim  # noqa: E402
 from pytest_citecheck.core.defaults import DEFAULT_CONCURRENCY  # noqa: E402
 from pytest_citecheck.core.limits import CRAWLING_API_CAP, cap_for  # noqa: E402
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks  # noqa: E402
+from pytest_citecheck.engine.core import Engine  # noqa: E402
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks  # noqa: E402
 from tests.doubles.crawlbase import CrawlbaseDouble, Page  # noqa: E402
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted  # noqa: E402
 
@@ -284,14 +286,16 @@ class TimedRanker:
 
 def shipped_ranker(name: str, cache: Path) -> Any:
     """The ranker as the engine builds it (shown: the passages the judge is shown)."""
-    from pytest_citecheck.stages.retrieval import DEFAULT_TOP_K, make_ranker, shows
+    from pytest_citecheck.core.defaults import DEFAULT_TOP_K
+    from pytest_citecheck.stages.retrieval import make_ranker, shows
 
     return shows(make_ranker(name, cache), DEFAULT_TOP_K)
 
 
 def todays_ranker(name: str, cache: Path) -> Any:
     """The ranker as it was: the hybrid embedded every chunk (the others are unchanged)."""
-    from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, HybridRanker, MiniLMRanker
+    from pytest_citecheck.stages.embedder import Embedder
+    from pytest_citecheck.stages.retrieval import BM25Ranker, HybridRanker, MiniLMRanker
 
     if name != "hybrid":
         return shipped_ranker(name, cache)
@@ -404,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # The model loads once, before any run is timed.
     if args.ranker != "bm25":
-        from pytest_citecheck.stages.retrieval import load_model
+        from pytest_citecheck.stages.embedder import load_model
 
         load_model()
     before = " (every chunk embedded)" if args.ranker == "hybrid" else ""

@@ -29,17 +29,12 @@ from pytest_citecheck.claims.importers import (
     ResponseImportError,
     import_response,
 )
-from pytest_citecheck.claims.models import (
-    BAD_LABELS,
-    Citation,
-    Claim,
-    ClaimResult,
-    JudgeReply,
-    Label,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import BAD_LABELS, Label
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Verdict
 from pytest_citecheck.claims.schema import ClaimValidationError, parse_claim
-from pytest_citecheck.engine import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.recording.transport import StageTransport
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 from pytest_citecheck.stages.judges.base import Judge

@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pytest_citecheck.stages.guard import normalise  # noqa: E402
+from pytest_citecheck.stages.text import normalise  # noqa: E402
 from tests.doubles.crawlbase import CrawlbaseDouble, Page  # noqa: E402
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict  # noqa: E402
 

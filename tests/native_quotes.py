@@ -32,7 +32,8 @@ from typing import Any
 
 from pytest_citecheck.claims.importers import import_response
 from pytest_citecheck.claims.importers.answer import ResponseImportError
-from pytest_citecheck.claims.models import Citation, Claim, Verdict
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.stages.rendered import ELLIPSIS, render
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict
@@ -246,7 +247,8 @@ def served(exp: Experiment, stale: bool = False) -> Iterator[tuple[CrawlbaseDoub
 
 def verify(claims: list[Claim], api: CrawlbaseDouble, llm: LLMDouble, root: Path) -> list[Verdict]:
     """Every claim verified against the doubles (recorded under ``root``), its verdicts."""
-    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from pytest_citecheck.plugin.terms import PLUGIN_TERMS
     from pytest_citecheck.recording.recorder import cassette_path
     from tests.doubles.ranking import WordOverlap
@@ -280,7 +282,8 @@ def as_if_written_by_the_user(claims: list[Claim]) -> list[Claim]:
 def exact_markdown_matching() -> Iterator[None]:
     """Quotes looked for in the page's markdown only, normalised, with no ellipsis read:
     how every quote check matched before pages were read as a reader sees them."""
-    from pytest_citecheck.stages.guard import QuoteIndex, normalise
+    from pytest_citecheck.stages.guard import QuoteIndex
+    from pytest_citecheck.stages.text import normalise
 
     def markdown_only(
         self: QuoteIndex, quote: str, provider: bool = False

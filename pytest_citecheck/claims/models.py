@@ -1,4 +1,4 @@
-"""The domain: claims, citations, verdicts and claim results.
+"""The claim schema: claims, their citations and the rules an id, a URL or a text must keep.
 
 Everything here is plain data (pydantic models) so it crosses process boundaries
 (pytest-xdist workers, the batch CLI, the service) as JSON without loss.
@@ -7,7 +7,6 @@ Everything here is plain data (pydantic models) so it crosses process boundaries
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -16,116 +15,16 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
-    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from pytest_citecheck.claims.fragments import text_fragment_quote
+from pytest_citecheck.claims.labels import LABEL_ORDER, Label
 from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.text import TEXT_FIX, text_problem
-
-
-class Label(StrEnum):
-    """What a citation (or a claim) turned out to be (docs/verification.md, "Labels")."""
-
-    SUPPORTED = "supported"
-    CONTRADICTED = "contradicted"
-    NOT_FOUND = "not_found"
-    UNREACHABLE = "unreachable"
-    FABRICATED = "fabricated"
-    # The run itself failed (judge down, unparseable reply, no recording).
-    # Never counted as supported; always fails the session.
-    ERROR = "error"
-
-
-# The one order every report lists labels in (terminal, JSON totals, markdown, HTML).
-LABEL_ORDER = (
-    Label.SUPPORTED,
-    Label.CONTRADICTED,
-    Label.FABRICATED,
-    Label.NOT_FOUND,
-    Label.UNREACHABLE,
-    Label.ERROR,
-)
-# The source is against the claim, or the quote was made up: a claim with one is
-# contradicted, and the gate fails it unless contradicted citations are allowed.
-BAD_LABELS = frozenset({Label.CONTRADICTED, Label.FABRICATED})
-
-
-class Reason:
-    """Reason strings that appear in verdicts and reports (stable: users grep for them)."""
-
-    HTTP_404 = "http_404"
-    HTTP_410 = "http_410"
-    REDIRECTED_TO_HOMEPAGE = "redirected_to_homepage"
-    SOFT_404 = "soft_404"
-    # A bot challenge, captcha interstitial or an origin 401/403/429: not evidence
-    # either way, and a person should look (the verdict carries the review flag).
-    BLOCKED = "blocked"
-    PDF_UNSUPPORTED = "pdf_unsupported"
-    # The site answered with a server error (an origin 5xx, or a short "502 Bad
-    # Gateway" page served with 200): not the page, and maybe not for long.
-    ORIGIN_ERROR = "origin_error"
-    EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
-    EVIDENCE_QUOTE_TOO_SHORT = "evidence_quote_too_short"
-    QUOTE_NOT_IN_DOCUMENT = "quote_not_in_document"
-    QUOTE_NOT_IN_PAGE = "quote_not_in_page"
-    # A citation's own elided quote (not the provider's) whose pieces are in the source,
-    # but an ellipsis skips a negation or a number the source has there ("The Eiffel
-    # Tower is ... in Lyon" where the page says "is not in Lyon").
-    QUOTE_ELISION_CHANGES_MEANING = "quote_elision_changes_meaning"
-    # A provider's quote (Anthropic cited_text, a URL's text fragment) that the page
-    # fetched today does not have: the judge read retrieval's passages instead. Not a
-    # fabrication (the model cannot invent a provider's quote): a marker beside the label.
-    PROVIDER_QUOTE_NOT_ON_PAGE = "provider_quote_not_on_page"
-    SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
-    EMPTY_PAGE = "empty_page"
-    CRAWL_FAILED = "crawl_failed"
-    JUDGE_REFUSED = "judge_refused"
-    JUDGE_TRUNCATED = "judge_truncated"
-    JUDGE_INVALID_JSON = "judge_invalid_json"
-    JUDGE_SCHEMA_MISMATCH = "judge_schema_mismatch"
-    JUDGE_HTTP_ERROR = "judge_http_error"
-    JUDGE_UNAVAILABLE = "judge_unavailable"
-    # The provider's batch API gave no answer for this judge request: the item errored,
-    # expired or was cancelled, or the batch did not end within the wait.
-    JUDGE_BATCH_FAILED = "judge_batch_failed"
-    CONFIGURATION = "configuration_error"
-    NO_RECORDING = "no_recording"
-    STALE_RECORDING = "stale_recording"
-    WORKER_CRASHED = "worker_crashed"
-    # The engine's own: a cassette that cannot be read; a page or judge reply over the cap.
-    CORRUPT_RECORDING = "corrupt_recording"
-    PAGE_TOO_LARGE = "page_too_large"
-    JUDGE_REPLY_TOO_LARGE = "judge_reply_too_large"
-    # The URL policy (pytest_citecheck.stages.url_policy) refused the URL (nothing was
-    # fetched) or where its crawl landed (nothing of the page was used).
-    URL_REFUSED = "url_refused"
-    # Not recorded: the run's --citecheck-max-cost / --citecheck-max-credits ran out.
-    BUDGET_EXHAUSTED = "budget_exhausted"
-    INTERNAL = "internal_error"
-    # The guard overruled the judge: the passages try to instruct a grader, or the
-    # quote (read in its passage) is not about the claim.
-    SUSPECTED_INJECTION = "suspected_injection"
-    QUOTE_NOT_ABOUT_CLAIM = "quote_not_about_claim"
-    # A judge panel that did not agree enough to decide (engine/panel.py).
-    PANEL_NO_MAJORITY = "panel_no_majority"
-    PANEL_NOT_UNANIMOUS = "panel_not_unanimous"
-    PANEL_SPLIT = "panel_supported_and_contradicted"
-    # Fewer members answered than the panel needs (citecheck_panel_min_votes).
-    PANEL_INCOMPLETE = "panel_incomplete"
-    # The confirmation (stages/confirm.py): a second judge call that read only the
-    # sentence(s) holding the quote did not give the same label.
-    UNCONFIRMED = "unconfirmed"
-    # Replayed from a recording made without the confirmation: kept, not confirmed.
-    RECORDED_WITHOUT_CONFIRMATION = "recorded_without_confirmation"
-    # A supported verdict whose evidence lacks a number, date or quantity of the claim.
-    EVIDENCE_LACKS_NUMBER = "evidence_lacks_number"
-
 
 # -- the claim schema ------------------------------------------------------
 #
@@ -141,15 +40,20 @@ class Reason:
 EXPECTABLE_LABELS = tuple(
     label.value for label in LABEL_ORDER if label not in (Label.FABRICATED, Label.ERROR)
 )
+
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
 ID_MAX_LENGTH = 100
+
 JUDGE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:\S+")
+
 # Windows refuses these as file names whatever the extension (con.yaml included).
 _WINDOWS_DEVICE_NAMES = frozenset(
     ["con", "prn", "aux", "nul"]
     + [f"com{i}" for i in range(1, 10)]
     + [f"lpt{i}" for i in range(1, 10)]
 )
+
 # Fields the loader fills in; user input (a claim file, a fixture call, an HTTP
 # body) may not set them (``loader.parse_claim`` refuses them as unknown keys).
 INTERNAL_FIELDS = {"claim": ("judge", "judges", "line", "answer"), "citation": ("document_path",)}
@@ -163,6 +67,7 @@ def _invalid(problem: str, fix: str) -> PydanticCustomError:
 # The validation context key that sets the claim length cap (``parse_claim``,
 # the loader); absent, DEFAULT_MAX_CLAIM_CHARS applies; 0 or None lifts it.
 MAX_CLAIM_CHARS = "max_claim_chars"
+
 # ... and the key of the front end's Terms, which name the option in the fix.
 TERMS = "terms"
 
@@ -204,6 +109,7 @@ def check_judge(judge: str) -> str:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
 _WHITESPACE = re.compile(r"\s")
 
 
@@ -257,6 +163,7 @@ def suggest_id(claim_id: str) -> str:
 # wrote is fabricated when absent; a URL's fragment is a quote of whoever wrote the URL
 # (a link the model printed: the model; a URL in a claim file: the person).
 QuoteBy = Literal["provider", "model", "user"]
+
 QUOTE_BY_VALUES: tuple[QuoteBy, ...] = ("provider", "model", "user")
 
 
@@ -557,207 +464,3 @@ def kind(value: object) -> str:
         return "an empty value"
     text = repr(value)
     return f"the value {text[:40] + '...' if len(text) > 40 else text}"
-
-
-class Fetch(BaseModel):
-    """One billed (or attempted) Crawling API call made for a citation."""
-
-    token: str  # which token kind was used: "normal" or "javascript" (never the value)
-    readability: bool
-    status_code: int
-    original_status: int | None = None
-    cb_status: int | None = None
-    final_url: str | None = None
-    rid: str | None = None
-    non_whitespace_chars: int = 0
-    credits: float = 0.0
-
-
-class Passage(BaseModel):
-    """A block of page text shown to the judge, with its retrieval score."""
-
-    index: int
-    text: str
-    score: float | None = None
-
-
-class Usage(BaseModel):
-    """Tokens one judge call cost."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    # Answered through the provider's batch API (billed at its price); shown only when so.
-    batch: bool = False
-    # Tries the provider received whole but whose answer never came (the connection
-    # failed after the request was written, and the retry sent it again): billed,
-    # unanswered. Each is counted in the tokens above as the answered try's tokens
-    # (the same request); shown only when there is one.
-    unanswered: int = 0
-
-    @model_serializer(mode="wrap")
-    def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # A synchronous call's usage serialises as it always did: two token counts.
-        data = handler(self)
-        if isinstance(data, dict):
-            if not self.batch:
-                data.pop("batch", None)
-            if not self.unanswered:
-                data.pop("unanswered", None)
-        return data
-
-    def with_unanswered(self, tries: int) -> Usage:
-        """This usage with ``tries`` billed, unanswered tries of the same request added
-        (each as many tokens as the answered one)."""
-        if tries <= 0:
-            return self
-        return self.model_copy(
-            update={
-                "input_tokens": self.input_tokens * (1 + tries),
-                "output_tokens": self.output_tokens * (1 + tries),
-                "unanswered": self.unanswered + tries,
-            }
-        )
-
-
-class JudgeReply(BaseModel):
-    """What a judge answered, already parsed and schema-checked (not yet guarded).
-
-    Plain data, here rather than in ``judges``, so the guard and the documents
-    module read it without importing an HTTP client or any provider.
-    """
-
-    label: Literal["supported", "contradicted", "not_found"]
-    quote: str | None
-    # In [0, 1]. A judge that graded on another scale (10, 2.0, 85) gets 0 here and its
-    # number in ``confidence_raw``: the verdict then reports the confidence as unknown.
-    confidence: float = Field(ge=0.0, le=1.0)
-    usage: Usage | None = None
-    confidence_raw: float | None = None
-    # What the judge's server refused and how the call was asked again (a feature the
-    # server does not take), for the run's summary; None: asked once.
-    fallback: str | None = None
-
-
-class Confirmation(BaseModel):
-    """The second judge call that checked a ``supported``/``contradicted`` answer on the
-    sentence(s) holding its quote alone (:mod:`pytest_citecheck.stages.confirm`)."""
-
-    # confirmed: the same label; unconfirmed: another one; not_recorded: replayed from a
-    # recording made without the confirmation, so nothing was asked.
-    status: Literal["confirmed", "unconfirmed", "not_recorded"]
-    # The only text the call read: the sentence(s) holding the quote.
-    evidence: str
-    # What the call answered (None: not asked): its label, confidence and quote, and
-    # the guard's reason when it refused that answer (the quote not in ``evidence``,
-    # too short...), as the first reading is guarded.
-    label: Label | None = None
-    confidence: float | None = None
-    quote: str | None = None
-    reason: str | None = None
-    usage: Usage | None = None
-
-
-class PanelVote(BaseModel):
-    """What one member of a judge panel answered for a citation, after the guard."""
-
-    judge: str
-    label: Label  # supported, contradicted, not_found, or error (the member failed)
-    evidence_quote: str | None = None
-    confidence: float | None = None
-    reason: str | None = None
-    detail: str | None = None
-    # Set when the guard overruled this member (its own answer).
-    judge_label: Label | None = None
-    judge_quote: str | None = None
-    usage: Usage | None = None
-    # The member's confidence on another scale than [0, 1] (``confidence`` is then None).
-    confidence_raw: float | None = None
-    # How the member's server was asked again (JudgeReply.fallback).
-    judge_fallback: str | None = None
-    # The member's own confirmation of a supported/contradicted answer.
-    confirmation: Confirmation | None = None
-
-
-class Verdict(BaseModel):
-    """The outcome for one citation (field names as in the service's ``/verify`` reply)."""
-
-    url: str  # the citation target: URL or document path as written
-    label: Label
-    evidence_quote: str | None = None
-    # Fuzzy quote matching (citecheck_quote_match = fuzzy): evidence_quote is then
-    # the page's own span, judge_quote what the judge wrote, with their similarity.
-    judge_quote: str | None = None
-    quote_similarity: float | None = None
-    confidence: float | None = None
-    final_url: str | None = None
-    original_status: int | None = None
-    rid: str | None = None
-    reason: str | None = None
-    # A sentence for humans (error text, what the judge said); never holds a secret.
-    detail: str | None = None
-    # Below the confidence gate: a human should look at it.
-    review: bool = False
-    section: str | None = None
-    fetches: list[Fetch] = Field(default_factory=list)
-    credits: float = 0.0
-    passages: list[Passage] = Field(default_factory=list)
-    judge: str | None = None
-    usage: Usage | None = None
-    # Set when the guard overruled the judge (suspected_injection, quote_not_about_claim,
-    # a refused quote): what the judge itself answered. A quote the guard refused is
-    # always in evidence_quote (the reason says why it is no evidence); judge_quote is
-    # only the judge's own wording of a quote fuzzy matching replaced by the page's span.
-    judge_label: Label | None = None
-    judge_confidence: float | None = None
-    # The judge's confidence when it was not in [0, 1] (10, 2.0, 85): kept as said,
-    # read as unknown (``confidence`` None) and sent to review.
-    confidence_raw: float | None = None
-    # How the judge's server was asked again, without a feature it refused
-    # (JudgeReply.fallback); the summary shows it once per judge.
-    judge_fallback: str | None = None
-    # A judge panel's members, in panel order (None: one judge). ``confidence`` is
-    # then the share of members that voted ``label``.
-    panel: list[PanelVote] | None = None
-    # The citation's quote was the provider's and the page does not have it (the
-    # page changed, renders differently, or served something else): the judge read
-    # retrieval's passages. Never a label of its own and never a gate failure.
-    provider_quote_not_on_page: bool = False
-    # The confirmation of a supported/contradicted answer (one judge; a panel's are
-    # its members'). ``usage`` above is the first reading's; the confirmation's is here.
-    confirmation: Confirmation | None = None
-
-    def confirmations(self) -> list[Confirmation]:
-        """Every confirmation behind this verdict: its own, or its panel members'."""
-        own = [self.confirmation] if self.confirmation is not None else []
-        return own + [v.confirmation for v in self.panel or () if v.confirmation is not None]
-
-
-class ClaimResult(BaseModel):
-    """The outcome for one claim: its verdicts and the aggregated label."""
-
-    id: str
-    claim: str
-    label: Label
-    verdicts: list[Verdict]
-    expect: Label | None = None
-    file: str | None = None
-    # Every exchange came from its recording (nothing was billed in this run): how the
-    # summary tells this run's spend from the recordings'. Not part of the result's
-    # JSON (a replay reports what the recording did); an xdist worker sends it along.
-    replayed: bool = Field(default=False, exclude=True, repr=False)
-    # The imported answer the claim was made from; reports show it once, as an answer
-    # (an xdist worker sends it along: ``dump_with_answer``).
-    answer: AnswerOutline | None = Field(default=None, exclude=True, repr=False)
-
-    def dump_with_answer(self) -> dict[str, Any]:
-        """The JSON of this result with its answer, for another process."""
-        data = self.model_dump(mode="json")
-        if self.answer is not None:
-            data["answer"] = self.answer.model_dump(mode="json")
-        if self.replayed:
-            data["replayed"] = True
-        return data
-
-    @property
-    def labels(self) -> list[Label]:
-        return [v.label for v in self.verdicts]

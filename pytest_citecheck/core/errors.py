@@ -19,7 +19,7 @@ class ConfigurationError(CitecheckError):
 class StageFailed(CitecheckError):
     """A pipeline stage could not produce a result; the citation is ``error``.
 
-    ``reason`` is one of :class:`pytest_citecheck.claims.models.Reason`; ``detail`` is
+    ``reason`` is one of :class:`pytest_citecheck.claims.labels.Reason`; ``detail`` is
     a sentence for humans that never contains a secret.
     """
 

@@ -1,11 +1,6 @@
 """The engine: verifies many claims concurrently, with no pytest (docs/architecture.md).
 
-``from pytest_citecheck.engine import Engine, EngineSettings`` is the documented API;
-the implementation is in :mod:`pytest_citecheck.engine.core`.
+The engine is :mod:`pytest_citecheck.engine.core` (``Engine``) with its settings in
+:mod:`pytest_citecheck.engine.settings`; scripts reach both through the public face,
+:mod:`pytest_citecheck.api`.
 """
-
-from pytest_citecheck.engine.core import Engine as Engine
-from pytest_citecheck.engine.core import EngineSettings as EngineSettings
-from pytest_citecheck.engine.core import StageHooks as StageHooks
-
-__all__ = ["Engine", "EngineSettings", "StageHooks"]

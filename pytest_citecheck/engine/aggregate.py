@@ -13,14 +13,9 @@ from statistics import fmean
 
 from pydantic import BaseModel
 
-from pytest_citecheck.claims.models import (
-    BAD_LABELS,
-    AnswerOutline,
-    ClaimResult,
-    Label,
-    Reason,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
+from pytest_citecheck.claims.models import AnswerOutline
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.text import plural, ratio
 
 

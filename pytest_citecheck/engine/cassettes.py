@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import ClaimResult, Label
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.files import TemporarySweeper
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.record_mode import RecordMode

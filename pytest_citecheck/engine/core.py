@@ -28,7 +28,7 @@ The plugin, the batch CLI and the ``/verify`` service are thin front ends over
 
 The API::
 
-    from pytest_citecheck.engine.core import Engine, EngineSettings
+    from pytest_citecheck.api import Engine, EngineSettings
 
     settings = EngineSettings(record_mode=RecordMode.ONCE, concurrency=4)
     with Engine.from_settings(settings) as engine:
@@ -74,23 +74,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.engine.cassettes import Cassettes, will_record
-from pytest_citecheck.engine.preflight import CRAWLBASE_TOKEN_ENV as CRAWLBASE_TOKEN_ENV
 from pytest_citecheck.engine.preflight import preflight
 from pytest_citecheck.engine.progress import Progress
 from pytest_citecheck.engine.run_loop import ClaimPool
-from pytest_citecheck.engine.settings import EngineSettings as EngineSettings
-from pytest_citecheck.engine.settings import StageHooks as StageHooks
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.engine.stage_builder import StageBuilder
-from pytest_citecheck.engine.stopping import ClaimNotStarted as ClaimNotStarted
-from pytest_citecheck.engine.stopping import Interrupted as Interrupted
-from pytest_citecheck.engine.stopping import StopSignal, gather
-from pytest_citecheck.engine.stopping import not_started_line as not_started_line
-from pytest_citecheck.engine.stopping import outcome as outcome
-from pytest_citecheck.engine.verification import Verification
-from pytest_citecheck.engine.verification import error_result as error_result
+from pytest_citecheck.engine.stopping import (
+    Interrupted,
+    StopSignal,
+    gather,
+)
+from pytest_citecheck.engine.verification import Verification, error_result
 
 if TYPE_CHECKING:
     import httpx

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_citecheck.claims.models import BAD_LABELS, ClaimResult, Label, Reason
+from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.defaults import DEFAULT_GATE_SCOPE, DEFAULT_MAX_DROP
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural

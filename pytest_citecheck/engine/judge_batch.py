@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import ConfigurationError, JudgeDeferred, StageFailed
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural

@@ -26,7 +26,7 @@ voted ``error``, or members voted both ``supported`` and ``contradicted``
 (then reason ``panel_supported_and_contradicted`` unless the label is decided
 otherwise). The verdict's confidence is the panel's
 agreement: the share of members that voted the label it reports (each
-member's own confidence stays in :attr:`~pytest_citecheck.claims.models.Verdict.panel`),
+member's own confidence stays in :attr:`~pytest_citecheck.claims.results.Verdict.panel`),
 so the confidence gate (``citecheck_review_below``) also sends a 2-of-3
 majority to review at the default 0.8.
 
@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from pytest_citecheck.claims.models import Label, PanelVote, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import PanelVote
 from pytest_citecheck.core.defaults import DEFAULT_PANEL_RULE as DEFAULT_RULE
 from pytest_citecheck.core.defaults import PANEL_RULES as RULES
 from pytest_citecheck.core.text import plural, truncate

@@ -23,17 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_citecheck.claims.models import (
-    Citation,
-    Claim,
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
+from pytest_citecheck.claims.results import (
     ClaimResult,
     Confirmation,
     JudgeReply,
-    Label,
     PanelVote,
     Passage,
-    QuoteBy,
-    Reason,
     Usage,
     Verdict,
 )
@@ -56,18 +53,10 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
-from pytest_citecheck.stages.guard import (
-    EXACT,
-    ElisionRefused,
-    Guarded,
-    QuoteIndex,
-    QuotePolicy,
-    guard,
-    too_short,
-)
+from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.quote_policy import thin_piece
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
@@ -288,7 +277,7 @@ class Verifier:
         """The passages holding ``quote`` (every occurrence, in page order, up to
         ``top_k`` passages beyond the first), None when the page does not have it.
 
-        A quote too short to be evidence (:func:`~pytest_citecheck.stages.guard.too_short`)
+        A quote too short to be evidence (:func:`~pytest_citecheck.stages.quote_policy.too_short`)
         must still be on the page, but says nothing about where to read: retrieval
         chooses then (an empty list).
         """

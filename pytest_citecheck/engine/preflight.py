@@ -181,15 +181,16 @@ def _ranker_problem(stages: StageBuilder) -> str | None:
     user's): found before any page is fetched and billed, not after."""
     if not stages.builtin_ranker:
         return None
-    from pytest_citecheck.stages import retrieval
+    from pytest_citecheck.core.defaults import DEFAULT_RANKER
+    from pytest_citecheck.stages import embedder, retrieval
 
-    name = stages.settings.ranker or retrieval.DEFAULT_RANKER
+    name = stages.settings.ranker or DEFAULT_RANKER
     missing = retrieval.missing_modules(name)
     if not missing:
         return None
     terms = stages.settings.terms
     model = any(m in missing for m in retrieval.MODEL_MODULES)
-    hint = retrieval.INSTALL_HINT if model else retrieval.BM25_INSTALL_HINT
+    hint = embedder.INSTALL_HINT if model else retrieval.BM25_INSTALL_HINT
     light = (
         f", or rank without the model: {terms.setting('ranker', 'bm25')} (the bm25 extra)"
         if model and name != "bm25"

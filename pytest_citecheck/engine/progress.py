@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.limits import AdaptiveLimit
 
 

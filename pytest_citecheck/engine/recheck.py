@@ -7,7 +7,7 @@ URL live again through the same fetcher and rules (Crawling API, JavaScript
 escalation, :func:`~pytest_citecheck.stages.fetch_rules.fetch_page`), and gives
 each citation one :class:`RecheckStatus`:
 
-- ``same``: the page text is unchanged (after :func:`~pytest_citecheck.stages.guard.normalise`);
+- ``same``: the page text is unchanged (after :func:`~pytest_citecheck.stages.text.normalise`);
 - ``changed``: the text changed, but the recorded evidence quote is still on the
   page (exactly, or as the guard's quote policy allows), or there was no quote;
 - ``evidence_gone``: the recorded quote is no longer on the page; the judge is
@@ -38,23 +38,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from pytest_citecheck.claims.models import (
-    Citation,
-    Claim,
-    ClaimResult,
-    JudgeReply,
-    Label,
-    Passage,
-    Reason,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Passage, Verdict
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.urls import fetch_url
-from pytest_citecheck.engine.core import CRAWLBASE_TOKEN_ENV, Engine, EngineSettings, StageHooks
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.preflight import CRAWLBASE_TOKEN_ENV
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 
 if TYPE_CHECKING:
@@ -404,7 +399,7 @@ def classify(
     """What became of a citation: its recorded verdict, the page text the recording
     held (``then``; None when it settled without text) and the live fetch (rules
     applied). ``policy`` decides whether the recorded quote is still on the page."""
-    from pytest_citecheck.stages.guard import normalise
+    from pytest_citecheck.stages.text import normalise
 
     if live.text is None:
         if (live.label, live.reason) == (recorded.label, recorded.reason):
@@ -470,7 +465,8 @@ def _seed(rec: Recording, original: Path, engine: Engine) -> None:
     choices: a question asked again unchanged is answered as recorded, at no cost.
     The Crawling API's replies (GET) are never seeded: pages are fetched live."""
     from pytest_citecheck.core.providers import TOKEN_ENV
-    from pytest_citecheck.recording.cassette import Cassette, token_placeholder
+    from pytest_citecheck.recording.cassette import Cassette
+    from pytest_citecheck.recording.matching import token_placeholder
     from pytest_citecheck.recording.recorder import METADATA_FORMAT, METADATA_KEY
 
     tokens: dict[str, str | None] = {k: engine.environ.get(env) for k, env in TOKEN_ENV.items()}

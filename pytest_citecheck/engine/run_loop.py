@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.engine.progress import Progress
 from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal
 

@@ -290,14 +290,15 @@ class StageBuilder:
         loaded = sys.modules.get("transformers.utils.logging")
         if loaded is not None:
             loaded.disable_progress_bar()
+        from pytest_citecheck.core.defaults import DEFAULT_RANKER, DEFAULT_TOP_K
         from pytest_citecheck.stages import retrieval
 
         # The pipeline shows the judge DEFAULT_TOP_K passages in page order: a page
         # of no more is shown whole, and needs no embedding.
         built = retrieval.make_ranker(
-            self.settings.ranker or retrieval.DEFAULT_RANKER, self.settings.cache_dir
+            self.settings.ranker or DEFAULT_RANKER, self.settings.cache_dir
         )
-        return retrieval.shows(built, retrieval.DEFAULT_TOP_K)
+        return retrieval.shows(built, DEFAULT_TOP_K)
 
     # -- closing ---------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 
-from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.errors import JudgeDeferred
 
 # How often a wait for claims wakes up (Ctrl-C is seen at the latest then).

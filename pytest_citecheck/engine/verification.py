@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.engine.cassettes import Cassettes, failed, will_record
 from pytest_citecheck.engine.stage_builder import ClaimJudges, StageBuilder

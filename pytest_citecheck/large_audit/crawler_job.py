@@ -54,7 +54,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.errors import CrawlDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate

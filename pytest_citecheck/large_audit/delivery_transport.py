@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, StageFailed
 from pytest_citecheck.core.providers import TOKEN_ENV
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
@@ -43,8 +43,7 @@ from pytest_citecheck.large_audit.job_store import Delivery
 
 # Marks a recorded reply as a Crawler delivery and names its rid (the fetcher bills
 # such a page once).
-from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER as CRAWLER_RID_HEADER
-from pytest_citecheck.stages.fetch import FAILED_CRAWL_STATUSES
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER, FAILED_CRAWL_STATUSES
 
 # Why a citation's JavaScript page will never come (its push was refused).
 Unpushed = str

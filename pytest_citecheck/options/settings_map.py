@@ -20,7 +20,7 @@ from pytest_citecheck.options.table import OPTIONS, Target, composed_fields, fie
 from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.core import EngineSettings
+    from pytest_citecheck.engine.settings import EngineSettings
 
 
 def quote_policy(values: Mapping[str, Any]) -> QuotePolicy:
@@ -51,7 +51,7 @@ def _composed(target: Target, values: Mapping[str, Any]) -> dict[str, Any]:
 def engine_settings(values: Mapping[str, Any], **fixed: Any) -> EngineSettings:
     """The engine's settings from setting values; ``fixed``: what is not an option."""
     # Imported here: the engine loads when the first claim runs, not at start-up.
-    from pytest_citecheck.engine.core import EngineSettings
+    from pytest_citecheck.engine.settings import EngineSettings
 
     return EngineSettings(**{**_composed("engine", values), **fixed})
 

@@ -24,7 +24,7 @@ from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.reports.outputs import REPORT_URL_ENV, Outputs
 
 if TYPE_CHECKING:
-    from pytest_citecheck.engine.core import EngineSettings
+    from pytest_citecheck.engine.settings import EngineSettings
     from pytest_citecheck.plugin.options import Settings
 
 

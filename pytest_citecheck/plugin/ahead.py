@@ -16,7 +16,7 @@ import pytest
 from pytest_citecheck.plugin.terminal import write_between_items
 
 if TYPE_CHECKING:
-    from pytest_citecheck.claims.models import ClaimResult
+    from pytest_citecheck.claims.results import ClaimResult
     from pytest_citecheck.engine.core import Engine
 
 # How often the recording progress line is refreshed (a TTY) or printed (a log).
@@ -141,7 +141,7 @@ class AheadRun:
     def _count_failure(self, future: Future[ClaimResult]) -> None:
         """A claim finished (on the engine's thread, before it starts another): once
         ``--maxfail`` claims fail, pytest will stop at them, so start no other."""
-        from pytest_citecheck.engine.core import outcome
+        from pytest_citecheck.engine.stopping import outcome
 
         maxfail = int(getattr(self._config.option, "maxfail", 0) or 0)
         result = outcome(future)
@@ -222,7 +222,7 @@ class AheadRun:
         if future is None:
             self._submitted.add(item.nodeid)
             return self._session.engine().verify(item.claim, item.cassette, item.nodeid)
-        from pytest_citecheck.engine.core import outcome
+        from pytest_citecheck.engine.stopping import outcome
 
         self._wait_out(future)
         result = outcome(future)
@@ -233,7 +233,7 @@ class AheadRun:
 
     def never_started(self, item: Any) -> bool:
         """Whether ``item``'s claim was submitted ahead and then never started."""
-        from pytest_citecheck.engine.core import outcome
+        from pytest_citecheck.engine.stopping import outcome
 
         future = self._ahead.get(getattr(item, "nodeid", ""))
         engine = self._session.built_engine

@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.plugin.startup import preflight_claim
 from pytest_citecheck.plugin.state import citecheck_session
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
+from pytest_citecheck.recording.recorder import cassette_path
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.aggregate import AnswerResult
@@ -53,8 +56,7 @@ class CitecheckFixture:
         self._answers = 0
         self._name = request.node.name
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.name).strip("_")
-        stem = Path(str(request.node.path)).stem
-        self.cassette = self._base / "cassettes" / stem / f"{name}.yaml"
+        self.cassette = cassette_path(Path(str(request.node.path)), name)
 
     def verify(
         self,

@@ -24,7 +24,8 @@ from pytest_citecheck.plugin.xdist import worker_upcoming
 
 if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
-    from pytest_citecheck.claims.models import Claim, ClaimResult
+    from pytest_citecheck.claims.models import Claim
+    from pytest_citecheck.claims.results import ClaimResult
     from pytest_citecheck.plugin.session import CitecheckSession
 
 CLAIM_DOMAIN = "citecheck: "  # how a claim item names itself in reports

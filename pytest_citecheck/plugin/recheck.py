@@ -21,7 +21,7 @@ import pytest
 from pytest_citecheck.plugin.report_hooks import is_worker
 
 if TYPE_CHECKING:
-    from pytest_citecheck.claims.models import ClaimResult
+    from pytest_citecheck.claims.results import ClaimResult
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
     from pytest_citecheck.plugin.options import Settings
     from pytest_citecheck.plugin.session import CitecheckSession

@@ -30,7 +30,7 @@ def carry_results(
         # The run blew up before a result existed: its citations are errors,
         # never silently missing from the totals.
         detail = f"{call.excinfo.typename}: {call.excinfo.value}" if call.excinfo else "no result"
-        from pytest_citecheck.claims.models import Reason
+        from pytest_citecheck.claims.labels import Reason
         from pytest_citecheck.core.secrets import scrub
         from pytest_citecheck.plugin.session import error_result
 

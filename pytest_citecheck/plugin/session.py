@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.plugin.adapters import engine_settings, gate_settings
 from pytest_citecheck.plugin.ahead import AheadRun
 from pytest_citecheck.plugin.options import Settings
@@ -31,8 +33,9 @@ if TYPE_CHECKING:
     # Only types: the engine and its stages load when the first claim runs.
     from datetime import datetime
 
-    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.core import Engine
     from pytest_citecheck.engine.gate import Baseline, BaselineError
+    from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
 
@@ -86,7 +89,7 @@ class CitecheckSession:
 
     def stage_hooks(self) -> StageHooks:
         """The ``pytest_citecheck_make_*`` hooks as the engine's stage factories."""
-        from pytest_citecheck.engine.core import StageHooks
+        from pytest_citecheck.engine.settings import StageHooks
 
         hook = self.config.hook
         config = self.config
@@ -162,7 +165,7 @@ class CitecheckSession:
 
     def not_started_line(self) -> str | None:
         """``citecheck: 3 claims were not started (interrupted); nothing was billed...``"""
-        from pytest_citecheck.engine.core import not_started_line
+        from pytest_citecheck.engine.stopping import not_started_line
 
         count = self.ahead.not_started
         if not count:
@@ -292,14 +295,14 @@ def crashed_result(nodeid: str, rootpath: Path) -> ClaimResult:
             expect=None,
             answer=None,
         )
-    from pytest_citecheck.engine.core import error_result
+    from pytest_citecheck.engine.verification import error_result
 
     return error_result(claim, Reason.WORKER_CRASHED, detail)
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
     """Every citation of ``claim`` is ``error`` (:func:`.engine.core.error_result`)."""
-    from pytest_citecheck.engine.core import error_result as build
+    from pytest_citecheck.engine.verification import error_result as build
 
     return build(claim, reason, detail)
 

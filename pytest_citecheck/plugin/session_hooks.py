@@ -117,7 +117,7 @@ class SessionHooks:
 def explain_label(item: pytest.Item, left: object, op: str, right: object) -> list[str] | None:
     """A failed comparison with a label: the running test's citations -- label,
     reason, quote, detail, and the command that records the test again."""
-    from pytest_citecheck.claims.models import Label
+    from pytest_citecheck.claims.labels import Label
     from pytest_citecheck.plugin.session import RESULTS_KEY
 
     if not any(isinstance(side, Label) for side in (left, right)):

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_citecheck.claims.models import JudgeReply, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import JudgeReply
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.record_mode import RecordMode
@@ -52,7 +53,7 @@ def synthesized(path: Path) -> bool:
     """The cassette at ``path`` was made against local doubles, not live services
     (``metadata.citecheck.synthesized``, set by the example suites' recorder): its
     Storage API rids name no stored page."""
-    from pytest_citecheck.recording.cassette import load_yaml
+    from pytest_citecheck.recording.cassette_file import load_yaml
 
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
@@ -63,9 +64,13 @@ def synthesized(path: Path) -> bool:
     return isinstance(ours, dict) and bool(ours.get("synthesized"))
 
 
-def cassette_path(claim_file: Path, claim_id: str) -> Path:
-    """``cassettes/<file stem>/<claim id>.yaml`` beside the claim file."""
-    return claim_file.parent / "cassettes" / claim_file.stem / f"{claim_id}.yaml"
+def cassette_path(claim_file: Path, claim_id: str, root: Path | None = None) -> Path:
+    """Where a claim's cassette lives: ``<root>/<file stem>/<claim id>.yaml``, the root
+    being the folder given (``--cassettes``) or ``cassettes/`` beside the claim file (or
+    the test file, for the ``citecheck`` fixture). The one place this rule is written:
+    the plugin, the fixture, ``citecheck batch`` and ``citecheck recheck`` all call it."""
+    base = root if root is not None else claim_file.parent / "cassettes"
+    return base / claim_file.stem / f"{claim_id}.yaml"
 
 
 def request_cassette_name(claim: str, targets: Sequence[str], judges: Sequence[str]) -> str:
@@ -471,7 +476,9 @@ def open_recording(
     :func:`corrupt_detail` for the message). The caller saves with
     :meth:`Recording.finish`.
     """
-    from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, token_placeholder
+    from pytest_citecheck.recording.cassette import Cassette
+    from pytest_citecheck.recording.cassette_file import CorruptCassette
+    from pytest_citecheck.recording.matching import token_placeholder
     from pytest_citecheck.recording.transport import ClaimHTTP, claim_http
 
     record_mode = RecordMode(mode)  # a mode's name from an API caller; ValueError if unknown

@@ -43,14 +43,9 @@ from pytest_citecheck.core.secrets import (
     scrub,
     scrub_local_paths,
 )
-from pytest_citecheck.recording.cassette import (
-    TOO_LARGE_HEADER,
-    Cassette,
-    describe_difference,
-    filtered_uri,
-    match_key,
-    request_dict,
-)
+from pytest_citecheck.recording.cassette import Cassette
+from pytest_citecheck.recording.cassette_file import TOO_LARGE_HEADER, request_dict
+from pytest_citecheck.recording.matching import describe_difference, filtered_uri, match_key
 
 _SECRET_HEADERS = frozenset(SECRET_HEADERS)
 _READ_CHUNK = 64 * 1024

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.files import unwritable
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import ClaimResult, PanelVote, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import ClaimResult, PanelVote
 from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import (

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.core.prices import Prices
 from pytest_citecheck.core.secrets import scrub

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_citecheck import PROJECT_URL
-from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio
 from pytest_citecheck.reports.figures import file_of

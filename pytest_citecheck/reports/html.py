@@ -22,7 +22,7 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote as url_quote
 
-from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Label
+from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import ratio

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_citecheck.claims.models import ClaimResult
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.engine.aggregate import AnswerFigures, AnswerTotals, Totals, answer_totals
 from pytest_citecheck.reports.listings import ReportListings

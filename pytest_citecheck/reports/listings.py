@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytest_citecheck.claims.models import BAD_LABELS, Label, Reason, Verdict
+from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
+from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.core.text import plural
 from pytest_citecheck.reports.figures import ReportFigures
 
@@ -116,7 +117,7 @@ class ReportListings(ReportFigures):
     def not_started_line(self) -> str | None:
         """``citecheck: 3 claims were not started (interrupted); nothing was billed
         for them``, or None when every claim started."""
-        from pytest_citecheck.engine.core import not_started_line
+        from pytest_citecheck.engine.stopping import not_started_line
 
         if self.not_started == 0:
             return None

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Verdict
+from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER
+from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
 from pytest_citecheck.engine.aggregate import (

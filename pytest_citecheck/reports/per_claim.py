@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_citecheck.claims.models import ClaimResult, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import terminal_safe, truncate
 from pytest_citecheck.reports.listings import missing_recording

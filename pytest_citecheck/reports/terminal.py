@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pytest_citecheck.claims.models import BAD_LABELS, LABEL_ORDER, Label, Reason, Verdict
+from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label, Reason
+from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio, terminal_safe, truncate

@@ -46,17 +46,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from pytest_citecheck.claims.models import (
-    Confirmation,
-    JudgeReply,
-    Label,
-    Passage,
-    Reason,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Confirmation, JudgeReply, Passage, Verdict
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.evidence import evidence_sentences
-from pytest_citecheck.stages.guard import EXACT, Guarded, QuotePolicy, guard, normalise
+from pytest_citecheck.stages.guard import Guarded, guard
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
+from pytest_citecheck.stages.text import normalise
 
 CONFIRMED = (Label.SUPPORTED, Label.CONTRADICTED)
 _SHOWN_CHARS = 300

@@ -2,7 +2,7 @@
 
 A document citation points at a local file and usually carries the quote the
 LLM gave. The quote is looked up in the whole document, normalised exactly as
-the guard normalises (:func:`pytest_citecheck.stages.guard.normalise`); the section
+the guard normalises (:func:`pytest_citecheck.stages.text.normalise`); the section
 that encloses it is what the judge reads. Three layouts are understood:
 
 - markdown: ``#`` (ATX) and underlined (setext) headings; ``ref`` is the
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex, normalise
+from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
+from pytest_citecheck.stages.text import normalise
 
 Kind = Literal["markdown", "rfc", "plain"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pytest_citecheck.claims.models import Passage
+from pytest_citecheck.claims.results import Passage
 from pytest_citecheck.stages.quote_policy import thin_piece
 from pytest_citecheck.stages.text import normalise, remembered
 

@@ -59,7 +59,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
-from pytest_citecheck.claims.models import Fetch, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
@@ -68,7 +69,6 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 # The fetcher protocol lives with the rules every fetcher's result passes through;
 # it stays importable from here.
-from pytest_citecheck.stages.fetch_rules import Fetcher as Fetcher
 from pytest_citecheck.stages.fetch_rules import (
     FetchResult,
     blocked_page,

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from pytest_citecheck.claims.models import Fetch, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.urls import fetch_url
@@ -66,7 +67,7 @@ class FetchResult:
         return sum(f.credits for f in self.fetches)
 
     def verdict_fields(self) -> dict[str, Any]:
-        """What a :class:`~pytest_citecheck.claims.models.Verdict` on this page says of
+        """What a :class:`~pytest_citecheck.claims.results.Verdict` on this page says of
         its fetch: where it landed, the origin's status, the stored page, the calls and
         their credits."""
         return {

@@ -38,20 +38,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import JudgeReply, Passage
 
 # Re-exported: the guard's callers normalise text and build the policy from here too.
-from pytest_citecheck.stages.quote_policy import EXACT as EXACT
-from pytest_citecheck.stages.quote_policy import MIN_CONTENT_WORDS as MIN_CONTENT_WORDS
-from pytest_citecheck.stages.quote_policy import MIN_QUOTE_CHARS as MIN_QUOTE_CHARS
-from pytest_citecheck.stages.quote_policy import MIN_QUOTE_WORDS as MIN_QUOTE_WORDS
-from pytest_citecheck.stages.quote_policy import QuotePolicy as QuotePolicy
-from pytest_citecheck.stages.quote_policy import thin_piece as thin_piece
-from pytest_citecheck.stages.quote_policy import too_short as too_short
-from pytest_citecheck.stages.text import STOP_WORDS as STOP_WORDS
-from pytest_citecheck.stages.text import WORD as WORD
-from pytest_citecheck.stages.text import normalise as normalise
-from pytest_citecheck.stages.text import remembered
+from pytest_citecheck.stages.quote_policy import (
+    EXACT,
+    MIN_CONTENT_WORDS,
+    MIN_QUOTE_CHARS,
+    MIN_QUOTE_WORDS,
+    QuotePolicy,
+    thin_piece,
+    too_short,
+)
+from pytest_citecheck.stages.text import normalise, remembered
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class Guarded:
         )
 
     def verdict_fields(self) -> dict[str, Any]:
-        """The :class:`~pytest_citecheck.claims.models.Verdict` fields the guard decides."""
+        """The :class:`~pytest_citecheck.claims.results.Verdict` fields the guard decides."""
         fields: dict[str, Any] = {
             "label": self.label,
             "evidence_quote": self.quote,

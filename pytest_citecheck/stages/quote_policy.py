@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY as DEFAULT_QUOTE_SIMILARITY
-from pytest_citecheck.core.defaults import QUOTE_MATCH_MODES as QUOTE_MATCH_MODES
+from pytest_citecheck.core.defaults import DEFAULT_QUOTE_SIMILARITY, QUOTE_MATCH_MODES
 from pytest_citecheck.stages.text import STOP_WORDS, WORD, normalise
 
 # The trivial-quote minimum: a quote is evidence only when it

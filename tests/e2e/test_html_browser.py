@@ -426,7 +426,8 @@ def test_the_answer_view_colours_each_sentence_by_its_claims_label(
 @pytest.fixture(scope="module")
 def recheck_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A recheck report with one unchanged page and one whose evidence sentence is gone."""
-    from pytest_citecheck.claims.models import Label, Passage, Verdict
+    from pytest_citecheck.claims.labels import Label
+    from pytest_citecheck.claims.results import Passage, Verdict
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck
     from pytest_citecheck.reports.recheck import RecheckReport

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import ClaimResult, Label, Reason, Verdict
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.reports.audit import AuditError, AuditIndex, new_run_id, rows_for, safe_rid
 from pytest_citecheck.stages.storage import PageNotStored, StorageError, read_stored_page

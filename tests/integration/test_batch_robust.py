@@ -110,7 +110,8 @@ WRITER = """
 import os, sys, time
 from pathlib import Path
 
-from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.reports.report import Report
 
 
@@ -289,7 +290,7 @@ def _save_cassettes_in_one_run(target: Path) -> None:
 def _cache_embedding(target: Path) -> None:
     import numpy as np
 
-    from pytest_citecheck.stages.retrieval import Embedder
+    from pytest_citecheck.stages.embedder import Embedder
 
     embedder = Embedder(target.parents[3])
     assert embedder._file("some text") == target  # where the cache keeps this text
@@ -297,7 +298,7 @@ def _cache_embedding(target: Path) -> None:
 
 
 def _embedding_file(tmp_path: Path) -> Path:
-    from pytest_citecheck.stages.retrieval import Embedder
+    from pytest_citecheck.stages.embedder import Embedder
 
     path = Embedder(tmp_path / "cache")._file("some text")
     assert path is not None

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher

@@ -22,7 +22,8 @@ import pytest
 from pytest_citecheck.core import files
 from pytest_citecheck.core.defaults import MIN_CASSETTE_FREE_BYTES
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.frontends.cli import main
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, Label
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import Fault, LLMDouble
 from tests.doubles.ranking import WordOverlap

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import ClaimResult, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, Scripted, verdict

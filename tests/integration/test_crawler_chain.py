@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER
 from pytest_citecheck.large_audit.job_store import JobState, JobStore
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER
 from tests.doubles.chain import Receiver, crawler_env, start_batch, without_secrets
 from tests.doubles.crawlbase import Page
 from tests.doubles.crawler import CrawlerDouble

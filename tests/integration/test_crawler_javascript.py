@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.providers import TokenKind
 from pytest_citecheck.frontends.cli import main
-from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER
 from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     Delivery,
@@ -31,6 +30,7 @@ from pytest_citecheck.large_audit.job_store import (
     js_citation_id,
 )
 from pytest_citecheck.large_audit.pusher import CrawlerPusher
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER
 from tests.doubles.batch import BOILING, FILLER, PAGES, SITE, judge_by_page, use_doubles
 from tests.doubles.crawlbase import CrawlbaseDouble, Page, Push
 from tests.doubles.crawler import CrawlerDouble

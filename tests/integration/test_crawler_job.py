@@ -26,7 +26,6 @@ import pytest
 
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.large_audit import pusher as crawler
-from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER
 from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
@@ -36,6 +35,7 @@ from pytest_citecheck.large_audit.job_store import (
     JobStore,
 )
 from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushResult
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER
 from tests.doubles.batch import (
     PAGES,
     SITE,

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.prices import Prices, TokenPrice
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.estimate import estimate_claim
 from pytest_citecheck.engine.gate import budget_failures
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, QuoteBy, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import verdict

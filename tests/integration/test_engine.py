@@ -18,9 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, JudgeReply, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.fetch import FetchResult
@@ -160,7 +163,8 @@ def test_concurrent_recording_is_byte_identical_to_serial(
 BM25_ONLY = """
 import sys
 from pathlib import Path
-from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.integration.test_engine import CLAIM_FILE, CLAIMS, KEY, TOKENS, StableLLM
@@ -655,7 +659,7 @@ def test_a_stopped_engine_starts_no_claim_and_says_which_never_started(
 ) -> None:
     """``should_stop`` turning true after the second claim: the claims after it make no
     request and leave no cassette; the sync API raises Interrupted with what finished."""
-    from pytest_citecheck.engine.core import ClaimNotStarted, Interrupted, outcome
+    from pytest_citecheck.engine.stopping import ClaimNotStarted, Interrupted, outcome
 
     api, llm = doubles
     finished: list[str] = []

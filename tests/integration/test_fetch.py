@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_citecheck.claims.models import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS

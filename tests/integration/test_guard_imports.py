@@ -21,7 +21,7 @@ def test_low_layers_import_nothing_heavy(module: str) -> None:
 
 
 def test_judge_reply_is_still_importable_where_judge_authors_look() -> None:
-    from pytest_citecheck.claims.models import JudgeReply
+    from pytest_citecheck.claims.results import JudgeReply
     from pytest_citecheck.stages.judges.base import JudgeReply as FromJudges
 
     assert FromJudges is JudgeReply

@@ -15,13 +15,13 @@ import httpx
 import pytest
 import yaml
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import open_recording
 from pytest_citecheck.recording.transport import StageTransport
-from pytest_citecheck.stages.guard import EXACT, QuotePolicy
 from pytest_citecheck.stages.judges import make_judge
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy
 from tests.doubles.llm import LLMDouble, verdict
 from tests.e2e.test_example_suite import UNSET
 from tests.integration.test_judges import KEYS, NO_SLEEP

@@ -15,7 +15,7 @@ from pytest_citecheck.claims.importers import (
     ResponseImportError,
     import_response,
 )
-from pytest_citecheck.claims.importers.text import clean_url
+from pytest_citecheck.claims.importers.draft import clean_url
 from pytest_citecheck.claims.models import Claim
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

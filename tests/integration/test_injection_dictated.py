@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.stages.injection import find_injection
 from tests.integration.test_confirmation import INTRO, run
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pytest_citecheck.claims.models import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, Scripted, verdict

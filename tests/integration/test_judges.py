@@ -12,7 +12,9 @@ from typing import Any, cast
 import httpx
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Label, Reason, Usage, Verdict
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation
+from pytest_citecheck.claims.results import Usage, Verdict
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.pipeline import Verifier

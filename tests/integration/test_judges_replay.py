@@ -15,7 +15,7 @@ import httpx
 import pytest
 import yaml
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.recording.recorder import open_recording
 from pytest_citecheck.recording.transport import StageTransport, UnmatchedRequest

@@ -15,7 +15,8 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.pipeline import Verifier
@@ -249,7 +250,8 @@ def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run
     tmp_path: Path,
 ) -> None:
     from pytest_citecheck.claims.loader import parse_claim
-    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages
     from tests.doubles.crawlbase import CrawlbaseDouble
 
@@ -289,7 +291,8 @@ def test_auto_asks_a_server_that_refuses_json_schema_once_per_run(tmp_path: Path
     with json_object, and asks that server so from then on -- every claim's judge
     call (and each confirmation) was sent twice before, a 500 then json_object."""
     from pytest_citecheck.claims.loader import parse_claim
-    from pytest_citecheck.engine.core import Engine, EngineSettings, StageHooks
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages
     from tests.doubles.crawlbase import CrawlbaseDouble
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Label
+from pytest_citecheck.claims.labels import Label
 from tests import native_quotes as native
 from tests.native_quotes import Experiment
 

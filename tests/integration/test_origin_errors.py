@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import FetchResult, fetch_page, server_error_page

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_citecheck.claims.models import Claim, ClaimResult, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.doubles.llm import Fault, JudgeCall, Scripted, verdict

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.claims.models import Passage
+from pytest_citecheck.claims.results import Passage
 from pytest_citecheck.stages.guard import quote_in_passages
 from pytest_citecheck.stages.passages import MAX_WORDS, split_passages
 from tests.unit.test_passages import sentence

@@ -14,9 +14,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage
-from pytest_citecheck.stages.guard import QuoteIndex, guard, quote_in_passages, thin_piece
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import JudgeReply, Passage
+from pytest_citecheck.stages.guard import QuoteIndex, guard, quote_in_passages
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.quote_policy import thin_piece
 from pytest_citecheck.stages.rendered import ELLIPSIS, locate, quote_pieces, render
 from tests.unit.test_rendered_quotes import PAGES, WORD, page
 

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pytest_citecheck.core.defaults import DEFAULT_RANKER, RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.plugin.options import settings_from_config
-from pytest_citecheck.stages import retrieval
-from pytest_citecheck.stages.guard import normalise
+from pytest_citecheck.stages import embedder, retrieval
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.retrieval import (
     BM25Ranker,
@@ -31,6 +31,7 @@ from pytest_citecheck.stages.retrieval import (
     default_ranker,
     make_ranker,
 )
+from pytest_citecheck.stages.text import normalise
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -86,7 +87,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> StubModel:
             "opposite": [-1.0, 0.0],
         }
     )
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     return model
 
 
@@ -115,7 +116,7 @@ def test_nothing_to_rank_loads_no_model(
     def no_load(device: str | None = None) -> Any:
         raise AssertionError("model loaded")
 
-    monkeypatch.setattr(retrieval, "load_model", no_load)
+    monkeypatch.setattr(embedder, "load_model", no_load)
     assert MiniLMRanker().rank("claim", passages, k) == []
 
 
@@ -127,12 +128,10 @@ def test_model_loads_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> Non
         time.sleep(0.05)
         return object()
 
-    monkeypatch.setattr(retrieval, "_models", {})
-    monkeypatch.setattr(retrieval, "_load", slow_load)
+    monkeypatch.setattr(embedder, "_models", {})
+    monkeypatch.setattr(embedder, "_load", slow_load)
     got: list[object] = []
-    threads = [
-        threading.Thread(target=lambda: got.append(retrieval.load_model())) for _ in range(8)
-    ]
+    threads = [threading.Thread(target=lambda: got.append(embedder.load_model())) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -144,7 +143,7 @@ def test_model_loads_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_missing_embedding_extra_is_a_configuration_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(retrieval, "_models", {})
+    monkeypatch.setattr(embedder, "_models", {})
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # restored after the test
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
@@ -153,7 +152,7 @@ def test_missing_embedding_extra_is_a_configuration_error(
     message = str(caught.value)
     assert "pip install 'pytest-citecheck[embed]'" in message
     assert "replaying recorded cassettes does not" in message
-    assert retrieval._models == {}  # a failed load is not cached
+    assert embedder._models == {}  # a failed load is not cached
 
 
 def test_missing_bm25s_names_the_light_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,7 +202,7 @@ def test_re_recording_unchanged_pages_embeds_nothing(stub: StubModel, tmp_path: 
 
 def test_the_cache_is_keyed_by_the_model(stub: StubModel, tmp_path: Path) -> None:
     make_ranker("minilm", tmp_path).rank("claim", ["far"], 1)
-    other = retrieval.Embedder(tmp_path)
+    other = embedder.Embedder(tmp_path)
     other.model_id = "another-model"
     other.embed(["claim", "far"])
     assert other.stats.computed == 2 and other.stats.from_disk == 0
@@ -260,7 +259,7 @@ def test_a_long_passage_scores_its_best_chunk(monkeypatch: pytest.MonkeyPatch) -
     """The model reads at most 256 word pieces: the evidence at the end of a
     200-word passage must still count."""
     model = KeywordModel()
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     filler = " ".join(["Nothing to see here."] * 45)  # 180 words
     passages = [f"{filler} Water boils at 100 degrees.", "Ice melts at zero degrees."]
     ranked = MiniLMRanker().rank("Water boils at 100 degrees.", passages, 2)
@@ -344,9 +343,9 @@ def test_hybrid_ranks_with_bm25_and_the_model(stub: StubModel) -> None:
 
 
 def test_make_ranker_names_and_versions() -> None:
-    assert retrieval.DEFAULT_RANKER == "hybrid"
+    assert DEFAULT_RANKER == "hybrid"
     assert default_ranker().name == "hybrid"
-    for name in retrieval.RANKERS:
+    for name in RANKERS:
         ranker = make_ranker(name, None)
         assert ranker.name == name
     described = retrieval.describe(default_ranker())
@@ -366,7 +365,7 @@ def test_make_ranker_names_and_versions() -> None:
 @pytest.fixture(scope="module")
 def minilm() -> Iterator[MiniLMRanker]:
     ranker = MiniLMRanker()
-    retrieval.load_model()  # pay the load once, here
+    embedder.load_model()  # pay the load once, here
     yield ranker
 
 
@@ -375,7 +374,7 @@ def test_loads_offline(minilm: MiniLMRanker) -> None:
     import os
 
     assert os.environ["HF_HUB_OFFLINE"] == "1"
-    assert retrieval.load_model() is retrieval.load_model()
+    assert embedder.load_model() is embedder.load_model()
 
 
 @pytest.mark.model
@@ -434,7 +433,7 @@ RANK_BOUND = {
 @pytest.fixture(scope="module")
 def shipped() -> Iterator[Ranker]:
     ranker = default_ranker()
-    retrieval.load_model()  # pay the load once, here
+    embedder.load_model()  # pay the load once, here
     yield ranker
 
 
@@ -519,7 +518,7 @@ def test_the_hybrid_embeds_the_claim_and_bm25s_top_chunks_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = AnyVector({})
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     page = [f"Paragraph {i} is about rivers and lakes in general." for i in range(12)]
     page[7] = "Water boils at 100 degrees; ice melts at zero."
     page[9] = "Ice forms when water freezes, and water boils when heated."
@@ -537,7 +536,7 @@ def test_without_a_word_in_common_the_hybrid_embeds_every_chunk(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = AnyVector({})
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     page = [f"Paragraph {i} is about rivers." for i in range(9)] + ["Ice is frozen."]
     ranked = make_ranker("hybrid", None).rank("icecap", page, 1)
     assert sum(len(call) for call in model.calls) == 1 + len(page)
@@ -546,7 +545,7 @@ def test_without_a_word_in_common_the_hybrid_embeds_every_chunk(
 
 def test_prepare_embeds_what_rank_then_needs(monkeypatch: pytest.MonkeyPatch) -> None:
     model = AnyVector({})
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     page = [f"Paragraph {i} says water boils at {i} degrees somewhere." for i in range(10)]
     ranker = make_ranker("hybrid", None)
     ranker.prepare([("water boils", page), ("boils at 3 degrees", page)])
@@ -561,7 +560,7 @@ def test_a_page_shown_whole_is_ranked_by_bm25_and_embeds_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = AnyVector({})
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     short = ["Rivers flow to the sea.", "Water boils at 100 degrees.", "Ice melts at 0 degrees."]
     ranker = retrieval.shows(make_ranker("hybrid", None), 3)
     ranker.prepare([("water boils", short)])
@@ -577,10 +576,11 @@ def test_a_page_shown_whole_is_ranked_by_bm25_and_embeds_nothing(
 
 
 def test_the_engine_ranks_with_the_pages_shown(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_citecheck.engine.core import Engine, EngineSettings
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings
 
     model = AnyVector({})
-    monkeypatch.setattr(retrieval, "_models", {None: model})
+    monkeypatch.setattr(embedder, "_models", {None: model})
     with Engine.from_settings(EngineSettings(record_mode="all")) as engine:
         ranker = engine.live_ranker()
         assert ranker.rank("water boils", ["Water boils.", "Ice melts."], 3)[0][0] == 0

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_citecheck.stages import retrieval
-from pytest_citecheck.stages.retrieval import BM25Ranker, Embedder, HybridRanker, MiniLMRanker
+from pytest_citecheck.stages import embedder, retrieval
+from pytest_citecheck.stages.embedder import Embedder
+from pytest_citecheck.stages.retrieval import BM25Ranker, HybridRanker, MiniLMRanker
 
 pytest.importorskip("bm25s")
 
@@ -36,7 +37,7 @@ class HashModel:
 
 @pytest.fixture(autouse=True)
 def hash_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(retrieval, "_models", {None: HashModel()})
+    monkeypatch.setattr(embedder, "_models", {None: HashModel()})
     yield
 
 
@@ -119,7 +120,7 @@ def test_a_settled_page_never_loads_the_model(monkeypatch: pytest.MonkeyPatch) -
     def no_model(device: str | None = None) -> Any:
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(retrieval, "load_model", no_model)
+    monkeypatch.setattr(embedder, "load_model", no_model)
     filler = " ".join(["Rivers flow to the sea and carry salt."] * 12)
     page = [f"Water boils. {filler}", f"{filler} Boils.", f"{filler} Snow.", f"{filler} Ice."]
     ranker = retrieval.shows(retrieval.make_ranker("hybrid"), 3)

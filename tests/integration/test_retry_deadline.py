@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from pytest_citecheck.claims.models import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.core.limits import AdaptiveLimit
 from pytest_citecheck.core.retry import DeadlineExceeded, GaveUp, RetryPolicy, send

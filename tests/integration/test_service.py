@@ -20,7 +20,8 @@ import httpx
 import pytest
 import uvicorn
 
-from pytest_citecheck.engine.core import Engine, StageHooks
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import StageHooks
 from pytest_citecheck.frontends.service import ServiceConfig, create_app, uvicorn_config
 from pytest_citecheck.reports.audit import AuditIndex
 from tests.doubles.batch import RECORDS, SITE, FirstPassages, add_pages, judge_by_page

@@ -29,8 +29,8 @@ import pytest
 from pytest_citecheck.core import argtypes as at
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import JUDGE_FROM_FLAG, Terms
-from pytest_citecheck.engine.core import EngineSettings
 from pytest_citecheck.engine.gate import GateSettings
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.frontends import cli
 from pytest_citecheck.frontends.service import SERVICE_TERMS, ServiceConfig
 from pytest_citecheck.options.settings_map import COMPOSE

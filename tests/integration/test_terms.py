@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.aggregate import totals
-from pytest_citecheck.engine.core import Engine, EngineSettings
+from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.gate import GateSettings, evaluate
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.frontends.cli import batch_terms
 from pytest_citecheck.frontends.service import SERVICE_TERMS
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.integration.test_engine import (

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from pytest_citecheck.core.retry import RetryPolicy, send
-from pytest_citecheck.engine.core import Engine, StageHooks
-from pytest_citecheck.engine.settings import EngineSettings
+from pytest_citecheck.engine.core import Engine
+from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.transport import Borrowed, StageTransport

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_citecheck.claims.models import Citation, Claim, ClaimResult, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.recording.recorder import cassette_path
-from pytest_citecheck.stages.guard import QuotePolicy
+from pytest_citecheck.stages.quote_policy import QuotePolicy
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.integration.test_engine import KEY, TOKENS, StableLLM, env_for, make_engine
 

@@ -29,9 +29,10 @@ def pytest_citecheck_make_ranker(config):
 
 CONFTEST = """
 import pytest
-from pytest_citecheck.stages.fetch import FetchResult
-from pytest_citecheck.stages.judges.base import JudgeReply
-from pytest_citecheck.claims.models import Label, Usage
+from pytest_citecheck.stages.fetch_rules import FetchResult
+from pytest_citecheck.claims.results import JudgeReply
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import Usage
 
 PAGES = {
     "https://example.com/boiling": (

@@ -24,9 +24,9 @@ CONFTEST = (
 import os
 
 import pytest
-from pytest_citecheck.stages.fetch import FetchResult
-from pytest_citecheck.stages.judges.base import JudgeReply
-from pytest_citecheck.claims.models import Usage
+from pytest_citecheck.stages.fetch_rules import FetchResult
+from pytest_citecheck.claims.results import JudgeReply
+from pytest_citecheck.claims.results import Usage
 
 SCRIPT = "__SCRIPT__"
 

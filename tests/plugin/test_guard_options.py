@@ -11,8 +11,8 @@ from tests.plugin.fakes import stage_hooks
 
 CONFTEST = """
 import pytest
-from pytest_citecheck.stages.fetch import FetchResult
-from pytest_citecheck.claims.models import JudgeReply
+from pytest_citecheck.stages.fetch_rules import FetchResult
+from pytest_citecheck.claims.results import JudgeReply
 
 PAGE = "Water boils at 100 degrees Celsius at sea level, where the air presses down."
 QUOTES = {

@@ -86,7 +86,8 @@ def test_report_module_does_not_import_jinja2() -> None:
 
 def test_fuzzy_guard_fields_are_shown_when_present() -> None:
     """The guard's fuzzy matching adds judge_quote and quote_similarity to a verdict."""
-    from pytest_citecheck.claims.models import ClaimResult, Label, Passage, Verdict
+    from pytest_citecheck.claims.labels import Label
+    from pytest_citecheck.claims.results import ClaimResult, Passage, Verdict
     from pytest_citecheck.reports.html import render_html
     from pytest_citecheck.reports.report import Report
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Label
+from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.plugin.session import crashed_result
 from tests.plugin.fakes import CONFTEST, NOT_FOUND, SUPPORTED, UNREACHABLE, claims_yaml
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.engine.aggregate import claim_label, totals
 from pytest_citecheck.engine.gate import GateSettings, evaluate
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS

@@ -7,13 +7,9 @@ import re
 
 import pytest
 
-from pytest_citecheck.claims.models import (
-    AnswerOutline,
-    ClaimResult,
-    Label,
-    OutlineSentence,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import AnswerOutline, OutlineSentence
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.aggregate import answer_figures, answer_totals, claim_label, totals
 from pytest_citecheck.engine.gate import GateSettings, evaluate

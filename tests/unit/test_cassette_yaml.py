@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_citecheck.recording.cassette import Cassette, CorruptCassette, load_yaml
+from pytest_citecheck.recording.cassette import Cassette
+from pytest_citecheck.recording.cassette_file import CorruptCassette, load_yaml
 
 TEXTS = {
     "empty": "",

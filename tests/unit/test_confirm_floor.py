@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import Passage
+from pytest_citecheck.claims.results import Passage
 from pytest_citecheck.stages.evidence import evidence_sentences
 from pytest_citecheck.stages.numbers import missing_numbers
 

@@ -8,13 +8,9 @@ import threading
 import httpx
 import pytest
 
-from pytest_citecheck.large_audit.delivery_transport import (
-    CRAWLER_RID_HEADER,
-    DeliveryTransport,
-    NoDelivery,
-)
+from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport, NoDelivery
 from pytest_citecheck.large_audit.job_store import Delivery
-from pytest_citecheck.stages.fetch import CrawlbaseFetcher
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER, CrawlbaseFetcher
 
 API = "https://api.crawlbase.test/"
 PAGE = "# Boiling\n\n" + "Water boils at 100 degrees Celsius at sea level. " * 10

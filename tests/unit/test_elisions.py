@@ -4,7 +4,8 @@ confirmation read the text its ellipses skip; a document's quote follows the pag
 
 from __future__ import annotations
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import JudgeReply, Passage
 from pytest_citecheck.stages.documents import Document
 from pytest_citecheck.stages.evidence import evidence_sentences
 from pytest_citecheck.stages.guard import guard

@@ -19,7 +19,7 @@ from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
 from pytest_citecheck.large_audit.job_store import Delivery
 from pytest_citecheck.large_audit.pusher import CrawlerPusher
 from pytest_citecheck.large_audit.recheck_work import RecheckWork
-from pytest_citecheck.recording.cassette import match_key, token_placeholder
+from pytest_citecheck.recording.matching import match_key, token_placeholder
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import FetchResult, fetch_page
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_citecheck.claims.models import ClaimResult, Label, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.gate import Baseline, BaselineError, GateSettings
 from pytest_citecheck.reports.audit import AuditIndex

@@ -6,9 +6,11 @@ import math
 
 import pytest
 
-from pytest_citecheck.claims.models import Label, Passage, Reason
-from pytest_citecheck.stages.guard import Guarded, guard, normalise, quote_in_passages
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Passage
+from pytest_citecheck.stages.guard import Guarded, guard, quote_in_passages
 from pytest_citecheck.stages.judges.base import JudgeReply
+from pytest_citecheck.stages.text import normalise
 
 NOT_IN_SOURCE = Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE
 

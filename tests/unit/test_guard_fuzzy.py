@@ -9,16 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
-from pytest_citecheck.stages.guard import (
-    EXACT,
-    Guarded,
-    QuotePolicy,
-    guard,
-    normalise,
-    quote_in_passages,
-    too_short,
-)
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import JudgeReply, Passage
+from pytest_citecheck.stages.guard import Guarded, guard, quote_in_passages
+from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, too_short
+from pytest_citecheck.stages.text import normalise
 
 PAGE = [
     "Water boils at 100 degrees Celsius (212 degrees Fahrenheit) at sea level, where the air "

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_citecheck.claims.models import Citation, JudgeReply, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation
+from pytest_citecheck.claims.results import JudgeReply
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import FetchResult
-from pytest_citecheck.stages.guard import QuotePolicy
+from pytest_citecheck.stages.quote_policy import QuotePolicy
 
 URL = "https://example.com/boiling"
 PAGE = (

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import JudgeReply, Passage
 from pytest_citecheck.stages.guard import guard
 from pytest_citecheck.stages.injection import find_injection
 from pytest_citecheck.stages.relevance import about_claim

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import JudgeDeferred, StageFailed
 from pytest_citecheck.engine.judge_batch import MAX_ROUNDS, JudgeBatch
 from pytest_citecheck.large_audit.job_batches import JobBatches

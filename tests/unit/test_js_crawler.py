@@ -14,7 +14,7 @@ import pytest
 
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred, StageFailed
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
-from pytest_citecheck.large_audit.delivery_transport import CRAWLER_RID_HEADER, DeliveryTransport
+from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
 from pytest_citecheck.large_audit.job_store import (
     Delivery,
     DeliveryOutcome,
@@ -24,6 +24,7 @@ from pytest_citecheck.large_audit.job_store import (
     js_citation_id,
 )
 from pytest_citecheck.large_audit.pusher import CrawlerPusher
+from pytest_citecheck.stages.fetch import CRAWLER_RID_HEADER
 
 API = "https://api.test/"
 URL = "https://example.com/app"

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.errors import ConfigurationError, JudgeDeferred, StageFailed
 from pytest_citecheck.core.prices import Prices, TokenPrice, spend_text
 from pytest_citecheck.core.record_mode import RecordMode

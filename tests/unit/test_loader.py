@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.loader import ClaimFile, ClaimFileError, load_claim_file
-from pytest_citecheck.claims.models import Citation, Label
+from pytest_citecheck.claims.models import Citation
 
 Write = Callable[..., Path]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import Label, PanelVote, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import PanelVote
 from pytest_citecheck.engine.panel import agreement, decide
 
 S, C, N, E = Label.SUPPORTED, Label.CONTRADICTED, Label.NOT_FOUND, Label.ERROR

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.stages.guard import normalise
 from pytest_citecheck.stages.passages import MAX_WORDS, split_passages
+from pytest_citecheck.stages.text import normalise
 
 DATA = Path(__file__).parents[1] / "data"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import Citation, Claim, Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import FetchResult
 from pytest_citecheck.stages.judges.base import JudgeReply

@@ -9,7 +9,9 @@ import pytest
 
 from pytest_citecheck.claims.importers import import_response
 from pytest_citecheck.claims.importers.files import claim_file_text
-from pytest_citecheck.claims.models import Citation, ClaimResult, Label, Passage, Verdict
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import Citation
+from pytest_citecheck.claims.results import ClaimResult, Passage, Verdict
 from pytest_citecheck.claims.schema import ClaimValidationError, parse_claim
 from pytest_citecheck.core.text import terminal_safe
 from pytest_citecheck.core.urls import fetch_url

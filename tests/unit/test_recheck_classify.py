@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citecheck.claims.models import Label, Passage, Reason, Verdict
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import Passage, Verdict
 from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.engine.recheck import classify, live_cassette_path
 from pytest_citecheck.reports.html import word_diff

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import httpx
 
-from pytest_citecheck.claims.models import Passage
+from pytest_citecheck.claims.results import Passage
 from pytest_citecheck.recording.transport import StageTransport, stage_client
 from pytest_citecheck.stages.evidence import evidence_sentences
 from pytest_citecheck.stages.text import REMEMBERED_CHARS, remembered

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citecheck.claims.models import JudgeReply, Label, Passage, Reason
+from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.results import JudgeReply, Passage
 from pytest_citecheck.reports.html import locate as highlight
 from pytest_citecheck.stages.guard import QuoteIndex, guard
 from pytest_citecheck.stages.passages import split_passages

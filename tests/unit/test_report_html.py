@@ -5,14 +5,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from pytest_citecheck.claims.models import (
-    LABEL_ORDER,
-    ClaimResult,
-    JudgeReply,
-    Label,
-    Passage,
-    Verdict,
-)
+from pytest_citecheck.claims.labels import LABEL_ORDER, Label
+from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Passage, Verdict
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.reports.html import render_html
 from pytest_citecheck.reports.report import Report

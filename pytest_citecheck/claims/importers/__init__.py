@@ -42,7 +42,8 @@ from pytest_citecheck.claims.importers.checks import (
     check_response,
     too_large,
 )
-from pytest_citecheck.claims.importers.text import LINK, Draft, build, dedup_key
+from pytest_citecheck.claims.importers.draft import LINK, Draft, dedup_key
+from pytest_citecheck.claims.importers.text import build
 from pytest_citecheck.claims.models import kind
 from pytest_citecheck.core.text import shown, terminal_safe, text_problem
 

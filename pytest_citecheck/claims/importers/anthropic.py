@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
+from pytest_citecheck.claims.importers.draft import Draft, Span, clean_url, url_or_document
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Span, clean_url, url_or_document
 
 FORMAT = "anthropic"
 _DOCUMENT_LOCATIONS = ("char_location", "page_location", "content_block_location")

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
+from pytest_citecheck.claims.importers.draft import Draft, Marker, Span, clean_url
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Marker, Span, clean_url
 
 FORMAT = "bedrock-converse"
 _DOCUMENT_LOCATIONS = ("documentChar", "documentPage", "documentChunk")

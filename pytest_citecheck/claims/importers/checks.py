@@ -20,7 +20,8 @@ import re
 from collections.abc import Sequence
 
 from pytest_citecheck.claims.importers.answer import ResponseImportError
-from pytest_citecheck.claims.importers.text import Draft, line_column
+from pytest_citecheck.claims.importers.draft import Draft
+from pytest_citecheck.claims.importers.text import line_column
 from pytest_citecheck.core.text import text_problem
 
 __all__ = ["MAX_RESPONSE_CHARS", "check_draft", "check_response", "too_large"]

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.draft import Draft, Paragraphs, Span, clean_url
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Paragraphs, Span, clean_url
 
 FORMAT = "cohere"
 _DOC_ID = re.compile(r"doc[:_](\d+)")

@@ -23,8 +23,8 @@ from pytest_citecheck.claims.importers.answer import (
     ResponseImportError,
 )
 from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_large
+from pytest_citecheck.claims.importers.draft import dedup_key
 from pytest_citecheck.claims.importers.streams import stream_format
-from pytest_citecheck.claims.importers.text import dedup_key
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.text import shown, terminal_safe
 

@@ -38,8 +38,8 @@ from pytest_citecheck.claims.importers.answer import (
     provider_quote,
 )
 from pytest_citecheck.claims.importers.answer import either_case as _get
+from pytest_citecheck.claims.importers.draft import Draft, Paragraphs, Span, clean_url, dedup_key
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Paragraphs, Span, clean_url, dedup_key
 
 FORMAT = "gemini"
 

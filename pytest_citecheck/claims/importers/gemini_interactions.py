@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
+from pytest_citecheck.claims.importers.draft import Draft, Paragraphs, Span, clean_url
 from pytest_citecheck.claims.importers.openai_responses import no_text
-from pytest_citecheck.claims.importers.text import Draft, Paragraphs, Span, clean_url
 
 FORMAT = "gemini-interactions"
 

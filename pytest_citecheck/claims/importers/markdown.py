@@ -22,16 +22,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
-from pytest_citecheck.claims.importers.text import (
+from pytest_citecheck.claims.importers.draft import (
     LINK,
     Draft,
     Marker,
     Span,
     clean_url,
-    line_column,
     link_url,
     marker_extent,
 )
+from pytest_citecheck.claims.importers.text import line_column
 
 FORMAT = "markdown"
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)

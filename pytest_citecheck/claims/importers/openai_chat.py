@@ -14,12 +14,13 @@ import re
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import Reader
+from pytest_citecheck.claims.importers.draft import Draft, Marker, marker_extent
 from pytest_citecheck.claims.importers.openai_responses import (
     cite_repeated_links,
     no_text,
     read_annotation,
 )
-from pytest_citecheck.claims.importers.text import Draft, Marker, line_column, marker_extent
+from pytest_citecheck.claims.importers.text import line_column
 
 FORMAT = "openai-chat"
 

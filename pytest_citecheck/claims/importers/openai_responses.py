@@ -5,7 +5,7 @@ consulted, cited or not: never citations) and ``message`` items whose ``output_t
 parts carry ``url_citation`` annotations. An annotation's ``start_index``/``end_index``
 (code points) cover the marker the model printed after the sentence, such as
 ``" ([domain](url))"``, ``[domain](url)`` or ``[[1]](url)``: the claim is the sentence
-before it (:func:`~pytest_citecheck.claims.importers.text.place_url_annotation`).
+before it (:func:`~pytest_citecheck.claims.importers.draft.place_url_annotation`).
 ``file_citation`` and ``container_file_citation`` cite a file by name (a document
 citation); ``file_path`` links a file the model wrote and cites nothing.
 """
@@ -18,7 +18,7 @@ from itertools import accumulate
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
-from pytest_citecheck.claims.importers.text import (
+from pytest_citecheck.claims.importers.draft import (
     Draft,
     LinkIndex,
     Marker,
@@ -26,9 +26,9 @@ from pytest_citecheck.claims.importers.text import (
     add_url_annotation,
     clean_url,
     dedup_key,
-    line_column,
     marker_extent,
 )
+from pytest_citecheck.claims.importers.text import line_column
 
 FORMAT = "openai-responses"
 _NOT_CITATIONS = frozenset({"file_path"})

@@ -15,15 +15,15 @@ import re
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
-from pytest_citecheck.claims.importers.openai_chat import message
-from pytest_citecheck.claims.importers.text import (
+from pytest_citecheck.claims.importers.draft import (
     Draft,
     Marker,
     clean_url,
     dedup_key,
-    line_column,
     marker_extent,
 )
+from pytest_citecheck.claims.importers.openai_chat import message
+from pytest_citecheck.claims.importers.text import line_column
 
 FORMAT = "perplexity"
 # Any number of digits: a marker too large to point anywhere is refused, never left in

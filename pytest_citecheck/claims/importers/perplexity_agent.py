@@ -17,16 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader
-from pytest_citecheck.claims.importers.openai_responses import output_texts, read_annotation
-from pytest_citecheck.claims.importers.perplexity import CODE, MARKER, marker_number
-from pytest_citecheck.claims.importers.text import (
+from pytest_citecheck.claims.importers.draft import (
     Draft,
     Marker,
     Paragraphs,
     clean_url,
-    line_column,
     marker_extent,
 )
+from pytest_citecheck.claims.importers.openai_responses import output_texts, read_annotation
+from pytest_citecheck.claims.importers.perplexity import CODE, MARKER, marker_number
+from pytest_citecheck.claims.importers.text import line_column
 
 FORMAT = "perplexity-agent"
 # Output items only the Agent API has: what tells it from OpenAI Responses.

@@ -5,7 +5,7 @@ with ``preserving_proto_field_name``): ``outputs[].message`` has ``content`` and
 ``citations[]`` = InlineCitation {id, start_index, end_index, web_citation {url} |
 x_citation {url} | collections_citation {file_id, chunk_id, chunk_content}}. The
 offsets cover the citation the model printed (as OpenAI's do, a marker) or the text
-cited; :func:`~pytest_citecheck.claims.importers.text.place_url_annotation` tells which.
+cited; :func:`~pytest_citecheck.claims.importers.draft.place_url_annotation` tells which.
 A collections citation cites an uploaded file; its ``chunk_content`` is the passage
 the provider retrieved: a provider quote. xAI's REST Responses API is read as
 ``openai-responses``.
@@ -21,14 +21,14 @@ from pytest_citecheck.claims.importers.answer import (
     either_case,
     provider_quote,
 )
-from pytest_citecheck.claims.importers.openai_responses import check_offsets, no_text
-from pytest_citecheck.claims.importers.text import (
+from pytest_citecheck.claims.importers.draft import (
     Draft,
     Marker,
     Span,
     add_url_annotation,
     clean_url,
 )
+from pytest_citecheck.claims.importers.openai_responses import check_offsets, no_text
 
 FORMAT = "xai"
 

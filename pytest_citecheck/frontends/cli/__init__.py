@@ -2,7 +2,7 @@
 ``audit``, ``jobs``, ``serve``.
 
 A thin front end over :mod:`pytest_citecheck.engine.core`, like the plugin: it maps
-its options onto :class:`~pytest_citecheck.engine.core.EngineSettings`, reads claim
+its options onto :class:`~pytest_citecheck.engine.settings.EngineSettings`, reads claim
 files with the plugin's loader, and reports with the plugin's report and gate.
 
 Exit codes: 0 the run passed, 1 the gate failed (or a record could not be

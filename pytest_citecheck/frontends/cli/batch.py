@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from pytest_citecheck.claims.models import Claim, ClaimResult
+from pytest_citecheck.claims.models import Claim
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.defaults import BATCH_LIVE
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.engine.gate import GateSettings
@@ -61,7 +62,8 @@ def outputs(args: argparse.Namespace) -> Outputs:
 def _engine(
     args: argparse.Namespace, terms: Terms, transport: DeliveryTransport | None = None
 ) -> Engine:
-    from pytest_citecheck.engine.core import Engine, StageHooks
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import StageHooks
 
     hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
     return Engine.from_settings(engine_settings(args, terms), hooks)
@@ -94,12 +96,13 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     claims = [batch.claims[k] for k in keys]
     key_of = {id(claim): key for key, claim in batch.claims.items()}
 
+    from pytest_citecheck.recording.recorder import cassette_path
+
     def cassette_for(claim: Claim) -> Path | None:
         if args.record is None:
             return None
         path = batch.files[key_of[id(claim)]]
-        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-        return root / path.stem / f"{claim.id}.yaml"
+        return cassette_path(path, claim.id, args.cassettes)
 
     from pytest_citecheck.core.errors import ConfigurationError
 
@@ -123,7 +126,7 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.step(0)
         audit_problems: list[str] = []
         on_result = _recorder(audit, progress, keys, audit_problems)
-        from pytest_citecheck.engine.core import Interrupted
+        from pytest_citecheck.engine.stopping import Interrupted
 
         if transport is not None:
             return _via_crawler(

@@ -18,7 +18,8 @@ from pytest_citecheck.options.table import OPTIONS, Flag, cli_terms
 
 if TYPE_CHECKING:
     from pytest_citecheck.claims.loader import ClaimFile
-    from pytest_citecheck.engine.core import Engine, EngineSettings
+    from pytest_citecheck.engine.core import Engine
+    from pytest_citecheck.engine.settings import EngineSettings
     from pytest_citecheck.reports.finish import AuditRun
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import Label
+from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.core.argtypes import positive_int
+from pytest_citecheck.core.providers import SERVICE_KEY_ENV
 from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
-from pytest_citecheck.frontends.service import defaults as sd
 from pytest_citecheck.options.table import OPTIONS, Flag, Hidden, add_flag
 
 # -- argument types (validated at parse time) -------------------------------------------
@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         "anything is spent: Host header, service key, JSON body, caps, judge allow-list, "
         "URL policy. With --jobs-dir, also POST /crawler/deliveries: the webhook of "
         "Crawlbase's Crawler for large audits.",
-        epilog=f"Off loopback a key is required: set {sd.SERVICE_KEY_ENV} or --key-file. "
+        epilog=f"Off loopback a key is required: set {SERVICE_KEY_ENV} or --key-file. "
         "Clients send it as `Authorization: Bearer <key>` (the Crawler, which cannot send "
         "headers, as ?key=<key> in its webhook URL).",
     )

@@ -23,9 +23,9 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.engine.core import StageHooks
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
     from pytest_citecheck.engine.run_loop import each_in_order
+    from pytest_citecheck.engine.settings import StageHooks
     from pytest_citecheck.large_audit.recheck_work import RecheckWork
     from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
 
@@ -41,10 +41,11 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     )
     hooks = StageHooks(make_transport=lambda: transport) if transport is not None else None
 
+    from pytest_citecheck.recording.recorder import cassette_path
+
     def cassette(key: str) -> Path:
         claim, path = batch.claims[key], batch.files[key]
-        root = args.cassettes if args.cassettes is not None else path.parent / "cassettes"
-        return root / path.stem / f"{claim.id}.yaml"
+        return cassette_path(path, claim.id, args.cassettes)
 
     with Rechecker(settings, update=args.update, hooks=hooks) as rechecker:
         try:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE, LOOPBACK_HOSTS
+from pytest_citecheck.core.providers import SERVICE_KEY_ENV
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.frontends.cli.common import (
     _BATCH_OPTIONS,
@@ -127,8 +128,8 @@ def service_key(key_file: Path | None) -> str | None:
         except (OSError, UnicodeError) as exc:
             raise UsageError(f"--key-file {key_file}: cannot be read ({exc})") from None
         where = f"--key-file {key_file}"
-    elif os.environ.get(sd.SERVICE_KEY_ENV, "").strip():
-        text, where = os.environ[sd.SERVICE_KEY_ENV], sd.SERVICE_KEY_ENV
+    elif os.environ.get(SERVICE_KEY_ENV, "").strip():
+        text, where = os.environ[SERVICE_KEY_ENV], SERVICE_KEY_ENV
     else:
         return None
     try:

@@ -18,7 +18,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from pytest_citecheck import __version__
-from pytest_citecheck.claims.models import ClaimResult, Reason, Verdict
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.defaults import DEFAULT_JUDGE
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.secrets import SECRET_ENV_VARS

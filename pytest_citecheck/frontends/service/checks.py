@@ -18,10 +18,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pytest_citecheck.claims.loader import ClaimValidationError, parse_claim
 from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.core.defaults import DEFAULT_JUDGE
+from pytest_citecheck.core.defaults import DEFAULT_JUDGE, DEFAULT_MAX_CLAIM_CHARS
 from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.frontends.service.config import ServiceConfig
-from pytest_citecheck.frontends.service.defaults import DEFAULT_MAX_CLAIM_CHARS, MAX_JSON_DEPTH
+from pytest_citecheck.frontends.service.defaults import MAX_JSON_DEPTH
 from pytest_citecheck.frontends.service.terms import SERVICE_TERMS, public_detail
 from pytest_citecheck.frontends.service.wire import VerifyRequest
 from pytest_citecheck.stages.url_policy import check

@@ -10,7 +10,7 @@ from typing import Any
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import LOOPBACK_HOSTS
 from pytest_citecheck.core.record_mode import LIVE
-from pytest_citecheck.engine.core import EngineSettings
+from pytest_citecheck.engine.settings import EngineSettings
 from pytest_citecheck.frontends.service.config_fields import TableFields
 from pytest_citecheck.frontends.service.config_fields_gen import by_field
 from pytest_citecheck.frontends.service.defaults import (

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 
-from pytest_citecheck.core.defaults import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
-from pytest_citecheck.core.defaults import DEFAULT_MAX_CLAIM_CHARS as DEFAULT_MAX_CLAIM_CHARS
-from pytest_citecheck.core.defaults import DEFAULT_MAX_URLS as DEFAULT_MAX_URLS
-from pytest_citecheck.core.defaults import DEFAULT_QUEUE_WAIT as DEFAULT_QUEUE_WAIT
-from pytest_citecheck.core.defaults import DEFAULT_READ_TIMEOUT as DEFAULT_READ_TIMEOUT
 from pytest_citecheck.core.defaults import MIN_KEY_CHARS
-from pytest_citecheck.core.providers import SERVICE_KEY_ENV as SERVICE_KEY_ENV
+from pytest_citecheck.core.providers import SERVICE_KEY_ENV
 
 RETRY_AFTER_SECONDS = 5
 # Seconds a request waits for an audit file another writer holds (before spending, and

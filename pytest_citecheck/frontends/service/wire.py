@@ -6,7 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pytest_citecheck.claims.models import ClaimResult, Label, check_judge
+from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.models import check_judge
+from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.frontends.service.terms import public_detail
 
 

@@ -36,17 +36,18 @@ from typing import Any
 
 import httpx
 
-from pytest_citecheck.core.defaults import DEFAULT_JUDGE
+from pytest_citecheck.core.argtypes import Temperature, parse_temperature
+from pytest_citecheck.core.defaults import DEFAULT_JUDGE, RESPONSE_FORMATS
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import PROVIDER_ENV, PROVIDERS
 from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.stages.judges.anthropic import AnthropicJudge
 from pytest_citecheck.stages.judges.base import Judge, JudgeReply, VersionedJudge
-from pytest_citecheck.stages.judges.compat import ServerFormats, Temperature, parse_temperature
+from pytest_citecheck.stages.judges.compat import ServerFormats
 from pytest_citecheck.stages.judges.http import HTTPJudge
 from pytest_citecheck.stages.judges.ollama import OllamaJudge, normalise_host
-from pytest_citecheck.stages.judges.openai import RESPONSE_FORMATS, OpenAIJudge
+from pytest_citecheck.stages.judges.openai import OpenAIJudge
 from pytest_citecheck.stages.judges.prompt import (
     PROMPT_VERSION,
     build_messages,

@@ -11,7 +11,7 @@ from typing import Protocol
 
 # The reply is plain data and lives with the domain models (light to import);
 # it is re-exported here, where judge authors look for it.
-from pytest_citecheck.claims.models import JudgeReply
+from pytest_citecheck.claims.results import JudgeReply
 
 __all__ = ["Judge", "JudgeReply", "VersionedJudge"]
 

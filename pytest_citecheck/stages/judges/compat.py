@@ -19,9 +19,6 @@ import re
 import threading
 from typing import Any
 
-from pytest_citecheck.core.argtypes import Temperature as Temperature
-from pytest_citecheck.core.argtypes import parse_temperature as parse_temperature
-
 
 def error_param(payload: Any) -> str | None:
     """The ``error.param`` of an OpenAI-style error envelope (the field it is about)."""

@@ -45,7 +45,8 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from pytest_citecheck.claims.models import Reason, Usage
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import Usage
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import (
     GaveUp,
@@ -412,33 +413,7 @@ class HTTPJudge(ABC):
             log.warning(message, self.name, *args)
 
     def _unavailable(self, exc: GaveUp) -> StageFailed:
-        error = exc.error
-        tries = f"{exc.attempts} attempt(s)"
-        if exc.attempts == 0:
-            # Never sent: the deadline ran out while it waited for a slot.
-            what = f"the {self.name} judge was not asked: {error}"
-        elif isinstance(error, httpx.TimeoutException) and not isinstance(
-            error, httpx.ConnectTimeout | httpx.PoolTimeout
-        ):
-            what = (
-                f"the {self.name} judge at {self.url} accepted the connection but sent no "
-                f"answer within {self.timeout:g} s ({type(error).__name__}, {tries})"
-            )
-        elif isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
-            what = (
-                f"the {self.name} judge at {self.url} accepted the connection but closed it "
-                f"without answering ({type(error).__name__}, {tries})"
-            )
-        elif unresolved_host(error) is not None:
-            what = (
-                f"could not reach the {self.name} judge at {self.url}: "
-                f"{transport_text(error)} ({tries})"
-            )
-        else:
-            what = (
-                f"could not reach the {self.name} judge at {self.url}: no connection "
-                f"({type(error).__name__}, {tries})"
-            )
+        what = unavailable_text(self.name, self.url, self.timeout, exc)
         return StageFailed(Reason.JUDGE_UNAVAILABLE, self._scrub(what))
 
     def _handle(self, sent: Sent, body: dict[str, Any]) -> JudgeReply:
@@ -532,3 +507,33 @@ def field_of(payload: Mapping[str, Any], *path: str | int) -> Any:
             return None
         node = node[step] if isinstance(step, int) else node.get(step)
     return node
+
+
+def unavailable_text(name: str, url: str, timeout: float, exc: GaveUp) -> str:
+    """Why the judge ``name`` at ``url`` gave no answer, for ``judge_unavailable``:
+    never sent, no answer in time, a closed connection, an unknown host, no connection."""
+    error = exc.error
+    tries = f"{exc.attempts} attempt(s)"
+    if exc.attempts == 0:
+        # Never sent: the deadline ran out while it waited for a slot.
+        what = f"the {name} judge was not asked: {error}"
+    elif isinstance(error, httpx.TimeoutException) and not isinstance(
+        error, httpx.ConnectTimeout | httpx.PoolTimeout
+    ):
+        what = (
+            f"the {name} judge at {url} accepted the connection but sent no "
+            f"answer within {timeout:g} s ({type(error).__name__}, {tries})"
+        )
+    elif isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        what = (
+            f"the {name} judge at {url} accepted the connection but closed it "
+            f"without answering ({type(error).__name__}, {tries})"
+        )
+    elif unresolved_host(error) is not None:
+        what = f"could not reach the {name} judge at {url}: {transport_text(error)} ({tries})"
+    else:
+        what = (
+            f"could not reach the {name} judge at {url}: no connection "
+            f"({type(error).__name__}, {tries})"
+        )
+    return what

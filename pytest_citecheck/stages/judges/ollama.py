@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_citecheck.claims.models import Reason
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.core.argtypes import Temperature
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.stages.judges.base import JudgeReply
-from pytest_citecheck.stages.judges.compat import Temperature, error_text
+from pytest_citecheck.stages.judges.compat import error_text
 from pytest_citecheck.stages.judges.http import (
     HTTPJudge,
     bearer,

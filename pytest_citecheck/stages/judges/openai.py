@@ -35,16 +35,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_citecheck.claims.models import Reason
-from pytest_citecheck.core.defaults import RESPONSE_FORMATS as RESPONSE_FORMATS
+from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.core.argtypes import Temperature
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.stages.judges.base import JudgeReply
-from pytest_citecheck.stages.judges.compat import (
-    ServerFormats,
-    Temperature,
-    error_param,
-    error_text,
-)
+from pytest_citecheck.stages.judges.compat import ServerFormats, error_param, error_text
 from pytest_citecheck.stages.judges.http import (
     HTTPJudge,
     bearer,
