@@ -37,9 +37,10 @@ _INFLATE_INPUT = 64 * 1024
 # Seconds a delivery's write waits for a store another process holds before it is
 # answered 503. A batch waits at most this long and the deliveries arriving meanwhile
 # are the next batch, so a delivery to a held store is answered within about twice
-# this, inside the Crawler's 200 ms; the job's runner holds its store for a few
-# milliseconds at a time.
-STORE_BUSY_WAIT = 0.06
+# this, inside the Crawler's 200 ms. The job's runner holds its store for a few
+# milliseconds at a time, longer on a loaded machine: at 60 ms a loaded run's own
+# writes made the receiver answer 503 and the Crawler deliver again.
+STORE_BUSY_WAIT = 0.09
 
 
 class Refused(Exception):
