@@ -46,7 +46,12 @@ class Reason:
     # A bot challenge, captcha interstitial or an origin 401/403/429: not evidence
     # either way, and a person should look (the verdict carries the review flag).
     BLOCKED = "blocked"
-    PDF_UNSUPPORTED = "pdf_unsupported"
+    # A cited PDF that cannot be read (stages/pdf.py): encrypted, no text layer (scanned
+    # images), over the size, page or extraction-time cap, or not a well-formed PDF.
+    PDF_ENCRYPTED = "pdf_encrypted"
+    PDF_NO_TEXT = "pdf_no_text"
+    PDF_TOO_LARGE = "pdf_too_large"
+    PDF_MALFORMED = "pdf_malformed"
     # The site answered with a server error (an origin 5xx, or a short "502 Bad
     # Gateway" page served with 200): not the page, and maybe not for long.
     ORIGIN_ERROR = "origin_error"
