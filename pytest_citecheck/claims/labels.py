@@ -52,6 +52,8 @@ class Reason:
     PDF_NO_TEXT = "pdf_no_text"
     PDF_TOO_LARGE = "pdf_too_large"
     PDF_MALFORMED = "pdf_malformed"
+    # A quote found only in a PDF's references or bibliography: never evidence for the body.
+    QUOTE_IN_REFERENCES = "quote_in_references"
     # The site answered with a server error (an origin 5xx, or a short "502 Bad
     # Gateway" page served with 200): not the page, and maybe not for long.
     ORIGIN_ERROR = "origin_error"

@@ -187,6 +187,9 @@ class Citation(BaseModel):
     quote: str | None = None
     quote_by: QuoteBy = "user"
     section: str | None = None
+    # The page of a PDF the quote is on (1-based: a claim file's ``page:``, Anthropic's
+    # ``page_location``, Bedrock's ``documentPage``): the quote is looked for there first.
+    page: int | None = Field(default=None, ge=1)
     # Where the document really is; resolved by the loader, never reported.
     document_path: Path | None = Field(default=None, exclude=True, repr=False)
 

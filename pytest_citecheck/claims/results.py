@@ -40,6 +40,16 @@ class Passage(BaseModel):
     index: int
     text: str
     score: float | None = None
+    # The 1-based page of a PDF the passage is on (None: a web page or a text document).
+    page: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A web page's passage serialises as it always did (recordings compare them).
+        data = handler(self)
+        if isinstance(data, dict) and self.page is None:
+            data.pop("page", None)
+        return data
 
 
 class Usage(BaseModel):
@@ -159,6 +169,8 @@ class Verdict(BaseModel):
     # Below the confidence gate: a human should look at it.
     review: bool = False
     section: str | None = None
+    # The 1-based page of a PDF the evidence is on (reports link ``URL#page=N``).
+    page: int | None = None
     fetches: list[Fetch] = Field(default_factory=list)
     credits: float = 0.0
     passages: list[Passage] = Field(default_factory=list)

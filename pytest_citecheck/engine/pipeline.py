@@ -56,6 +56,7 @@ from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.pdf import PdfText
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
@@ -164,7 +165,9 @@ class Verifier:
         """Verify one citation; any failure becomes an ``error`` verdict."""
         try:
             if citation.url is not None:
-                verdict = self._verify_url(claim, citation.url, *_url_quote(citation))
+                verdict = self._verify_url(
+                    claim, citation.url, *_url_quote(citation), page=citation.page
+                )
             else:
                 verdict = self._verify_document(claim, citation)
         except ConfigurationError as exc:
@@ -207,6 +210,7 @@ class Verifier:
         quote: str | None = None,
         quote_by: QuoteBy = "user",
         fragment: bool = False,
+        page: int | None = None,
     ) -> Verdict:
         """``fragment``: the quote is the URL's text fragment, whose ``start,end`` range
         marks the whole span between them (nothing is left out, so no gap is refused);
@@ -237,6 +241,8 @@ class Verifier:
                     "detail": fetched.detail,
                 }
             )
+        if fetched.pdf_text is not None:
+            return self._verify_pdf(claim, fetched.pdf_text, base, quote, quote_by, page)
         texts = split_passages(fetched.text)
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
@@ -251,6 +257,58 @@ class Verifier:
             if holding:
                 return self._judge(claim, holding, base)
         return self._judge(claim, self._top_passages(claim, texts), base)
+
+    def _verify_pdf(
+        self,
+        claim: str,
+        pdf: PdfText,
+        base: Verdict,
+        quote: str | None,
+        quote_by: QuoteBy,
+        page: int | None,
+    ) -> Verdict:
+        """A PDF source (stages/pdf.py): its passages carry their page, a quote is looked
+        for on the citation's page first and as the text layer may hold it, a quote only
+        the references have is no evidence, and the verdict names its evidence's page."""
+        from pytest_citecheck.stages.pdf import (
+            holding_in_pdf,
+            in_references,
+            page_passages,
+            with_pages,
+        )
+
+        passages = page_passages(pdf)
+        texts = passages.texts
+        provider = quote_by == "provider"
+        if not texts:
+            return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
+        if quote is None:
+            verdict = self._judge(claim, self._top_passages(claim, texts), base)
+        else:
+            holding = holding_in_pdf(
+                quote, passages, page, lambda q, t: self._passages_holding(q, t, provider)
+            )
+            if holding is None and in_references(quote, pdf):
+                return base.model_copy(
+                    update={
+                        "label": Label.NOT_FOUND,
+                        "reason": Reason.QUOTE_IN_REFERENCES,
+                        "evidence_quote": cap(quote, MAX_QUOTE_CHARS),
+                        "page": pdf.references_page,
+                        "detail": "the quote is in the PDF's references section, which is "
+                        "never evidence for a claim about the body",
+                    }
+                )
+            if holding is None and provider:
+                verdict = self._provider_quote_missing(claim, texts, base)
+            elif holding is None:
+                elided = QuoteIndex(texts).elision_refusal(quote)
+                return _quote_missing(base, quote, Reason.QUOTE_NOT_IN_PAGE, "PDF", elided)
+            else:
+                verdict = self._judge(
+                    claim, holding or self._top_passages(claim, texts), base
+                )
+        return with_pages(verdict, passages)
 
     def _landing_refused(self, url: str, fetched: FetchResult, why: str) -> Verdict:
         """The fetch ended where the URL policy does not go: nothing of the page is

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.transport import StageTransport
     from pytest_citecheck.stages.fetch_rules import Fetcher
+    from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.judges.compat import ServerFormats
     from pytest_citecheck.stages.retrieval import Ranker
@@ -162,8 +163,23 @@ class StageBuilder:
                         retry=self.retry_policy("crawlbase"),
                         client=self.http_client(),
                         terms=self.settings.terms,
+                        pdf_fetch=self.settings.pdf_fetch,
+                        direct=self._direct_pdf(),
                     )
             return self._fetcher
+
+    def _direct_pdf(self) -> DirectPdfFetcher | None:
+        """The direct PDF download (``pdf_fetch = direct``) on the engine's client."""
+        if self.settings.pdf_fetch != "direct":
+            return None
+        from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
+
+        return DirectPdfFetcher(
+            self.http_client(),
+            url_policy=self.settings.url_policy,
+            retry=self.retry_policy("crawlbase"),
+            timeout=self.settings.timeout or 90.0,
+        )
 
     @property
     def custom_fetcher(self) -> bool:

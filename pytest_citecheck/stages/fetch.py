@@ -17,7 +17,10 @@ What the page then says (gone, redirected to the homepage, a PDF, blocked, too
 large, a soft 404) is decided by :mod:`pytest_citecheck.stages.fetch_rules` alone,
 after the fetcher returns; the fetcher asks its predicates only to stop crawling:
 a page that is gone (404/410), a deep link that lands on ``/`` or a wall a browser
-does not pass is not fetched again, and a ``.pdf`` URL is not fetched at all.
+does not pass is not fetched again. A ``.pdf`` URL is asked for as the file itself
+(:data:`PDF_PARAMS`; or downloaded directly, ``pdf_fetch = direct``), and any reply
+that is a PDF (its body or its Content-Type) is handed back as bytes for the rules to
+extract (:mod:`pytest_citecheck.stages.pdf`).
 What only the crawl can tell stays here: a failed crawl (``crawl_failed``) and a
 page with no text even rendered with JavaScript (``empty_page``).
 
@@ -54,7 +57,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
@@ -69,6 +72,7 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 # The fetcher protocol lives with the rules every fetcher's result passes through;
 # it stays importable from here.
+from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH
 from pytest_citecheck.stages.fetch_rules import (
     FetchResult,
     blocked_page,
@@ -80,6 +84,9 @@ from pytest_citecheck.stages.fetch_rules import (
 
 # -- the rules' constants ------------------------------------------------------
 
+
+if TYPE_CHECKING:
+    from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
 
 DEFAULT_BASE_URL = "https://api.crawlbase.com/"
 BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
@@ -103,6 +110,29 @@ _CREDITS = {"normal": 1.0, "javascript": 2.0}
 _STORE_CREDITS = 0.5
 
 DEFAULT_RETRY = RetryPolicy()
+
+# A ``.pdf`` URL is asked for as the file (no ``format=md``: it converts HTML) with the
+# origin's headers (``get_headers=true``: its Content-Type). docs/verification.md, "PDF
+# sources", says what the Crawling API is assumed to answer where its docs are silent.
+PDF_PARAMS = (("get_headers", "true"),)
+# Where a reply with ``get_headers=true`` carries the origin's Content-Type (assumed:
+# the origin's headers prefixed ``original_``, like ``original_status``), or its own.
+_CONTENT_TYPE_HEADERS = ("original_content-type", "original-content-type", "content-type")
+
+
+def pdf_body(response: httpx.Response) -> bytes | None:
+    """The reply's body when it is a PDF (a body starting ``%PDF-``, or a 2xx whose
+    Content-Type says ``application/pdf``), else None."""
+    from pytest_citecheck.stages.pdf import is_pdf_body, is_pdf_content_type
+
+    if not response.is_success:
+        return None
+    body = response.content
+    if is_pdf_body(body):
+        return body
+    if any(is_pdf_content_type(response.headers.get(name)) for name in _CONTENT_TYPE_HEADERS):
+        return body  # said to be a PDF: the rules call it malformed if it is not one
+    return None
 
 
 def base_url_from(environ: Mapping[str, str]) -> str:
@@ -144,6 +174,8 @@ class _Reply:
     stopped: str | None = None  # why a reply asked to be retried was not (Sent.stopped)
     # The Crawler's rid when the reply is a Crawler delivery (billed once, no storage).
     crawler_rid: str | None = None
+    # The body when it is a PDF (stages/pdf.py): bytes, never decoded as text.
+    pdf: bytes | None = None
 
     @property
     def chars(self) -> int:
@@ -197,7 +229,9 @@ class _Crawl:
         return out
 
     def page(self, reply: _Reply) -> FetchResult:
-        """The raw page ``reply`` gave, for the page rules to read."""
+        """The raw page ``reply`` gave, for the page rules to read (a PDF's bytes as such)."""
+        if reply.pdf is not None:
+            return replace(self.result(reply), pdf=reply.pdf)
         return self.result(reply, text=reply.text)
 
     def failed(self, reply: _Reply | None, detail: str) -> FetchResult:
@@ -282,8 +316,14 @@ class CrawlbaseFetcher:
         retry: RetryPolicy = DEFAULT_RETRY,
         timeout: float = 90.0,
         terms: Terms = NEUTRAL,
+        pdf_fetch: str = DEFAULT_PDF_FETCH,
+        direct: DirectPdfFetcher | None = None,
     ) -> None:
         self.terms = terms
+        # How a ``.pdf`` URL is fetched: through the API, or by ``direct`` (a
+        # DirectPdfFetcher sharing this fetcher's client, under the URL policy).
+        self.pdf_fetch = pdf_fetch
+        self.direct = direct
         self._tokens: dict[TokenKind, str | None] = {
             "normal": token or None,
             "javascript": js_token or None,
@@ -328,8 +368,9 @@ class CrawlbaseFetcher:
     def fetch(self, url: str) -> FetchResult:
         crawl = _Crawl(url)
         if is_pdf(url):
-            # No text is extracted from a PDF: not worth a call (the rules say why).
-            return crawl.result(None)
+            fetched = self._fetch_pdf(crawl)
+            if fetched is not None:
+                return fetched
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
             return normal
@@ -388,6 +429,8 @@ class CrawlbaseFetcher:
             return _Escalate(
                 f"cb_status {reply.cb_status} in an HTTP {reply.status_code} reply", failed=True
             )
+        if reply.pdf is not None and 200 <= reply.status_code < 300:
+            return crawl.page(reply)  # a PDF whatever its URL said: its text is extracted
         if not 200 <= reply.status_code < 300:
             if reply.stopped is not None:
                 why = f": {reply.stopped}."
@@ -420,6 +463,26 @@ class CrawlbaseFetcher:
             return reply
         return crawl.page(reply)
 
+    # -- PDFs (stages/pdf.py) -------------------------------------------------
+
+    def _fetch_pdf(self, crawl: _Crawl) -> FetchResult | None:
+        """A ``.pdf`` URL: one call for the file itself (no ``format=md``, which renders
+        HTML; ``get_headers`` for the origin's ``Content-Type``), or a direct download
+        when ``pdf_fetch`` says so. None: the reply is not a PDF after all (an HTML
+        landing page), so the page is crawled as any page is."""
+        if self.pdf_fetch == "direct" and self.direct is not None:
+            return self.direct.fetch(crawl.url)
+        reply = self._call(crawl, "normal", False, None, as_pdf=True)
+        if reply.failure is not None:
+            return crawl.failed(reply, f"The Crawling API could not crawl the PDF: {reply.failure}.")
+        if is_gone(reply.original_status) or reply.pdf is not None:
+            return crawl.page(reply)
+        if reply.status_code in FAILED_CRAWL_STATUSES or reply.cb_status in FAILED_CRAWL_STATUSES:
+            return None  # the page path escalates a failed crawl as it does for a page
+        if not 200 <= reply.status_code < 300:
+            return crawl.failed(reply, f"The Crawling API answered HTTP {reply.status_code}.")
+        return None
+
     # -- the wire ------------------------------------------------------------
 
     def _has_token(self, kind: TokenKind) -> bool:
@@ -444,17 +507,21 @@ class CrawlbaseFetcher:
         )
 
     def _call(
-        self, crawl: _Crawl, kind: TokenKind, readability: bool, after: _Escalate | None
+        self,
+        crawl: _Crawl,
+        kind: TokenKind,
+        readability: bool,
+        after: _Escalate | None,
+        *,
+        as_pdf: bool = False,
     ) -> _Reply:
         token = self._token(kind, after)
         # Like the SDK: token, then the options, ``url`` last.
-        params = (
-            ("token", token),
-            ("format", "md"),
-            *((("md_readability", "true"),) if readability else ()),
-            ("store", "true"),
-            ("url", crawl.url),
-        )
+        if as_pdf:
+            options: tuple[tuple[str, str], ...] = PDF_PARAMS
+        else:
+            options = (("format", "md"), *((("md_readability", "true"),) if readability else ()))
+        params = (("token", token), *options, ("store", "true"), ("url", crawl.url))
         request = self._client.build_request(
             "GET", self.base_url, params=params, timeout=self.timeout
         )
@@ -481,11 +548,13 @@ class CrawlbaseFetcher:
             )
         headers = response.headers
         cb_status = _int_header(headers, "cb_status")
+        pdf = pdf_body(response)
         reply = _Reply(
             kind,
-            readability,
+            readability and not as_pdf,
             status_code=response.status_code,
-            text=response.text if response.is_success else "",
+            text=response.text if response.is_success and pdf is None else "",
+            pdf=pdf,
             original_status=_int_header(headers, "original_status"),
             cb_status=cb_status if cb_status is not None else _int_header(headers, "pc_status"),
             final_url=_final_url(headers),

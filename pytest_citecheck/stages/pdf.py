@@ -33,10 +33,11 @@ import io
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.results import Passage, Verdict
 from pytest_citecheck.core.defaults import (
     DEFAULT_PDF_MAX_PAGES,
     DEFAULT_PDF_MAX_SECONDS,
@@ -297,3 +298,55 @@ def page_link(url: str, page: int | None) -> str:
     if page is None:
         return url
     return f"{url.split('#', 1)[0]}#page={page}"
+
+
+# -- a PDF source in the pipeline -------------------------------------------------------
+
+# Finds the passages holding a quote among texts (the pipeline's own lookup), or None.
+Holding = Callable[[str, list[str]], "list[Passage] | None"]
+
+
+def holding_in_pdf(
+    quote: str, passages: PagePassages, page: int | None, holding: Holding
+) -> list[Passage] | None:
+    """The passages of ``passages`` holding ``quote`` as the text layer may hold it
+    (:func:`quote_variants`), looked for on ``page`` first when the citation names one
+    (the other passages blanked, so the indexes stay the document's), then everywhere."""
+    tries = [passages.texts]
+    if page is not None and page in passages.pages:
+        tries.insert(0, [t if p == page else "" for t, p in zip(passages.texts, passages.pages)])
+    for texts in tries:
+        for variant in quote_variants(quote):
+            found = holding(variant, texts)
+            if found is not None:
+                return found
+    return None
+
+
+def in_references(quote: str, pdf: PdfText) -> bool:
+    """Whether ``quote`` (as the text layer may hold it) is in the cut-off references."""
+    from pytest_citecheck.stages.text import normalise
+
+    if not pdf.references:
+        return False
+    text = normalise(pdf.references)
+    return any(normalise(variant) in text for variant in quote_variants(quote))
+
+
+def with_pages(verdict: Verdict, passages: PagePassages) -> Verdict:
+    """``verdict`` with the page of each passage it shows and the page of its evidence
+    (the first shown passage holding its quote; the only page shown when all are on one)."""
+    from pytest_citecheck.stages.text import normalise
+
+    def page_of(index: int) -> int | None:
+        return passages.pages[index] if 0 <= index < len(passages.pages) else None
+
+    shown = [p.model_copy(update={"page": page_of(p.index)}) for p in verdict.passages]
+    page: int | None = None
+    if verdict.evidence_quote:
+        needle = normalise(verdict.evidence_quote)
+        page = next((p.page for p in shown if needle and needle in normalise(p.text)), None)
+    if page is None:
+        pages = {p.page for p in shown if p.page is not None}
+        page = pages.pop() if len(pages) == 1 else None
+    return verdict.model_copy(update={"passages": shown, "page": page})

@@ -111,9 +111,13 @@ class CitedSource(BaseModel):
     retrieved_at: str | None = None
     note: str | None = None
     where: str = ""
+    # The 1-based page of a PDF the provider says the quote is on.
+    page: int | None = None
 
     def citation(self) -> Citation:
         fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
+        if self.page is not None:
+            fields["page"] = self.page
         if self.quote is not None:
             # A quote with no provider behind it was taken from the answer's own text.
             fields["quote_by"] = self.quote_by or "model"
