@@ -56,7 +56,7 @@ from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.pdf import PdfText
+from pytest_citecheck.stages.pdf import PdfText, PdfUnreadable
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
@@ -92,7 +92,7 @@ def asks_judge(citation: Citation) -> bool:
 
     try:
         document = Document.load(citation.document_path)
-    except ConfigurationError:
+    except (ConfigurationError, PdfUnreadable):
         return False
     return (
         citation.quote_by == "provider"
@@ -266,6 +266,7 @@ class Verifier:
         quote: str | None,
         quote_by: QuoteBy,
         page: int | None,
+        document: bool = False,
     ) -> Verdict:
         """A PDF source (stages/pdf.py): its passages carry their page, a quote is looked
         for on the citation's page first and as the text layer may hold it, a quote only
@@ -303,7 +304,8 @@ class Verifier:
                 verdict = self._provider_quote_missing(claim, texts, base)
             elif holding is None:
                 elided = QuoteIndex(texts).elision_refusal(quote)
-                return _quote_missing(base, quote, Reason.QUOTE_NOT_IN_PAGE, "PDF", elided)
+                reason = Reason.QUOTE_NOT_IN_DOCUMENT if document else Reason.QUOTE_NOT_IN_PAGE
+                return _quote_missing(base, quote, reason, "PDF", elided)
             else:
                 verdict = self._judge(
                     claim, holding or self._top_passages(claim, texts), base
@@ -359,8 +361,23 @@ class Verifier:
         path = citation.document_path
         if path is None:
             raise StageFailed(Reason.INTERNAL, f"document {citation.document!r} was not resolved")
-        document = Document.load(path)
         base = Verdict(url=citation.target, label=Label.ERROR)
+        try:
+            document = Document.load(path)
+        except PdfUnreadable as exc:
+            return base.model_copy(
+                update={"label": Label.NOT_FOUND, "reason": exc.reason, "detail": exc.detail}
+            )
+        if document.pdf is not None and citation.section is None:
+            return self._verify_pdf(
+                claim,
+                document.pdf,
+                base,
+                citation.quote,
+                citation.quote_by,
+                citation.page,
+                document=True,
+            )
         if citation.quote is not None:
             provider = citation.quote_by == "provider"
             section = document.find_quote(citation.quote, near=citation.section, provider=provider)
