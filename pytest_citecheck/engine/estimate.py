@@ -9,7 +9,10 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
 - a URL citation is one crawl (normal token, readability, ``store=true``:
   1.5 credits) when the page is a plain article; the worst case is four: the
   readability retry on a thin page and both again with the JavaScript token
-  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL costs nothing;
+  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL is one crawl of the file
+  (``get_headers``, ``store=true``: 1.5 credits, billed like a page); its worst case
+  adds a page's four (the URL served HTML after all); with ``pdf_fetch = direct`` it is
+  downloaded from its origin and costs no credits;
 - every citation that reaches the judge is one judge call; a page that is gone
   (404/410), a redirect to the homepage, a soft 404 or a quote not in a document
   ends before the judge, so the judge-call figure is the most there can be;
@@ -34,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pytest_citecheck.claims.models import Citation, Claim
-from pytest_citecheck.core.defaults import DEFAULT_TOP_K
+from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH, DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
@@ -128,36 +131,51 @@ class ClaimEstimate:
 
 
 def estimate_claim(
-    claim: Claim, judge: str, confirm: bool = True, batch: bool = False
+    claim: Claim,
+    judge: str,
+    confirm: bool = True,
+    batch: bool = False,
+    pdf_fetch: str = DEFAULT_PDF_FETCH,
 ) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
-    with the confirmation calls; ``batch``: judged through the batch API, at its price)."""
+    with the confirmation calls; ``batch``: judged through the batch API, at its price;
+    ``pdf_fetch``: how a ``.pdf`` URL is fetched)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
-    crawls = judge_calls = 0
+    pages = pdfs = judge_calls = 0
     citations = list(dict.fromkeys(claim.citations))
     for citation in citations:
         if citation.url is not None:
             if is_pdf(citation.url):
-                continue
-            crawls += 1
+                pdfs += 1
+            else:
+                pages += 1
         elif not _document_reaches_judge(citation):
             continue
         judge_calls += 1
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
     confirm_calls = judge_calls if confirm else 0
+    normal, worst = _crawl_credits(worst=False), _crawl_credits(worst=True)
+    if pdf_fetch == "direct":
+        # Downloaded from the origin, no credits; worst, it serves HTML: a page's crawls.
+        crawls, worst_crawls = pages, (pages + pdfs) * WORST_CRAWLS
+        credits, worst_credits = pages * normal, (pages + pdfs) * worst
+    else:
+        # The file is one crawl; worst, it serves HTML, then crawled as a page.
+        crawls, worst_crawls = pages + pdfs, pages * WORST_CRAWLS + pdfs * (1 + WORST_CRAWLS)
+        credits, worst_credits = (pages + pdfs) * normal, pages * worst + pdfs * (normal + worst)
     return ClaimEstimate(
         confirm_calls=confirm_calls,
         confirm_input_tokens=confirm_calls * confirmation_tokens(claim.claim),
         confirm_output_tokens=confirm_calls * REPLY_TOKENS,
         judge=judge,
         crawls=crawls,
-        worst_crawls=crawls * WORST_CRAWLS,
+        worst_crawls=worst_crawls,
         judge_calls=judge_calls,
         input_tokens=judge_calls * tokens,
         output_tokens=judge_calls * REPLY_TOKENS,
-        credits=crawls * _crawl_credits(worst=False),
-        worst_credits=crawls * _crawl_credits(worst=True),
+        credits=credits,
+        worst_credits=worst_credits,
         local=not judge_calls and all(c.url is None for c in citations),
         batch=batch,
     )
@@ -387,6 +405,7 @@ def plan(
     name_for: Callable[[Claim], str] | None = None,
     confirm: bool = True,
     batch: bool = False,
+    pdf_fetch: str = DEFAULT_PDF_FETCH,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
@@ -396,7 +415,7 @@ def plan(
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm, batch)
+            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, pdf_fetch)
             if estimate.local:
                 out.local += 1
             else:

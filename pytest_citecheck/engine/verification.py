@@ -91,6 +91,7 @@ class Verification:
                 judges.name,
                 confirm=not self.settings.no_confirm,
                 batch=self.settings.judge_batch,
+                pdf_fetch=self.settings.pdf_fetch,
             )
         )
         if isinstance(reservation, str):
