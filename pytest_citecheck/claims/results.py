@@ -199,6 +199,14 @@ class Verdict(BaseModel):
     # its members'). ``usage`` above is the first reading's; the confirmation's is here.
     confirmation: Confirmation | None = None
 
+    @model_serializer(mode="wrap")
+    def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A web page's verdict serialises as it always did.
+        data = handler(self)
+        if isinstance(data, dict) and self.page is None:
+            data.pop("page", None)
+        return data
+
     def confirmations(self) -> list[Confirmation]:
         """Every confirmation behind this verdict: its own, or its panel members'."""
         own = [self.confirmation] if self.confirmation is not None else []

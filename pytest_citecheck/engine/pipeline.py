@@ -307,9 +307,7 @@ class Verifier:
                 reason = Reason.QUOTE_NOT_IN_DOCUMENT if document else Reason.QUOTE_NOT_IN_PAGE
                 return _quote_missing(base, quote, reason, "PDF", elided)
             else:
-                verdict = self._judge(
-                    claim, holding or self._top_passages(claim, texts), base
-                )
+                verdict = self._judge(claim, holding or self._top_passages(claim, texts), base)
         return with_pages(verdict, passages)
 
     def _landing_refused(self, url: str, fetched: FetchResult, why: str) -> Verdict:

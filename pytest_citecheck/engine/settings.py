@@ -17,9 +17,9 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_JUDGE_BATCH_WAIT,
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_PANEL_RULE,
+    DEFAULT_PDF_FETCH,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
-    DEFAULT_PDF_FETCH,
     DEFAULT_URL_POLICY,
 )
 from pytest_citecheck.core.limits import CRAWLING_API_CAP

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.transport import StageTransport
     from pytest_citecheck.stages.fetch_rules import Fetcher
-    from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.judges.compat import ServerFormats
+    from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
     from pytest_citecheck.stages.retrieval import Ranker
 
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).

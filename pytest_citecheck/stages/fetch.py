@@ -64,15 +64,15 @@ import httpx
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import Fetch
+
+# The fetcher protocol lives with the rules every fetcher's result passes through;
+# it stays importable from here.
+from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
-
-# The fetcher protocol lives with the rules every fetcher's result passes through;
-# it stays importable from here.
-from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH
 from pytest_citecheck.stages.fetch_rules import (
     FetchResult,
     blocked_page,
@@ -474,7 +474,9 @@ class CrawlbaseFetcher:
             return self.direct.fetch(crawl.url)
         reply = self._call(crawl, "normal", False, None, as_pdf=True)
         if reply.failure is not None:
-            return crawl.failed(reply, f"The Crawling API could not crawl the PDF: {reply.failure}.")
+            return crawl.failed(
+                reply, f"The Crawling API could not crawl the PDF: {reply.failure}."
+            )
         if is_gone(reply.original_status) or reply.pdf is not None:
             return crawl.page(reply)
         if reply.status_code in FAILED_CRAWL_STATUSES or reply.cb_status in FAILED_CRAWL_STATUSES:

@@ -287,6 +287,7 @@ def redirected_to_homepage(url: str, final_url: str | None) -> bool:
 
 # -- the messages a user reads (the same from every fetcher) ---------------------------
 
+
 def pdf_rule(result: FetchResult, max_page_bytes: int | None) -> FetchResult:
     """A fetched PDF's text (``pdf_text``, ``text``) or the reason it cannot be read."""
     from pytest_citecheck.stages.pdf import extract

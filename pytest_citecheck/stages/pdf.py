@@ -18,7 +18,8 @@ A cited PDF (a URL whose path ends in ``.pdf`` or whose reply is one, or a local
   their apostrophes (``Here's`` is ``Heres`` in the text layer) and a compound broken
   at a line end is joined -- so a quote a reader copied or retyped is found;
 - :func:`page_passages`: passages cut page by page, each with its page (1-based), so a
-  verdict names the page its evidence is on (``URL#page=12``).
+  verdict names the page its evidence is on (reports link ``URL#page=12``:
+  :func:`~pytest_citecheck.core.urls.page_link`).
 
 What cannot be read is a :class:`PdfUnreadable` with its own reason -- ``pdf_encrypted``,
 ``pdf_no_text``, ``pdf_too_large``, ``pdf_malformed`` -- never a crash or a hang: every
@@ -293,13 +294,6 @@ def page_passages(pdf: PdfText) -> PagePassages:
     return PagePassages(texts=texts, pages=pages)
 
 
-def page_link(url: str, page: int | None) -> str:
-    """``url`` opened at ``page`` (``URL#page=12``, the fragment PDF viewers read)."""
-    if page is None:
-        return url
-    return f"{url.split('#', 1)[0]}#page={page}"
-
-
 # -- a PDF source in the pipeline -------------------------------------------------------
 
 # Finds the passages holding a quote among texts (the pipeline's own lookup), or None.
@@ -314,7 +308,9 @@ def holding_in_pdf(
     (the other passages blanked, so the indexes stay the document's), then everywhere."""
     tries = [passages.texts]
     if page is not None and page in passages.pages:
-        tries.insert(0, [t if p == page else "" for t, p in zip(passages.texts, passages.pages)])
+        tries.insert(
+            0, [t if p == page else "" for t, p in zip(passages.texts, passages.pages, strict=True)]
+        )
     for texts in tries:
         for variant in quote_variants(quote):
             found = holding(variant, texts)

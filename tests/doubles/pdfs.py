@@ -53,8 +53,8 @@ def _assemble(objects: list[bytes], root: int = 1, extra_trailer: str = "") -> b
 def _stream(data: bytes, compress: bool = False) -> bytes:
     if compress:
         data = zlib.compress(data)
-        return b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + (
-            b"\nendstream"
+        return (
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + (b"\nendstream")
         )
     return b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
 

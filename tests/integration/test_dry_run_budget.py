@@ -19,9 +19,9 @@ from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
-from tests.doubles.pdfs import make_pdf
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
+from tests.doubles.pdfs import make_pdf
 from tests.doubles.ranking import WordOverlap
 
 TOKENS = {"normal": "planted-normal-token-dry-1", "javascript": "planted-js-token-dry-2"}

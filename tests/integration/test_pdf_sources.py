@@ -15,14 +15,13 @@ import pytest
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.claims.results import ClaimResult
+from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.settings import EngineSettings, StageHooks
-from pytest_citecheck.core.retry import RetryPolicy
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
-from tests.doubles import LoopbackServer, QuietHandler
-from tests.doubles import pdfs
+from tests.doubles import LoopbackServer, QuietHandler, pdfs
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble
 from tests.doubles.ranking import WordOverlap
@@ -54,9 +53,7 @@ def _claims() -> list[Claim]:
             id="page-three",
             claim="The blind text says there is no need for special content.",
             # The sentence is on every page; the citation names page 3.
-            citations=[
-                Citation(url=FOUR, quote="There is no need for special content", page=3)
-            ],
+            citations=[Citation(url=FOUR, quote="There is no need for special content", page=3)],
         ),
         Claim(
             id="served",
@@ -172,7 +169,7 @@ class _Origin(LoopbackServer):
         origin = self
 
         class Handler(QuietHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 origin.paths.append(self.path)
                 if self.path == "/old/crazy.pdf":
                     self.send_response(301)

@@ -16,7 +16,9 @@ from tests.unit.test_pipeline_documents import reply, verifier
 pytestmark = pytest.mark.skipif(not pdfs.SAMPLES.is_dir(), reason="shared/data/pdf is absent")
 
 
-def _cite(tmp_path: Path, sample: str, quote: str | None = None, page: int | None = None) -> Citation:
+def _cite(
+    tmp_path: Path, sample: str, quote: str | None = None, page: int | None = None
+) -> Citation:
     path = tmp_path / "sources" / sample
     path.parent.mkdir(exist_ok=True)
     shutil.copy(pdfs.SAMPLES / sample, path)
@@ -63,9 +65,7 @@ def test_a_quote_the_pdf_lacks_is_fabricated_without_the_judge(tmp_path: Path) -
         ("imagemagick-images.pdf", Reason.PDF_NO_TEXT),
     ],
 )
-def test_an_unreadable_local_pdf_gets_its_reason(
-    tmp_path: Path, sample: str, reason: str
-) -> None:
+def test_an_unreadable_local_pdf_gets_its_reason(tmp_path: Path, sample: str, reason: str) -> None:
     v, judge = verifier()
     verdict = v.verify_citation("Anything.", _cite(tmp_path, sample, quote="anything at all"))
     assert (verdict.label, verdict.reason) == (Label.NOT_FOUND, reason)

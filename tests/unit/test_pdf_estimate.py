@@ -11,7 +11,9 @@ PDF = "https://example.com/paper.pdf"
 
 
 def _claim() -> Claim:
-    return Claim(id="c", claim="The paper says so.", citations=[Citation(url=PDF), Citation(url=PAGE)])
+    return Claim(
+        id="c", claim="The paper says so.", citations=[Citation(url=PDF), Citation(url=PAGE)]
+    )
 
 
 def test_a_pdf_is_one_billed_crawl_and_reaches_the_judge() -> None:

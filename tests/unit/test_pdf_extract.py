@@ -9,6 +9,7 @@ import time
 import pytest
 
 from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.stages import pdf
 from pytest_citecheck.stages.guard import QuoteIndex
 from pytest_citecheck.stages.quote_policy import EXACT
@@ -50,7 +51,8 @@ def test_passages_carry_their_page() -> None:
     assert passages.pages == sorted(passages.pages)
     last = passages.on_page(4)
     assert last and all(passages.pages[i] == 4 for i in last)
-    assert pdf.page_link("https://example.com/a.pdf#x", 4) == "https://example.com/a.pdf#page=4"
+    assert page_link("https://example.com/a.pdf#x", 4) == "https://example.com/a.pdf#page=4"
+    assert page_link("https://example.com/a", None) == "https://example.com/a"
 
 
 def test_a_long_real_document_is_read_page_by_page() -> None:

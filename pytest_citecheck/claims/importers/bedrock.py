@@ -111,7 +111,9 @@ def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | N
             documents, index, title, f"{where}.location.{kind}", "documentIndex", kind
         )
         start = place.get("start") if kind == "documentPage" else None
-        page = start if isinstance(start, int) and not isinstance(start, bool) and start >= 1 else None
+        page = (
+            start if isinstance(start, int) and not isinstance(start, bool) and start >= 1 else None
+        )
         return CitedSource(
             document=name, quote=quote, quote_by=by, title=title, where=where, page=page
         )
