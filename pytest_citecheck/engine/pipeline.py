@@ -56,7 +56,14 @@ from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.pdf import PdfText, PdfUnreadable
+from pytest_citecheck.stages.pdf import (
+    PdfText,
+    PdfUnreadable,
+    holding_in_pdf,
+    page_passages,
+    references_verdict,
+    with_pages,
+)
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
@@ -271,43 +278,25 @@ class Verifier:
         """A PDF source (stages/pdf.py): its passages carry their page, a quote is looked
         for on the citation's page first and as the text layer may hold it, a quote only
         the references have is no evidence, and the verdict names its evidence's page."""
-        from pytest_citecheck.stages.pdf import (
-            holding_in_pdf,
-            in_references,
-            page_passages,
-            with_pages,
-        )
-
         passages = page_passages(pdf)
-        texts = passages.texts
-        provider = quote_by == "provider"
+        texts, provider = passages.texts, quote_by == "provider"
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
-        if quote is None:
-            verdict = self._judge(claim, self._top_passages(claim, texts), base)
-        else:
-            holding = holding_in_pdf(
-                quote, passages, page, lambda q, t: self._passages_holding(q, t, provider)
-            )
-            if holding is None and in_references(quote, pdf):
-                return base.model_copy(
-                    update={
-                        "label": Label.NOT_FOUND,
-                        "reason": Reason.QUOTE_IN_REFERENCES,
-                        "evidence_quote": cap(quote, MAX_QUOTE_CHARS),
-                        "page": pdf.references_page,
-                        "detail": "the quote is in the PDF's references section, which is "
-                        "never evidence for a claim about the body",
-                    }
-                )
-            if holding is None and provider:
-                verdict = self._provider_quote_missing(claim, texts, base)
-            elif holding is None:
+        holding = None
+        if quote is not None:
+            ask = lambda q, t: self._passages_holding(q, t, provider)  # noqa: E731
+            holding = holding_in_pdf(quote, passages, page, ask)
+            refused = references_verdict(base, quote, pdf) if holding is None else None
+            if refused is not None:
+                return refused
+            if holding is None and not provider:
                 elided = QuoteIndex(texts).elision_refusal(quote)
                 reason = Reason.QUOTE_NOT_IN_DOCUMENT if document else Reason.QUOTE_NOT_IN_PAGE
                 return _quote_missing(base, quote, reason, "PDF", elided)
-            else:
-                verdict = self._judge(claim, holding or self._top_passages(claim, texts), base)
+        if quote is not None and holding is None:
+            verdict = self._provider_quote_missing(claim, texts, base)
+        else:
+            verdict = self._judge(claim, holding or self._top_passages(claim, texts), base)
         return with_pages(verdict, passages)
 
     def _landing_refused(self, url: str, fetched: FetchResult, why: str) -> Verdict:
@@ -367,15 +356,8 @@ class Verifier:
                 update={"label": Label.NOT_FOUND, "reason": exc.reason, "detail": exc.detail}
             )
         if document.pdf is not None and citation.section is None:
-            return self._verify_pdf(
-                claim,
-                document.pdf,
-                base,
-                citation.quote,
-                citation.quote_by,
-                citation.page,
-                document=True,
-            )
+            quote, by, page = citation.quote, citation.quote_by, citation.page
+            return self._verify_pdf(claim, document.pdf, base, quote, by, page, document=True)
         if citation.quote is not None:
             provider = citation.quote_by == "provider"
             section = document.find_quote(citation.quote, near=citation.section, provider=provider)

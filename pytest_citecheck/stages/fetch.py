@@ -64,15 +64,15 @@ import httpx
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import Fetch
-
-# The fetcher protocol lives with the rules every fetcher's result passes through;
-# it stays importable from here.
 from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
 from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS, scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+
+# The fetcher protocol lives with the rules every fetcher's result passes through;
+# it stays importable from here.
 from pytest_citecheck.stages.fetch_rules import (
     FetchResult,
     blocked_page,
@@ -81,6 +81,7 @@ from pytest_citecheck.stages.fetch_rules import (
     non_whitespace_chars,
     redirected_to_homepage,
 )
+from pytest_citecheck.stages.pdf import pdf_reply
 
 # -- the rules' constants ------------------------------------------------------
 
@@ -115,24 +116,6 @@ DEFAULT_RETRY = RetryPolicy()
 # origin's headers (``get_headers=true``: its Content-Type). docs/verification.md, "PDF
 # sources", says what the Crawling API is assumed to answer where its docs are silent.
 PDF_PARAMS = (("get_headers", "true"),)
-# Where a reply with ``get_headers=true`` carries the origin's Content-Type (assumed:
-# the origin's headers prefixed ``original_``, like ``original_status``), or its own.
-_CONTENT_TYPE_HEADERS = ("original_content-type", "original-content-type", "content-type")
-
-
-def pdf_body(response: httpx.Response) -> bytes | None:
-    """The reply's body when it is a PDF (a body starting ``%PDF-``, or a 2xx whose
-    Content-Type says ``application/pdf``), else None."""
-    from pytest_citecheck.stages.pdf import is_pdf_body, is_pdf_content_type
-
-    if not response.is_success:
-        return None
-    body = response.content
-    if is_pdf_body(body):
-        return body
-    if any(is_pdf_content_type(response.headers.get(name)) for name in _CONTENT_TYPE_HEADERS):
-        return body  # said to be a PDF: the rules call it malformed if it is not one
-    return None
 
 
 def base_url_from(environ: Mapping[str, str]) -> str:
@@ -320,8 +303,7 @@ class CrawlbaseFetcher:
         direct: DirectPdfFetcher | None = None,
     ) -> None:
         self.terms = terms
-        # How a ``.pdf`` URL is fetched: through the API, or by ``direct`` (a
-        # DirectPdfFetcher sharing this fetcher's client, under the URL policy).
+        # How a ``.pdf`` URL is fetched: the API, or ``direct`` (stages/pdf_fetch.py).
         self.pdf_fetch = pdf_fetch
         self.direct = direct
         self._tokens: dict[TokenKind, str | None] = {
@@ -550,7 +532,7 @@ class CrawlbaseFetcher:
             )
         headers = response.headers
         cb_status = _int_header(headers, "cb_status")
-        pdf = pdf_body(response)
+        pdf = pdf_reply(response.is_success, response.content, response.headers)
         reply = _Reply(
             kind,
             readability and not as_pdf,

@@ -34,10 +34,10 @@ import io
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_citecheck.claims.labels import Reason
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import Passage, Verdict
 from pytest_citecheck.core.defaults import (
     DEFAULT_PDF_MAX_PAGES,
@@ -126,6 +126,23 @@ def is_pdf_content_type(value: str | None) -> bool:
         return False
     kind = value.split(";", 1)[0].strip().lower()
     return kind in ("application/pdf", "application/x-pdf", "application/acrobat")
+
+
+# Where a reply carries the origin's Content-Type: with ``get_headers=true`` the Crawling
+# API is assumed to send the origin's headers prefixed ``original_`` (like
+# ``original_status``; docs/verification.md, "PDF sources"); else the reply's own.
+CONTENT_TYPE_HEADERS = ("original_content-type", "original-content-type", "content-type")
+
+
+def pdf_reply(success: bool, body: bytes, headers: Mapping[str, str]) -> bytes | None:
+    """A reply's body when it is a PDF (a body starting ``%PDF-``, or a successful reply
+    whose Content-Type says ``application/pdf``: the rules call it malformed if it is
+    not one), else None."""
+    if not success:
+        return None
+    if is_pdf_body(body) or any(is_pdf_content_type(headers.get(h)) for h in CONTENT_TYPE_HEADERS):
+        return body
+    return None
 
 
 def clean_page(text: str) -> str:
@@ -319,14 +336,25 @@ def holding_in_pdf(
     return None
 
 
-def in_references(quote: str, pdf: PdfText) -> bool:
-    """Whether ``quote`` (as the text layer may hold it) is in the cut-off references."""
+def references_verdict(base: Verdict, quote: str, pdf: PdfText) -> Verdict | None:
+    """``not_found``, ``quote_in_references``, when ``quote`` (as the text layer may hold
+    it) is in the cut-off references section: never evidence for the body. None if not."""
+    from pytest_citecheck.core.text import truncate
     from pytest_citecheck.stages.text import normalise
 
-    if not pdf.references:
-        return False
-    text = normalise(pdf.references)
-    return any(normalise(variant) in text for variant in quote_variants(quote))
+    text = normalise(pdf.references) if pdf.references else ""
+    if not text or not any(normalise(v) in text for v in quote_variants(quote)):
+        return None
+    return base.model_copy(
+        update={
+            "label": Label.NOT_FOUND,
+            "reason": Reason.QUOTE_IN_REFERENCES,
+            "evidence_quote": truncate(quote, 2000),
+            "page": pdf.references_page,
+            "detail": "the quote is in the PDF's references section, which is never "
+            "evidence for a claim about the body",
+        }
+    )
 
 
 def with_pages(verdict: Verdict, passages: PagePassages) -> Verdict:

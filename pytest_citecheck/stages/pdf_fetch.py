@@ -21,6 +21,7 @@ from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
 from pytest_citecheck.stages.fetch_rules import FetchResult
+from pytest_citecheck.stages.pdf import pdf_reply
 from pytest_citecheck.stages.url_policy import check as check_url
 
 MAX_REDIRECTS = 5
@@ -49,8 +50,6 @@ class DirectPdfFetcher:
     def fetch(self, url: str) -> FetchResult | None:
         """The downloaded PDF (its bytes for the page rules), a result that says why
         there is none, or None: the URL serves something else (crawl it as a page)."""
-        from pytest_citecheck.stages.fetch import pdf_body
-
         fetches: list[Fetch] = []
         target = url
         for _ in range(MAX_REDIRECTS + 1):
@@ -89,7 +88,7 @@ class DirectPdfFetcher:
             if response.status_code in _REDIRECTS and location:
                 target = urljoin(target, location)
                 continue
-            pdf = pdf_body(response)
+            pdf = pdf_reply(response.is_success, response.content, response.headers)
             if pdf is not None:
                 return FetchResult(
                     url=url,
