@@ -73,6 +73,11 @@ def test_the_image_only_file_is_pdf_no_text() -> None:
     assert caught.value.reason == Reason.PDF_NO_TEXT
 
 
+def test_one_short_line_of_text_is_text() -> None:
+    # One line of Arabic and Latin: little text, but a text layer.
+    assert "habibi" in pdf.extract(pdfs.sample("habibi.pdf")).text
+
+
 def test_a_references_section_is_cut_off() -> None:
     body = [f"Line {i} of the body says the bridge opened in 1932." for i in range(30)]
     made = pdfs.make_pdf(
