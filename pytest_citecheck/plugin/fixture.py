@@ -116,7 +116,8 @@ class CitecheckFixture:
                     "claim": claim.claim,
                     "citations": [
                         c.model_dump(
-                            exclude_none=True, include={"url", "document", "quote", "quote_by"}
+                            exclude_none=True,
+                            include={"url", "document", "quote", "quote_by", "page"},
                         )
                         for c in claim.citations
                     ],

@@ -154,7 +154,7 @@ class AnswerReading(ClaimChecks):
                 "claim": imported.claim.claim,
                 "citations": [
                     c.model_dump(
-                        exclude_none=True, include={"url", "document", "quote", "quote_by"}
+                        exclude_none=True, include={"url", "document", "quote", "quote_by", "page"}
                     )
                     for c in imported.claim.citations
                 ],
