@@ -20,7 +20,7 @@ from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher, FetchResult
 from pytest_citecheck.stages.fetch_rules import fetch_page
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
-from tests.doubles.pdfs import make_pdf
+from tests.doubles.pdfs import decompression_bomb, deep_nesting, make_pdf, many_pages, truncated
 
 PDF_LINE = "The bridge opened to traffic in 1932 after six years of work."
 
@@ -469,6 +469,25 @@ def test_an_unreadable_pdf_gets_its_reason(api, fetcher):
 
     assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.PDF_NO_TEXT)
     assert result.text is None and result.pdf is None
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (many_pages, Reason.PDF_TOO_LARGE),
+        (decompression_bomb, Reason.PDF_TOO_LARGE),
+        (deep_nesting, Reason.PDF_MALFORMED),
+        (truncated, Reason.PDF_MALFORMED),
+    ],
+    ids=["50000-pages", "decompression-bomb", "deep-nesting", "truncated"],
+)
+def test_a_hostile_pdf_from_the_api_gets_its_reason(api, fetcher, make, reason):
+    url = "https://example.com/hostile.pdf"
+    api.add(url, Page(pdf=make()))
+    result = fetch_page(fetcher, url, 2_000_000)
+
+    assert (result.label, result.reason) == (Label.NOT_FOUND, reason)
+    assert result.text is None and result.detail
 
 
 def test_a_pdf_over_the_size_cap_is_pdf_too_large(api, fetcher):
