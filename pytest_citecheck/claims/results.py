@@ -23,7 +23,9 @@ from pytest_citecheck.claims.models import AnswerOutline
 class Fetch(BaseModel):
     """One billed (or attempted) Crawling API call made for a citation."""
 
-    token: str  # which token kind was used: "normal" or "javascript" (never the value)
+    # Which token kind was used: "normal" or "javascript" (never the value); "direct" for a
+    # PDF downloaded from its origin (pdf_fetch = direct: no token, no credits).
+    token: str
     readability: bool
     status_code: int
     original_status: int | None = None
