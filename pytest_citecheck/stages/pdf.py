@@ -36,6 +36,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import Passage, Verdict
@@ -43,6 +44,9 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_PDF_MAX_PAGES,
     DEFAULT_PDF_MAX_SECONDS,
 )
+
+if TYPE_CHECKING:
+    from pypdf import PageObject
 
 PDF_MAGIC = b"%PDF-"
 # No page with at least this many non-whitespace characters: no text layer (a scan).
@@ -64,8 +68,13 @@ _LIGATURES = str.maketrans(
 # Control characters a text layer leaves for glyphs it cannot map (a minus sign as NUL).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # A word hyphenated at a line end, the rest in lower case: one word (TeX's soft break).
-_SOFT_HYPHEN_WRAP = re.compile(r"(?<=[^\W\d_])-[ \t]*\n[ \t]*(?=[^\W\d_A-Z])")
+_SOFT_HYPHEN_WRAP = re.compile(r"(?<=[^\W\d_])[-\u2010][ \t]*\n[ \t]*(?=[^\W\d_A-Z])")
+# A soft hyphen (U+00AD) at a line end is a break inside one word, whatever follows.
+_SHY_WRAP = re.compile(r"\u00ad[ \t]*\n[ \t]*")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+# A page number (1-3 digits: a year stays) alone on the first or last line of a page:
+# never text a reader quotes, and in the way of a quote that runs on to the next page.
+_PAGE_NUMBER_LINE = re.compile(r"\A[ \t]*\d{1,3}[ \t]*\n|\n[ \t]*\d{1,3}[ \t]*\Z")
 # A references section's heading: a short line of its own, perhaps numbered.
 _REFERENCES_HEADING = re.compile(
     r"(?im)^[ \t]*(?:[0-9IVX]+\.?[ \t]+)?"
@@ -150,8 +159,9 @@ def clean_page(text: str) -> str:
     """One page's extracted text as a reader copies it (see the module docstring)."""
     text = text.translate(_LIGATURES).replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub(" ", text)
-    text = _TRAILING_SPACE.sub("\n", text)
-    return _SOFT_HYPHEN_WRAP.sub("", text).strip()
+    text = _TRAILING_SPACE.sub("\n", text.strip())
+    text = _PAGE_NUMBER_LINE.sub("", text)
+    return _SOFT_HYPHEN_WRAP.sub("", _SHY_WRAP.sub("", text)).strip()
 
 
 def cut_references(pages: Sequence[str]) -> PdfText:
@@ -242,21 +252,37 @@ def _read_pages(data: bytes, limits: PdfLimits) -> list[str]:
             f"The PDF has {declared} pages, over the cap of {limits.max_pages}.",
         )
     started = time.monotonic()
-    texts: list[str] = []
+    texts: list[str | None] = []
     for number, page in enumerate(reader.pages, start=1):
         if number > limits.max_pages:
             raise PdfUnreadable(
                 Reason.PDF_TOO_LARGE,
                 f"The PDF has more than {limits.max_pages} pages, the cap.",
             )
-        texts.append(page.extract_text() or "")
+        texts.append(_page_text(page))
         if time.monotonic() - started > limits.max_seconds:
             raise PdfUnreadable(
                 Reason.PDF_TOO_LARGE,
                 f"Extracting the PDF's text took over {limits.max_seconds:g} s "
                 f"(stopped at page {number}).",
             )
-    return texts
+    if texts and all(text is None for text in texts):
+        raise PdfUnreadable(Reason.PDF_MALFORMED, "No page of the PDF could be read.")
+    return [text or "" for text in texts]
+
+
+def _page_text(page: PageObject) -> str | None:
+    """One page's text; None when the parser fails on this page alone (a broken font or
+    content stream: the other pages are still read). A parser limit or a recursion
+    limit is the whole file's problem and is raised."""
+    from pypdf.errors import LimitReachedError
+
+    try:
+        return page.extract_text() or ""
+    except (LimitReachedError, RecursionError, MemoryError):
+        raise
+    except Exception:
+        return None
 
 
 def _declared_pages(reader: object) -> int:

@@ -59,8 +59,9 @@ def _stream(data: bytes, compress: bool = False) -> bytes:
     return b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
 
 
-def make_pdf(pages: Sequence[Sequence[str]]) -> bytes:
-    """A PDF whose page i shows the lines ``pages[i]``."""
+def make_pdf(pages: Sequence[Sequence[str]], broken: frozenset[int] = frozenset()) -> bytes:
+    """A PDF whose page i shows the lines ``pages[i]``; the content stream of each page
+    index in ``broken`` names a filter no reader has (that page cannot be decoded)."""
     # 1 catalog, 2 pages, 3 font, then (page, content) per page.
     kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
     objects = [
@@ -75,7 +76,10 @@ def make_pdf(pages: Sequence[Sequence[str]]) -> bytes:
                 f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
             ).encode()
         )
-        objects.append(_stream(_content(lines)))
+        stream = _stream(_content(lines))
+        if i in broken:
+            stream = stream.replace(b"<< /Length", b"<< /Filter /NoSuchDecode /Length", 1)
+        objects.append(stream)
     return _assemble(objects)
 
 

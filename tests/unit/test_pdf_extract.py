@@ -44,6 +44,16 @@ def test_a_word_hyphenated_at_a_line_end_is_one_word_again() -> None:
     assert normalise(pdf.clean_page("Two-\nColumn")) == "Two-Column"
 
 
+def test_soft_hyphens_and_lone_page_numbers_are_not_text() -> None:
+    assert pdf.clean_page("infor\u00ad\nmation") == "information"
+    assert pdf.clean_page("co\u2010\noperation") == "cooperation"
+    # A page number alone on a line at a page's end or start; a number in a sentence stays.
+    assert pdf.clean_page("12\nThe bridge opened.\n13") == "The bridge opened."
+    assert pdf.clean_page("It opened in\n1932") == "It opened in\n1932"
+    text = pdf.extract(pdfs.sample("minimal-document.pdf")).pages[0]
+    assert text.endswith("sit\namet.") or text.endswith("sit amet.")
+
+
 def test_passages_carry_their_page() -> None:
     text = pdf.extract(pdfs.sample("pdflatex-4-pages.pdf"))
     passages = pdf.page_passages(text)
@@ -114,6 +124,16 @@ def test_hostile_pdfs_get_a_reason_quickly(make: object, reason: str) -> None:
         pdf.extract(data)
     assert caught.value.reason == reason
     assert time.monotonic() - started < 20
+
+
+def test_a_page_that_cannot_be_decoded_leaves_the_others_readable() -> None:
+    made = pdfs.make_pdf(
+        [["Page one reads well and has enough words."], ["Page two is broken."]], broken={1}
+    )
+    assert pdf.extract(made).pages == ("Page one reads well and has enough words.", "")
+    with pytest.raises(pdf.PdfUnreadable) as caught:
+        pdf.extract(pdfs.make_pdf([["Only page, broken."]], broken={0}))
+    assert caught.value.reason == Reason.PDF_MALFORMED
 
 
 def test_a_broken_xref_table_is_recovered() -> None:
