@@ -35,7 +35,7 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
 # A cited PDF's caps besides the page-size cap on its bytes (stages/pdf.py): more pages
 # or a longer extraction than this is ``pdf_too_large`` (a 117-page lecture script is
-# read in about 4 s on one core; a 50,000-page file is refused before any page is read).
+# read in 2-5 s on one core; a 50,000-page file is refused before any page is read).
 DEFAULT_PDF_MAX_PAGES = 2000
 DEFAULT_PDF_MAX_SECONDS = 30.0
 # How a cited PDF is fetched: through the Crawling API like any page (its proxies, its
