@@ -49,3 +49,10 @@ def test_a_web_page_verdict_is_as_it_was() -> None:
     verdict = data["claims"][0]["verdicts"][0]
     assert "page" not in verdict and "page" not in verdict["passages"][0]
     assert "#page=" not in render_markdown(data) + render_html(data)
+
+
+def test_the_service_reply_names_the_page_only_for_a_pdf() -> None:
+    from pytest_citecheck.frontends.service.wire import to_response
+
+    assert to_response("1", _result(12)).model_dump(mode="json")["verdicts"][0]["page"] == 12
+    assert "page" not in to_response("1", _result(None)).model_dump(mode="json")["verdicts"][0]
