@@ -21,8 +21,8 @@ read keeps its own label: a dead page is not a made-up quote.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
@@ -33,7 +33,6 @@ from pytest_citecheck.claims.results import (
 )
 from pytest_citecheck.core.defaults import (
     DEFAULT_MAX_PAGE_BYTES,
-    DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TOP_K,
     DEFAULT_URL_POLICY,
@@ -50,9 +49,8 @@ from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.engine.judging import MAX_DETAIL_CHARS, MAX_QUOTE_CHARS, Judging, cap
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
-from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
-from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
+from pytest_citecheck.stages.quote_policy import thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
@@ -103,25 +101,16 @@ class Verifier:
 
     fetcher: Fetcher
     ranker: Ranker
-    judge: Judge
+    # The judge (or panel), the guard and the confirmation (engine/judging.py); its quote
+    # policy is also how a citation's own quote is found in its source.
+    judging: Judging
     review_below: float = DEFAULT_REVIEW_BELOW
     top_k: int = DEFAULT_TOP_K
     classify_error: ErrorClassifier | None = None
-    quote_policy: QuotePolicy = EXACT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
     url_policy: str = DEFAULT_URL_POLICY
     # How messages name options (the front end's words).
     terms: Terms = NEUTRAL
-    # A judge panel (engine/panel.py): every member judges each citation, in this
-    # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
-    panel: Sequence[Judge] = field(default_factory=tuple)
-    panel_rule: str = DEFAULT_PANEL_RULE
-    # The votes a panel needs (members that answered); None: every member.
-    panel_min_votes: int | None = None
-    # Confirm supported/contradicted answers on their quote alone (stages/confirm.py).
-    confirm: bool = True
-    # False: replaying a recording made without the confirmation (nothing to replay).
-    confirm_recorded: bool = True
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -263,7 +252,7 @@ class Verifier:
         must still be on the page, but says nothing about where to read: retrieval
         chooses then (an empty list).
         """
-        found = QuoteIndex(texts).locate(quote, self.quote_policy, provider)
+        found = QuoteIndex(texts).locate(quote, self.judging.quote_policy, provider)
         if not found:
             return None
         if too_short(quote):
@@ -341,20 +330,6 @@ class Verifier:
             and verdict.confidence < self.review_below
         )
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
-
-    @property
-    def judging(self) -> Judging:
-        """What turns the passages shown into a verdict (engine/judging.py), from this
-        verifier's settings as they are now."""
-        return Judging(
-            judge=self.judge,
-            quote_policy=self.quote_policy,
-            panel=self.panel,
-            panel_rule=self.panel_rule,
-            panel_min_votes=self.panel_min_votes,
-            confirm=self.confirm,
-            confirm_recorded=self.confirm_recorded,
-        )
 
 
 def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy, bool]:
