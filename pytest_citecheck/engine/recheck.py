@@ -68,6 +68,7 @@ _SETTLED = {
     Reason.EMPTY_PAGE: RecheckStatus.PAGE_GONE,
     Reason.REDIRECTED_TO_HOMEPAGE: RecheckStatus.MOVED,
     Reason.BLOCKED: RecheckStatus.BLOCKED,
+    Reason.PAYWALLED: RecheckStatus.BLOCKED,
 }
 _EVIDENCE_LABELS = (Label.SUPPORTED, Label.CONTRADICTED)
 
