@@ -53,6 +53,7 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
+from pytest_citecheck.stages.paywall import known_paywall_verdict
 from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
@@ -163,7 +164,9 @@ class Verifier:
     def verify_citation(self, claim: str, citation: Citation) -> Verdict:
         """Verify one citation; any failure becomes an ``error`` verdict."""
         try:
-            if citation.url is not None:
+            if citation.paywall is not None and citation.url is not None:
+                verdict = known_paywall_verdict(citation.url, citation.paywall)
+            elif citation.url is not None:
                 verdict = self._verify_url(claim, citation.url, *_url_quote(citation))
             else:
                 verdict = self._verify_document(claim, citation)
