@@ -210,3 +210,16 @@ def test_a_known_paywall_is_not_found_for_review_naming_who_said_so():
     )
     assert "URL_RETRIEVAL_STATUS_PAYWALL" in (verdict.detail or "")
     assert verdict.fetches == []
+
+
+def test_the_dry_run_counts_no_crawl_and_no_judge_call_for_a_known_paywall():
+    from pytest_citecheck.claims.models import Citation, Claim
+    from pytest_citecheck.engine.estimate import estimate_claim
+
+    known = Citation(url=URL, paywall="Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL")
+    other = "https://news.example.com/2024/05/free-story"
+    claim = Claim(id="c", claim="The bridge was approved.", citations=[known, Citation(url=other)])
+
+    estimate = estimate_claim(claim, "openai:gpt-4o-mini")
+
+    assert (estimate.crawls, estimate.judge_calls) == (1, 1)  # the free page only
