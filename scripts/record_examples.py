@@ -309,7 +309,7 @@ project's license.
 | `techcrunch-410.md` | the body of an HTTP 410 (gone) answer |
 | `hostile-bear-facts.md` | a page that tries to instruct the judge (`example_suite_failing`) |
 | `bearwatch-cloudflare-challenge.md` | a bot challenge ("Just a moment...") answered with 403 |
-| `grizzly-times-paywall-402.md` | a subscription teaser answered with HTTP 402 (`example_suite_failing`: `paywalled`) |
+| `grizzly-times-paywall-402.md` | a subscription teaser answered with HTTP 402 (`paywalled`) |
 """
 
 

@@ -53,10 +53,10 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
-from pytest_citecheck.stages.paywall import known_paywall_verdict
 from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
 from pytest_citecheck.stages.judges.base import Judge
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.paywall import known_paywall_verdict
 from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker

@@ -116,9 +116,7 @@ class CitecheckFixture:
                     "id": claim.id,
                     "claim": claim.claim,
                     "citations": [
-                        c.model_dump(
-                            exclude_none=True, include=set(CITATION_KEYS)
-                        )
+                        c.model_dump(exclude_none=True, include=set(CITATION_KEYS))
                         for c in claim.citations
                     ],
                 }

@@ -17,7 +17,8 @@ What the page then says (gone, redirected to the homepage, a PDF, blocked, too
 large, a soft 404) is decided by :mod:`pytest_citecheck.stages.fetch_rules` alone,
 after the fetcher returns; the fetcher asks its predicates only to stop crawling:
 a page that is gone (404/410), a deep link that lands on ``/``, a wall a browser
-does not pass or a paywall (:mod:`pytest_citecheck.stages.paywall`) is not fetched again, and a ``.pdf`` URL is not fetched at all.
+does not pass or a paywall (:mod:`pytest_citecheck.stages.paywall`) is not fetched
+again, and a ``.pdf`` URL is not fetched at all.
 What only the crawl can tell stays here: a failed crawl (``crawl_failed``) and a
 page with no text even rendered with JavaScript (``empty_page``).
 

@@ -105,7 +105,10 @@ def test_the_flag_on_something_the_page_only_mentions_is_not_a_paywall():
 
 
 def test_one_paywalled_block_among_several_is_enough():
-    text = page({"@type": "Organization", "name": "Example News"}, {**ARTICLE_LD, "isAccessibleForFree": False})
+    text = page(
+        {"@type": "Organization", "name": "Example News"},
+        {**ARTICLE_LD, "isAccessibleForFree": False},
+    )
 
     assert not_free_json_ld(text)
 

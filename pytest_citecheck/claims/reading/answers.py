@@ -153,9 +153,7 @@ class AnswerReading(ClaimChecks):
                 "id": imported.claim.id,
                 "claim": imported.claim.claim,
                 "citations": [
-                    c.model_dump(
-                        exclude_none=True, include=set(CITATION_KEYS)
-                    )
+                    c.model_dump(exclude_none=True, include=set(CITATION_KEYS))
                     for c in imported.claim.citations
                 ],
             }
