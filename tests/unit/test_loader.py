@@ -789,7 +789,7 @@ def test_a_jsonl_record_is_told_its_fix_in_json(write: Write) -> None:
     assert not any("`" in fix for fix in fixes)
 
 
-# --- a known paywall (issue 39) ----------------------------------------------------------
+# --- a known paywall (the citation's paywall: key) ---------------------------------------
 
 
 def test_a_citation_may_say_who_reported_a_paywall(write: Write) -> None:
