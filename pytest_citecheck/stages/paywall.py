@@ -47,10 +47,14 @@ _PAGE_PARTS = ("@graph", "hasPart", "mainEntity")
 _NOT_FREE = frozenset({"false", "http://schema.org/false", "https://schema.org/false"})
 _FLAG = "isAccessibleForFree"
 
-_JSON_LD = re.compile(
-    r"<script\b[^>]*\btype\s*=\s*[\"']?\s*application/ld\+json\b[^>]*>(.*?)</script\s*>",
-    re.IGNORECASE | re.DOTALL,
+# A JSON-LD script's opening tag, and any script's end. Found one after the other (not
+# one lazy pattern), so a page of unclosed openings is read once, not once per opening.
+_JSON_LD_OPEN = re.compile(
+    r"<script\b[^>]*\btype\s*=\s*[\"']?\s*application/ld\+json\b[^>]*>", re.IGNORECASE
 )
+_SCRIPT_END = re.compile(r"</script\s*>", re.IGNORECASE)
+# How many JSON-LD blocks of one page are read (pages have one to a few).
+MAX_JSON_LD_BLOCKS = 32
 _LD_JSON = re.compile(r"ld\+json", re.IGNORECASE)
 # A script's content wrapped for old parsers: <!-- ... -->, //<![CDATA[ ... //]]>.
 _WRAPPERS = re.compile(r"^\s*(?:<!--|(?://\s*)?<!\[CDATA\[)|(?:-->|(?://\s*)?\]\]>)\s*$")
@@ -79,11 +83,26 @@ def not_free_json_ld(text: str) -> bool:
     free to read. A block that is not valid JSON says nothing."""
     if _LD_JSON.search(text) is None:
         return False  # cheap: most pages (every markdown page) have no JSON-LD at all
-    for block in _JSON_LD.finditer(text):
-        data = _parse(block.group(1))
+    for block in _json_ld_blocks(text):
+        data = _parse(block)
         if data is not None and any(_says_not_free(obj) for obj in _objects(data)):
             return True
     return False
+
+
+def _json_ld_blocks(text: str) -> Iterator[str]:
+    """The content of each ``<script type="application/ld+json">`` of ``text``, in order
+    (at most :data:`MAX_JSON_LD_BLOCKS`; an unclosed one ends the search)."""
+    pos = 0
+    for _ in range(MAX_JSON_LD_BLOCKS):
+        opening = _JSON_LD_OPEN.search(text, pos)
+        if opening is None:
+            return
+        end = _SCRIPT_END.search(text, opening.end())
+        if end is None:
+            return
+        yield text[opening.end() : end.start()]
+        pos = end.end()
 
 
 def _parse(raw: str) -> Any:

@@ -226,3 +226,19 @@ def test_the_dry_run_counts_no_crawl_and_no_judge_call_for_a_known_paywall():
     estimate = estimate_claim(claim, "openai:gpt-4o-mini")
 
     assert (estimate.crawls, estimate.judge_calls) == (1, 1)  # the free page only
+
+
+def test_many_unclosed_json_ld_openings_say_nothing_and_never_raise():
+    opening = '<script type="application/ld+json">{"isAccessibleForFree": false}'
+
+    assert not not_free_json_ld(opening * 20_000)
+
+
+def test_a_json_ld_block_after_an_ordinary_script_is_read():
+    raw = (
+        '<script>var x = 1;</script><script type="application/ld+json">'
+        + json.dumps({"isAccessibleForFree": False})
+        + "</script>"
+    )
+
+    assert not_free_json_ld(page(raw=raw))
