@@ -242,3 +242,26 @@ def test_a_json_ld_block_after_an_ordinary_script_is_read():
     )
 
     assert not_free_json_ld(page(raw=raw))
+
+
+def test_a_saved_gemini_answer_in_a_claim_file_keeps_its_known_paywall(tmp_path):
+    import copy
+    from pathlib import Path
+
+    from pytest_citecheck.claims.loader import load_claim_file
+
+    native = Path(__file__).parent.parent / "data" / "native"
+    (source,) = native.glob("*/pydantic-ai__gemini-2_5-flash_url_context.json")
+    data = copy.deepcopy(json.loads(source.read_text(encoding="utf-8")))
+    (meta,) = data["candidates"][0]["urlContextMetadata"]["urlMetadata"]
+    meta["urlRetrievalStatus"] = "URL_RETRIEVAL_STATUS_PAYWALL"
+    (tmp_path / "gemini.json").write_text(json.dumps(data), encoding="utf-8")
+    path = tmp_path / "citecheck_saved.yaml"
+    path.write_text("answers:\n  - {id: g, response: gemini.json}\n", encoding="utf-8")
+
+    claims = load_claim_file(path).claims
+
+    assert claims
+    assert {c.paywall for claim in claims for c in claim.citations} == {
+        "Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL"
+    }
