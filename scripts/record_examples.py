@@ -174,6 +174,11 @@ def site_pages() -> dict[str, Page]:
         "https://techcrunch.com/2015/10/15/opengov-series-b-andreessen-horowitz/": Page(
             markdown=page("techcrunch-410.md"), original_status=410
         ),
+        # A subscription teaser answered with HTTP 402 (example_suite_failing): paywalled,
+        # never judged, not fetched again, not billed.
+        "https://www.grizzly-times.example/2018/05/charlie-russell-obituary": Page(
+            markdown=page("grizzly-times-paywall-402.md"), original_status=402
+        ),
         # A bot challenge, to the JavaScript token too: blocked, never judged.
         "https://www.bearwatch.example/2018/05/charlie-russell-kamchatka-bears/": Page(
             markdown=page("bearwatch-cloudflare-challenge.md"), original_status=403
@@ -304,6 +309,7 @@ project's license.
 | `techcrunch-410.md` | the body of an HTTP 410 (gone) answer |
 | `hostile-bear-facts.md` | a page that tries to instruct the judge (`example_suite_failing`) |
 | `bearwatch-cloudflare-challenge.md` | a bot challenge ("Just a moment...") answered with 403 |
+| `grizzly-times-paywall-402.md` | a subscription teaser answered with HTTP 402 (`paywalled`) |
 """
 
 

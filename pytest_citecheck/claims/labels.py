@@ -46,6 +46,10 @@ class Reason:
     # A bot challenge, captcha interstitial or an origin 401/403/429: not evidence
     # either way, and a person should look (the verdict carries the review flag).
     BLOCKED = "blocked"
+    # A structured signal says the page is behind a paywall (an origin 402, schema.org
+    # isAccessibleForFree: false, the provider's own paywall status): not the article,
+    # so not evidence either way, and a person with access should look (review).
+    PAYWALLED = "paywalled"
     PDF_UNSUPPORTED = "pdf_unsupported"
     # The site answered with a server error (an origin 5xx, or a short "502 Bad
     # Gateway" page served with 200): not the page, and maybe not for long.

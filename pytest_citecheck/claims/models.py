@@ -187,6 +187,10 @@ class Citation(BaseModel):
     quote: str | None = None
     quote_by: QuoteBy = "user"
     section: str | None = None
+    # Who said the page is behind a paywall (a provider's own retrieval status, written
+    # by `citecheck import`): the page is not crawled, the verdict is `paywalled`
+    # (stages/paywall.py). Only with `url`.
+    paywall: str | None = None
     # Where the document really is; resolved by the loader, never reported.
     document_path: Path | None = Field(default=None, exclude=True, repr=False)
 
@@ -253,6 +257,20 @@ class Citation(BaseModel):
             )
         return document
 
+    @field_validator("paywall")
+    @classmethod
+    def _paywall(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = check_text("'paywall'", value.strip())
+        if not value:
+            raise _invalid(
+                "'paywall' is empty",
+                "say who reported the paywall (as `citecheck import` writes it), or remove "
+                "'paywall' to crawl the page",
+            )
+        return value
+
     @field_validator("quote", "section")
     @classmethod
     def _quote_or_section(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -298,6 +316,11 @@ class Citation(BaseModel):
             raise _invalid(
                 "a citation has neither `url` nor `document`",
                 "add `url: https://...` or `document: <path relative to this file>`",
+            )
+        if self.paywall is not None and self.url is None:
+            raise _invalid(
+                "'paywall' is only read for `url` citations: a local document has no paywall",
+                "remove 'paywall' from this citation",
             )
         return self
 

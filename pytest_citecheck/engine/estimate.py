@@ -9,7 +9,8 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
 - a URL citation is one crawl (normal token, readability, ``store=true``:
   1.5 credits) when the page is a plain article; the worst case is four: the
   readability retry on a thin page and both again with the JavaScript token
-  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL costs nothing;
+  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL costs nothing; neither does a
+  citation with ``paywall:`` (the provider met a paywall: not crawled, not judged);
 - every citation that reaches the judge is one judge call; a page that is gone
   (404/410), a redirect to the homepage, a soft 404 or a quote not in a document
   ends before the judge, so the judge-call figure is the most there can be;
@@ -138,6 +139,8 @@ def estimate_claim(
     citations = list(dict.fromkeys(claim.citations))
     for citation in citations:
         if citation.url is not None:
+            if citation.paywall is not None:
+                continue  # a known paywall: settled without a request
             if is_pdf(citation.url):
                 continue
             crawls += 1

@@ -50,6 +50,7 @@ from pytest_citecheck.engine.judging import MAX_DETAIL_CHARS, MAX_QUOTE_CHARS, J
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.paywall import known_paywall_verdict
 from pytest_citecheck.stages.quote_policy import thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
@@ -134,7 +135,9 @@ class Verifier:
     def verify_citation(self, claim: str, citation: Citation) -> Verdict:
         """Verify one citation; any failure becomes an ``error`` verdict."""
         try:
-            if citation.url is not None:
+            if citation.paywall is not None and citation.url is not None:
+                verdict = known_paywall_verdict(citation.url, citation.paywall)
+            elif citation.url is not None:
                 verdict = self._verify_url(claim, citation.url, *_url_quote(citation))
             else:
                 verdict = self._verify_document(claim, citation)

@@ -13,7 +13,8 @@ each citation one :class:`RecheckStatus`:
 - ``evidence_gone``: the recorded quote is no longer on the page; the judge is
   asked again on the live page and its verdict is reported beside the old one;
 - ``page_gone``: 404, 410, a soft 404 or an empty page; ``moved``: the deep link
-  now lands on the homepage; ``blocked``: a bot challenge or an origin refusal;
+  now lands on the homepage; ``blocked``: a bot challenge, an origin refusal or a
+  paywall (``paywalled``);
 - ``error``: nothing could be compared (no replayable recording, a failed crawl).
 
 What the recheck fetched (and the judge's new answers) is recorded in a cassette
@@ -68,6 +69,7 @@ _SETTLED = {
     Reason.EMPTY_PAGE: RecheckStatus.PAGE_GONE,
     Reason.REDIRECTED_TO_HOMEPAGE: RecheckStatus.MOVED,
     Reason.BLOCKED: RecheckStatus.BLOCKED,
+    Reason.PAYWALLED: RecheckStatus.BLOCKED,
 }
 _EVIDENCE_LABELS = (Label.SUPPORTED, Label.CONTRADICTED)
 

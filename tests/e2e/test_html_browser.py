@@ -250,16 +250,16 @@ def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
 @pytest.fixture(scope="module")
 def failing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """``pytest --citecheck example_suite_failing`` with the HTML and JSON reports: one
-    contradicted claim (row 2 of 5 in its file), two under review."""
+    contradicted claim (row 2 of 6 in its file), three under review."""
     out = tmp_path_factory.mktemp("failing")
     return _reports(out, REPO, "example_suite_failing", returncode=1)
 
 
 FAILED = "charlie-russell-cause-of-death"
 REVIEW = "charlie-russell-kamchatka"
-# Under review, in file order: the number floor's (its evidence lacks "May 7, 2018") and
-# the judge's low confidence.
-REVIEWS = ["charlie-russell-death", REVIEW]
+# Under review, in file order: the number floor's (its evidence lacks "May 7, 2018"), the
+# judge's low confidence and a page behind a paywall (HTTP 402, never judged).
+REVIEWS = ["charlie-russell-death", REVIEW, "charlie-russell-paywalled-obituary"]
 
 
 def _row(page: Any, claim_id: str) -> Any:
@@ -282,11 +282,11 @@ def test_the_failing_claim_comes_first_and_one_click_reaches_its_highlighted_quo
 ) -> None:
     path, data = failing
     in_file = [c["id"] for c in data["claims"]]
-    assert in_file.index(FAILED) == 1  # row 2 of 5 in the file
+    assert in_file.index(FAILED) == 1  # row 2 of 6 in the file
     page = tab.open(path)
     shown = _shown_ids(page)
-    assert shown[:3] == [FAILED, *REVIEWS]  # failed, then under review
-    assert shown[3:] == [i for i in in_file if i not in (FAILED, *REVIEWS)]  # then file order
+    assert shown[:4] == [FAILED, *REVIEWS]  # failed, then under review
+    assert shown[4:] == [i for i in in_file if i not in (FAILED, *REVIEWS)]  # then file order
     # Each row shows its claim's text, not only its id.
     for claim in data["claims"]:
         assert _row(page, claim["id"]).locator("td.claim-text").inner_text() == claim["claim"]
@@ -320,7 +320,7 @@ def test_a_claim_id_in_the_url_opens_that_claim(
     page.evaluate(f"window.location.hash = '#{REVIEW}'")
     review = _row(page, REVIEW)
     review.locator("tr.detail").wait_for(state="visible")
-    assert len(_shown_ids(page)) == 5
+    assert len(_shown_ids(page)) == 6
     # A long report: the linked claim is scrolled into view, and opened.
     example_path, example_data = example
     last = example_data["claims"][-1]["id"]
@@ -347,7 +347,7 @@ def test_the_header_chips_filter_the_claims(
     chip.click()
     assert _shown_ids(page) == [FAILED]
     assert chip.get_attribute("aria-pressed") == "true"  # the state is shown
-    assert page.inner_text("#shown") == "1 of 5 claims (label contradicted)"
+    assert page.inner_text("#shown") == "1 of 6 claims (label contradicted)"
     assert page.eval_on_selector("#filter-label", "e => e.value") == "contradicted"
     review = page.locator('button.chip[data-filter="review"]')
     review.click()  # another chip replaces the first
@@ -355,9 +355,9 @@ def test_the_header_chips_filter_the_claims(
     assert chip.get_attribute("aria-pressed") == "false"
     assert review.get_attribute("aria-pressed") == "true"
     review.click()  # clicked again: no filter
-    assert len(_shown_ids(page)) == 5
+    assert len(_shown_ids(page)) == 6
     assert review.get_attribute("aria-pressed") == "false"
-    assert page.inner_text("#shown") == "5 of 5 claims"
+    assert page.inner_text("#shown") == "6 of 6 claims"
     # The label menu and the chips are one filter.
     page.select_option("#filter-label", "supported")
     assert (

@@ -96,7 +96,9 @@ class CitedSource(BaseModel):
     native citation annotation of the API response, ``model`` for a link the model
     printed in its answer text (markdown, a repeated link). ``retrieved_at`` is when the
     provider fetched the page (Anthropic web fetch); ``note`` what the provider said
-    about the page (Gemini url_context: paywalled, unreachable).
+    about the page (Gemini url_context: paywalled, unreachable); ``paywall`` who said
+    the page is behind a paywall (Gemini's ``URL_RETRIEVAL_STATUS_PAYWALL``): it
+    becomes the citation's ``paywall``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -110,10 +112,13 @@ class CitedSource(BaseModel):
     resolved_url: str | None = None
     retrieved_at: str | None = None
     note: str | None = None
+    paywall: str | None = None
     where: str = ""
 
     def citation(self) -> Citation:
         fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
+        if self.paywall is not None and self.url is not None:
+            fields["paywall"] = self.paywall
         if self.quote is not None:
             # A quote with no provider behind it was taken from the answer's own text.
             fields["quote_by"] = self.quote_by or "model"

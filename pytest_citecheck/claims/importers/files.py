@@ -269,6 +269,9 @@ def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[
     if citation.own_quote()[0] is not None and citation.quote_by != "user":
         # Who wrote the quote (its URL's text fragment too: who wrote the URL).
         lines.append(f"        quote_by: {citation.quote_by}")
+    if citation.paywall is not None:
+        # The provider met a paywall: the page is not crawled (remove it to crawl anyway).
+        lines.append(f"        paywall: {_quoted(citation.paywall)}")
     retrieved = next((s.retrieved_at for s in same if s.retrieved_at), None)
     if retrieved:
         lines.append(f"        # the provider fetched this page at {_comment(retrieved)}")

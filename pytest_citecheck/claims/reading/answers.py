@@ -8,7 +8,7 @@ from typing import Any
 from pytest_citecheck.claims.models import Claim, kind
 from pytest_citecheck.claims.reading.base import ClaimFileError, _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
-from pytest_citecheck.claims.schema import ANSWER_KEYS, Loc, closest, unknown_key
+from pytest_citecheck.claims.schema import ANSWER_KEYS, CITATION_KEYS, Loc, closest, unknown_key
 
 
 class AnswerReading(ClaimChecks):
@@ -153,9 +153,7 @@ class AnswerReading(ClaimChecks):
                 "id": imported.claim.id,
                 "claim": imported.claim.claim,
                 "citations": [
-                    c.model_dump(
-                        exclude_none=True, include={"url", "document", "quote", "quote_by"}
-                    )
+                    c.model_dump(exclude_none=True, include=set(CITATION_KEYS))
                     for c in imported.claim.citations
                 ],
             }
