@@ -91,7 +91,11 @@ def fresh_venv(path: Path) -> Venv:
     """A new virtual environment with nothing but the pip Python bundles."""
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
     bin_dir = path / "bin"
-    env = {k: v for k, v in os.environ.items() if k not in UNSET and not k.startswith(("PYTHON", "PYTEST"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in UNSET and not k.startswith(("PYTHON", "PYTEST"))
+    }
     env |= {"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "COLUMNS": "80"}
     env.pop("VIRTUAL_ENV", None)
     return Venv(path, env)
