@@ -160,7 +160,6 @@ def test_the_documented_line_installs_the_clone_not_an_editable_link(
         assert "Invalid requirement" in refused.stderr, refused.stderr
 
 
-@pytest.mark.allow_resend("records a claim, then replays it: the same claim on purpose")
 def test_a_claim_file_of_ones_own_validates_dry_runs_records_and_replays_with_a_report(
     installed: Venv, clone: Path, tmp_path: Path
 ) -> None:
