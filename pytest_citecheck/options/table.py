@@ -1109,7 +1109,7 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("each response is the request's report"),
         doc=(
             "write the markdown summary (also appended to `$GITHUB_STEP_SUMMARY` when set); see "
-            "[Reports](reports.md#reports-html-markdown-and-v)"
+            "[Reports](reports.md#reports-html-markdown-and-the-verbose-listing)"
         ),
     ),
     Option(
@@ -1131,7 +1131,7 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("each response is the request's report"),
         doc=(
             "write the self-contained HTML report; see "
-            "[Reports](reports.md#reports-html-markdown-and-v)"
+            "[Reports](reports.md#reports-html-markdown-and-the-verbose-listing)"
         ),
     ),
     Option(
@@ -1189,7 +1189,7 @@ OPTIONS: tuple[Option, ...] = (
         service_type="Path | None",
         doc=(
             "append one row per citation to a SQLite audit index (see [the audit "
-            "index](cli.md#the-audit-index-audit-citecheck-audit-listpage))"
+            "index](cli.md#the-audit-index-and-citecheck-audit))"
         ),
     ),
     # -- what recording costs ------------------------------------------------------------
