@@ -61,6 +61,8 @@ from pytest_citecheck.core.errors import CrawlDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.core.urls import fetch_url
+from pytest_citecheck.engine.budget import Budget
+from pytest_citecheck.engine.cassettes import will_record
 from pytest_citecheck.engine.run_loop import RunLoop
 from pytest_citecheck.engine.verification import error_result
 from pytest_citecheck.large_audit.job_source import Deferred, DeliverySource, Readiness
@@ -340,13 +342,49 @@ class BatchWork:
         self.engine = engine
         self._lock = threading.Lock()
         self._replay_engine: Engine | None = None
+        # The recording budget as the pushes spend it: each claim's worst case, in the
+        # job's order (a push is a crawl Crawlbase bills, so it must fit before it goes).
+        settings = engine.settings
+        self._push_budget = Budget(settings.prices, settings.max_cost, settings.max_credits)
+        # Claims the budget kept from pushing: why (their result says it).
+        self._over_budget: dict[str, str] = {}
 
     def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        """Its pages, when the budget holds the claim's worst case (else none: the claim
+        is ``budget_exhausted`` without a push, as a synchronous run would leave it)."""
+        if self._budget_refuses(jc):
+            return []
         return jc.pushed_citations(self.engine.settings.url_policy)
+
+    def _budget_refuses(self, jc: JobClaim) -> bool:
+        settings = self.engine.settings
+        budget = self._push_budget
+        if not budget.limited or not jc.claim.citations:
+            return False
+        if not will_record(settings.record_mode, jc.cassette):
+            return False  # replayed: it costs nothing
+        from pytest_citecheck.engine.estimate import estimate_claim
+
+        judge = self.engine.stages.judge_name(settings.judge_for(jc.claim))
+        estimate = estimate_claim(
+            jc.claim, judge, confirm=not settings.no_confirm, batch=settings.judge_batch
+        )
+        reservation = budget.reserve(estimate)
+        if isinstance(reservation, str):
+            self._over_budget[jc.key] = reservation
+            return True
+        budget.settle(reservation, reservation.cost, reservation.credits)
+        return False
 
     def run(self, jc: JobClaim) -> ClaimResult:
         """Raises JudgeDeferred when it waits for the judge batch (its pages and the
         answers it got are kept for its next run)."""
+        refused = self._over_budget.get(jc.key)
+        if refused is not None:
+            hint = self.engine.settings.terms.record_hint(jc.key, "once")
+            result = error_result(jc.claim, Reason.BUDGET_EXHAUSTED, refused + hint)
+            self.engine.progress.finished(result)
+            return result
         batch = self.engine.stages.judge_batch()
         if batch is None:
             return self.engine.verify(jc.claim, jc.cassette, jc.key)

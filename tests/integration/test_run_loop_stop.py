@@ -9,6 +9,7 @@ lands in the main thread wherever the run loop is waiting.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -150,3 +151,53 @@ def record_urls(record: dict[str, object]) -> list[str]:
     urls = record["urls"]
     assert isinstance(urls, list)
     return [str(url) for url in urls]
+
+
+def reasons(report: Path) -> dict[str, list[str | None]]:
+    data = json.loads(report.read_text(encoding="utf-8"))
+    return {c["id"]: [v.get("reason") for v in c["verdicts"]] for c in data["claims"]}
+
+
+def test_a_budget_stop_in_a_crawler_job_is_the_all_at_once_runs(
+    api: CrawlbaseDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    budget = ["--max-credits", "0.5", "--concurrency", "1"]  # no claim's crawl fits
+    synchronous, crawled = tmp_path / "sync", tmp_path / "crawled"
+    for folder in (synchronous, crawled):
+        folder.mkdir()
+    with LLMDouble(judge_by_page) as llm:
+        use_doubles(monkeypatch, api, llm, OPENAI_KEY)
+        records = write_records(synchronous / "citecheck_audit.jsonl")
+        report = synchronous / "report.json"
+        sync_code = main(
+            [
+                "batch",
+                str(records),
+                "--record",
+                "once",
+                "--allow-contradicted",
+                "--json",
+                str(report),
+                *budget,
+            ]
+        )
+        sync_out = capsys.readouterr().out
+        jobs = crawled / "jobs"
+        records = write_records(crawled / "citecheck_audit.jsonl")
+        with Deliverer(api, jobs):
+            code = main(
+                crawler_batch(records, jobs, "--json", str(crawled / "report.json"), *budget)
+            )
+        out = capsys.readouterr().out
+    assert code == sync_code
+    assert reasons(crawled / "report.json") == reasons(report)
+    assert all(r == ["budget_exhausted"] * 3 for r in reasons(report).values())
+    # The same message, and nothing crawled: no page was pushed (a push is a billed
+    # crawl; before, the job pushed all 8 pages past a budget of 0.5 credits).
+    out = out.replace(str(crawled), str(synchronous))  # the claims' own folder
+    budget_lines = [line for line in out.splitlines() if "budget" in line]
+    assert budget_lines == [line for line in sync_out.splitlines() if "budget" in line]
+    assert api.pushes == []
