@@ -185,8 +185,10 @@ class CrawlerJob(Generic[R]):
         self.transport = transport
         # The push threads, with the Crawler(s) they push to and the push rate.
         self.pushing = pushing
-        # The run loop the claims run on (the engine's: its pool and its stop).
+        # The run loop the claims run on (the engine's: its pool and its stop); without
+        # one, a loop of its own, closed at the end of each run.
         self.loop = loop or RunLoop(4, name="citecheck-job")
+        self._own_loop = loop is None
         self.poll = poll
         self.idle_timeout = idle_timeout
         self.clock = clock
@@ -228,6 +230,8 @@ class CrawlerJob(Generic[R]):
                 interrupted = self.loop.run(source)
             finally:
                 self.pushing.stop()
+                if self._own_loop:
+                    self.loop.close()
         if interrupted:
             raise KeyboardInterrupt
         out.pushed = self.pushing.pushed
