@@ -52,7 +52,7 @@ JOB = "nightly"
 # The nine citations of tests/doubles/batch.py but the PDF (never crawled, never pushed).
 PUSHED_URLS = sorted(url for url in PAGES)
 PRECISION = "citation_precision=0.2222 (2/9)"
-# The push threads a job runs (CrawlerJob's default).
+# The push threads a job runs (large_audit/assemble.py: PUSH_THREADS).
 PUSH_THREADS = 4
 
 
