@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 # pytester's in-process runs drop the modules first imported inside them, and
@@ -59,5 +60,24 @@ def _each_paid_request_once(request: pytest.FixtureRequest) -> Iterator[None]:
         "the same paid request reached a double more than once (a resend: billed twice, "
         "counted once); fix the resend, or mark the test @pytest.mark.allow_resend(reason) "
         "if it tests one:\n" + "\n".join(lines),
+        pytrace=False,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_handler_restored() -> Iterator[None]:
+    """Fail a test that leaves the process's SIGINT handler changed (a handler left by
+    an in-process run of the plugin, the CLI or a server): a later test's Ctrl-C in the
+    same process would then be swallowed, and a test that waits for it hangs. The
+    handler is put back, so only the leaking test fails."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is before:
+        return
+    signal.signal(signal.SIGINT, before)
+    pytest.fail(
+        f"the test left the SIGINT handler changed ({after!r}, was {before!r}): restore it "
+        "where it was installed",
         pytrace=False,
     )
