@@ -66,18 +66,29 @@ def _each_paid_request_once(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _ctrl_c_handler_restored() -> Iterator[None]:
-    """Fail a test that leaves the process's SIGINT handler changed (a handler left by
-    an in-process run of the plugin, the CLI or a server): a later test's Ctrl-C in the
-    same process would then be swallowed, and a test that waits for it hangs. The
-    handler is put back, so only the leaking test fails."""
+    """Fail a test that leaves Ctrl-C's handling changed: the SIGINT handler (one left
+    by an in-process run of the plugin, the CLI or a server) or SIGINT blocked in the
+    main thread's signal mask (which every later subprocess inherits). A later test's
+    Ctrl-C in the same process, or in a child it starts, would then be swallowed, and a
+    test that waits for it hangs or sees the run finish. Both are put back, so only
+    the leaking test fails."""
     before = signal.getsignal(signal.SIGINT)
+    blocked_before = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     yield
     after = signal.getsignal(signal.SIGINT)
-    if after is before:
-        return
-    signal.signal(signal.SIGINT, before)
-    pytest.fail(
-        f"the test left the SIGINT handler changed ({after!r}, was {before!r}): restore it "
-        "where it was installed",
-        pytrace=False,
-    )
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    problems = []
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        problems.append(f"the SIGINT handler changed ({after!r}, was {before!r})")
+    if blocked != blocked_before:
+        how = signal.SIG_UNBLOCK if blocked else signal.SIG_BLOCK
+        signal.pthread_sigmask(how, [signal.SIGINT])
+        problems.append(f"SIGINT {'blocked' if blocked else 'unblocked'} in the main thread")
+    if problems:
+        pytest.fail(
+            "the test left Ctrl-C's handling changed: "
+            + "; ".join(problems)
+            + ": restore it where it was changed",
+            pytrace=False,
+        )
