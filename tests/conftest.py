@@ -24,6 +24,14 @@ _SHOWN = 300
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The Ctrl-C tests send SIGINT to this process, to a child, or call
+    # _thread.interrupt_main(). A suite started in the background of a shell without
+    # job control (`cmd &` in a script, nohup) inherits SIGINT ignored, and so does
+    # every child: the children then finish instead of stopping, and interrupt_main()
+    # does nothing, so a test that waits for the stop hangs. Python's own handler is
+    # put back here, before xdist starts its workers (which inherit it).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line(
         "markers",
         "allow_resend(reason): the test sends the same paid request (a judge call, a "
