@@ -434,9 +434,6 @@ def test_batch_audit_rows_have_the_rid_of_stored_pages_only(
             assert b"token=" not in data
 
 
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_audit_list_filters_by_label_and_run(
     world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -249,9 +249,6 @@ def reply_of(llm: LLMDouble, provider: str, item: Scripted) -> httpx.Response:
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
 @pytest.mark.parametrize("served_model", [None, "/home/alice/models/smollm2.gguf"])
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_every_200_reply_validates_against_the_sdk_model(
     provider: str, served_model: str | None
 ) -> None:
@@ -423,9 +420,6 @@ def test_the_query_string_is_the_sdks(crawlbase_api: CrawlbaseDouble, target: st
 
 
 @pytest.mark.filterwarnings("ignore:ssl.PROTOCOL_TLS is deprecated:DeprecationWarning")
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_the_sdk_reads_the_doubles_replies(crawlbase_api: CrawlbaseDouble) -> None:
     api = crawlbase_api
     url = "https://example.com/docs/page"

@@ -44,9 +44,6 @@ def assert_clean(text: str, *, records_shown: bool = True) -> None:
 
 
 @pytest.mark.parametrize("mode", LOG_MODES, ids=list(LOG_MODES))
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_recording_logs_carry_no_secret(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
@@ -61,9 +58,6 @@ def test_recording_logs_carry_no_secret(
 
 
 @pytest.mark.parametrize("mode", LOG_MODES, ids=list(LOG_MODES))
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_replay_with_the_token_exported_logs_no_secret(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
