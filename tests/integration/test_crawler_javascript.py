@@ -105,6 +105,9 @@ def sync_labels(records: Path, tmp_path: Path, name: str) -> dict[tuple[str, str
     return labels(report)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_page_that_needs_javascript_is_pushed_to_the_js_crawler_and_replays_offline(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -167,6 +170,9 @@ def test_a_page_that_needs_javascript_is_pushed_to_the_js_crawler_and_replays_of
     assert labels(replayed) == found
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_without_a_js_crawler_the_labels_are_a_run_without_the_javascript_token(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -293,6 +299,9 @@ def test_js_crawler_needs_via_crawler_and_the_javascript_token(
     assert api.calls == []
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_recheck_through_both_crawlers_finds_what_a_synchronous_recheck_finds(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,
@@ -378,6 +387,9 @@ def test_a_claim_with_two_javascript_pages_waits_for_both_and_is_judged_once(
     assert len(llm.calls) == 2
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_javascript_crawler_and_a_judge_batch_together_give_the_synchronous_labels(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

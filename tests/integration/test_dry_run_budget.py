@@ -92,6 +92,9 @@ def where(root: Path) -> object:
     return lambda c: cassette_path(root / CLAIM_FILE, c.id)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_dry_run_counts_what_the_recording_then_makes(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -206,6 +209,9 @@ def test_a_credit_budget_stops_the_recording_and_reports_every_unrecorded_claim(
     assert len(api.api_calls) == 3
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_cost_budget_counts_credits_and_tokens_at_the_users_prices(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:

@@ -131,6 +131,9 @@ def dumped(results: list[ClaimResult]) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json") for r in results]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_concurrent_recording_is_byte_identical_to_serial(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -210,6 +213,9 @@ def test_recording_with_the_bm25_ranker_needs_no_model(tmp_path: Path) -> None:
     assert cassette["metadata"]["citecheck"]["ranker"]["name"] == "bm25"
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_recorded_cassette_replays_with_plain_vcrpy(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -234,6 +240,9 @@ def test_a_recorded_cassette_replays_with_plain_vcrpy(
     assert [i["request"]["method"] for i in recorded] == ["GET", "GET", "POST", "POST"]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_replay_needs_no_network_no_keys_and_gives_the_recorded_results(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -248,6 +257,9 @@ def test_replay_needs_no_network_no_keys_and_gives_the_recorded_results(
     assert dumped(replayed) == dumped(recorded)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_failed_recording_leaves_no_file_and_once_records_it_next_time(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -548,6 +560,9 @@ def test_design_rules_apply_to_a_custom_fetchers_result() -> None:
     ]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_results_come_back_in_input_order_and_on_result_sees_each(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -686,6 +701,9 @@ class HouseJudge:
         return JudgeReply(label="supported", quote=quote, confidence=0.9)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_custom_judge_is_asked_for_its_spec_only_and_its_prompt_version_is_recorded(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:

@@ -123,6 +123,9 @@ def test_a_recheck_of_a_cited_url_with_a_fragment_compares_its_recorded_page(
     assert sorted(p.url for p in api.pushes) == [BOILING, EIFFEL]
 
 
+@pytest.mark.allow_resend(
+    "the same claim through two paths (or with and without its fragment) on purpose"
+)
 def test_the_service_fetches_a_cited_url_with_a_fragment_as_without_it(
     world: tuple[CrawlbaseDouble, LLMDouble],
 ) -> None:

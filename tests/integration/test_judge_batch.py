@@ -160,6 +160,9 @@ def cost_line(out: str) -> str:
     return next(line for line in out.splitlines() if "judge tokens" in line)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     provider: str, world: World
@@ -200,6 +203,9 @@ def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     assert "batch API" not in cost_line(sync_out)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())) as llm:
         code, _, _, recorded = world.batched(*PRICES)
@@ -221,6 +227,9 @@ def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     assert not any(KEYS["openai"] in text for text in judged)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: World) -> None:
     failing = "Water boils at 50 degrees Celsius at sea level."
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), fail_claims={failing})):
@@ -330,6 +339,9 @@ def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(world: 
     assert all("chat/completions" not in t.read_text("utf-8") for t in world.tapes())
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: World) -> None:
     claims = str(world.suite / "citecheck_boiling.yaml")
     argv = ["batch", claims, "--record", "live", "--ranker", "bm25", "--allow-contradicted"]
@@ -349,6 +361,9 @@ def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: Worl
     assert not (world.suite / "cassettes").exists()
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> None:
     # Recorded where the plugin keeps cassettes (cassettes/<file stem>/ beside the files).
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())):

@@ -243,6 +243,9 @@ def test_auto_falls_back_to_json_object_after_a_4xx_refusal_too() -> None:
     assert kinds == ["json_schema", "json_object"]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run(
     tmp_path: Path,
 ) -> None:

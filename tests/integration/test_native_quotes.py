@@ -25,6 +25,9 @@ def exp() -> Experiment:
     return found
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
     exp: Experiment, tmp_path: Path
 ) -> None:
@@ -49,6 +52,9 @@ def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
     assert sum(v.label is Label.SUPPORTED for v in after) >= len(after) // 2
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
     exp: Experiment, tmp_path: Path
 ) -> None:
@@ -59,6 +65,9 @@ def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
     assert all(v.label is Label.NOT_FOUND for v in after)  # the honest judge finds nothing
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_same_quotes_written_by_a_model_are_still_fabricated_when_absent(
     exp: Experiment, tmp_path: Path
 ) -> None:

@@ -79,6 +79,9 @@ def agreeing() -> dict[str, Scripted]:
     }
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
     tmp_path: Path,
 ) -> None:
@@ -172,6 +175,9 @@ def test_an_error_vote_counts_under_each_rule(
         assert v.reason == reason
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
     answers = {
         "judge-a": verdict("supported", QUOTE, 0.9),
@@ -192,6 +198,9 @@ def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
     assert dumped(replayed) == dumped(recorded)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
     tmp_path: Path,
 ) -> None:
@@ -242,6 +251,9 @@ def test_samples_of_one_model_are_recorded_in_order_and_replayed_in_order(
     assert recorded[0].verdicts[0].judge == "openai:judge-a"
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_claim_files_judges_make_its_panel(tmp_path: Path) -> None:
     panel_claim = CLAIMS[0].model_copy(update={"judges": PANEL})
     with (

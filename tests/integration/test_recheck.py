@@ -135,6 +135,9 @@ def statuses(report: Path) -> dict[str, str]:
     return {c["id"]: c["citations"][0]["status"] for c in data["claims"]}
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_classifies_each_page_and_leaves_the_recordings_alone(
     world: tuple[CrawlbaseDouble, LLMDouble],
     recorded: Path,
@@ -184,6 +187,9 @@ def test_recheck_classifies_each_page_and_leaves_the_recordings_alone(
     assert data["totals"]["input_tokens"] > 0
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_second_recheck_fetches_live_again(
     world: tuple[CrawlbaseDouble, LLMDouble],
     recorded: Path,
@@ -226,6 +232,9 @@ def test_fail_on_rejects_an_unknown_status(
     assert "'evidence_gone,rotten' is not a list of recheck statuses" in err
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_update_rewrites_the_changed_claims_and_a_replay_then_agrees(
     world: tuple[CrawlbaseDouble, LLMDouble],
     recorded: Path,
@@ -300,6 +309,9 @@ def test_a_claim_without_a_recording_is_an_error_and_fetches_nothing(
     assert not (tmp_path / "cassettes").exists()
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_needs_the_crawling_api_token(
     recorded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -309,6 +321,9 @@ def test_recheck_needs_the_crawling_api_token(
     assert "CRAWLBASE_TOKEN is not set: a recheck fetches every cited page live again" in err
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_markdown_and_step_summary_list_what_changed(
     world: tuple[CrawlbaseDouble, LLMDouble],
     recorded: Path,
@@ -332,6 +347,9 @@ def test_markdown_and_step_summary_list_what_changed(
     assert step.read_text(encoding="utf-8") == "earlier step\n" + text
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_html_shows_the_recorded_and_the_live_passage_side_by_side(
     world: tuple[CrawlbaseDouble, LLMDouble],
     recorded: Path,
@@ -352,6 +370,9 @@ def test_html_shows_the_recorded_and_the_live_passage_side_by_side(
     assert OPENAI_KEY not in html
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_the_recheck_page_shows_what_this_recheck_prints(
     world: tuple[CrawlbaseDouble, LLMDouble], recorded: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -370,6 +391,9 @@ def test_the_recheck_page_shows_what_this_recheck_prints(
     assert where == sorted(where)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_replays_under_the_quote_policy_it_is_given(
     world: tuple[CrawlbaseDouble, LLMDouble],
     recorded: Path,
@@ -390,6 +414,9 @@ def test_recheck_replays_under_the_quote_policy_it_is_given(
     assert api.api_calls == []
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_offline_the_recheck_names_the_host_and_a_synthesized_rid_gets_no_audit_line(
     recorded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

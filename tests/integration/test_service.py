@@ -243,6 +243,9 @@ def test_openapi_docs_describe_verify(
     assert {"200", "413", "422", "503"} <= set(verify["responses"])
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_load_200_requests_16_in_flight_no_errors_no_lost_audit_rows(
     doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path
 ) -> None:

@@ -97,6 +97,9 @@ def test_a_quote_not_on_the_recorded_page_is_fabricated_without_a_judge_call(
     assert replayed.model_dump() == result.model_dump()
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_found_quote_makes_the_judge_read_the_passage_holding_it(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -218,6 +221,9 @@ def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fa
     assert [r.model_dump() for r in replayed] == [r.model_dump() for r in results]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_found_provider_quote_steers_the_judge_like_any_other(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -232,6 +238,9 @@ def test_a_found_provider_quote_steers_the_judge_like_any_other(
     assert result.verdicts[0].provider_quote_not_on_page is False
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_text_fragment_range_marks_its_whole_span_and_is_never_sent(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:

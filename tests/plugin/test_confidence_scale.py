@@ -25,6 +25,9 @@ def off_scale(call: JudgeCall) -> Scripted:
     return verdict("supported", QUOTES["boiling"], 10)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_confidence_10_and_2_keep_the_label_go_to_review_and_warn_once(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811

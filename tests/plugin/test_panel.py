@@ -61,6 +61,9 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     return pytester
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -132,6 +135,9 @@ def test_a_panel_records_once_and_replays_offline_with_every_report_showing_it(
     assert "openai:judge-c" in html
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_claim_files_judges_make_the_panel_and_the_agreement_floor_gates(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -156,6 +162,9 @@ def test_a_claim_files_judges_make_the_panel_and_the_agreement_floor_gates(
     unanimous.stdout.fnmatch_lines(["*::salt PASSED [[]not_found panel ssn]*"])
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_without_a_panel_nothing_about_panels_is_printed_or_written(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],

@@ -130,6 +130,9 @@ def test_recheck_fails_the_claims_whose_evidence_or_page_is_gone(
     assert TOKENS["normal"] not in result.stdout.str() and KEY not in result.stdout.str()
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_fail_on_none_passes_and_still_reports(
     recorded: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -153,6 +156,9 @@ def test_recheck_fail_on_none_passes_and_still_reports(
     )
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_under_xdist_reports_the_same(
     recorded: pytest.Pytester, doubles: tuple[CrawlbaseDouble, LLMDouble]
 ) -> None:
@@ -168,6 +174,9 @@ def test_recheck_under_xdist_reports_the_same(
     )
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_replays_so_a_record_mode_is_a_usage_error(recorded: pytest.Pytester) -> None:
     result = recorded.runpytest_subprocess(
         "--citecheck", "--citecheck-recheck", "--citecheck-record=once"
@@ -178,6 +187,9 @@ def test_recheck_replays_so_a_record_mode_is_a_usage_error(recorded: pytest.Pyte
     )
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_recheck_needs_the_crawling_api_token(
     recorded: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -151,6 +151,9 @@ def written_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_record_then_replay_offline_without_model_or_keys(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -187,6 +190,9 @@ def test_record_then_replay_offline_without_model_or_keys(
     assert after["claims"][0]["verdicts"][0]["rid"]  # the rid reached the verdict
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_no_secret_in_any_file_or_output(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -241,6 +247,9 @@ def test_missing_recording_names_the_command(
     assert api.calls == [] and llm.calls == []
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_changed_claim_or_prompt_is_reported_stale(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -271,6 +280,9 @@ def test_changed_claim_or_prompt_is_reported_stale(
     )
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_vcr_no_match_error_while_recording_does_not_leak_the_token(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
@@ -291,6 +303,9 @@ def test_vcr_no_match_error_while_recording_does_not_leak_the_token(
         assert secret not in printed
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_rewrite_records_again(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],

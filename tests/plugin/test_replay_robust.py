@@ -35,6 +35,9 @@ def judge_interactions(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for i in data["interactions"] if i["request"]["method"] == "POST"]
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_stale_recording_says_what_differs(
     suite: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],

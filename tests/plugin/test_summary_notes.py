@@ -39,6 +39,9 @@ def test_a_failing_item_shows_no_bm25s_debug_lines(
     assert "DEBUG" not in out
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_a_run_that_records_one_claim_tells_its_spend_from_the_replayed_ones(
     pytester: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811

@@ -114,6 +114,9 @@ def _reads_the_page(call: JudgeCall) -> Scripted:
     return quote_first_passage(call)
 
 
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
 def test_verify_answer_records_replays_and_joins_the_gate(
     pytester: pytest.Pytester,
     doubles: tuple[CrawlbaseDouble, LLMDouble],
