@@ -17,8 +17,10 @@ TOKEN_ENV: dict[TokenKind, str] = {"normal": "CRAWLBASE_TOKEN", "javascript": "C
 
 def token_kind(value: str | None) -> TokenKind | None:
     """``value`` as a token kind when it names one (a recorded fetch's, an audit row's)."""
-    if value == "normal" or value == "javascript":
-        return value
+    if value == "normal":
+        return "normal"
+    if value == "javascript":
+        return "javascript"
     return None
 
 
