@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterator
+from typing import Any
 
 # pytester's in-process runs drop the modules first imported inside them, and
 # some libraries keep module-level state that outlives such a reload:
@@ -17,7 +18,7 @@ import pytest
 import vcr  # noqa: F401
 import yaml  # noqa: F401
 
-from tests.doubles import PAID
+from tests.doubles import PAID, resend_phase
 
 # A paid request body shown in a failure: enough to tell which call it was.
 _SHOWN = 300
@@ -53,9 +54,23 @@ def _each_paid_request_once(request: pytest.FixtureRequest) -> Iterator[None]:
     """Fail a test in which the same paid request body (a judge call, a crawl, a
     Crawler push) reached a test double twice: a resend the provider bills twice while
     the cassette and the cost report show one. A test that exercises a
-    retry on purpose says so with ``@pytest.mark.allow_resend(reason)``."""
+    retry on purpose says so with ``@pytest.mark.allow_resend(reason)``. Counted per
+    phase (tests/doubles ``resend_phase``): each engine built here starts one, and a test
+    that runs the same claims again in a subprocess calls ``resend_phase()`` between."""
+    from pytest_citecheck.engine.core import Engine
+
     PAID.forget()
-    yield
+    built = Engine.__init__
+
+    def each_engine_a_phase(engine: Engine, *args: Any, **kwargs: Any) -> None:
+        # One engine, one run: the same claims run again by a new engine (record, then
+        # replay or recheck) may send what the last run sent; one run may not.
+        resend_phase()
+        built(engine, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Engine, "__init__", each_engine_a_phase)
+        yield
     resent = PAID.resent()
     PAID.forget()
     if not resent or request.node.get_closest_marker("allow_resend") is not None:

@@ -18,6 +18,7 @@ from pydantic import (
 
 from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.models import AnswerOutline
+from pytest_citecheck.core.providers import TokenKind, token_kind
 
 
 class Fetch(BaseModel):
@@ -186,6 +187,13 @@ class Verdict(BaseModel):
     # The confirmation of a supported/contradicted answer (one judge; a panel's are
     # its members'). ``usage`` above is the first reading's; the confirmation's is here.
     confirmation: Confirmation | None = None
+
+    def stored_with(self) -> TokenKind | None:
+        """The token kind whose crawl stored the page under ``rid`` (the fetch answered
+        with that rid), which the Storage API read-back asks first: storage may be kept
+        per token. None when no fetch names the rid."""
+        stored = [f for f in self.fetches if self.rid and f.rid == self.rid]
+        return token_kind(stored[-1].token) if stored else None
 
     def confirmations(self) -> list[Confirmation]:
         """Every confirmation behind this verdict: its own, or its panel members'."""

@@ -45,6 +45,7 @@ from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Passage, Ve
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries
+from pytest_citecheck.core.providers import TokenKind
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.urls import fetch_url
@@ -108,6 +109,8 @@ class CitationRecheck(BaseModel):
     # The recorded page's rid in the Storage API, for ``citecheck audit page`` (None:
     # none was recorded, or the recording was synthesized and names no stored page).
     stored_rid: str | None = None
+    # The token kind that stored it (Storage may be kept per token: asked first).
+    stored_with: TokenKind | None = None
     # The judge asked again on the live page (evidence_gone, or an update).
     new: Verdict | None = None
     # The passage that held the recorded evidence, and the live passage closest to it.
@@ -298,6 +301,7 @@ class Rechecker:
         if not synthesized(cassette):
             for check in checks:
                 check.stored_rid = check.recorded.rid
+                check.stored_with = check.recorded.stored_with()
         out.citations = checks
         if live_path.is_file():
             out.live_cassette = str(live_path)

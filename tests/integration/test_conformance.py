@@ -247,11 +247,11 @@ def reply_of(llm: LLMDouble, provider: str, item: Scripted) -> httpx.Response:
     return httpx.post(f"{llm.root}{ROUTE[provider]}", json=body, timeout=10)
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
-@pytest.mark.parametrize("served_model", [None, "/home/alice/models/smollm2.gguf"])
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
+@pytest.mark.parametrize("served_model", [None, "/home/alice/models/smollm2.gguf"])
 def test_every_200_reply_validates_against_the_sdk_model(
     provider: str, served_model: str | None
 ) -> None:
@@ -422,10 +422,10 @@ def test_the_query_string_is_the_sdks(crawlbase_api: CrawlbaseDouble, target: st
     assert ours == [c.query for c in api.api_calls]
 
 
-@pytest.mark.filterwarnings("ignore:ssl.PROTOCOL_TLS is deprecated:DeprecationWarning")
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.filterwarnings("ignore:ssl.PROTOCOL_TLS is deprecated:DeprecationWarning")
 def test_the_sdk_reads_the_doubles_replies(crawlbase_api: CrawlbaseDouble) -> None:
     api = crawlbase_api
     url = "https://example.com/docs/page"

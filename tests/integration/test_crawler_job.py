@@ -487,9 +487,6 @@ def rechecked(report: Path) -> dict[tuple[str, str], str]:
     return {(c["id"], k["url"]): k["status"] for c in data["claims"] for k in c["citations"]}
 
 
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_a_recheck_through_the_crawler_finds_what_a_synchronous_recheck_finds(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,

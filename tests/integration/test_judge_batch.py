@@ -160,10 +160,10 @@ def cost_line(out: str) -> str:
     return next(line for line in out.splitlines() if "judge tokens" in line)
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     provider: str, world: World
 ) -> None:

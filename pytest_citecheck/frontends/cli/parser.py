@@ -192,6 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
         "2 no token or the token was refused.",
     )
     page.add_argument("rid", metavar="RID", help="the rid from `citecheck audit list`.")
+    page.add_argument(
+        "--audit",
+        type=Path,
+        metavar="PATH",
+        help="the audit file that says which token stored RID, asked first (default: "
+        "$CITECHECK_AUDIT, else citecheck-audit.db).",
+    )
+    page.add_argument(
+        "--crawled-with",
+        choices=("normal", "javascript"),
+        metavar="KIND",
+        help="the token kind that crawled the page (normal or javascript), asked first; "
+        "default: what the audit file says, else normal.",
+    )
 
     importer = commands.add_parser(
         "import",
