@@ -153,7 +153,7 @@ class ReportHooks:
         verbose = self.config.get_verbosity() > 0
         for line in report.lines(verbose=verbose):
             tr.write_line(line.text, **line.markup)
-        missing = _missing_line(report, verbose)
+        missing = report.missing_line(verbose=verbose)
         if missing is not None:
             tr.write_line(missing, yellow=True, bold=True)
         stopped = report.not_started_line()  # the claim items pytest never ran too
@@ -188,27 +188,6 @@ class ReportHooks:
             report, self.config.rootpath, checkout, per_step=github.PER_STEP
         ):
             tr.write_line(annotation.command())
-
-
-def _missing_line(report: Report, verbose: bool) -> str | None:
-    """The one line for every citation with no recording: the files to record
-    (``--citecheck-record=once`` records only what is missing) and what it needs."""
-    from pytest_citecheck.core.defaults import DEFAULT_JUDGE
-    from pytest_citecheck.engine.preflight import recording_needs
-    from pytest_citecheck.plugin.terms import record_all
-    from pytest_citecheck.reports.figures import file_of
-
-    missing = report.missing_recordings()
-    if not missing:
-        return None
-    claims = list(dict.fromkeys(nodeid for nodeid, _ in missing))
-    # One claim: that claim; more: their files, where the mode records only what is missing.
-    files = claims if len(claims) == 1 else list(dict.fromkeys(map(file_of, claims)))
-    judges = report.run.get("judges") or [DEFAULT_JUDGE]
-    urls = any(v.url.startswith(("http://", "https://")) for _, v in missing)
-    return report.missing_line(
-        record_all(files, "once"), recording_needs(judges, urls), verbose=verbose
-    )
 
 
 def _where_set(config: pytest.Config, flag: str, ini: str) -> tuple[str, int]:
