@@ -36,13 +36,18 @@ _VOTE_LETTERS = {"supported": "s", "contradicted": "c", "not_found": "n", "error
 
 def _labels(payload: Any) -> str:
     """The claim labels a report carries: JSON from an xdist worker, or the result
-    objects in this process. A citation a judge panel decided adds its votes, one
+    objects in this process, as reports show them (``shown_label``). A citation a judge panel decided adds its votes, one
     letter a member in panel order (s, c, n, e)."""
+    from pytest_citecheck.claims.labels import Label
+    from pytest_citecheck.engine.aggregate import shown_label
+
     results = json.loads(payload) if isinstance(payload, str) else payload
     shown = []
     for r in results:
         data = r if isinstance(r, dict) else r.model_dump(mode="json")
-        text = str(data["label"])
+        # A claim only a made-up quote decided reads as such: [fabricated].
+        cited = [Label(v["label"]) for v in data.get("verdicts", [])]
+        text = shown_label(Label(data["label"]), cited).value
         panels = [v["panel"] for v in data.get("verdicts", []) if v.get("panel")]
         if panels:
             votes = (

@@ -34,6 +34,37 @@ def test_verbose_shows_each_claim_label_and_files_get_totals(pytester: pytest.Py
     )
 
 
+INVENTED_QUOTE = """claims:
+  - id: invented
+    claim: Water boils at 50 C.
+    citations:
+      - document: notes.txt
+        quote: Water boils at 50 degrees.
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_claim_only_a_made_up_quote_fails_reads_fabricated(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    pytester.makefile(".txt", notes="Water boils at 100 degrees Celsius at sea level.")
+    pytester.makefile(".yaml", citecheck_a=INVENTED_QUOTE)
+    result = pytester.runpytest("--citecheck", "-v", "-rf", *xdist)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*FAILED [[]fabricated[]]*",
+            "citecheck: 1 citation fabricated (allow with citecheck_allow_contradicted)",
+            "claim label: fabricated",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["citecheck gate FAILED: 1 citation fabricated (allow with citecheck_allow_contradicted)"]
+    )
+    assert "[contradicted]" not in out and "0 citations contradicted" not in out, out
+
+
 def test_max_drop_without_a_baseline_warns(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
