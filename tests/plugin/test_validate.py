@@ -214,3 +214,33 @@ def test_validate_says_when_a_folder_has_no_claim_files(
         "citecheck validate: no claim files (citecheck_*.yaml citecheck_*.yml "
         "citecheck_*.jsonl) under empty\n",
     )
+
+
+OUT_OF_ORDER = """\
+claims:
+  - id: a
+    claim: One.
+    citations:
+      - https://example.com/a
+  - id: b
+    claim: Two.
+    expect: maybe
+    citations:
+      - url: ftp://example.com/x
+  - id: a
+    claim: ""
+    citations: [https://example.com/c]
+judge: nonsense
+"""
+
+
+def test_validate_and_collection_list_the_problems_in_line_order(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makefile(".yaml", citecheck_order=OUT_OF_ORDER)
+    code, out = validate(capsys, "citecheck_order.yaml")
+    assert code == 1
+    *problems, _ = out.splitlines()
+    lines = [int(p.split(":")[1]) for p in problems[::2]]
+    assert lines == [8, 10, 11, 12, 14], out
+    assert problems == collection_problems(pytester, "citecheck_order.yaml")
