@@ -36,8 +36,8 @@ _VOTE_LETTERS = {"supported": "s", "contradicted": "c", "not_found": "n", "error
 
 def _labels(payload: Any) -> str:
     """The claim labels a report carries: JSON from an xdist worker, or the result
-    objects in this process, as reports show them (``shown_label``). A citation a judge panel decided adds its votes, one
-    letter a member in panel order (s, c, n, e)."""
+    objects in this process, as reports show them (``shown_label``). A citation a
+    judge panel decided adds its votes, one letter a member in panel order (s, c, n, e)."""
     from pytest_citecheck.claims.labels import Label
     from pytest_citecheck.engine.aggregate import shown_label
 
