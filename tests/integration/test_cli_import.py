@@ -340,3 +340,32 @@ def test_when_every_response_fails_no_claim_file_is_written(
     code, _, err = run(capsys, "import", "--from", "anthropic", str(response), "-o", str(out_file))
     assert code == 1 and out_file.read_text(encoding="utf-8") == before
     assert err.splitlines()[-1].endswith(f"{out_file} was not changed")
+
+
+def test_a_saved_xai_stream_s_warning_names_the_real_cause_and_no_format_loop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """xAI's stream adds its annotations after the text with no offsets: the warning
+    says so, and no message sends the user from one format to the other and back."""
+    stream = tmp_path / "grok.json"
+    shutil.copy(
+        NATIVE / "openai_responses_stream/vercel-ai__xai-web-search-tool.1.chunks.stream.json",
+        stream,
+    )
+    out_file = str(tmp_path / "citecheck_g.yaml")
+    code, out, _ = run(capsys, "import", str(stream), "-o", out_file)
+    assert code == 0
+    (warning,) = [line for line in out.splitlines() if line.startswith("  warning: ")]
+    assert "the response's 5 annotations (e.g. at output[1].content[0].annotations[" in warning
+    assert "carry no position in the text (no start_index/end_index" in warning
+    assert "save the response body itself, not streamed" in warning
+    assert "pass its format" not in warning and "another API" not in warning
+    code, _, err = run(capsys, "import", "--from", "xai", str(stream), "-o", out_file)
+    assert code == 1
+    assert "the response is an openai-responses stream, not xai" in err
+    assert "give the format as openai-responses" in err
+    # Following that fix gives the same cause, not a new format to try.
+    code, out, _ = run(capsys, "import", "--from", "openai-responses", str(stream), "-o", out_file)
+    assert code == 0
+    assert "(as asked): no sentence is cited: the response's 5 annotations" in out
+    assert "pass its format" not in out
