@@ -20,8 +20,8 @@ def citation_table(result: ClaimResult, *, verbose: bool = True) -> list[str]:
     head = _hang(f"claim {result.id!r}: {result.claim}")
     expected = f" (expected {result.expect.value})" if result.expect else ""
     # Compared with an expect, the label itself; else as the reports show it (fabricated).
-    label = result.label if result.expect else shown_label(result.label, result.labels)
-    lines = [head, f"claim label: {label.value}{expected}", ""]
+    shown = result.label if result.expect else shown_label(result.label, result.labels)
+    lines = [head, f"claim label: {shown.value}{expected}", ""]
     rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
     for i, v in enumerate(result.verdicts, 1):
         conf = "" if v.confidence is None else f"{v.confidence:.2f}"

@@ -98,8 +98,10 @@ def test_the_no_recording_hint_names_a_panel_s_judges(
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*(recording needs CRAWLBASE_TOKEN, ANTHROPIC_API_KEY for the judge anthropic:claude-x "
-         "and the embed or bm25 extra)*"]
+        [
+            "*(recording needs CRAWLBASE_TOKEN, ANTHROPIC_API_KEY for the judge anthropic:claude-x "
+            "and the embed or bm25 extra)*"
+        ]
     )
 
 
