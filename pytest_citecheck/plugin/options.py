@@ -62,7 +62,7 @@ def _flag_help(option: Option) -> str:
 # plugin's own: turning it on and what a run does); each group's options by name.
 HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "citecheck": (
-        "citation checking (pytest-citecheck): turn it on, record, dry run, recheck",
+        "citation checking (pytest-citecheck)",
         ("enabled", "record_mode", "dry_run", "recheck", "recheck_fail_on"),
     ),
     "citecheck judge": (
