@@ -193,6 +193,7 @@ class Engine:
             name_for,
             confirm=not self.settings.no_confirm,
             batch=self.settings.judge_batch,
+            has_recording=None if cassette_for is None else lambda c: _exists(cassette_for(c)),
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out
@@ -321,3 +322,8 @@ class Engine:
         stages opened."""
         self.loop.close()
         self.stages.close()
+
+
+def _exists(cassette: Path | None) -> bool:
+    """A claim's cassette is there to replay (None: it verifies live, nothing to replay)."""
+    return cassette is not None and cassette.exists()

@@ -190,6 +190,8 @@ class Plan:
 
     record_mode: RecordMode
     recorded: int = 0
+    # Claims not recorded in this mode that have no recording either: replay fails them.
+    no_recording: int = 0
     no_citations: int = 0
     # Claims whose document citations are decided here, with no request to record.
     local: int = 0
@@ -283,11 +285,17 @@ class Plan:
         prices = prices or Prices()
         out = [f"citecheck dry run (record mode {self.record_mode}): nothing was sent"]
         replayed = (
-            f"{self.recorded} replayed (mode none records nothing: choose a record mode "
-            f"with {terms.option('record_mode')})"
+            f"{self.recorded} replayed"
             if self.record_mode.replay_only
             else f"{self.recorded} already recorded (replayed, free)"
         )
+        if self.no_recording:
+            replayed += f", {self.no_recording} no recording" + (
+                f" (mode none records nothing: choose a record mode with "
+                f"{terms.option('record_mode')})"
+                if self.record_mode.replay_only
+                else ""
+            )
         out.append(
             f"  claims: {self.to_record} to record, {replayed}"
             + (f", {self.no_citations} without citations" if self.no_citations else "")
@@ -427,10 +435,12 @@ def plan(
     name_for: Callable[[Claim], str] | None = None,
     confirm: bool = True,
     batch: bool = False,
+    has_recording: Callable[[Claim], bool] | None = None,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
-    the judge is asked through the batch API."""
+    the judge is asked through the batch API; ``has_recording(claim)``: a claim not
+    recorded has a recording to replay (None: every one has)."""
     out = Plan(record_mode, batch=batch)
     for claim in claims:
         if not claim.citations:
@@ -441,8 +451,10 @@ def plan(
                 out.local += 1
             else:
                 out.add(estimate, name_for(claim) if name_for is not None else claim.id)
-        else:
+        elif has_recording is None or has_recording(claim):
             out.recorded += 1
+        else:
+            out.no_recording += 1
     return out
 
 

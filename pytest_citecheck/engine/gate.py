@@ -174,10 +174,15 @@ def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: st
     fabricated = counts.get(Label.FABRICATED, 0)
     judged_by_label = per != "expect" and Label.CONTRADICTED in _failing_labels(settings)
     if judged_by_label and (contradicted or fabricated):
-        out.append(
-            f"{plural(contradicted, 'citation')} contradicted and {fabricated} "
-            f"fabricated (allow with {settings.terms.option('allow_contradicted')})"
-        )
+        # Only the kinds found: a made-up quote alone is "1 citation fabricated".
+        found = [
+            (n, kind)
+            for n, kind in ((contradicted, "contradicted"), (fabricated, "fabricated"))
+            if n
+        ]
+        (n, kind), rest = found[0], found[1:]
+        said = f"{plural(n, 'citation')} {kind}" + "".join(f" and {m} {k}" for m, k in rest)
+        out.append(f"{said} (allow with {settings.terms.option('allow_contradicted')})")
     errors = counts.get(Label.ERROR, 0)
     if errors:
         out.append(

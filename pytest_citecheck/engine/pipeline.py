@@ -159,7 +159,12 @@ class Verifier:
         except Exception as exc:  # a failure must never count as success
             classified = self.classify_error(exc) if self.classify_error else None
             reason, detail = classified or (Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
-            verdict = Verdict(url=citation.target, label=Label.ERROR, reason=reason, detail=detail)
+            # No recording: not judged, but named with the judge(s) that would record
+            # it, so the hint asks for their keys (ReportListings.missing_line).
+            judge = self.judge_names() if reason == Reason.NO_RECORDING else None
+            verdict = Verdict(
+                url=citation.target, label=Label.ERROR, reason=reason, detail=detail, judge=judge
+            )
         if verdict.detail is not None and len(verdict.detail) > MAX_DETAIL_CHARS:
             verdict = verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
         if citation.url is not None and "@" in citation.url:
@@ -171,6 +176,13 @@ class Verifier:
                 }
             )
         return self._gate_confidence(verdict)
+
+    def judge_names(self) -> str:
+        """The judge, or the panel's judges joined with ``,`` (as a panel's verdict names them)."""
+        judging = self.judging
+        if not judging.panel:
+            return judging.judge.name
+        return ",".join(dict.fromkeys(member.name for member in judging.panel))
 
     # -- URL citations -------------------------------------------------------
 

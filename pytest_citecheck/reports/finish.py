@@ -194,12 +194,15 @@ def run_info(results: Mapping[str, ClaimResult], started: Started) -> RunInfo:
     """Who judged the run, with which prompt, when (ends now)."""
     from pytest_citecheck.core.providers import PROVIDERS
     from pytest_citecheck.engine.panel import judge_of
+    from pytest_citecheck.reports.listings import missing_recording
 
+    # A citation with no recording names the judge that would record it; none judged it.
     judges = sorted(
         {
             judge
             for r in results.values()
             for v in r.verdicts
+            if not missing_recording(v)
             for judge in ([judge_of(m.judge) for m in v.panel] if v.panel else [v.judge])
             if judge
         }

@@ -22,7 +22,7 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote as url_quote
 
-from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label
+from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label, Reason
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import ratio
@@ -102,7 +102,8 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
         ("original status", v.get("original_status")),
         ("rid", v.get("rid")),
         ("section", v.get("section")),
-        ("judge", v.get("judge")),
+        # A citation with no recording names the judge that would record it, not one that judged.
+        ("records with" if v.get("reason") == Reason.NO_RECORDING else "judge", v.get("judge")),
         # Set when the guard overruled the judge (injection, relevance, a refused quote).
         ("judge's label", v.get("judge_label")),
         (

@@ -99,6 +99,9 @@ class ReportJson(ReportListings):
             "stopped_by": (
                 (self.stopped_by or "the run stopped") if self.not_started != 0 else None
             ),
+            # Citations with no recording: how many, the command that records them and
+            # what it needs (the HTML header and the markdown summary show it).
+            **({"no_recording": missing} if (missing := self.missing_text()) else {}),
         }
 
     def scrubbed_json(self) -> dict[str, Any]:

@@ -49,7 +49,10 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
     stopped = gate.get("not_started", 0) != 0
     if stopped:
         out.append(f"- {cell(stopped_text(gate))}")
-    if gate["failures"] or stopped:
+    if gate.get("no_recording"):
+        # The one line that fixes a first CI run on claim files without cassettes.
+        out.append(f"- {cell(gate['no_recording'], 1000)}")
+    if gate["failures"] or stopped or gate.get("no_recording"):
         out.append("")
     if report_url:
         out += [f"[HTML report]({served_url(report_url)})", ""]

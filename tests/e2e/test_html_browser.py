@@ -540,3 +540,64 @@ def test_the_answer_view_shows_alces_figures_as_the_sentences_give_them(
         f"{sum(precisions) / n:.4f} (mean over {n} answers)"
     )
     assert tab.errors == []
+
+
+# -- an imported answer's long ids ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The example suite's saved responses imported into a fresh folder (ids of 60-80
+    characters, no cassettes yet) and run: the first report a new user sees."""
+    root = tmp_path_factory.mktemp("imported")
+    for answer in (REPO / "example_suite" / "answers").glob("*.*"):
+        if answer.suffix in (".json", ".md"):
+            (root / answer.name).write_bytes(answer.read_bytes())
+    command = ["import", "--from", "auto", ".", "-o", "citecheck_answers.yaml"]
+    subprocess.run(
+        [sys.executable, "-m", "pytest_citecheck.frontends.cli", *command],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return _reports(root, root, returncode=1)
+
+
+def test_long_imported_ids_leave_the_claim_readable_and_the_page_in_the_window(
+    tab: Page, imported: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = imported
+    ids = [c["id"] for c in data["claims"]]
+    assert sum(60 <= len(i) <= 80 for i in ids) >= len(ids) // 2, ids
+    page = tab.open(path)  # 1280 px wide
+    widths = dict(
+        zip(
+            page.locator("#claims thead th").all_inner_texts(),
+            page.eval_on_selector_all(
+                "#claims thead th", "els => els.map(e => e.getBoundingClientRect().width)"
+            ),
+            strict=True,
+        )
+    )
+    assert widths["claim"] >= 400, widths
+    assert widths["id"] <= 250, widths
+    # No column pushed off-screen: the page is no wider than the window.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    table = page.locator("#claims").bounding_box()
+    assert table is not None and table["x"] + table["width"] <= 1280, table
+    # Each id is on hover in full; a row stays a few lines tall.
+    titles = page.eval_on_selector_all("#claims button.toggle", "els => els.map(e => e.title)")
+    assert sorted(titles) == sorted(ids)
+    heights = page.eval_on_selector_all(
+        "#claims tr.row", "els => els.map(e => e.getBoundingClientRect().height)"
+    )
+    assert max(heights) <= 110, heights  # at most about four lines of 14 px text
+    # The header says what to do about the missing recordings.
+    assert "have no recording; record them with: pytest --citecheck" in page.inner_text(
+        "#no-recording"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "imported-report.png"))
+    assert tab.errors == []

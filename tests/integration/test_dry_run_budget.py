@@ -282,6 +282,15 @@ def test_batch_dry_run_and_budget(
     )
     assert "  cost: " in out and "set --price-credit" not in out
 
+    # Replayed, the five have no recording yet: not "5 replayed".
+    code = main(["batch", str(records), "--record", "none", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0 and api.api_calls == []
+    assert out.splitlines()[1] == (
+        "  claims: 0 to record, 0 replayed, 5 no recording (mode none records nothing: "
+        "choose a record mode with --record)"
+    )
+
     code = main(["batch", str(records), "--record", "once", "--max-credits", "12", *prices])
     out = capsys.readouterr().out
     assert code == 1
