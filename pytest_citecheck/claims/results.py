@@ -99,6 +99,27 @@ class JudgeReply(BaseModel):
     fallback: str | None = None
 
 
+class JointQuote(BaseModel):
+    """A quote the joint judgment gave for one source: ``source`` is the source's number
+    in the joint prompt (1, 2, ...), ``quote`` a span of that source's passages."""
+
+    source: int
+    quote: str
+
+
+class JointReply(BaseModel):
+    """What a judge answered to the joint judgment of a claim's sources
+    (:mod:`pytest_citecheck.stages.judges.joint`), parsed and schema-checked, not yet
+    guarded: a label and one quote per source it used."""
+
+    label: Literal["supported", "contradicted", "not_found"]
+    quotes: list[JointQuote]
+    confidence: float = Field(ge=0.0, le=1.0)
+    usage: Usage | None = None
+    confidence_raw: float | None = None
+    fallback: str | None = None
+
+
 class Confirmation(BaseModel):
     """The second judge call that checked a ``supported``/``contradicted`` answer on the
     sentence(s) holding its quote alone (:mod:`pytest_citecheck.stages.confirm`)."""
