@@ -194,6 +194,7 @@ class Engine:
             name_for,
             confirm=not self.settings.no_confirm,
             batch=self.settings.judge_batch,
+            joint=not self.settings.no_joint,
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out

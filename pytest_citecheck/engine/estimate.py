@@ -21,6 +21,10 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
   claim and the quote's sentence(s), counted at :data:`EVIDENCE_WORDS` words; the
   figure is the most there can be (only supported/contradicted answers are confirmed).
   Providers count differently: these are estimates, the reports give the counts.
+- joint judgment (unless turned off): a claim with two or more distinct citations that
+  reach the judge may be judged on all of them together (:mod:`pytest_citecheck.engine.joint`,
+  only when none supports it alone), one call whose prompt holds every source's passage
+  budget, then its confirmation on one sentence or two per source: two calls at most.
 
 Retries of a 429/503 are not counted as crawls: the Crawling API does not bill
 them.
@@ -34,6 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import Usage
 from pytest_citecheck.core.defaults import DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
@@ -79,6 +84,25 @@ def prompt_tokens(claim: str) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
+def joint_tokens(claim: str, sources: int, words: int = PASSAGES_SHOWN * MAX_WORDS) -> int:
+    """Estimated input tokens of one joint judgment about ``claim`` on ``sources``
+    sources of ``words`` words each (its confirmation: :data:`EVIDENCE_WORDS` each)."""
+    from pytest_citecheck.stages.judges.joint import (
+        JOINT_SCHEMA,
+        JOINT_SYSTEM_PROMPT,
+        joint_user_message,
+    )
+
+    frame = joint_user_message(claim, [[""] * PASSAGES_SHOWN] * sources)
+    chars = (
+        len(JOINT_SYSTEM_PROMPT)
+        + len(json.dumps(JOINT_SCHEMA))
+        + len(frame)
+        + sources * words * CHARS_PER_WORD
+    )
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
 def confirmation_tokens(claim: str) -> int:
     """Estimated input tokens of one confirmation call about ``claim``."""
     from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
@@ -109,6 +133,10 @@ class ClaimEstimate:
     confirm_calls: int = 0
     confirm_input_tokens: int = 0
     confirm_output_tokens: int = 0
+    # Joint judgment calls (the reading and its confirmation) and their tokens.
+    joint_calls: int = 0
+    joint_input_tokens: int = 0
+    joint_output_tokens: int = 0
     # Every citation is a document read here, none reaching the judge: the claim is
     # decided without a request, so it never gets a recording.
     local: bool = False
@@ -120,18 +148,19 @@ class ClaimEstimate:
         credits = self.worst_credits if worst else self.credits
         tokens = {
             self.judge: (
-                self.input_tokens + self.confirm_input_tokens,
-                self.output_tokens + self.confirm_output_tokens,
+                self.input_tokens + self.confirm_input_tokens + self.joint_input_tokens,
+                self.output_tokens + self.confirm_output_tokens + self.joint_output_tokens,
             )
         }
         return prices.cost(credits, tokens, tokens if self.batch else None)
 
 
 def estimate_claim(
-    claim: Claim, judge: str, confirm: bool = True, batch: bool = False
+    claim: Claim, judge: str, confirm: bool = True, batch: bool = False, joint: bool = True
 ) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
-    with the confirmation calls; ``batch``: judged through the batch API, at its price)."""
+    with the confirmation calls; ``batch``: judged through the batch API, at its price;
+    ``joint``: with the joint judgment of its sources)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
@@ -146,7 +175,18 @@ def estimate_claim(
         judge_calls += 1
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
     confirm_calls = judge_calls if confirm else 0
+    # The joint judgment: distinct sources reaching the judge (documents and pages).
+    sources = judge_calls
+    joint_calls = (1 + int(confirm)) if joint and sources >= 2 else 0
+    joint_in = 0
+    if joint_calls:
+        joint_in = joint_tokens(claim.claim, sources)
+        if confirm:
+            joint_in += joint_tokens(claim.claim, sources, EVIDENCE_WORDS)
     return ClaimEstimate(
+        joint_calls=joint_calls,
+        joint_input_tokens=joint_in,
+        joint_output_tokens=joint_calls * REPLY_TOKENS * 2,
         confirm_calls=confirm_calls,
         confirm_input_tokens=confirm_calls * confirmation_tokens(claim.claim),
         confirm_output_tokens=confirm_calls * REPLY_TOKENS,
@@ -203,6 +243,8 @@ class Plan:
     worst_credits: float = 0.0
     confirm_calls: int = 0
     confirm_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
+    joint_calls: int = 0
+    joint_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
     # The judge is asked through the provider's batch API: its calls cost its price.
     batch: bool = False
 
@@ -225,13 +267,22 @@ class Plan:
                 i + estimate.confirm_input_tokens,
                 o + estimate.confirm_output_tokens,
             )
+        if estimate.joint_calls:
+            self.joint_calls += estimate.joint_calls
+            i, o = self.joint_tokens.get(estimate.judge, (0, 0))
+            self.joint_tokens[estimate.judge] = (
+                i + estimate.joint_input_tokens,
+                o + estimate.joint_output_tokens,
+            )
 
     def all_tokens(self) -> dict[str, tuple[int, int]]:
-        """Tokens per judge, the confirmation's included (what the cost is of)."""
+        """Tokens per judge, the confirmation's and the joint judgment's included (what
+        the cost is of)."""
         out = dict(self.tokens)
-        for spec, (i, o) in self.confirm_tokens.items():
-            a, b = out.get(spec, (0, 0))
-            out[spec] = (a + i, b + o)
+        for extra in (self.confirm_tokens, self.joint_tokens):
+            for spec, (i, o) in extra.items():
+                a, b = out.get(spec, (0, 0))
+                out[spec] = (a + i, b + o)
         return out
 
     @property
@@ -283,6 +334,14 @@ class Plan:
                 f"  confirmation calls: {self.confirm_calls} at most, tokens (estimate) "
                 f"{cin} in / {cout} out (off with {terms.option('no_confirm')})"
             )
+        if self.joint_calls:
+            jin = sum(i for i, _ in self.joint_tokens.values())
+            jout = sum(o for _, o in self.joint_tokens.values())
+            out.append(
+                f"  joint judgments: {self.joint_calls} judge calls at most (claims whose "
+                f"sources none supports alone, with the confirmation), tokens (estimate) "
+                f"{jin} in / {jout} out (off with {terms.option('no_joint')})"
+            )
         out.append(f"  credits: {self.credits:g} (at most {self.worst_credits:g})")
         tokens = self.all_tokens()
         if prices.any:
@@ -312,7 +371,7 @@ class Plan:
         out.append(
             f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
             f"judge_calls={self.total_judge_calls} confirm_calls={self.confirm_calls} "
-            f"credits={self.worst_credits:g}"
+            f"joint_calls={self.joint_calls} credits={self.worst_credits:g}"
         )
         return out
 
@@ -387,6 +446,7 @@ def plan(
     name_for: Callable[[Claim], str] | None = None,
     confirm: bool = True,
     batch: bool = False,
+    joint: bool = True,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
@@ -396,7 +456,7 @@ def plan(
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm, batch)
+            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, joint)
             if estimate.local:
                 out.local += 1
             else:
@@ -431,13 +491,29 @@ def judge_spend(
                 continue
             # The first reading and the confirmation calls behind the verdict.
             usages = [verdict.usage, *(c.usage for c in verdict.confirmations())]
-            for usage in usages:
-                if usage is None:
-                    continue
-                i, o = tokens.get(verdict.judge, (0, 0))
-                tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-                if usage.batch:
-                    i, o = batch.get(verdict.judge, (0, 0))
-                    batch[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-                    batch_calls += 1
+            batch_calls += _count(tokens, batch, verdict.judge, usages)
+        joint = getattr(result, "joint", None)
+        if joint is not None and joint.judge:
+            # The claim's joint judgment and its confirmation (engine/joint.py).
+            batch_calls += _count(tokens, batch, joint.judge, joint.usages())
     return credits, tokens, batch, batch_calls
+
+
+def _count(
+    tokens: dict[str, tuple[int, int]],
+    batch: dict[str, tuple[int, int]],
+    judge: str,
+    usages: Iterable[Usage | None],
+) -> int:
+    """Add ``usages`` to ``judge``'s tokens (and the batch's); how many were batch calls."""
+    batch_calls = 0
+    for usage in usages:
+        if usage is None:
+            continue
+        i, o = tokens.get(judge, (0, 0))
+        tokens[judge] = (i + usage.input_tokens, o + usage.output_tokens)
+        if usage.batch:
+            i, o = batch.get(judge, (0, 0))
+            batch[judge] = (i + usage.input_tokens, o + usage.output_tokens)
+            batch_calls += 1
+    return batch_calls

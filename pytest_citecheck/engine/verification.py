@@ -91,6 +91,7 @@ class Verification:
                 judges.name,
                 confirm=not self.settings.no_confirm,
                 batch=self.settings.judge_batch,
+                joint=not self.settings.no_joint,
             )
         )
         if isinstance(reservation, str):

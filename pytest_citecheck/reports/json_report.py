@@ -167,6 +167,7 @@ _UNLESS_SET = (
     "confidence_raw",
     "judge_fallback",
     "confirmation",
+    "joint",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
 _UNLESS_TRUE = ("provider_quote_not_on_page",)
@@ -174,6 +175,9 @@ _UNLESS_TRUE = ("provider_quote_not_on_page",)
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
     data = result.model_dump(mode="json")
+    for name in ("reason", "joint"):  # a claim's own, only when its sources decided together
+        if data.get(name) is None:
+            data.pop(name, None)
     for verdict in data["verdicts"]:
         for name in _UNLESS_SET:
             if verdict.get(name) is None:
