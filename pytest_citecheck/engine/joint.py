@@ -61,9 +61,7 @@ JOINABLE_REASONS = frozenset(
     {None, Reason.EVIDENCE_QUOTE_NOT_IN_SOURCE, Reason.EVIDENCE_QUOTE_TOO_SHORT}
 )
 # Labels that decide a claim without the joint judgment (or say the run failed).
-_DECIDED = frozenset(
-    {Label.SUPPORTED, Label.CONTRADICTED, Label.FABRICATED, Label.ERROR}
-)
+_DECIDED = frozenset({Label.SUPPORTED, Label.CONTRADICTED, Label.FABRICATED, Label.ERROR})
 _QUOTE_CHARS = 2000
 _SHOWN_CHARS = 160
 
@@ -148,8 +146,7 @@ class JointStep:
             label=guarded.label,
             confidence=guarded.confidence,
             sources=[
-                s.model_copy(update={"quote": _cap(s.quote, _QUOTE_CHARS)})
-                for s in guarded.sources
+                s.model_copy(update={"quote": _cap(s.quote, _QUOTE_CHARS)}) for s in guarded.sources
             ],
             reason=guarded.reason,
             usage=reply.usage,
@@ -168,8 +165,8 @@ class JointStep:
             if confirmation.status == "unconfirmed":
                 detail = (
                     "reading only the sentence(s) holding the quotes, the judge answered "
-                    f"{confirmation.label}"
-                    + (f" (quotes verified on {confirmation.verified})" if confirmation.label is Label.SUPPORTED else "")
+                    f"{confirmation.label}, its quotes verified on "
+                    f"{confirmation.verified} source(s)"
                 )
                 return judgment.model_copy(
                     update={"status": "unconfirmed", "reason": Reason.UNCONFIRMED, "detail": detail}
@@ -246,7 +243,9 @@ class JointStep:
             )
         return out
 
-    def _failed(self, verdicts: list[Verdict], urls: list[str], exc: BaseException) -> list[Verdict]:
+    def _failed(
+        self, verdicts: list[Verdict], urls: list[str], exc: BaseException
+    ) -> list[Verdict]:
         """The candidates ``error``: the joint call failed (nothing of the claim is saved)."""
         if isinstance(exc, ConfigurationError):
             reason, detail = Reason.CONFIGURATION, str(exc)
@@ -257,7 +256,9 @@ class JointStep:
             reason, detail = classified or (Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
         detail = f"the joint judgment of the claim's sources failed: {detail}"
         return [
-            v.model_copy(update={"label": Label.ERROR, "reason": reason, "detail": _cap(detail, 1000)})
+            v.model_copy(
+                update={"label": Label.ERROR, "reason": reason, "detail": _cap(detail, 1000)}
+            )
             if v.url in urls and v.label is Label.NOT_FOUND
             else v
             for v in verdicts
