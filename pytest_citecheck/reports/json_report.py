@@ -69,6 +69,7 @@ class ReportJson(ReportListings):
                 if (confirmed := self.confirmation_json()) is not None
                 else {}
             ),
+            **({"joint": joint} if (joint := self.joint_json()) is not None else {}),
             "gate": self._gate_json(),
             "selection": {
                 "claims": t.claims,

@@ -100,6 +100,7 @@ class TerminalSummary(ReportListings):
         out += self._panel_lines(t)
         out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
         out += self._confirmation_lines()
+        out += self._joint_lines()
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -222,6 +223,34 @@ class TerminalSummary(ReportListings):
                     f"not confirmed: {plural(figures['not_recorded'], 'verdict')} replayed from "
                     "recordings made without the confirmation (listed for review; "
                     f"{self._record_again('new_episodes')})",
+                    {"yellow": True},
+                )
+            )
+        return out
+
+    def _joint_lines(self) -> list[Line]:
+        figures = self.joint_json()
+        if figures is None:
+            return []
+        out = []
+        if figures["claims"]:
+            unconfirmed = figures["unconfirmed"]
+            unconfirmed_text = f", {unconfirmed} unconfirmed" if unconfirmed else ""
+            out.append(
+                Line(
+                    f"joint judgment: {plural(figures['claims'], 'claim')} whose sources none "
+                    f"supports alone, {plural(figures['calls'], 'judge call')}, tokens "
+                    f"{figures['input_tokens']} in / {figures['output_tokens']} out (besides "
+                    f"the judge tokens above), {figures['supported']} supported jointly"
+                    + unconfirmed_text
+                )
+            )
+        if figures["not_recorded"]:
+            out.append(
+                Line(
+                    f"not judged jointly: {plural(figures['not_recorded'], 'claim')} replayed "
+                    "from recordings made without the joint judgment (their single-source "
+                    f"verdicts stand; {self._record_again('new_episodes', joint=True)})",
                     {"yellow": True},
                 )
             )
