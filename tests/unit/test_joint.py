@@ -13,7 +13,8 @@ from pytest_citecheck.claims.results import JointReply, Passage, Verdict
 from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.engine.joint import JointStep, joint_candidates
 from pytest_citecheck.stages.joint import guard_joint
-from pytest_citecheck.stages.judges.joint import joint_from_object, joint_user_message
+from pytest_citecheck.stages.judges.http import joint_from_object
+from pytest_citecheck.stages.judges.joint import joint_user_message
 
 CLAIM = "Acme Robotics was founded in 1998 and was acquired by Globex in 2014."
 FOUNDED = "Acme Robotics was founded in 1998 by two engineers in Leeds."

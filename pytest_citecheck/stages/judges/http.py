@@ -63,6 +63,7 @@ from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.batch import BATCH_HEADER
 from pytest_citecheck.stages.judges.compat import json_text
+from pytest_citecheck.stages.judges.joint import joint_ask
 from pytest_citecheck.stages.judges.prompt import (
     PROMPT_VERSION,
     VERDICT_NAME,
@@ -148,18 +149,34 @@ def _fastapi_detail(detail: Any) -> str | None:
 
 def verdict_from_object(value: Any) -> JudgeReply:
     """Validate a decoded verdict against the schema (strictly: "0.9" is not a number)."""
+    reply = _validated(value, JudgeReply, ("label", "quote", "confidence"), "reply")
+    if reply.label == "not_found" and reply.quote is not None:
+        # The prompt asks for null: a quote given with "not_found" decides
+        # nothing, so it is not reported as evidence.
+        reply = reply.model_copy(update={"quote": None})
+    return reply
+
+
+def joint_from_object(value: Any) -> JointReply:
+    """Validate a decoded joint answer (:mod:`pytest_citecheck.stages.judges.joint`) as
+    strictly as a verdict."""
+    return _validated(value, JointReply, ("label", "quotes", "confidence"), "joint reply")
+
+
+def _validated(value: Any, model: type[R], names: tuple[str, ...], what: str) -> R:
+    """``value`` as ``model``, only the schema's fields ``names`` read (a model cannot
+    smuggle in ``usage``); a confidence off the 0-1 scale kept apart (:func:`off_scale`)."""
     if not isinstance(value, dict):
         raise StageFailed(
             Reason.JUDGE_SCHEMA_MISMATCH,
             f"the judge answered a JSON {type(value).__name__}, not an object",
         )
-    # Only the schema's fields: a model cannot smuggle in ``usage``.
-    fields = {k: value[k] for k in ("label", "quote", "confidence") if k in value}
+    fields = {k: value[k] for k in names if k in value}
     raw = off_scale(fields.get("confidence"))
     if raw is not None:
         fields["confidence"] = 0.0
     try:
-        reply = JudgeReply.model_validate(fields, strict=True)
+        reply = model.model_validate(fields, strict=True)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
@@ -167,15 +184,9 @@ def verdict_from_object(value: Any) -> JudgeReply:
         )
         raise StageFailed(
             Reason.JUDGE_SCHEMA_MISMATCH,
-            shorten(f"the judge's reply breaks the schema: {problems}"),
+            shorten(f"the judge's {what} breaks the schema: {problems}"),
         ) from None
-    if raw is not None:
-        reply = reply.model_copy(update={"confidence_raw": raw})
-    if reply.label == "not_found" and reply.quote is not None:
-        # The prompt asks for null: a quote given with "not_found" decides
-        # nothing, so it is not reported as evidence.
-        reply = reply.model_copy(update={"quote": None})
-    return reply
+    return reply.model_copy(update={"confidence_raw": raw}) if raw is not None else reply
 
 
 def off_scale(confidence: Any) -> float | None:
@@ -269,12 +280,10 @@ class HTTPJudge(ABC):
         :class:`StageFailed`."""
 
     def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
-        """The JSON body for one judge call (deterministic)."""
-        return self.body_for(verdict_ask(claim, passages))
+        return self.body_for(verdict_ask(claim, passages))  # one judge call's body
 
     def parse_reply(self, payload: Any) -> JudgeReply:
-        """A 2xx reply body (decoded JSON) -> a verdict, or :class:`StageFailed`."""
-        return self.parse_answer(payload, VERDICT_NAME, verdict_from_object)
+        return self.parse_answer(payload, VERDICT_NAME, verdict_from_object)  # a verdict
 
     def fallback_body(
         self, body: dict[str, Any], status: int, payload: Any
@@ -328,11 +337,7 @@ class HTTPJudge(ABC):
         return self.ask(verdict_ask(claim, passages), verdict_from_object)
 
     def judge_jointly(self, claim: str, sources: Sequence[Sequence[str]]) -> JointReply:
-        """The joint judgment of ``claim`` on several sources' passages (one list per
-        source, in citation order): :mod:`pytest_citecheck.stages.judges.joint`. Fails
-        as :meth:`judge` does."""
-        from pytest_citecheck.stages.judges.joint import joint_ask, joint_from_object
-
+        """``claim`` on several sources' passages at once (stages/judges/joint.py)."""
         return self.ask(joint_ask(claim, sources), joint_from_object)
 
     def ask(self, ask: Ask, parse: Callable[[Any], R]) -> R:

@@ -6,7 +6,9 @@ reads the top passages of all of them, each passage tagged with its source
 (:data:`JOINT_SCHEMA`). What the pipeline does with the answer (the guard of each quote
 on its own source, the two-source minimum, the confirmation) is
 :mod:`pytest_citecheck.engine.joint`'s; every provider sends this question the way it
-sends the verdict's (:class:`~pytest_citecheck.stages.judges.prompt.Ask`).
+sends the verdict's (:class:`~pytest_citecheck.stages.judges.prompt.Ask`), and its answer
+is believed by the same rules (``joint_from_object`` in
+:mod:`pytest_citecheck.stages.judges.http`).
 
 The system message carries the judge prompt's version (:data:`PROMPT_VERSION`), like the
 verdict's: the joint judgment is one more exchange of the same prompt family, recorded in
@@ -20,11 +22,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
-from pytest_citecheck.claims.labels import Reason
-from pytest_citecheck.claims.results import JointReply
-from pytest_citecheck.core.errors import StageFailed
 from pytest_citecheck.stages.judges.prompt import LABELS, PROMPT_VERSION, Ask, untrusted
 
 # The name of the joint answer's schema (OpenAI json_schema) and forced tool (Anthropic).
@@ -123,33 +120,3 @@ def joint_ask(claim: str, sources: Sequence[Sequence[str]]) -> Ask:
         description="Record the verdict on the claim from the sources together.",
         schema_json=_JOINT_SCHEMA_JSON,
     )
-
-
-def joint_from_object(value: Any) -> JointReply:
-    """Validate a decoded joint answer against :data:`JOINT_SCHEMA` (strictly, as a
-    verdict is: :func:`~pytest_citecheck.stages.judges.http.verdict_from_object`)."""
-    from pytest_citecheck.stages.judges.http import off_scale, shorten
-
-    if not isinstance(value, dict):
-        raise StageFailed(
-            Reason.JUDGE_SCHEMA_MISMATCH,
-            f"the judge answered a JSON {type(value).__name__}, not an object",
-        )
-    fields = {k: value[k] for k in ("label", "quotes", "confidence") if k in value}
-    raw = off_scale(fields.get("confidence"))
-    if raw is not None:
-        fields["confidence"] = 0.0
-    try:
-        reply = JointReply.model_validate(fields, strict=True)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise StageFailed(
-            Reason.JUDGE_SCHEMA_MISMATCH,
-            shorten(f"the judge's joint reply breaks the schema: {problems}"),
-        ) from None
-    if raw is not None:
-        reply = reply.model_copy(update={"confidence_raw": raw})
-    return reply
