@@ -28,6 +28,7 @@ from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
 from pytest_citecheck.claims.results import (
     ClaimResult,
     Confirmation,
+    JointJudgment,
     JudgeReply,
     PanelVote,
     Passage,
@@ -140,6 +141,10 @@ class Verifier:
     confirm: bool = True
     # False: replaying a recording made without the confirmation (nothing to replay).
     confirm_recorded: bool = True
+    # Judge a claim's sources together when none supports it alone (engine/joint.py).
+    joint: bool = True
+    # False: replaying a recording made without the joint judgment.
+    joint_recorded: bool = True
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -151,6 +156,7 @@ class Verifier:
             if citation not in seen:
                 seen[citation] = self.verify_citation(claim.claim, citation)
             verdicts.append(seen[citation])
+        verdicts, judgment = self._jointly(claim.claim, verdicts)
         return ClaimResult(
             id=claim.id,
             claim=claim.claim,
@@ -158,7 +164,31 @@ class Verifier:
             verdicts=verdicts,
             expect=claim.expect,
             answer=claim.answer,
+            reason=Reason.SUPPORTED_JOINTLY
+            if judgment is not None and judgment.status == "supported"
+            else None,
+            joint=judgment,
         )
+
+    def _jointly(
+        self, claim: str, verdicts: list[Verdict]
+    ) -> tuple[list[Verdict], JointJudgment | None]:
+        """The joint judgment of the claim's sources (engine/joint.py); a panel, or a
+        judge without ``judge_jointly`` (a custom one), makes none."""
+        if not self.joint or self.panel or not hasattr(self.judge, "judge_jointly"):
+            return verdicts, None
+        from pytest_citecheck.engine.joint import JointStep
+
+        step = JointStep(
+            judge=self.judge,  # type: ignore[arg-type]
+            quote_policy=self.quote_policy,
+            review_below=self.review_below,
+            confirm=self.confirm,
+            confirm_recorded=self.confirm_recorded,
+            recorded=self.joint_recorded,
+            classify_error=self.classify_error,
+        )
+        return step.apply(claim, verdicts)
 
     def verify_citation(self, claim: str, citation: Citation) -> Verdict:
         """Verify one citation; any failure becomes an ``error`` verdict."""

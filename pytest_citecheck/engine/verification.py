@@ -189,4 +189,6 @@ class Verification:
             panel_min_votes=settings.panel_min_votes,
             confirm=not settings.no_confirm,
             confirm_recorded=recording.confirmation_recorded() if recording else True,
+            joint=not settings.no_joint,
+            joint_recorded=recording.joint_recorded() if recording else True,
         )
