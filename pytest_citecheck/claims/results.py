@@ -16,7 +16,7 @@ from pydantic import (
     model_serializer,
 )
 
-from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import AnswerOutline
 
 
@@ -187,6 +187,11 @@ class JointJudgment(BaseModel):
     detail: str | None = None
     usage: Usage | None = None
     confirmation: JointConfirmation | None = None
+
+    @property
+    def claim_reason(self) -> str | None:
+        """The claim's reason when this judgment decided it: supported_jointly."""
+        return Reason.SUPPORTED_JOINTLY if self.status == "supported" else None
 
     def usages(self) -> list[Usage]:
         """The tokens of its calls: the joint reading and its confirmation."""

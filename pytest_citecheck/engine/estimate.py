@@ -222,10 +222,10 @@ def _document_reaches_judge(citation: Citation) -> bool:
 
 @dataclass
 class Plan:
-    """What recording a set of claims would do under one record mode."""
+    """What recording a set of claims would do under one record mode. Its totals are
+    its planned claims' estimates summed, in run order."""
 
     record_mode: RecordMode
-    to_record: int = 0
     recorded: int = 0
     no_citations: int = 0
     # Claims whose document citations are decided here, with no request to record.
@@ -235,55 +235,85 @@ class Plan:
     # The recording budget the run would have (None: no limit of that kind).
     max_cost: float | None = None
     max_credits: float | None = None
-    crawls: int = 0
-    worst_crawls: int = 0
-    judge_calls: dict[str, int] = field(default_factory=dict)
-    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
-    credits: float = 0.0
-    worst_credits: float = 0.0
-    confirm_calls: int = 0
-    confirm_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
-    joint_calls: int = 0
-    joint_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
     # The judge is asked through the provider's batch API: its calls cost its price.
     batch: bool = False
 
     def add(self, estimate: ClaimEstimate, name: str = "") -> None:
-        self.to_record += 1
         self.planned.append((name, estimate))
-        self.crawls += estimate.crawls
-        self.worst_crawls += estimate.worst_crawls
-        if estimate.judge_calls:
-            spec = estimate.judge
-            self.judge_calls[spec] = self.judge_calls.get(spec, 0) + estimate.judge_calls
-            i, o = self.tokens.get(spec, (0, 0))
-            self.tokens[spec] = (i + estimate.input_tokens, o + estimate.output_tokens)
-        self.credits += estimate.credits
-        self.worst_credits += estimate.worst_credits
-        if estimate.confirm_calls:
-            self.confirm_calls += estimate.confirm_calls
-            i, o = self.confirm_tokens.get(estimate.judge, (0, 0))
-            self.confirm_tokens[estimate.judge] = (
-                i + estimate.confirm_input_tokens,
-                o + estimate.confirm_output_tokens,
-            )
-        if estimate.joint_calls:
-            self.joint_calls += estimate.joint_calls
-            i, o = self.joint_tokens.get(estimate.judge, (0, 0))
-            self.joint_tokens[estimate.judge] = (
-                i + estimate.joint_input_tokens,
-                o + estimate.joint_output_tokens,
-            )
+
+    @property
+    def _estimates(self) -> list[ClaimEstimate]:
+        return [estimate for _, estimate in self.planned]
+
+    @property
+    def to_record(self) -> int:
+        return len(self.planned)
+
+    @property
+    def crawls(self) -> int:
+        return sum(e.crawls for e in self._estimates)
+
+    @property
+    def worst_crawls(self) -> int:
+        return sum(e.worst_crawls for e in self._estimates)
+
+    @property
+    def credits(self) -> float:
+        return sum((e.credits for e in self._estimates), 0.0)
+
+    @property
+    def worst_credits(self) -> float:
+        return sum((e.worst_credits for e in self._estimates), 0.0)
+
+    @property
+    def confirm_calls(self) -> int:
+        return sum(e.confirm_calls for e in self._estimates)
+
+    @property
+    def judge_calls(self) -> dict[str, int]:
+        """Judge calls per judge (the judges that are asked, in run order)."""
+        calls: dict[str, int] = {}
+        for e in self._estimates:
+            if e.judge_calls:
+                calls[e.judge] = calls.get(e.judge, 0) + e.judge_calls
+        return calls
+
+    @property
+    def tokens(self) -> dict[str, tuple[int, int]]:
+        """The first reading's tokens per judge (in, out)."""
+        return _tokens_by_judge(
+            (e.judge, e.input_tokens, e.output_tokens) for e in self._estimates if e.judge_calls
+        )
+
+    @property
+    def joint_calls(self) -> int:
+        return sum(e.joint_calls for e in self._estimates)
+
+    @property
+    def joint_tokens(self) -> dict[str, tuple[int, int]]:
+        """The joint judgments' tokens per judge (in, out)."""
+        return _tokens_by_judge(
+            (e.judge, e.joint_input_tokens, e.joint_output_tokens)
+            for e in self._estimates
+            if e.joint_calls
+        )
+
+    @property
+    def confirm_tokens(self) -> dict[str, tuple[int, int]]:
+        """The confirmation's tokens per judge (in, out)."""
+        return _tokens_by_judge(
+            (e.judge, e.confirm_input_tokens, e.confirm_output_tokens)
+            for e in self._estimates
+            if e.confirm_calls
+        )
 
     def all_tokens(self) -> dict[str, tuple[int, int]]:
-        """Tokens per judge, the confirmation's and the joint judgment's included (what
-        the cost is of)."""
-        out = dict(self.tokens)
-        for extra in (self.confirm_tokens, self.joint_tokens):
-            for spec, (i, o) in extra.items():
-                a, b = out.get(spec, (0, 0))
-                out[spec] = (a + i, b + o)
-        return out
+        """Tokens per judge, the confirmation's included (what the cost is of)."""
+        return _tokens_by_judge(
+            (judge, i, o)
+            for by_judge in (self.tokens, self.confirm_tokens, self.joint_tokens)
+            for judge, (i, o) in by_judge.items()
+        )
 
     @property
     def total_judge_calls(self) -> int:
@@ -435,6 +465,15 @@ def _listed(names: list[str], listed: int | None, list_all: str | None) -> list[
     if len(names) > len(shown):
         how = f" ({list_all} lists them all)" if list_all else ""
         out.append(f"    ... and {len(names) - len(shown)} more{how}")
+    return out
+
+
+def _tokens_by_judge(tokens: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:
+    """``(judge, in, out)`` summed per judge, the judges in the order first seen."""
+    out: dict[str, tuple[int, int]] = {}
+    for judge, tokens_in, tokens_out in tokens:
+        i, o = out.get(judge, (0, 0))
+        out[judge] = (i + tokens_in, o + tokens_out)
     return out
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, cast
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import (
@@ -73,6 +73,18 @@ class JointJudge(Protocol):
     def name(self) -> str: ...
 
     def judge_jointly(self, claim: str, sources: Sequence[Sequence[str]]) -> JointReply: ...
+
+
+def joint_step(
+    judge: object, panel: Sequence[object], *, enabled: bool = True, **settings: Any
+) -> JointStep | None:
+    """The joint step a claim's verifier takes with ``judge`` (``settings``: the
+    :class:`JointStep` fields), None when it makes none: turned off, a judge panel (its
+    members vote one citation at a time), or a judge without ``judge_jointly`` (a custom
+    one; a recording's judge has it when the judge it wraps does)."""
+    if not enabled or panel or not callable(getattr(judge, "judge_jointly", None)):
+        return None
+    return JointStep(judge=cast(JointJudge, judge), **settings)
 
 
 def joint_candidates(verdicts: Sequence[Verdict]) -> list[int]:

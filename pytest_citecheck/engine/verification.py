@@ -91,7 +91,6 @@ class Verification:
                 judges.name,
                 confirm=not self.settings.no_confirm,
                 batch=self.settings.judge_batch,
-                joint=not self.settings.no_joint,
             )
         )
         if isinstance(reservation, str):
@@ -170,6 +169,8 @@ class Verification:
     def _pipeline(
         self, judge: Judge, panel: tuple[Judge, ...], recording: Recording | None
     ) -> Verifier:
+        from pytest_citecheck.engine.joint import joint_step
+        from pytest_citecheck.engine.judging import Judging
         from pytest_citecheck.engine.pipeline import Verifier
 
         settings = self.settings
@@ -177,18 +178,29 @@ class Verification:
         return Verifier(
             fetcher=stages.fetcher(),
             ranker=recording.ranker(stages.live_ranker) if recording else stages.live_ranker(),
-            judge=recording.judge(judge) if recording else judge,
+            judging=Judging(
+                judge=recording.judge(judge) if recording else judge,
+                quote_policy=settings.quote_policy,
+                panel=[recording.judge(m) if recording else m for m in panel],
+                panel_rule=settings.panel_rule,
+                panel_min_votes=settings.panel_min_votes,
+                confirm=not settings.no_confirm,
+                confirm_recorded=recording.confirmation_recorded() if recording else True,
+            ),
+            joint=joint_step(
+                recording.judge(judge) if recording else judge,
+                panel,
+                enabled=not settings.no_joint,
+                quote_policy=settings.quote_policy,
+                review_below=settings.review_below,
+                confirm=not settings.no_confirm,
+                confirm_recorded=recording.confirmation_recorded() if recording else True,
+                recorded=recording.joint_recorded() if recording else True,
+                classify_error=recording.classify_error if recording else None,
+            ),
             review_below=settings.review_below,
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=settings.max_page_bytes,
-            quote_policy=settings.quote_policy,
             url_policy=settings.url_policy,
             terms=settings.terms,
-            panel=[recording.judge(m) if recording else m for m in panel],
-            panel_rule=settings.panel_rule,
-            panel_min_votes=settings.panel_min_votes,
-            confirm=not settings.no_confirm,
-            confirm_recorded=recording.confirmation_recorded() if recording else True,
-            joint=not settings.no_joint,
-            joint_recorded=recording.joint_recorded() if recording else True,
         )

@@ -27,7 +27,8 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.engine.run_loop import each_in_order
     from pytest_citecheck.engine.settings import StageHooks
     from pytest_citecheck.large_audit.recheck_work import RecheckWork
-    from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
+    from pytest_citecheck.reports.finish import finish_recheck
+    from pytest_citecheck.reports.outputs import Outputs
 
     out = out or sys.stdout
     check_js_crawler(args)
@@ -97,7 +98,7 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
         results,
         fail_on,
         gate_line,
-        RecheckOutputs(
+        Outputs(
             json=args.json,
             markdown=args.md,
             step_summary=Path(step_summary) if step_summary else None,
