@@ -153,3 +153,46 @@ def test_the_setting_turns_the_joint_judgment_off(tmp_path: Path) -> None:
     result, llm = run(tmp_path, honest, HISTORY, NEWS, no_joint=True)
     assert result.label is Label.NOT_FOUND
     assert llm.joint_calls == [] and result.joint is None
+
+
+def test_a_recording_made_without_it_replays_the_single_verdicts_and_says_so(
+    tmp_path: Path,
+) -> None:
+    from pytest_citecheck.plugin.terms import PLUGIN_TERMS
+    from pytest_citecheck.reports.report import Report
+
+    recorded, llm = run(tmp_path, honest, HISTORY, NEWS, no_joint=True)
+    assert recorded.label is Label.NOT_FOUND and llm.joint_calls == []
+    where = cassette_path(tmp_path / CLAIM_FILE, "acme")
+    assert "joint: true" not in where.read_text()
+    env = env_for("http://127.0.0.1:9", "http://127.0.0.1:9/v1", keys=False)
+    with make_engine(env, "none") as engine:
+        replayed = engine.verify(claim("acme", CLAIM, HISTORY, NEWS), where)
+    # No error, no joint call to miss: the single verdicts, and the judgment says why.
+    assert [v.label for v in replayed.verdicts] == [Label.NOT_FOUND] * 2
+    assert replayed.joint is not None and replayed.joint.status == "not_recorded"
+    report = Report({"claims/citecheck_water.yaml::acme": replayed}, terms=PLUGIN_TERMS)
+    [line] = [x.text for x in report.lines() if x.text.startswith("not judged jointly")]
+    assert "1 claim replayed from recordings made without the joint judgment" in line
+    assert "--citecheck-record=new_episodes" in line
+    assert report.to_json()["joint"]["not_recorded"] == 1
+
+
+def test_the_report_shows_the_joint_calls_apart_and_the_claims_reason(tmp_path: Path) -> None:
+    from pytest_citecheck.reports.report import Report
+
+    result, _ = run(tmp_path, honest, HISTORY, NEWS)
+    report = Report({"claims/citecheck_water.yaml::acme": result})
+    texts = [x.text for x in report.lines()]
+    [joint] = [t for t in texts if t.startswith("joint judgment:")]
+    assert "1 claim whose sources none supports alone, 2 judge calls" in joint
+    assert "1 supported jointly" in joint
+    # The first readings' tokens do not hold the joint calls' (shown apart).
+    tokens = next(t for t in texts if "judge tokens" in t)
+    first = sum(v.usage.input_tokens for v in result.verdicts if v.usage)
+    assert f"judge tokens {first} in" in tokens
+    data = report.to_json()
+    [claim_json] = data["claims"]
+    assert claim_json["reason"] == "supported_jointly"
+    assert claim_json["verdicts"][0]["joint"]["alone"] == "not_found"
+    assert data["joint"]["calls"] == 2 and data["joint"]["supported"] == 1
