@@ -239,8 +239,10 @@ class JudgeCall:
 
     @property
     def joint(self) -> bool:
-        """A joint judgment (its schema or forced tool is ``record_joint_verdict``)."""
-        return JOINT_NAME in self.body.decode("utf-8", "replace")
+        """A joint judgment: its passages are tagged with their source (every wire says
+        so in the user message; Ollama's ``format`` and the ``json_object`` form name no
+        schema)."""
+        return '<passage source="' in self.user_text
 
     @property
     def sources(self) -> list[list[str]]:
@@ -254,10 +256,6 @@ class JudgeCall:
 
 
 Responder = Callable[[JudgeCall], Scripted]
-
-# The joint judgment's schema and tool name (pytest_citecheck.stages.judges.joint).
-JOINT_NAME = "record_joint_verdict"
-
 
 def joint_verdict(
     label: str = "supported",
