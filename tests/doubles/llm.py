@@ -257,6 +257,7 @@ class JudgeCall:
 
 Responder = Callable[[JudgeCall], Scripted]
 
+
 def joint_verdict(
     label: str = "supported",
     quotes: Mapping[int, str] | None = None,
