@@ -32,10 +32,10 @@ them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.claims.results import Usage
@@ -46,8 +46,13 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
 from pytest_citecheck.stages.passages import MAX_WORDS
 
+if TYPE_CHECKING:
+    from pytest_citecheck.stages.judges.prompt import Ask
+
 # Steps 1-3 of the fetch rules at most: readability, without it, both with JavaScript.
 WORST_CRAWLS = 4
+# The calls beside a claim's first readings (ClaimEstimate.extra).
+Extra = Literal["confirm", "joint"]
 # Characters per token (the usual rule of thumb for English with BPE tokenizers) and
 # characters per word of English prose (a word and its space).
 CHARS_PER_TOKEN = 4.0
@@ -72,48 +77,31 @@ def _crawl_credits(worst: bool) -> float:
 
 def prompt_tokens(claim: str) -> int:
     """Estimated input tokens of one judge call about ``claim`` with a full passage budget."""
-    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+    from pytest_citecheck.stages.judges.prompt import verdict_ask
 
-    frame = user_message(claim, [""] * PASSAGES_SHOWN)
-    chars = (
-        len(SYSTEM_PROMPT)
-        + len(json.dumps(VERDICT_SCHEMA))
-        + len(frame)
-        + PASSAGES_SHOWN * MAX_WORDS * CHARS_PER_WORD
-    )
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    ask = verdict_ask(claim, [""] * PASSAGES_SHOWN)
+    return _ask_tokens(ask, PASSAGES_SHOWN * MAX_WORDS)
 
 
 def joint_tokens(claim: str, sources: int, words: int = PASSAGES_SHOWN * MAX_WORDS) -> int:
     """Estimated input tokens of one joint judgment about ``claim`` on ``sources``
     sources of ``words`` words each (its confirmation: :data:`EVIDENCE_WORDS` each)."""
-    from pytest_citecheck.stages.judges.joint import (
-        JOINT_SCHEMA,
-        JOINT_SYSTEM_PROMPT,
-        joint_user_message,
-    )
+    from pytest_citecheck.stages.judges.joint import joint_ask
 
-    frame = joint_user_message(claim, [[""] * PASSAGES_SHOWN] * sources)
-    chars = (
-        len(JOINT_SYSTEM_PROMPT)
-        + len(json.dumps(JOINT_SCHEMA))
-        + len(frame)
-        + sources * words * CHARS_PER_WORD
-    )
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    ask = joint_ask(claim, [[""] * PASSAGES_SHOWN] * sources)
+    return _ask_tokens(ask, sources * words)
 
 
 def confirmation_tokens(claim: str) -> int:
     """Estimated input tokens of one confirmation call about ``claim``."""
-    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+    from pytest_citecheck.stages.judges.prompt import verdict_ask
 
-    frame = user_message(claim, [""])
-    chars = (
-        len(SYSTEM_PROMPT)
-        + len(json.dumps(VERDICT_SCHEMA))
-        + len(frame)
-        + EVIDENCE_WORDS * CHARS_PER_WORD
-    )
+    return _ask_tokens(verdict_ask(claim, [""]), EVIDENCE_WORDS)
+
+
+def _ask_tokens(ask: Ask, words: int) -> int:
+    """``ask``'s prompt, schema and frame with ``words`` words of page text, in tokens."""
+    chars = len(ask.system) + len(ask.schema_json) + len(ask.user) + words * CHARS_PER_WORD
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
@@ -142,6 +130,13 @@ class ClaimEstimate:
     local: bool = False
     # The judge is asked through the provider's batch API (``--judge-batch``): its price.
     batch: bool = False
+
+    def extra(self, part: Extra) -> tuple[int, int, int]:
+        """Calls, input and output tokens of the calls beside the first readings:
+        the confirmation's or the joint judgment's."""
+        if part == "confirm":
+            return self.confirm_calls, self.confirm_input_tokens, self.confirm_output_tokens
+        return self.joint_calls, self.joint_input_tokens, self.joint_output_tokens
 
     def cost(self, prices: Prices, worst: bool = True) -> float | None:
         """Money at ``prices`` (None when a price it needs is missing)."""
@@ -292,20 +287,17 @@ class Plan:
     @property
     def joint_tokens(self) -> dict[str, tuple[int, int]]:
         """The joint judgments' tokens per judge (in, out)."""
-        return _tokens_by_judge(
-            (e.judge, e.joint_input_tokens, e.joint_output_tokens)
-            for e in self._estimates
-            if e.joint_calls
-        )
+        return self._tokens_of("joint")
 
     @property
     def confirm_tokens(self) -> dict[str, tuple[int, int]]:
         """The confirmation's tokens per judge (in, out)."""
-        return _tokens_by_judge(
-            (e.judge, e.confirm_input_tokens, e.confirm_output_tokens)
-            for e in self._estimates
-            if e.confirm_calls
-        )
+        return self._tokens_of("confirm")
+
+    def _tokens_of(self, part: Extra) -> dict[str, tuple[int, int]]:
+        """The tokens per judge of the ``part`` calls of the planned claims."""
+        spent = ((e.judge, e.extra(part)) for e in self._estimates)
+        return _tokens_by_judge((judge, i, o) for judge, (calls, i, o) in spent if calls)
 
     def all_tokens(self) -> dict[str, tuple[int, int]]:
         """Tokens per judge, the confirmation's included (what the cost is of)."""

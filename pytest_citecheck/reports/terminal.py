@@ -229,32 +229,25 @@ class TerminalSummary(ReportListings):
         return out
 
     def _joint_lines(self) -> list[Line]:
-        figures = self.joint_json()
-        if figures is None:
+        """The joint judgments (engine/joint.py), apart from the first readings, and the
+        claims replayed from recordings made without one (in yellow)."""
+        f = self.joint_json()
+        if f is None:
             return []
-        out = []
-        if figures["claims"]:
-            unconfirmed = figures["unconfirmed"]
-            unconfirmed_text = f", {unconfirmed} unconfirmed" if unconfirmed else ""
-            out.append(
-                Line(
-                    f"joint judgment: {plural(figures['claims'], 'claim')} whose sources none "
-                    f"supports alone, {plural(figures['calls'], 'judge call')}, tokens "
-                    f"{figures['input_tokens']} in / {figures['output_tokens']} out (besides "
-                    f"the judge tokens above), {figures['supported']} supported jointly"
-                    + unconfirmed_text
-                )
-            )
-        if figures["not_recorded"]:
-            out.append(
-                Line(
-                    f"not judged jointly: {plural(figures['not_recorded'], 'claim')} replayed "
-                    "from recordings made without the joint judgment (their single-source "
-                    f"verdicts stand; {self._record_again('new_episodes', joint=True)})",
-                    {"yellow": True},
-                )
-            )
-        return out
+        unconfirmed = f", {f['unconfirmed']} unconfirmed" if f["unconfirmed"] else ""
+        asked = (
+            f"joint judgment: {plural(f['claims'], 'claim')} whose sources none supports "
+            f"alone, {plural(f['calls'], 'judge call')}, tokens {f['input_tokens']} in / "
+            f"{f['output_tokens']} out (besides the judge tokens above), {f['supported']} "
+            f"supported jointly{unconfirmed}"
+        )
+        missing = (
+            f"not judged jointly: {plural(f['not_recorded'], 'claim')} replayed from "
+            "recordings made without the joint judgment (their single-source verdicts stand; "
+            f"{self._record_again('new_episodes', joint=True)})"
+        )
+        shown = [(asked, {}, f["claims"]), (missing, {"yellow": True}, f["not_recorded"])]
+        return [Line(text, markup) for text, markup, count in shown if count]
 
     def _panel_lines(self, t: Totals) -> list[Line]:
         from pytest_citecheck.engine.panel import failure_text
