@@ -109,3 +109,10 @@ class Reason:
     RECORDED_WITHOUT_CONFIRMATION = "recorded_without_confirmation"
     # A supported verdict whose evidence lacks a number, date or quantity of the claim.
     EVIDENCE_LACKS_NUMBER = "evidence_lacks_number"
+    # No cited source supports the claim alone, but the joint judgment read them together
+    # (engine/joint.py) and verified a quote on each of two or more: the claim is
+    # supported, and so is each citation that carried one of those quotes.
+    SUPPORTED_JOINTLY = "supported_jointly"
+    # The joint judgment answered supported, but its quotes were verified on fewer than
+    # two sources (each quote is checked on its own source): the single verdicts stand.
+    JOINT_TOO_FEW_SOURCES = "joint_too_few_sources"

@@ -142,9 +142,14 @@ def provider_quote_line(count: int) -> str:
 #   citations that support their sentence over all citations. ALCE asks an NLI model
 #   whether the cited passages *together* entail the sentence, and counts a citation
 #   that does not support it alone as precise when the others without it no longer
-#   do. Our judge reads one citation at a time, so "supported together" reduces to
-#   "at least one citation is supported" and "needed by the joint set" to "supported
-#   on its own". Like eval.py, the run's figure is the mean of the answers' figures.
+#   do. Here a sentence none of whose citations supports it alone gets the joint
+#   judgment of its sources (engine/joint.py): supported together, each citation that
+#   carried one of its verified quotes is ``supported`` (reason supported_jointly), the
+#   others stay as they were. So "supported by its citations" is "a citation is
+#   supported" (alone or jointly), and a precise citation is one that supports alone or
+#   carried a quote of the joint support: the judge's choice of quotes stands in for
+#   ALCE's "the others without it no longer entail" (docs/reports.md). Like eval.py,
+#   the run's figure is the mean of the answers' figures.
 
 
 class AnswerSentenceLabel(BaseModel):
@@ -164,13 +169,14 @@ class AnswerSentenceLabel(BaseModel):
 
     @property
     def supported_by_citations(self) -> bool:
-        """ALCE's "supported by its citations together", for a judge that reads one
-        citation at a time: at least one citation is supported."""
+        """ALCE's "supported by its citations together": a citation is supported, on
+        its own or as a part of the joint judgment of its sources."""
         return Label.SUPPORTED in self.citations
 
     @property
     def supporting(self) -> int:
-        """Citations that support the sentence on their own (ALCE's precise citations)."""
+        """ALCE's precise citations: those that support the sentence on their own or
+        carried a verified quote of its joint support."""
         return self.citations.count(Label.SUPPORTED)
 
 

@@ -194,6 +194,7 @@ class Engine:
             confirm=not self.settings.no_confirm,
             batch=self.settings.judge_batch,
             has_recording=None if cassette_for is None else lambda c: _exists(cassette_for(c)),
+            joint=not self.settings.no_joint,
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out

@@ -22,6 +22,10 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
   claim and the quote's sentence(s), counted at :data:`EVIDENCE_WORDS` words; the
   figure is the most there can be (only supported/contradicted answers are confirmed).
   Providers count differently: these are estimates, the reports give the counts.
+- joint judgment (unless turned off): a claim with two or more distinct citations that
+  reach the judge may be judged on all of them together (:mod:`pytest_citecheck.engine.joint`,
+  only when none supports it alone), one call whose prompt holds every source's passage
+  budget, then its confirmation on one sentence or two per source: two calls at most.
 
 Retries of a 429/503 are not counted as crawls: the Crawling API does not bill
 them.
@@ -29,12 +33,13 @@ them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import Usage
 from pytest_citecheck.core.defaults import DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
@@ -42,8 +47,13 @@ from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
 from pytest_citecheck.stages.passages import MAX_WORDS
 
+if TYPE_CHECKING:
+    from pytest_citecheck.stages.judges.prompt import Ask
+
 # Steps 1-3 of the fetch rules at most: readability, without it, both with JavaScript.
 WORST_CRAWLS = 4
+# The calls beside a claim's first readings (ClaimEstimate.extra).
+Extra = Literal["confirm", "joint"]
 # Characters per token (the usual rule of thumb for English with BPE tokenizers) and
 # characters per word of English prose (a word and its space).
 CHARS_PER_TOKEN = 4.0
@@ -68,29 +78,31 @@ def _crawl_credits(worst: bool) -> float:
 
 def prompt_tokens(claim: str) -> int:
     """Estimated input tokens of one judge call about ``claim`` with a full passage budget."""
-    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+    from pytest_citecheck.stages.judges.prompt import verdict_ask
 
-    frame = user_message(claim, [""] * PASSAGES_SHOWN)
-    chars = (
-        len(SYSTEM_PROMPT)
-        + len(json.dumps(VERDICT_SCHEMA))
-        + len(frame)
-        + PASSAGES_SHOWN * MAX_WORDS * CHARS_PER_WORD
-    )
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    ask = verdict_ask(claim, [""] * PASSAGES_SHOWN)
+    return _ask_tokens(ask, PASSAGES_SHOWN * MAX_WORDS)
+
+
+def joint_tokens(claim: str, sources: int, words: int = PASSAGES_SHOWN * MAX_WORDS) -> int:
+    """Estimated input tokens of one joint judgment about ``claim`` on ``sources``
+    sources of ``words`` words each (its confirmation: :data:`EVIDENCE_WORDS` each)."""
+    from pytest_citecheck.stages.judges.joint import joint_ask
+
+    ask = joint_ask(claim, [[""] * PASSAGES_SHOWN] * sources)
+    return _ask_tokens(ask, sources * words)
 
 
 def confirmation_tokens(claim: str) -> int:
     """Estimated input tokens of one confirmation call about ``claim``."""
-    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+    from pytest_citecheck.stages.judges.prompt import verdict_ask
 
-    frame = user_message(claim, [""])
-    chars = (
-        len(SYSTEM_PROMPT)
-        + len(json.dumps(VERDICT_SCHEMA))
-        + len(frame)
-        + EVIDENCE_WORDS * CHARS_PER_WORD
-    )
+    return _ask_tokens(verdict_ask(claim, [""]), EVIDENCE_WORDS)
+
+
+def _ask_tokens(ask: Ask, words: int) -> int:
+    """``ask``'s prompt, schema and frame with ``words`` words of page text, in tokens."""
+    chars = len(ask.system) + len(ask.schema_json) + len(ask.user) + words * CHARS_PER_WORD
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
@@ -110,29 +122,41 @@ class ClaimEstimate:
     confirm_calls: int = 0
     confirm_input_tokens: int = 0
     confirm_output_tokens: int = 0
+    # Joint judgment calls (the reading and its confirmation) and their tokens.
+    joint_calls: int = 0
+    joint_input_tokens: int = 0
+    joint_output_tokens: int = 0
     # Every citation is a document read here, none reaching the judge: the claim is
     # decided without a request, so it never gets a recording.
     local: bool = False
     # The judge is asked through the provider's batch API (``--judge-batch``): its price.
     batch: bool = False
 
+    def extra(self, part: Extra) -> tuple[int, int, int]:
+        """Calls, input and output tokens of the calls beside the first readings:
+        the confirmation's or the joint judgment's."""
+        if part == "confirm":
+            return self.confirm_calls, self.confirm_input_tokens, self.confirm_output_tokens
+        return self.joint_calls, self.joint_input_tokens, self.joint_output_tokens
+
     def cost(self, prices: Prices, worst: bool = True) -> float | None:
         """Money at ``prices`` (None when a price it needs is missing)."""
         credits = self.worst_credits if worst else self.credits
         tokens = {
             self.judge: (
-                self.input_tokens + self.confirm_input_tokens,
-                self.output_tokens + self.confirm_output_tokens,
+                self.input_tokens + self.confirm_input_tokens + self.joint_input_tokens,
+                self.output_tokens + self.confirm_output_tokens + self.joint_output_tokens,
             )
         }
         return prices.cost(credits, tokens, tokens if self.batch else None)
 
 
 def estimate_claim(
-    claim: Claim, judge: str, confirm: bool = True, batch: bool = False
+    claim: Claim, judge: str, confirm: bool = True, batch: bool = False, joint: bool = True
 ) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
-    with the confirmation calls; ``batch``: judged through the batch API, at its price)."""
+    with the confirmation calls; ``batch``: judged through the batch API, at its price;
+    ``joint``: with the joint judgment of its sources)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
@@ -149,7 +173,18 @@ def estimate_claim(
         judge_calls += 1
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
     confirm_calls = judge_calls if confirm else 0
+    # The joint judgment: distinct sources reaching the judge (documents and pages).
+    sources = judge_calls
+    joint_calls = (1 + int(confirm)) if joint and sources >= 2 else 0
+    joint_in = 0
+    if joint_calls:
+        joint_in = joint_tokens(claim.claim, sources)
+        if confirm:
+            joint_in += joint_tokens(claim.claim, sources, EVIDENCE_WORDS)
     return ClaimEstimate(
+        joint_calls=joint_calls,
+        joint_input_tokens=joint_in,
+        joint_output_tokens=joint_calls * REPLY_TOKENS * 2,
         confirm_calls=confirm_calls,
         confirm_input_tokens=confirm_calls * confirmation_tokens(claim.claim),
         confirm_output_tokens=confirm_calls * REPLY_TOKENS,
@@ -251,19 +286,29 @@ class Plan:
         )
 
     @property
+    def joint_calls(self) -> int:
+        return sum(e.joint_calls for e in self._estimates)
+
+    @property
+    def joint_tokens(self) -> dict[str, tuple[int, int]]:
+        """The joint judgments' tokens per judge (in, out)."""
+        return self._tokens_of("joint")
+
+    @property
     def confirm_tokens(self) -> dict[str, tuple[int, int]]:
         """The confirmation's tokens per judge (in, out)."""
-        return _tokens_by_judge(
-            (e.judge, e.confirm_input_tokens, e.confirm_output_tokens)
-            for e in self._estimates
-            if e.confirm_calls
-        )
+        return self._tokens_of("confirm")
+
+    def _tokens_of(self, part: Extra) -> dict[str, tuple[int, int]]:
+        """The tokens per judge of the ``part`` calls of the planned claims."""
+        spent = ((e.judge, e.extra(part)) for e in self._estimates)
+        return _tokens_by_judge((judge, i, o) for judge, (calls, i, o) in spent if calls)
 
     def all_tokens(self) -> dict[str, tuple[int, int]]:
         """Tokens per judge, the confirmation's included (what the cost is of)."""
         return _tokens_by_judge(
             (judge, i, o)
-            for by_judge in (self.tokens, self.confirm_tokens)
+            for by_judge in (self.tokens, self.confirm_tokens, self.joint_tokens)
             for judge, (i, o) in by_judge.items()
         )
 
@@ -322,6 +367,14 @@ class Plan:
                 f"  confirmation calls: {self.confirm_calls} at most, tokens (estimate) "
                 f"{cin} in / {cout} out (off with {terms.option('no_confirm')})"
             )
+        if self.joint_calls:
+            jin = sum(i for i, _ in self.joint_tokens.values())
+            jout = sum(o for _, o in self.joint_tokens.values())
+            out.append(
+                f"  joint judgments: {self.joint_calls} judge calls at most (claims whose "
+                f"sources none supports alone, with the confirmation), tokens (estimate) "
+                f"{jin} in / {jout} out (off with {terms.option('no_joint')})"
+            )
         out.append(f"  credits: {self.credits:g} (at most {self.worst_credits:g})")
         tokens = self.all_tokens()
         if prices.any:
@@ -351,7 +404,7 @@ class Plan:
         out.append(
             f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
             f"judge_calls={self.total_judge_calls} confirm_calls={self.confirm_calls} "
-            f"credits={self.worst_credits:g}"
+            f"joint_calls={self.joint_calls} credits={self.worst_credits:g}"
         )
         return out
 
@@ -436,6 +489,7 @@ def plan(
     confirm: bool = True,
     batch: bool = False,
     has_recording: Callable[[Claim], bool] | None = None,
+    joint: bool = True,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
@@ -446,7 +500,7 @@ def plan(
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm, batch)
+            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, joint)
             if estimate.local:
                 out.local += 1
             else:
@@ -483,13 +537,29 @@ def judge_spend(
                 continue
             # The first reading and the confirmation calls behind the verdict.
             usages = [verdict.usage, *(c.usage for c in verdict.confirmations())]
-            for usage in usages:
-                if usage is None:
-                    continue
-                i, o = tokens.get(verdict.judge, (0, 0))
-                tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-                if usage.batch:
-                    i, o = batch.get(verdict.judge, (0, 0))
-                    batch[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-                    batch_calls += 1
+            batch_calls += _count(tokens, batch, verdict.judge, usages)
+        joint = getattr(result, "joint", None)
+        if joint is not None and joint.judge:
+            # The claim's joint judgment and its confirmation (engine/joint.py).
+            batch_calls += _count(tokens, batch, joint.judge, joint.usages())
     return credits, tokens, batch, batch_calls
+
+
+def _count(
+    tokens: dict[str, tuple[int, int]],
+    batch: dict[str, tuple[int, int]],
+    judge: str,
+    usages: Iterable[Usage | None],
+) -> int:
+    """Add ``usages`` to ``judge``'s tokens (and the batch's); how many were batch calls."""
+    batch_calls = 0
+    for usage in usages:
+        if usage is None:
+            continue
+        i, o = tokens.get(judge, (0, 0))
+        tokens[judge] = (i + usage.input_tokens, o + usage.output_tokens)
+        if usage.batch:
+            i, o = batch.get(judge, (0, 0))
+            batch[judge] = (i + usage.input_tokens, o + usage.output_tokens)
+            batch_calls += 1
+    return batch_calls

@@ -46,6 +46,7 @@ from pytest_citecheck.core.errors import (
 from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.engine.aggregate import claim_label
+from pytest_citecheck.engine.joint import JointStep
 from pytest_citecheck.engine.judging import MAX_DETAIL_CHARS, MAX_QUOTE_CHARS, Judging, cap
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
@@ -112,6 +113,9 @@ class Verifier:
     url_policy: str = DEFAULT_URL_POLICY
     # How messages name options (the front end's words).
     terms: Terms = NEUTRAL
+    # The joint judgment of a claim's sources none supports alone (engine/joint.py);
+    # None: not made (turned off, a judge panel, a judge that cannot).
+    joint: JointStep | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -123,6 +127,9 @@ class Verifier:
             if citation not in seen:
                 seen[citation] = self.verify_citation(claim.claim, citation)
             verdicts.append(seen[citation])
+        judgment = None
+        if self.joint is not None:
+            verdicts, judgment = self.joint.apply(claim.claim, verdicts)
         return ClaimResult(
             id=claim.id,
             claim=claim.claim,
@@ -130,6 +137,8 @@ class Verifier:
             verdicts=verdicts,
             expect=claim.expect,
             answer=claim.answer,
+            reason=judgment.claim_reason if judgment is not None else None,
+            joint=judgment,
         )
 
     def verify_citation(self, claim: str, citation: Citation) -> Verdict:

@@ -169,6 +169,7 @@ class Verification:
     def _pipeline(
         self, judge: Judge, panel: tuple[Judge, ...], recording: Recording | None
     ) -> Verifier:
+        from pytest_citecheck.engine.joint import joint_step
         from pytest_citecheck.engine.judging import Judging
         from pytest_citecheck.engine.pipeline import Verifier
 
@@ -185,6 +186,17 @@ class Verification:
                 panel_min_votes=settings.panel_min_votes,
                 confirm=not settings.no_confirm,
                 confirm_recorded=recording.confirmation_recorded() if recording else True,
+            ),
+            joint=joint_step(
+                recording.judge(judge) if recording else judge,
+                panel,
+                enabled=not settings.no_joint,
+                quote_policy=settings.quote_policy,
+                review_below=settings.review_below,
+                confirm=not settings.no_confirm,
+                confirm_recorded=recording.confirmation_recorded() if recording else True,
+                recorded=recording.joint_recorded() if recording else True,
+                classify_error=recording.classify_error if recording else None,
             ),
             review_below=settings.review_below,
             classify_error=recording.classify_error if recording else None,

@@ -632,6 +632,34 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "no_joint",
+        "do not judge a claim's sources together when it cites two or more and none "
+        "supports it alone (saves that judge call and its confirmation: at most two more "
+        "judge calls per such claim)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-no-joint",
+        ini="citecheck_no_joint",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--no-joint"),
+            "recheck": Hidden("a judge asked again judges one citation"),
+            "serve": Hidden("the service always judges a claim's sources together"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service always judges a claim's sources together"),
+        doc=(
+            "turn off the [joint judgment](verification.md#claims-that-need-two-sources) of "
+            "a claim that cites two or more sources none of which supports it alone: one "
+            "more judge call reading the top passages of all of them (and its confirmation); "
+            "without it such a claim stays `not_found`"
+        ),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",

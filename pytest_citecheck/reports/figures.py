@@ -248,3 +248,21 @@ class ReportFigures:
             "unconfirmed": sum(c.status == "unconfirmed" for c in found),
             "not_recorded": sum(c.status == "not_recorded" for c in found),
         }
+
+    def joint_json(self) -> dict[str, Any] | None:
+        """The joint judgments of claims whose sources none supports alone
+        (engine/joint.py): how many claims, calls and tokens (apart from the first
+        readings'), how many it supported (None: the run made none)."""
+        found = [result.joint for _, result in self.ordered() if result.joint is not None]
+        if not found:
+            return None
+        usages = [u for j in found for u in j.usages()]
+        return {
+            "claims": sum(j.status != "not_recorded" for j in found),
+            "calls": sum(j.calls for j in found),
+            "input_tokens": sum(u.input_tokens for u in usages),
+            "output_tokens": sum(u.output_tokens for u in usages),
+            "supported": sum(j.status == "supported" for j in found),
+            "unconfirmed": sum(j.status == "unconfirmed" for j in found),
+            "not_recorded": sum(j.status == "not_recorded" for j in found),
+        }

@@ -69,6 +69,7 @@ class ReportJson(ReportListings):
                 if (confirmed := self.confirmation_json()) is not None
                 else {}
             ),
+            **({"joint": joint} if (joint := self.joint_json()) is not None else {}),
             "gate": self._gate_json(),
             "selection": {
                 "claims": t.claims,
@@ -170,6 +171,7 @@ _UNLESS_SET = (
     "confidence_raw",
     "judge_fallback",
     "confirmation",
+    "joint",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
 _UNLESS_TRUE = ("provider_quote_not_on_page",)
@@ -177,6 +179,9 @@ _UNLESS_TRUE = ("provider_quote_not_on_page",)
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
     data = result.model_dump(mode="json")
+    for name in ("reason", "joint"):  # a claim's own, only when its sources decided together
+        if data.get(name) is None:
+            data.pop(name, None)
     for verdict in data["verdicts"]:
         for name in _UNLESS_SET:
             if verdict.get(name) is None:

@@ -143,15 +143,22 @@ class ReportListings(ReportFigures):
             return None
         return not_started_line(self.not_started, self.stopped_by or "the run stopped")
 
-    def _record_again(self, mode: str) -> str:
-        """How to record the unconfirmed claims again, in the front end's words (the
-        first one's command: the review list names them all)."""
+    def _record_again(self, mode: str, joint: bool = False) -> str:
+        """How to record the unconfirmed claims (``joint``: those not judged jointly)
+        again, in the front end's words (the first one's command: the review list names
+        them all)."""
         first = next(
             (
                 nodeid
                 for nodeid, result in self.ordered()
                 for v in result.verdicts
                 if any(c.status == "not_recorded" for c in v.confirmations())
+            )
+            if not joint
+            else (
+                nodeid
+                for nodeid, result in self.ordered()
+                if result.joint is not None and result.joint.status == "not_recorded"
             ),
             None,
         )

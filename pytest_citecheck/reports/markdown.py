@@ -84,6 +84,14 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
             f"{t['output_tokens']} out{spend_text(data.get('spend'))}",
             "",
         ]
+    joint = data.get("joint")
+    if joint and joint.get("claims"):
+        out += [
+            f"Joint judgment: {plural(joint['claims'], 'claim')} whose sources none supports "
+            f"alone, {plural(joint['calls'], 'judge call')}, tokens {joint['input_tokens']} in "
+            f"/ {joint['output_tokens']} out, **{joint['supported']} supported jointly**",
+            "",
+        ]
     panel = data.get("panel")
     if panel:
         from pytest_citecheck.engine.panel import failure_text

@@ -21,7 +21,8 @@ def citation_table(result: ClaimResult, *, verbose: bool = True) -> list[str]:
     expected = f" (expected {result.expect.value})" if result.expect else ""
     # Compared with an expect, the label itself; else as the reports show it (fabricated).
     shown = result.label if result.expect else shown_label(result.label, result.labels)
-    lines = [head, f"claim label: {shown.value}{expected}", ""]
+    why = f" ({result.reason})" if result.reason else ""
+    lines = [head, f"claim label: {shown.value}{why}{expected}", ""]
     rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
     for i, v in enumerate(result.verdicts, 1):
         conf = "" if v.confidence is None else f"{v.confidence:.2f}"
@@ -90,6 +91,8 @@ def _hang(text: str) -> str:
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
     """Per-citation properties for ``--junitxml`` (values scrubbed)."""
     props: list[tuple[str, object]] = [("citecheck.claim_label", result.label.value)]
+    if result.reason:
+        props.append(("citecheck.claim_reason", result.reason))
     for i, v in enumerate(result.verdicts, 1):
         prefix = f"citecheck.citation.{i}"
         props.append((f"{prefix}.url", v.url))

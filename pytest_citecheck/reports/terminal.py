@@ -100,6 +100,7 @@ class TerminalSummary(ReportListings):
         out += self._panel_lines(t)
         out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
         out += self._confirmation_lines()
+        out += self._joint_lines()
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -226,6 +227,27 @@ class TerminalSummary(ReportListings):
                 )
             )
         return out
+
+    def _joint_lines(self) -> list[Line]:
+        """The joint judgments (engine/joint.py), apart from the first readings, and the
+        claims replayed from recordings made without one (in yellow)."""
+        f = self.joint_json()
+        if f is None:
+            return []
+        unconfirmed = f", {f['unconfirmed']} unconfirmed" if f["unconfirmed"] else ""
+        asked = (
+            f"joint judgment: {plural(f['claims'], 'claim')} whose sources none supports "
+            f"alone, {plural(f['calls'], 'judge call')}, tokens {f['input_tokens']} in / "
+            f"{f['output_tokens']} out (besides the judge tokens above), {f['supported']} "
+            f"supported jointly{unconfirmed}"
+        )
+        missing = (
+            f"not judged jointly: {plural(f['not_recorded'], 'claim')} replayed from "
+            "recordings made without the joint judgment (their single-source verdicts stand; "
+            f"{self._record_again('new_episodes', joint=True)})"
+        )
+        shown = [(asked, {}, f["claims"]), (missing, {"yellow": True}, f["not_recorded"])]
+        return [Line(text, markup) for text, markup, count in shown if count]
 
     def _panel_lines(self, t: Totals) -> list[Line]:
         from pytest_citecheck.engine.panel import failure_text

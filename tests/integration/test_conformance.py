@@ -92,8 +92,11 @@ VARIANTS: list[tuple[str, dict[str, Any], tuple[Rejected, ...]]] = [
 ]
 
 
-def sent_bodies(spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...]) -> list[Any]:
-    """Every body one judge call sends (fallbacks included), as the server got them."""
+def sent_bodies(
+    spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...], joint: bool = False
+) -> list[Any]:
+    """Every body one judge call sends (fallbacks included), as the server got them;
+    ``joint``: the joint judgment's call (two sources) instead of a verdict's."""
     provider = spec.partition(":")[0]
     with LLMDouble(rejects=rejects) as llm:
         judge = make_judge(
@@ -104,8 +107,11 @@ def sent_bodies(spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...
             retry=NO_SLEEP,
             **options,
         )
-        judge.judge(CLAIM, PASSAGES)
-        return [call.json() for call in llm.calls]
+        if joint:
+            judge.judge_jointly(CLAIM, [PASSAGES[:1], PASSAGES[1:]])
+        else:
+            judge.judge(CLAIM, PASSAGES)
+        return [call.json() for call in [*llm.calls, *llm.joint_calls]]
 
 
 # Keys whose value is the verdict's JSON Schema: open by design, not descended into.
@@ -148,11 +154,12 @@ def unknown_keys(value: Any, kind: Any, where: str = "") -> list[str]:
     return best or []
 
 
+@pytest.mark.parametrize("joint", [False, True], ids=["verdict", "joint"])
 @pytest.mark.parametrize(("spec", "options", "rejects"), VARIANTS)
 def test_every_request_body_validates_against_the_sdk_types(
-    spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...]
+    spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...], joint: bool
 ) -> None:
-    bodies = sent_bodies(spec, options, rejects)
+    bodies = sent_bodies(spec, options, rejects, joint)
     assert len(bodies) == 1 + len(rejects)  # each rejection: one fallback, then answered
     for body in bodies:
         if spec.startswith("anthropic:"):

@@ -113,7 +113,7 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     lines = plan.lines()
     assert lines[-1] == (
         f"dry run: claims=4 crawls={plan.worst_crawls} judge_calls=5 confirm_calls=5 "
-        f"credits={plan.worst_credits:g}"
+        f"joint_calls=2 credits={plan.worst_credits:g}"
     )
 
     with engine_for(env_for(api, llm), "once") as engine:
@@ -122,6 +122,9 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     # Plain articles: the normal case is exact.
     assert plan.crawls == len(api.api_calls) == 5
     assert plan.total_judge_calls == len(llm.calls) == 5
+    # "two" cites two pages: its joint judgment is the most it could make (its two
+    # pages each support it alone here, so none is made).
+    assert plan.joint_calls == 2 and llm.joint_calls == []
     # Billed: each distinct citation of each recorded claim once (the replayed one is free).
     billed = {(r.id, v.url): v.credits for r in results[1:] for v in r.verdicts}
     assert plan.credits == sum(billed.values()) == 7.5
@@ -278,7 +281,7 @@ def test_batch_dry_run_and_budget(
     out = capsys.readouterr().out
     assert code == 0 and api.api_calls == []
     assert out.splitlines()[-1] == (
-        "dry run: claims=5 crawls=20 judge_calls=5 confirm_calls=5 credits=40"
+        "dry run: claims=5 crawls=20 judge_calls=5 confirm_calls=5 joint_calls=0 credits=40"
     )
     assert "  cost: " in out and "set --price-credit" not in out
 

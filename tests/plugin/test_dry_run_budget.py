@@ -40,7 +40,7 @@ def test_the_dry_run_lists_the_recording_and_runs_nothing(
             "  judge calls: 4 at most (fake:judge 4)",
             "  credits: 6 (at most 32)",
             "  cost: set citecheck_price_credit and citecheck_prices to see it in money",
-            "dry run: claims=3 crawls=16 judge_calls=4 confirm_calls=4 credits=32",
+            "dry run: claims=3 crawls=16 judge_calls=4 confirm_calls=4 joint_calls=2 credits=32",
             "FETCHED 0",
             "*no tests ran*",
         ]
@@ -115,7 +115,7 @@ def test_the_dry_run_in_replay_mode_records_nothing(pytester: pytest.Pytester) -
         [
             "  claims: 0 to record, 0 replayed, 1 no recording (mode none records nothing: "
             "choose a record mode with --citecheck-record)",
-            "dry run: claims=0 crawls=0 judge_calls=0 confirm_calls=0 credits=0",
+            "dry run: claims=0 crawls=0 judge_calls=0 confirm_calls=0 joint_calls=0 credits=0",
         ]
     )
 
