@@ -187,6 +187,11 @@ class Citation(BaseModel):
     quote: str | None = None
     quote_by: QuoteBy = "user"
     section: str | None = None
+    # Whether a tool result of the answer's conversation returned this URL (search
+    # results, fetched pages, the provider's source lists): False marks the verdict
+    # ``url_not_retrieved`` for review, found without a request; None: not known (no
+    # conversation, or one whose searches do not show their results).
+    retrieved: bool | None = None
     # Where the document really is; resolved by the loader, never reported.
     document_path: Path | None = Field(default=None, exclude=True, repr=False)
 
@@ -299,6 +304,12 @@ class Citation(BaseModel):
                 "a citation has neither `url` nor `document`",
                 "add `url: https://...` or `document: <path relative to this file>`",
             )
+        if self.retrieved is not None and self.url is None:
+            raise _invalid(
+                "'retrieved' is only read for `url` citations (whether a tool of the "
+                "conversation returned the URL)",
+                "remove 'retrieved' from this citation",
+            )
         return self
 
 
@@ -326,6 +337,10 @@ class AnswerOutline(BaseModel):
     format: str | None = None
     origin: str = ""
     sentences: list[OutlineSentence] = Field(default_factory=list)
+    # A turn of a conversation: the conversation's id and the turn's number (1-based,
+    # counting the assistant's turns); None for a single response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:
