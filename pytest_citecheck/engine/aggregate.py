@@ -71,6 +71,8 @@ class Totals(BaseModel):
     # Citations whose provider quote the page did not have (judged on retrieval's
     # passages instead): a marker, not a label.
     provider_quote_not_on_page: int = 0
+    # Conversation citations of URLs no tool result returned (Verdict.url_not_retrieved).
+    url_not_retrieved: int = 0
 
     @property
     def agreement(self) -> float | None:
@@ -110,6 +112,7 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
             by_label[verdict.label.value] += 1
             t.review += verdict.review
             t.provider_quote_not_on_page += verdict.provider_quote_not_on_page
+            t.url_not_retrieved += verdict.url_not_retrieved
             t.credits += verdict.credits
             if verdict.usage is not None:
                 t.input_tokens += verdict.usage.input_tokens
@@ -120,6 +123,14 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
     return t
+
+
+def not_retrieved_line(count: int) -> str:
+    """The summary line for conversation citations of URLs no tool result returned."""
+    return (
+        f"{Reason.URL_NOT_RETRIEVED} {count}: cited URL(s) that no tool result of the "
+        "conversation returned (found without a request; still verified on the live page)"
+    )
 
 
 def provider_quote_line(count: int) -> str:
@@ -356,6 +367,9 @@ def review_why(verdict: Verdict) -> str:
     """Why a verdict is marked for review: its reason (a blocked page, a signal in the
     page, a number the evidence lacks, an unconfirmed verdict...), else what is wrong
     with its confidence (low, a split panel, or on another scale than 0-1)."""
+    if verdict.url_not_retrieved:
+        why = Reason.URL_NOT_RETRIEVED
+        return f"{verdict.reason}, {why}" if verdict.reason else why
     if verdict.reason:
         return str(verdict.reason)
     if verdict.confidence_raw is not None:

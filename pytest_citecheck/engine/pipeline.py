@@ -167,7 +167,11 @@ class Verifier:
                     "final_url": verdict.final_url and without_credentials(verdict.final_url),
                 }
             )
-        return self._gate_confidence(verdict)
+        verdict = self._gate_confidence(verdict)
+        if citation.retrieved is False:
+            # Known from the conversation alone: no request was made for this mark.
+            verdict = verdict.model_copy(update={"url_not_retrieved": True, "review": True})
+        return verdict
 
     # -- URL citations -------------------------------------------------------
 

@@ -169,7 +169,7 @@ _UNLESS_SET = (
     "confirmation",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
-_UNLESS_TRUE = ("provider_quote_not_on_page",)
+_UNLESS_TRUE = ("provider_quote_not_on_page", "url_not_retrieved")
 
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
@@ -206,4 +206,6 @@ def _totals_json(t: Totals) -> dict[str, Any]:
     if t.provider_quote_not_on_page:
         # Only when there is one: a run without writes the totals it always did.
         data["provider_quote_not_on_page"] = t.provider_quote_not_on_page
+    if t.url_not_retrieved:
+        data["url_not_retrieved"] = t.url_not_retrieved
     return data

@@ -18,6 +18,7 @@ from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     Totals,
     alce_line,
+    not_retrieved_line,
     provider_quote_line,
     review_why,
     totals,
@@ -56,6 +57,8 @@ class TerminalSummary(ReportListings):
         ]
         if t.provider_quote_not_on_page:
             out.append(Line(provider_quote_line(t.provider_quote_not_on_page), {"yellow": True}))
+        if t.url_not_retrieved:
+            out.append(Line(not_retrieved_line(t.url_not_retrieved), {"yellow": True}))
         answers = self.answer_totals
         if answers is not None:
             out.append(

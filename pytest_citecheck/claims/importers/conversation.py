@@ -1,4 +1,4 @@
-"""Import a whole conversation: one answer per assistant turn (DESIGN §12).
+"""Import a whole conversation: one answer per assistant turn.
 
 ``import_conversation(data)`` cuts a saved conversation into its assistant turns
 (:mod:`~pytest_citecheck.claims.importers.turns`) and imports each with the same

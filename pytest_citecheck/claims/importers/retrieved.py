@@ -1,4 +1,4 @@
-"""What a conversation's tools returned: the URLs a citation may come from (DESIGN §12).
+"""What a conversation's tools returned: the URLs a citation may come from.
 
 A cited URL that no tool result of the conversation returned (search results, fetched
 pages, the provider's own source lists) is suspect before anything is fetched: it is

@@ -1,6 +1,6 @@
 """A saved conversation cut into its assistant turns, each in its API's response shape.
 
-A conversation is what an SDK keeps and sends back (DESIGN §12): an OpenAI Responses
+A conversation is what an SDK keeps and sends back: an OpenAI Responses
 ``input``/``output`` item list, a Chat Completions ``messages`` array, an Anthropic
 ``messages`` list, a Gemini ``contents`` list; or a request body holding one of them
 (``{"messages": [...]}``, ``{"input": [...]}``, ``{"contents": [...]}``). A turn is
