@@ -199,6 +199,9 @@ class AnswerFigures(BaseModel):
     sentences: list[AnswerSentenceLabel]
     claims: int
     supported: int
+    # A turn of a conversation (AnswerOutline.conversation/turn); None for a response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def cited(self) -> int:
@@ -324,7 +327,34 @@ def figures(outline: AnswerOutline, results: Mapping[str, ClaimResult]) -> Answe
         sentences=sentences,
         claims=len(results),
         supported=sum(1 for r in results.values() if r.label is Label.SUPPORTED),
+        conversation=outline.conversation,
+        turn=outline.turn,
     )
+
+
+def conversation_figures(answers: Iterable[AnswerFigures]) -> list[AnswerFigures]:
+    """Each conversation's turns as one answer (its id the conversation's): their
+    sentences in turn order, so answer support and ALCE's recall and precision are the
+    conversation's, pooled over its turns. Answers that are no turn are left out."""
+    turns: dict[tuple[str, str], list[AnswerFigures]] = {}
+    for answer in answers:
+        if answer.conversation is not None:
+            turns.setdefault((answer.origin, answer.conversation), []).append(answer)
+    out = []
+    for (origin, conversation), members in turns.items():
+        members.sort(key=lambda a: a.turn or 0)
+        out.append(
+            AnswerFigures(
+                id=conversation,
+                format=members[0].format,
+                origin=origin,
+                sentences=[s for a in members for s in a.sentences],
+                claims=sum(a.claims for a in members),
+                supported=sum(a.supported for a in members),
+                conversation=conversation,
+            )
+        )
+    return out
 
 
 class AnswerResult(AnswerFigures):

@@ -42,6 +42,10 @@ class ReportJson(ReportListings):
                 **_alce_json(totals_),
             }
             data["answers"] = [_answer_json(file, a) for file, a in answers]
+        conversations = self.conversations()
+        if conversations:
+            # Only when a conversation was imported: its turns' figures pooled.
+            data["conversations"] = [_conversation_json(file, c) for file, c in conversations]
         return data
 
     def _to_json(self, t: Totals) -> dict[str, Any]:
@@ -120,11 +124,28 @@ class ReportJson(ReportListings):
         write_report(path, render_html(self.scrubbed_json()))
 
 
+def _conversation_json(file: str, c: AnswerFigures) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "file": file,
+        "format": c.format,
+        "sentences": len(c.sentences),
+        "cited": c.cited,
+        "uncited": c.uncited,
+        "claims": c.claims,
+        "supported": c.supported,
+        "answer_support": c.support,
+        **_alce_json(c),
+    }
+
+
 def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
+    turn = {"conversation": a.conversation, "turn": a.turn} if a.turn is not None else {}
     return {
         "id": a.id,
         "file": file,
         "format": a.format,
+        **turn,
         "sentences": len(a.sentences),
         "cited": a.cited,
         "uncited": a.uncited,

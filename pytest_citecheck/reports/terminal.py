@@ -26,6 +26,10 @@ from pytest_citecheck.engine.aggregate import (
 from pytest_citecheck.reports.listings import ReportListings, missing_recording
 
 
+# Conversations given a summary line each (the JSON report lists them all).
+_CONVERSATIONS_SHOWN = 10
+
+
 @dataclass
 class Line:
     text: str
@@ -71,6 +75,7 @@ class TerminalSummary(ReportListings):
             )
             recall, precision = answers.citation_recall, answers.citation_precision
             out.append(Line(alce_line(recall, precision, answers.answers)))
+            out += self._conversation_lines()
         if self.deselected:
             out.append(
                 Line(
@@ -158,6 +163,26 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
+        return out
+
+    def _conversation_lines(self) -> list[Line]:
+        """One line per imported conversation (its turns pooled), the first few only."""
+        conversations = self.conversations()
+        answers = [a for _, a in self.answers()]
+        out = []
+        for _file, c in conversations[:_CONVERSATIONS_SHOWN]:
+            turns = sum(1 for a in answers if (a.origin, a.conversation) == (c.origin, c.id))
+            out.append(
+                Line(
+                    f"conversation {c.id} ({plural(turns, 'turn')}): answer support "
+                    f"{ratio(c.support)} ({c.supported}/{c.claims} claims), ALCE citation "
+                    f"recall {ratio(c.citation_recall)}, citation precision "
+                    f"{ratio(c.citation_precision)}"
+                )
+            )
+        if len(conversations) > _CONVERSATIONS_SHOWN:
+            more = len(conversations) - _CONVERSATIONS_SHOWN
+            out.append(Line(f"... and {plural(more, 'conversation')} more (the JSON report)"))
         return out
 
     def _listing(

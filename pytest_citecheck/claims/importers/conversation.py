@@ -4,7 +4,9 @@
 (:mod:`~pytest_citecheck.claims.importers.turns`) and imports each with the same
 per-response importer a single response of that API goes through
 (:func:`~pytest_citecheck.claims.importers.import_response`): one claim per cited
-sentence of the turn. Turn ``n`` of conversation ``c`` is the answer ``c-tn``, so its
+sentence of the turn (a turn whose API gave no citation annotation but whose text links
+its sources, as agents answer with what their tools returned, is read as markdown).
+Turn ``n`` of conversation ``c`` is the answer ``c-tn``, so its
 claim ids are ``c-tn-<first words>-<hash>``: stable while earlier turns stay.
 
 Each URL citation says whether a tool result of the conversation (up to and including
@@ -25,7 +27,8 @@ from pytest_citecheck.claims.importers.answer import (
     ImportedClaim,
     Reader,
 )
-from pytest_citecheck.claims.importers.draft import dedup_key
+from pytest_citecheck.claims.importers.draft import LINK, dedup_key
+from pytest_citecheck.claims.importers.markdown import FORMAT as MARKDOWN
 from pytest_citecheck.claims.importers.streams import stream_format
 from pytest_citecheck.claims.importers.turns import (
     CONVERSATION_FORMATS,
@@ -103,13 +106,20 @@ def import_conversation(
     for turn in cut:
         if turn.empty:
             continue
+        answer_id = turn_answer_id(conversation, turn.number)
+        turn_name = f"{label} turn {turn.number} (items {turn.where})"
         answer = import_response(
-            turn.body,
-            format=fmt,
-            answer_id=turn_answer_id(conversation, turn.number),
-            documents=documents,
-            name=f"{label} turn {turn.number} (items {turn.where})",
+            turn.body, format=fmt, answer_id=answer_id, documents=documents, name=turn_name
         )
+        if not answer.claims and not answer.unattached and LINK.search(answer.text):
+            # An agent's answer often cites what its tools returned as links it wrote
+            # itself, with no annotation of the API's: read the turn's text as markdown.
+            linked = import_response(
+                answer.text, format=MARKDOWN, answer_id=answer_id, name=turn_name
+            )
+            if linked.claims:
+                note = f"no {fmt} citation annotations: the links the answer wrote are its citations"
+                answer = linked.model_copy(update={"notes": [*linked.notes, note]})
         out.append(_marked(answer, turn, conversation))
     if not out:
         raise reader.fail(
