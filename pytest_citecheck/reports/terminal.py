@@ -171,10 +171,15 @@ class TerminalSummary(ReportListings):
         answers = [a for _, a in self.answers()]
         out = []
         for _file, c in conversations[:_CONVERSATIONS_SHOWN]:
-            turns = sum(1 for a in answers if (a.origin, a.conversation) == (c.origin, c.id))
+            # The turns that made claims (a turn citing nothing reaches no result).
+            turns = sorted(
+                a.turn or 0 for a in answers if (a.origin, a.conversation) == (c.origin, c.id)
+            )
+            numbers = ", ".join(map(str, turns))
             out.append(
                 Line(
-                    f"conversation {c.id} ({plural(turns, 'turn')}): answer support "
+                    f"conversation {c.id} (turn{'s' if len(turns) > 1 else ''} {numbers}): "
+                    "answer support "
                     f"{ratio(c.support)} ({c.supported}/{c.claims} claims), ALCE citation "
                     f"recall {ratio(c.citation_recall)}, citation precision "
                     f"{ratio(c.citation_precision)}"
