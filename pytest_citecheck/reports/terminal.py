@@ -25,7 +25,6 @@ from pytest_citecheck.engine.aggregate import (
 )
 from pytest_citecheck.reports.listings import ReportListings, missing_recording
 
-
 # Conversations given a summary line each (the JSON report lists them all).
 _CONVERSATIONS_SHOWN = 10
 

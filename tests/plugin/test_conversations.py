@@ -16,8 +16,7 @@ from tests.unit.test_conversations import PLANTED, planted_anthropic
 
 # Every page says what the transcript's two cited sentences say (and the provider's
 # quotes); the requests are written down, one line each.
-CONFTEST = (
-    """
+CONFTEST = """
 import os
 import pytest
 from pytest_citecheck.stages.fetch_rules import FetchResult
@@ -55,9 +54,7 @@ class QuotingJudge:
 class FirstPassages:
     def rank(self, claim, passages, k):
         return [(i, 1.0 - i / 10) for i in range(min(k, len(passages)))]
-"""
-    + stage_hooks("CountingFetcher", "QuotingJudge", "FirstPassages")
-)
+""" + stage_hooks("CountingFetcher", "QuotingJudge", "FirstPassages")
 
 
 @pytest.fixture
@@ -91,8 +88,7 @@ def check_run(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
-            "url_not_retrieved 1: cited URL(s) that no tool result of the conversation "
-            "returned*",
+            "url_not_retrieved 1: cited URL(s) that no tool result of the conversation returned*",
             # Turn 2 ("OK.") cites nothing, so no claim of it ran.
             "conversation ruby (turn 1): answer support 1.0000 (2/2 claims), ALCE citation "
             "recall 1.0000, citation precision 1.0000",

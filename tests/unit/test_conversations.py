@@ -50,8 +50,7 @@ def load(path: Path) -> Any:
 def cited(answer: ImportedAnswer) -> list[tuple[str, list[tuple[str, bool | None]]]]:
     """Each claim's text and its citations' (URL, retrieved)."""
     return [
-        (c.claim.claim, [(x.target, x.retrieved) for x in c.claim.citations])
-        for c in answer.claims
+        (c.claim.claim, [(x.target, x.retrieved) for x in c.claim.citations]) for c in answer.claims
     ]
 
 
@@ -75,8 +74,7 @@ def cited(answer: ImportedAnswer) -> list[tuple[str, list[tuple[str, bool | None
             [
                 [
                     (
-                        "The Ruby programming language was created by Yukihiro Matsumoto in "
-                        "1993.",
+                        "The Ruby programming language was created by Yukihiro Matsumoto in 1993.",
                         [("https://example.com/ruby-facts", True)],
                     )
                 ]
@@ -94,8 +92,7 @@ def cited(answer: ImportedAnswer) -> list[tuple[str, list[tuple[str, bool | None
                         [(DOWNLOADS, True)],
                     ),
                     (
-                        "GitHub's ruby/ruby releases page also lists 4.0.6 as the latest "
-                        "release.",
+                        "GitHub's ruby/ruby releases page also lists 4.0.6 as the latest release.",
                         [("https://github.com/ruby/ruby/releases", True)],
                     ),
                 ],
@@ -244,7 +241,8 @@ def test_a_later_tool_result_does_not_count_for_an_earlier_turn() -> None:
 def test_claim_ids_stay_when_a_turn_is_added_and_keep_the_turn_with_a_long_id() -> None:
     data = load(ANTHROPIC)
     before = import_conversation(data, conversation_id="ruby")
-    longer = copy.deepcopy(data) + [
+    longer = [
+        *copy.deepcopy(data),
         {"role": "user", "content": [{"type": "text", "text": "And the one before?"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Ruby 4.0.4."}]},
     ]
@@ -341,9 +339,7 @@ def test_the_flag_costs_no_request_and_the_page_is_still_verified() -> None:
 
 
 def result(flagged: bool) -> ClaimResult:
-    verdict = Verdict(
-        url=PLANTED, label=Label.SUPPORTED, url_not_retrieved=flagged, review=flagged
-    )
+    verdict = Verdict(url=PLANTED, label=Label.SUPPORTED, url_not_retrieved=flagged, review=flagged)
     return ClaimResult(id="c", claim="x", label=Label.SUPPORTED, verdicts=[verdict])
 
 

@@ -118,7 +118,9 @@ def import_conversation(
                 answer.text, format=MARKDOWN, answer_id=answer_id, name=turn_name
             )
             if linked.claims:
-                note = f"no {fmt} citation annotations: the links the answer wrote are its citations"
+                note = (
+                    f"no {fmt} citation annotations: the links the answer wrote are its citations"
+                )
                 answer = linked.model_copy(update={"notes": [*linked.notes, note]})
         out.append(_marked(answer, turn, conversation))
     if not out:
@@ -168,4 +170,3 @@ def _marked(answer: ImportedAnswer, turn: Turn, conversation: str) -> ImportedAn
             "turn": turn.number,
         }
     )
-

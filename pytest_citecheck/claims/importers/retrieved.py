@@ -34,7 +34,8 @@ from pytest_citecheck.claims.importers.draft import dedup_key
 __all__ = ["Collector", "anthropic_blocks", "responses_item", "urls_in"]
 
 # A URL in free text (a tool's output, a page's markdown): up to a space, a quote or a
-# closing square bracket (a round one only when unbalanced); trailing sentence punctuation is not part of it.
+# closing square bracket (a round one only when unbalanced); trailing sentence
+# punctuation is not part of it.
 _URL = re.compile(r"https?://[^\s<>\"'`\\\]}|]+", re.IGNORECASE)
 _TRAILING = ".,;:!?*"
 _MAX_DEPTH = 64
