@@ -70,7 +70,11 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     if log.exists():
         log.unlink()
     return pytester.runpytest(
-        "--citecheck", "--citecheck-record=all", "--citecheck-report=report.json", *args
+        "--citecheck",
+        "--citecheck-record=all",
+        "--citecheck-report=report.json",
+        "--citecheck-html=report.html",
+        *args,
     )
 
 
@@ -110,6 +114,9 @@ def check_run(pytester: pytest.Pytester) -> None:
     assert [(a["id"], a["conversation"], a["turn"]) for a in answers] == [("ruby-t1", "ruby", 1)]
     (whole,) = data["conversations"]  # type: ignore[misc]
     assert (whole["id"], whole["claims"], whole["sentences"]) == ("ruby", 2, 2)
+    html = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert '<span class="turn">turn 1 of ruby</span>' in html
+    assert html.count('<span class="review">url_not_retrieved</span>') == 1
     failed = run(pytester, "--citecheck-fail-not-retrieved")
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
     failed.stdout.fnmatch_lines(
