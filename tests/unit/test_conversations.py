@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_citecheck.claims.importers.answer import ImportedAnswer, ResponseImportError
 from pytest_citecheck.claims.importers.conversation import (
@@ -381,3 +383,38 @@ def test_figures_per_turn_and_per_conversation() -> None:
     # the conversation's ALCE recall is over the sentences of the turns that ran.
     assert conversation.citation_recall == pytest.approx(2 / 7)
     assert conversation.citation_precision == pytest.approx(2 / 3)
+
+
+def test_a_whole_conversation_given_as_one_response_says_how_to_import_it() -> None:
+    from pytest_citecheck.claims.importers import import_response
+
+    with pytest.raises(ResponseImportError, match="whole conversation") as caught:
+        import_response(load(ANTHROPIC), name="chat.json")
+    assert "import_conversation" in caught.value.fix
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=20,
+)
+_ITEM = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", "model", "system"])},
+    optional={
+        "content": _JSON,
+        "parts": _JSON,
+        "type": st.sampled_from(["message", "web_search_call", "function_call_output"]),
+        "annotations": _JSON,
+        "tool_calls": _JSON,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ITEM, min_size=1, max_size=6))
+def test_any_list_of_messages_imports_or_fails_as_an_import_error(items: list[Any]) -> None:
+    try:
+        import_conversation(items, name="x.json")
+    except ResponseImportError as exc:
+        # A problem named where it is, never an internal failure caught as a last resort.
+        assert "cannot be imported" not in exc.problem, exc
