@@ -74,6 +74,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
         "--citecheck-record=all",
         "--citecheck-report=report.json",
         "--citecheck-html=report.html",
+        "--citecheck-md=summary.md",
         *args,
     )
 
@@ -117,6 +118,8 @@ def check_run(pytester: pytest.Pytester) -> None:
     html = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert '<span class="turn">turn 1 of ruby</span>' in html
     assert html.count('<span class="review">url_not_retrieved</span>') == 1
+    summary = (pytester.path / "summary.md").read_text(encoding="utf-8")
+    assert "url_not_retrieved 1: cited URL(s) that no tool result" in summary
     failed = run(pytester, "--citecheck-fail-not-retrieved")
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
     failed.stdout.fnmatch_lines(
