@@ -88,8 +88,8 @@ def report(pytester: pytest.Pytester) -> dict[str, object]:
     return data
 
 
-def check_run(pytester: pytest.Pytester) -> None:
-    result = run(pytester)
+def check_run(pytester: pytest.Pytester, xdist: tuple[str, ...] = ()) -> None:
+    result = run(pytester, *xdist)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
@@ -120,7 +120,7 @@ def check_run(pytester: pytest.Pytester) -> None:
     assert html.count('<span class="review">url_not_retrieved</span>') == 1
     summary = (pytester.path / "summary.md").read_text(encoding="utf-8")
     assert "url_not_retrieved 1: cited URL(s) that no tool result" in summary
-    failed = run(pytester, "--citecheck-fail-not-retrieved")
+    failed = run(pytester, *xdist, "--citecheck-fail-not-retrieved")
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
     failed.stdout.fnmatch_lines(
         [
@@ -130,11 +130,14 @@ def check_run(pytester: pytest.Pytester) -> None:
     )
 
 
-def test_a_saved_conversation_in_answers_runs_turn_by_turn(conversation: pytest.Pytester) -> None:
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["no-xdist", "n2"])
+def test_a_saved_conversation_in_answers_runs_turn_by_turn(
+    conversation: pytest.Pytester, xdist: tuple[str, ...]
+) -> None:
     conversation.makefile(
         ".yaml", citecheck_saved="answers:\n  - {id: ruby, response: saved/ruby.json}\n"
     )
-    check_run(conversation)
+    check_run(conversation, xdist)
 
 
 def test_an_imported_conversation_keeps_its_turns_and_the_mark(
