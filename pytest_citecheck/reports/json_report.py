@@ -56,6 +56,7 @@ class ReportJson(ReportListings):
                 "passed": self.passed(nodeid),
                 **_claim_json(result),
                 **({"answer": result.answer.id} if result.answer is not None else {}),
+                **_turn_json(result),
             }
             for nodeid, result in self.ordered()
         ]
@@ -122,6 +123,14 @@ class ReportJson(ReportListings):
         from pytest_citecheck.reports.html import render_html
 
         write_report(path, render_html(self.scrubbed_json()))
+
+
+def _turn_json(result: ClaimResult) -> dict[str, Any]:
+    """A claim's conversation and turn, when its answer is a turn of one."""
+    outline = result.answer
+    if outline is None or outline.turn is None:
+        return {}
+    return {"conversation": outline.conversation, "turn": outline.turn}
 
 
 def _conversation_json(file: str, c: AnswerFigures) -> dict[str, Any]:

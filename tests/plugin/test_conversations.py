@@ -109,6 +109,7 @@ def check_run(pytester: pytest.Pytester, xdist: tuple[str, ...] = ()) -> None:
     claims = data["claims"]
     assert isinstance(claims, list)
     flags = {v["url"]: v.get("url_not_retrieved", False) for c in claims for v in c["verdicts"]}
+    assert {(c["conversation"], c["turn"]) for c in claims} == {("ruby", 1)}
     assert flags == {"https://www.ruby-lang.org/en/downloads/": False, PLANTED: True}
     answers = data["answers"]
     assert isinstance(answers, list)
