@@ -236,7 +236,7 @@ def _responses(items: list[Any], reader: Reader) -> list[Turn]:
                 item["content"] = [{"type": "output_text", "text": content, "annotations": []}]
             has_text = has_text or any(
                 isinstance(p, dict) and p.get("type") == "output_text"
-                for p in item.get("content") or ()
+                for p in _listed(item.get("content"))
             )
         found.responses_item(item, f"[{n}]", cut)
         cut.current.append((n, item))
@@ -315,6 +315,11 @@ def _anthropic(items: list[Any], reader: Reader) -> list[Turn]:
     return cut.out
 
 
+def _listed(value: object) -> list[Any]:
+    """A list field as a list; anything else is no items (the reader names a bad one)."""
+    return list(value) if isinstance(value, list) else []
+
+
 def _blocks(content: object) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
@@ -337,7 +342,7 @@ def _gemini(items: list[Any], reader: Reader) -> list[Turn]:
         for _, content in turn:
             if content.get("role") != "model":
                 continue
-            parts += list(content.get("parts") or [])
+            parts += _listed(content.get("parts"))
             for key in ("groundingMetadata", "grounding_metadata"):
                 if isinstance(content.get(key), dict):
                     candidate["groundingMetadata"] = content[key]
@@ -347,7 +352,7 @@ def _gemini(items: list[Any], reader: Reader) -> list[Turn]:
     cut = _Cutter(reader, build)
     for n, raw in enumerate(items):
         content = reader.mapping(raw, f"[{n}]")
-        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        parts = [p for p in _listed(content.get("parts")) if isinstance(p, dict)]
         if content.get("role", "user") != "model":
             cut.given(parts)
             tool_only = parts and all(
@@ -370,7 +375,7 @@ def _gemini_text(turn: list[tuple[int, Any]]) -> bool:
         isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
         for _, content in turn
         if content.get("role") == "model"
-        for p in content.get("parts") or ()
+        for p in _listed(content.get("parts"))
     )
 
 
