@@ -67,6 +67,10 @@ class Reason:
     # fabrication (the model cannot invent a provider's quote): a marker beside the label.
     PROVIDER_QUOTE_NOT_ON_PAGE = "provider_quote_not_on_page"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
+    # A conversation's cited URL that none of its tool results returned (search
+    # results, fetched pages, the provider's source lists): found without a request,
+    # a marker for review beside the label the live page gives.
+    URL_NOT_RETRIEVED = "url_not_retrieved"
     EMPTY_PAGE = "empty_page"
     CRAWL_FAILED = "crawl_failed"
     JUDGE_REFUSED = "judge_refused"

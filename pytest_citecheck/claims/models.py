@@ -191,6 +191,11 @@ class Citation(BaseModel):
     # by `citecheck import`): the page is not crawled, the verdict is `paywalled`
     # (stages/paywall.py). Only with `url`.
     paywall: str | None = None
+    # Whether a tool result of the answer's conversation returned this URL (search
+    # results, fetched pages, the provider's source lists): False marks the verdict
+    # ``url_not_retrieved`` for review, found without a request; None: not known (no
+    # conversation, or one whose searches do not show their results).
+    retrieved: bool | None = None
     # Where the document really is; resolved by the loader, never reported.
     document_path: Path | None = Field(default=None, exclude=True, repr=False)
 
@@ -322,6 +327,12 @@ class Citation(BaseModel):
                 "'paywall' is only read for `url` citations: a local document has no paywall",
                 "remove 'paywall' from this citation",
             )
+        if self.retrieved is not None and self.url is None:
+            raise _invalid(
+                "'retrieved' is only read for `url` citations (whether a tool of the "
+                "conversation returned the URL)",
+                "remove 'retrieved' from this citation",
+            )
         return self
 
 
@@ -349,6 +360,10 @@ class AnswerOutline(BaseModel):
     format: str | None = None
     origin: str = ""
     sentences: list[OutlineSentence] = Field(default_factory=list)
+    # A turn of a conversation: the conversation's id and the turn's number (1-based,
+    # counting the assistant's turns); None for a single response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:

@@ -283,6 +283,10 @@ class Verdict(BaseModel):
     # page changed, renders differently, or served something else): the judge read
     # retrieval's passages. Never a label of its own and never a gate failure.
     provider_quote_not_on_page: bool = False
+    # The citation is a conversation's and no tool result of it returned the URL
+    # (``Citation.retrieved`` False): marked for review, found without a request; the
+    # label is the live page's. A gate failure only with ``fail_not_retrieved``.
+    url_not_retrieved: bool = False
     # The confirmation of a supported/contradicted answer (one judge; a panel's are
     # its members'). ``usage`` above is the first reading's; the confirmation's is here.
     confirmation: Confirmation | None = None

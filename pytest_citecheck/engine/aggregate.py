@@ -71,6 +71,8 @@ class Totals(BaseModel):
     # Citations whose provider quote the page did not have (judged on retrieval's
     # passages instead): a marker, not a label.
     provider_quote_not_on_page: int = 0
+    # Conversation citations of URLs no tool result returned (Verdict.url_not_retrieved).
+    url_not_retrieved: int = 0
 
     @property
     def agreement(self) -> float | None:
@@ -110,6 +112,7 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
             by_label[verdict.label.value] += 1
             t.review += verdict.review
             t.provider_quote_not_on_page += verdict.provider_quote_not_on_page
+            t.url_not_retrieved += verdict.url_not_retrieved
             t.credits += verdict.credits
             if verdict.usage is not None:
                 t.input_tokens += verdict.usage.input_tokens
@@ -120,6 +123,14 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
     return t
+
+
+def not_retrieved_line(count: int) -> str:
+    """The summary line for conversation citations of URLs no tool result returned."""
+    return (
+        f"{Reason.URL_NOT_RETRIEVED} {count}: cited URL(s) that no tool result of the "
+        "conversation returned (found without a request; still verified on the live page)"
+    )
 
 
 def provider_quote_line(count: int) -> str:
@@ -194,6 +205,9 @@ class AnswerFigures(BaseModel):
     sentences: list[AnswerSentenceLabel]
     claims: int
     supported: int
+    # A turn of a conversation (AnswerOutline.conversation/turn); None for a response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def cited(self) -> int:
@@ -319,7 +333,34 @@ def figures(outline: AnswerOutline, results: Mapping[str, ClaimResult]) -> Answe
         sentences=sentences,
         claims=len(results),
         supported=sum(1 for r in results.values() if r.label is Label.SUPPORTED),
+        conversation=outline.conversation,
+        turn=outline.turn,
     )
+
+
+def conversation_figures(answers: Iterable[AnswerFigures]) -> list[AnswerFigures]:
+    """Each conversation's turns as one answer (its id the conversation's): their
+    sentences in turn order, so answer support and ALCE's recall and precision are the
+    conversation's, pooled over its turns. Answers that are no turn are left out."""
+    turns: dict[tuple[str, str], list[AnswerFigures]] = {}
+    for answer in answers:
+        if answer.conversation is not None:
+            turns.setdefault((answer.origin, answer.conversation), []).append(answer)
+    out = []
+    for (origin, conversation), members in turns.items():
+        members.sort(key=lambda a: a.turn or 0)
+        out.append(
+            AnswerFigures(
+                id=conversation,
+                format=members[0].format,
+                origin=origin,
+                sentences=[s for a in members for s in a.sentences],
+                claims=sum(a.claims for a in members),
+                supported=sum(a.supported for a in members),
+                conversation=conversation,
+            )
+        )
+    return out
 
 
 class AnswerResult(AnswerFigures):
@@ -362,6 +403,9 @@ def review_why(verdict: Verdict) -> str:
     """Why a verdict is marked for review: its reason (a blocked page, a signal in the
     page, a number the evidence lacks, an unconfirmed verdict...), else what is wrong
     with its confidence (low, a split panel, or on another scale than 0-1)."""
+    if verdict.url_not_retrieved:
+        why = Reason.URL_NOT_RETRIEVED
+        return f"{verdict.reason}, {why}" if verdict.reason else why
     if verdict.reason:
         return str(verdict.reason)
     if verdict.confidence_raw is not None:

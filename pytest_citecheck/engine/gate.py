@@ -29,6 +29,8 @@ class GateSettings:
     min_reachable_precision: float | None = None
     allow_contradicted: bool = False
     strict_review: bool = False
+    # A conversation's citation of a URL no tool result returned fails.
+    fail_not_retrieved: bool = False
     max_drop: float = DEFAULT_MAX_DROP
     # Supported claims over all claims of imported answers (None: no floor).
     min_answer_support: float | None = None
@@ -164,6 +166,7 @@ def claim_problems(result: ClaimResult, settings: GateSettings) -> list[str]:
     if result.expect is not None and result.label is not result.expect:
         out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
     out += _review_problem(sum(v.review for v in verdicts), settings)
+    out += _not_retrieved_problem(sum(v.url_not_retrieved for v in verdicts), settings)
     return out
 
 
@@ -201,6 +204,15 @@ def _review_problem(review: int, settings: GateSettings) -> list[str]:
     return []
 
 
+def _not_retrieved_problem(count: int, settings: GateSettings) -> list[str]:
+    if settings.fail_not_retrieved and count:
+        return [
+            f"{plural(count, 'citation')} cite a URL that no tool result of the conversation "
+            f"returned ({Reason.URL_NOT_RETRIEVED}; {settings.terms.option('fail_not_retrieved')})"
+        ]
+    return []
+
+
 def _below(what: str, value: float, bar: str, floor: float, detail: str = "") -> str:
     """``citation precision 0.5000 is below --x 0.8000 (short by 0.3000)``."""
     return f"{what} {value:.4f}{detail} is below {bar} {floor:.4f} (short by {floor - value:.4f})"
@@ -226,6 +238,7 @@ def evaluate(
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
     failures += _review_problem(totals.review, settings)
+    failures += _not_retrieved_problem(totals.url_not_retrieved, settings)
     if baseline_precision is not None and precision is not None:
         drop = baseline_precision - precision
         if drop > settings.max_drop + 1e-12:

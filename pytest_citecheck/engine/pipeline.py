@@ -184,7 +184,11 @@ class Verifier:
                     "final_url": verdict.final_url and without_credentials(verdict.final_url),
                 }
             )
-        return self._gate_confidence(verdict)
+        verdict = self._gate_confidence(verdict)
+        if citation.retrieved is False:
+            # Known from the conversation alone: no request was made for this mark.
+            verdict = verdict.model_copy(update={"url_not_retrieved": True, "review": True})
+        return verdict
 
     def judge_names(self) -> str:
         """The judge, or the panel's judges joined with ``,`` (as a panel's verdict names them)."""

@@ -1046,6 +1046,26 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("the service answers verdicts; its callers decide"),
     ),
     Option(
+        "fail_not_retrieved",
+        "fail claims and the session on a conversation's citation of a URL that no tool "
+        "result of the conversation returned (url_not_retrieved)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="gate",
+        pytest_flag="--citecheck-fail-not-retrieved",
+        ini="citecheck_fail_not_retrieved",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={"batch": Flag("--fail-not-retrieved")},
+        service=Hidden("the service answers verdicts; its callers decide"),
+        doc=(
+            "fail on `url_not_retrieved`: a conversation's cited URL that none of its tool "
+            "results returned; see [Conversations](conversations.md#cited-but-never-retrieved)"
+        ),
+    ),
+    Option(
         "baseline",
         "compare precision with a saved --citecheck-report and fail on a drop larger than "
         "citecheck_max_drop",

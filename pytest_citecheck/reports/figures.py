@@ -29,6 +29,7 @@ from pytest_citecheck.engine.aggregate import (
     Totals,
     answer_figures,
     answer_totals,
+    conversation_figures,
     totals,
 )
 
@@ -160,6 +161,16 @@ class ReportFigures:
             if result.answer is not None:
                 where.setdefault(result.answer.key, file_of(nodeid))
         return [(where[(a.origin, a.id)], a) for a in answer_figures(r for _, r in ordered)]
+
+    def conversations(self) -> list[tuple[str, AnswerFigures]]:
+        """Each conversation whose turns the claims came from, its turns pooled as one
+        answer (its figures the conversation's), with its file, in file order."""
+        answers = self.answers()
+        where = {(a.origin, a.conversation): file for file, a in answers}
+        return [
+            (where[(c.origin, c.conversation)], c)
+            for c in conversation_figures(a for _, a in answers)
+        ]
 
     @property
     def answer_totals(self) -> AnswerTotals | None:

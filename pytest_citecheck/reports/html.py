@@ -116,6 +116,12 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
             if v.get("provider_quote_not_on_page")
             else None,
         ),
+        (
+            "retrieved",
+            "no tool result of the conversation returned this URL (url_not_retrieved)"
+            if v.get("url_not_retrieved")
+            else None,
+        ),
         ("credits", v.get("credits") or None),
         ("detail", v.get("detail")),
     ]
@@ -192,6 +198,7 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
                 "reason": v.get("reason"),
                 "review": v.get("review", False),
                 "provider_quote_not_on_page": v.get("provider_quote_not_on_page", False),
+                "url_not_retrieved": v.get("url_not_retrieved", False),
                 "quote": quote,
                 "quote_found": found,
                 "judge_said": _judge_said(v),

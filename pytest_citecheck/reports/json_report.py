@@ -42,6 +42,10 @@ class ReportJson(ReportListings):
                 **_alce_json(totals_),
             }
             data["answers"] = [_answer_json(file, a) for file, a in answers]
+        conversations = self.conversations()
+        if conversations:
+            # Only when a conversation was imported: its turns' figures pooled.
+            data["conversations"] = [_conversation_json(file, c) for file, c in conversations]
         return data
 
     def _to_json(self, t: Totals) -> dict[str, Any]:
@@ -52,6 +56,7 @@ class ReportJson(ReportListings):
                 "passed": self.passed(nodeid),
                 **_claim_json(result),
                 **({"answer": result.answer.id} if result.answer is not None else {}),
+                **_turn_json(result),
             }
             for nodeid, result in self.ordered()
         ]
@@ -124,11 +129,36 @@ class ReportJson(ReportListings):
         write_report(path, render_html(self.scrubbed_json()))
 
 
+def _turn_json(result: ClaimResult) -> dict[str, Any]:
+    """A claim's conversation and turn, when its answer is a turn of one."""
+    outline = result.answer
+    if outline is None or outline.turn is None:
+        return {}
+    return {"conversation": outline.conversation, "turn": outline.turn}
+
+
+def _conversation_json(file: str, c: AnswerFigures) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "file": file,
+        "format": c.format,
+        "sentences": len(c.sentences),
+        "cited": c.cited,
+        "uncited": c.uncited,
+        "claims": c.claims,
+        "supported": c.supported,
+        "answer_support": c.support,
+        **_alce_json(c),
+    }
+
+
 def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
+    turn = {"conversation": a.conversation, "turn": a.turn} if a.turn is not None else {}
     return {
         "id": a.id,
         "file": file,
         "format": a.format,
+        **turn,
         "sentences": len(a.sentences),
         "cited": a.cited,
         "uncited": a.uncited,
@@ -174,7 +204,7 @@ _UNLESS_SET = (
     "joint",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
-_UNLESS_TRUE = ("provider_quote_not_on_page",)
+_UNLESS_TRUE = ("provider_quote_not_on_page", "url_not_retrieved")
 
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
@@ -214,4 +244,6 @@ def _totals_json(t: Totals) -> dict[str, Any]:
     if t.provider_quote_not_on_page:
         # Only when there is one: a run without writes the totals it always did.
         data["provider_quote_not_on_page"] = t.provider_quote_not_on_page
+    if t.url_not_retrieved:
+        data["url_not_retrieved"] = t.url_not_retrieved
     return data

@@ -17,6 +17,7 @@ from pytest_citecheck.core.text import plural, ratio, truncate
 from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     alce_line,
+    not_retrieved_line,
     provider_quote_line,
     review_why,
 )
@@ -71,6 +72,8 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
     ]
     if t.get("provider_quote_not_on_page"):
         out += [cell(provider_quote_line(t["provider_quote_not_on_page"])), ""]
+    if t.get("url_not_retrieved"):
+        out += [cell(not_retrieved_line(t["url_not_retrieved"])), ""]
     baseline = data.get("baseline_precision")
     if baseline is not None and t["citation_precision"] is not None:
         delta = t["citation_precision"] - baseline

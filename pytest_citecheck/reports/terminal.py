@@ -18,11 +18,15 @@ from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     Totals,
     alce_line,
+    not_retrieved_line,
     provider_quote_line,
     review_why,
     totals,
 )
 from pytest_citecheck.reports.listings import ReportListings, missing_recording
+
+# Conversations given a summary line each (the JSON report lists them all).
+_CONVERSATIONS_SHOWN = 10
 
 
 @dataclass
@@ -56,6 +60,8 @@ class TerminalSummary(ReportListings):
         ]
         if t.provider_quote_not_on_page:
             out.append(Line(provider_quote_line(t.provider_quote_not_on_page), {"yellow": True}))
+        if t.url_not_retrieved:
+            out.append(Line(not_retrieved_line(t.url_not_retrieved), {"yellow": True}))
         answers = self.answer_totals
         if answers is not None:
             out.append(
@@ -68,6 +74,7 @@ class TerminalSummary(ReportListings):
             )
             recall, precision = answers.citation_recall, answers.citation_precision
             out.append(Line(alce_line(recall, precision, answers.answers)))
+            out += self._conversation_lines()
         if self.deselected:
             out.append(
                 Line(
@@ -156,6 +163,31 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
+        return out
+
+    def _conversation_lines(self) -> list[Line]:
+        """One line per imported conversation (its turns pooled), the first few only."""
+        conversations = self.conversations()
+        answers = [a for _, a in self.answers()]
+        out = []
+        for _file, c in conversations[:_CONVERSATIONS_SHOWN]:
+            # The turns that made claims (a turn citing nothing reaches no result).
+            turns = sorted(
+                a.turn or 0 for a in answers if (a.origin, a.conversation) == (c.origin, c.id)
+            )
+            numbers = ", ".join(map(str, turns))
+            out.append(
+                Line(
+                    f"conversation {c.id} (turn{'s' if len(turns) > 1 else ''} {numbers}): "
+                    "answer support "
+                    f"{ratio(c.support)} ({c.supported}/{c.claims} claims), ALCE citation "
+                    f"recall {ratio(c.citation_recall)}, citation precision "
+                    f"{ratio(c.citation_precision)}"
+                )
+            )
+        if len(conversations) > _CONVERSATIONS_SHOWN:
+            more = len(conversations) - _CONVERSATIONS_SHOWN
+            out.append(Line(f"... and {plural(more, 'conversation')} more (the JSON report)"))
         return out
 
     def _listing(

@@ -44,6 +44,7 @@ from pytest_citecheck.claims.importers.checks import (
 )
 from pytest_citecheck.claims.importers.draft import LINK, Draft, dedup_key
 from pytest_citecheck.claims.importers.text import build
+from pytest_citecheck.claims.importers.turns import conversation_format
 from pytest_citecheck.claims.models import kind
 from pytest_citecheck.core.text import plural, shown, terminal_safe, text_problem
 
@@ -253,6 +254,14 @@ def _import(
         data = _parse_json_text(data, label)
     bad = check_response(data, label)
     fmt = detect_format(data) if format == AUTO else format
+    if fmt is None and conversation_format(data) is not None:
+        raise ResponseImportError(
+            label,
+            "",
+            "this is a whole conversation, not one response",
+            "import it with import_conversation() (one answer per assistant turn); "
+            "`citecheck import` and a claim file's `answers:` read conversations as they are",
+        )
     if fmt is None:
         field, detail = _telling_field(data)
         raise ResponseImportError(

@@ -166,6 +166,10 @@ class ImportedAnswer(BaseModel):
     # What may be wrong with the import itself: sources the response carries that no
     # sentence got (printed as warnings, never silent).
     warnings: list[str] = []
+    # A turn of a conversation (:mod:`~pytest_citecheck.claims.importers.conversation`):
+    # the conversation's id and the turn's number; None for a single response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def claim_list(self) -> list[Claim]:
@@ -182,6 +186,8 @@ class ImportedAnswer(BaseModel):
             format=self.format,
             origin=origin,
             sentences=[OutlineSentence(text=s.text, claim_id=s.claim_id) for s in self.sentences],
+            conversation=self.conversation,
+            turn=self.turn,
         )
 
 

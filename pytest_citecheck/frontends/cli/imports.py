@@ -18,7 +18,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         check_writable,
         claim_file_text,
         expand,
-        import_saved,
+        import_saved_answers,
         missing_documents,
         one_line_each,
         read_saved,
@@ -65,13 +65,17 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
                 continue
             try:
-                answer = import_saved(saved, format=args.source_format, documents=args.documents)
-                check_writable(answer, saved.name)
+                # One answer, or each assistant turn of a saved conversation.
+                turns = import_saved_answers(
+                    saved, format=args.source_format, documents=args.documents
+                )
+                for answer in turns:
+                    check_writable(answer, saved.name)
             except ResponseImportError as exc:
                 failures.append(exc)
                 continue
             seen[folded] = saved.name
-            answers.append((answer, saved.name))
+            answers += [(answer, saved.name) for answer in turns]
     documents = [a for d in args.documents or [] for a in ("--document", d)]
     command = "citecheck import " + shlex.join(
         ["--from", args.source_format, *map(str, args.responses), *documents, "-o", str(output)]
