@@ -11,12 +11,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
 from pytest_citecheck.claims.models import AnswerOutline
 from pytest_citecheck.claims.results import ClaimResult, Verdict
 from pytest_citecheck.core.text import plural, ratio
+from pytest_citecheck.engine.rates import Rates, rates
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -71,6 +72,8 @@ class Totals(BaseModel):
     # Citations whose provider quote the page did not have (judged on retrieval's
     # passages instead): a marker, not a label.
     provider_quote_not_on_page: int = 0
+    # The deep-research audit's three rates (engine/rates.py).
+    rates: Rates = Field(default_factory=Rates)
 
     @property
     def agreement(self) -> float | None:
@@ -108,6 +111,7 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
         for verdict in result.verdicts:
             t.citations += 1
             by_label[verdict.label.value] += 1
+            t.rates.add(verdict)
             t.review += verdict.review
             t.provider_quote_not_on_page += verdict.provider_quote_not_on_page
             t.credits += verdict.credits
@@ -188,6 +192,8 @@ class AnswerFigures(BaseModel):
     sentences: list[AnswerSentenceLabel]
     claims: int
     supported: int
+    # The three rates over the answer's citations whose claims ran (engine/rates.py).
+    rates: Rates = Field(default_factory=Rates)
 
     @property
     def cited(self) -> int:
@@ -313,6 +319,7 @@ def figures(outline: AnswerOutline, results: Mapping[str, ClaimResult]) -> Answe
         sentences=sentences,
         claims=len(results),
         supported=sum(1 for r in results.values() if r.label is Label.SUPPORTED),
+        rates=rates(results.values()),
     )
 
 

@@ -966,6 +966,69 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("the service answers verdicts; its callers decide"),
     ),
     Option(
+        "min_link_works",
+        "fail when the deep-research link-works rate (citations whose page or document "
+        "was fetched and read, over the citations rated) is below L",
+        parse=at.fraction,
+        metavar="L",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-link-works",
+        ini="citecheck_min_link_works",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-link-works",
+                "exit 1 when the deep-research link-works rate (citations whose page was "
+                "fetched and read) is below L.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_relevant",
+        "fail when the deep-research relevant rate (citations whose page has text that "
+        "decides the claim, either way, over the citations rated) is below R",
+        parse=at.fraction,
+        metavar="R",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-relevant",
+        ini="citecheck_min_relevant",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-relevant",
+                "exit 1 when the deep-research relevant rate (citations whose page has text "
+                "that decides the claim, either way) is below R.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_fact_check",
+        "fail when the deep-research fact-check rate (citations that support their claim, "
+        "alone or jointly, over the citations rated) is below F",
+        parse=at.fraction,
+        metavar="F",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-fact-check",
+        ini="citecheck_min_fact_check",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-fact-check",
+                "exit 1 when the deep-research fact-check rate (citations that support "
+                "their claim) is below F.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
         "allow_contradicted",
         "do not fail on contradicted or fabricated citations",
         default=False,
