@@ -25,7 +25,8 @@ it is left out of every rate and counted apart (``not_rated``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -115,6 +116,17 @@ class Rates(BaseModel):
         out["rated"] = self.rated
         out["not_rated"] = self.not_rated
         return out
+
+
+def from_json(data: Mapping[str, Any] | None) -> Rates | None:
+    """The rates a JSON report holds (:meth:`Rates.to_json`); None: a report written
+    before they existed."""
+    if not data:
+        return None
+    counts = {rate: int(data.get(f"{rate}_count") or 0) for rate in RATES}
+    return Rates(
+        rated=int(data.get("rated") or 0), not_rated=int(data.get("not_rated") or 0), **counts
+    )
 
 
 def rates(results: Iterable[ClaimResult]) -> Rates:

@@ -28,6 +28,7 @@ from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import ratio
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
+from pytest_citecheck.engine.rates import RATE_NAMES
 
 if TYPE_CHECKING:
     import jinja2
@@ -280,6 +281,7 @@ def render_html(data: dict[str, Any]) -> str:
         answers=data.get("answers") or [],
         answer_totals=data.get("answer_totals"),
         labels=LABELS,
+        rate_names=RATE_NAMES,
         fmt=ratio,
         style=Markup(style),
         script=Markup(script),

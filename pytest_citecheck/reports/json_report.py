@@ -132,6 +132,7 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
         "supported": a.supported,
         "answer_support": a.support,
         **_alce_json(a),
+        "rates": a.rates.to_json(),
         "text": [
             {
                 "text": s.text,
@@ -199,6 +200,8 @@ def _totals_json(t: Totals) -> dict[str, Any]:
         "credits": t.credits,
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
+        # The deep-research audit's three rates (engine/rates.py).
+        "rates": t.rates.to_json(),
     }
     if t.unanswered:
         # Only when there is one: judge tries billed, unanswered (in the tokens above).

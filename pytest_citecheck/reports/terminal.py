@@ -22,6 +22,7 @@ from pytest_citecheck.engine.aggregate import (
     review_why,
     totals,
 )
+from pytest_citecheck.engine.rates import rates_line, rates_text
 from pytest_citecheck.reports.listings import ReportListings, missing_recording
 
 
@@ -53,6 +54,7 @@ class TerminalSummary(ReportListings):
                 f"precision {ratio(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
+            Line(rates_line(t.rates)),
         ]
         if t.provider_quote_not_on_page:
             out.append(Line(provider_quote_line(t.provider_quote_not_on_page), {"yellow": True}))
@@ -68,6 +70,7 @@ class TerminalSummary(ReportListings):
             )
             recall, precision = answers.citation_recall, answers.citation_precision
             out.append(Line(alce_line(recall, precision, answers.answers)))
+            out += [Line(f"  {a.id}: {rates_text(a.rates)}") for _, a in self.answers()]
         if self.deselected:
             out.append(
                 Line(
