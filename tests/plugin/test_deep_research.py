@@ -126,8 +126,9 @@ def test_a_real_reports_rates_in_every_format_and_a_floor_that_fails(
         [
             f"deep-research rates: {run}",
             f"  red-rooster: {run}",
-            f"*fact check rate {fact / rated:.4f} ({fact}/{rated} citations) is below "
-            "citecheck_min_fact_check 0.5000*",
+            f"citecheck gate FAILED: fact check rate {fact / rated:.4f} ({fact}/{rated} "
+            f"citations) is below citecheck_min_fact_check 0.5000 (short by "
+            f"{0.5 - fact / rated:.4f})",
         ]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
