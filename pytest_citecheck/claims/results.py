@@ -118,6 +118,19 @@ class Confirmation(BaseModel):
     usage: Usage | None = None
 
 
+class Archive(BaseModel):
+    """What the Wayback Machine's availability API says of an unreachable citation
+    (:mod:`pytest_citecheck.stages.wayback`): ``never_archived`` (no snapshot: the URL
+    likely never existed, an invented link), ``rotted`` (archived, gone now: the
+    snapshot's link and time), or ``unknown`` (the lookup failed; ``detail`` says why)."""
+
+    status: Literal["never_archived", "rotted", "unknown"]
+    snapshot_url: str | None = None
+    # The snapshot's time, ISO 8601 (UTC), as the archive's timestamp gives it.
+    snapshot_time: str | None = None
+    detail: str | None = None
+
+
 class PanelVote(BaseModel):
     """What one member of a judge panel answered for a citation, after the guard."""
 
@@ -186,6 +199,9 @@ class Verdict(BaseModel):
     # The confirmation of a supported/contradicted answer (one judge; a panel's are
     # its members'). ``usage`` above is the first reading's; the confirmation's is here.
     confirmation: Confirmation | None = None
+    # An unreachable citation looked up in the Wayback Machine (citecheck_wayback):
+    # invented (never archived) or rotted (archived, now gone).
+    archive: Archive | None = None
 
     def confirmations(self) -> list[Confirmation]:
         """Every confirmation behind this verdict: its own, or its panel members'."""

@@ -52,6 +52,8 @@ class EngineSettings:
     review_below: float = DEFAULT_REVIEW_BELOW
     # True: no confirmation call (stages/confirm.py) for supported/contradicted verdicts.
     no_confirm: bool = False
+    # True: an unreachable citation is looked up in the Wayback Machine (stages/wayback.py).
+    wayback: bool = False
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = DEFAULT_TIMEOUT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.core.retry import RetryPolicy
     from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.transport import StageTransport
+    from pytest_citecheck.stages.wayback import WaybackLookup
     from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.judges.compat import ServerFormats
@@ -72,6 +73,7 @@ class StageBuilder:
         self._transport: StageTransport | None = None
         self._client: httpx.Client | None = None
         self._fetcher: Fetcher | None = None
+        self._wayback: WaybackLookup | None = None
         self._judges: dict[str, Judge] = {}
         self._ranker: Ranker | None = None
         self._builtin_ranker = False
@@ -164,6 +166,17 @@ class StageBuilder:
                         terms=self.settings.terms,
                     )
             return self._fetcher
+
+    def wayback(self) -> WaybackLookup:
+        """The Wayback Machine lookup of unreachable citations, on the engine's client."""
+        with self._lock:
+            if self._wayback is None:
+                from pytest_citecheck.stages.wayback import WaybackLookup
+
+                self._wayback = WaybackLookup.from_env(
+                    self.environ, client=self.http_client(), retry=self.retry_policy("wayback")
+                )
+            return self._wayback
 
     @property
     def custom_fetcher(self) -> bool:

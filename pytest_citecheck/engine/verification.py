@@ -191,4 +191,5 @@ class Verification:
             max_page_bytes=settings.max_page_bytes,
             url_policy=settings.url_policy,
             terms=settings.terms,
+            archive=stages.wayback() if settings.wayback else None,
         )

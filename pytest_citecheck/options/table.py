@@ -632,6 +632,35 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "wayback",
+        "look an unreachable citation (404, 410, a failed crawl, a deep link redirected to "
+        "the homepage, a soft 404) up in the Wayback Machine: never_archived (likely "
+        "invented) or rotted (archived, now gone: the snapshot's date and link); one free "
+        "request per such citation, recorded in its cassette",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-wayback",
+        ini="citecheck_wayback",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--wayback"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers what the page says today"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers what the page says today"),
+        doc=(
+            "ask the [Wayback Machine](deep-research.md#6-invented-or-rotted) whether an "
+            "unreachable citation was ever archived: `never_archived` (likely invented) or "
+            "`rotted` (with the snapshot's date and link); the request is free, recorded in "
+            "the claim's cassette and replayed offline"
+        ),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",
