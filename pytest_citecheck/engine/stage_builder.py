@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from pytest_citecheck.core.retry import RetryPolicy
     from pytest_citecheck.engine.judge_batch import JudgeBatch
     from pytest_citecheck.recording.transport import StageTransport
-    from pytest_citecheck.stages.wayback import WaybackLookup
     from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.judges.compat import ServerFormats
     from pytest_citecheck.stages.retrieval import Ranker
+    from pytest_citecheck.stages.wayback import WaybackLookup
 
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
 SAMPLE_TEMPERATURE = 1.0
