@@ -87,8 +87,15 @@ class Rates(BaseModel):
     fact_check: int = 0
     # Citations left out: their check failed (error) or was never made.
     not_rated: int = 0
+    # Unreachable citations the Wayback Machine was asked about (citecheck_wayback):
+    # never archived (likely invented) and rotted (archived, now gone).
+    never_archived: int = 0
+    rotted: int = 0
 
     def add(self, verdict: Verdict) -> None:
+        if verdict.archive is not None:
+            self.never_archived += verdict.archive.status == "never_archived"
+            self.rotted += verdict.archive.status == "rotted"
         counted = rated(verdict)
         if counted is None:
             self.not_rated += 1
@@ -115,6 +122,9 @@ class Rates(BaseModel):
             out[f"{rate}_count"] = self.count(rate)
         out["rated"] = self.rated
         out["not_rated"] = self.not_rated
+        if self.never_archived or self.rotted:
+            out["never_archived"] = self.never_archived
+            out["rotted"] = self.rotted
         return out
 
 
@@ -125,7 +135,11 @@ def from_json(data: Mapping[str, Any] | None) -> Rates | None:
         return None
     counts = {rate: int(data.get(f"{rate}_count") or 0) for rate in RATES}
     return Rates(
-        rated=int(data.get("rated") or 0), not_rated=int(data.get("not_rated") or 0), **counts
+        rated=int(data.get("rated") or 0),
+        not_rated=int(data.get("not_rated") or 0),
+        never_archived=int(data.get("never_archived") or 0),
+        rotted=int(data.get("rotted") or 0),
+        **counts,
     )
 
 
@@ -147,6 +161,11 @@ def rates_text(found: Rates, mark: Callable[[str], str] = str) -> str:
     )
     if found.not_rated:
         text += f"; {found.not_rated} not rated (error or not checked)"
+    if found.never_archived or found.rotted:
+        text += (
+            f"; unreachable: {found.never_archived} never archived (likely invented), "
+            f"{found.rotted} rotted (archived, now gone)"
+        )
     return text
 
 

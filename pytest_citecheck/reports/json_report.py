@@ -168,6 +168,7 @@ _UNLESS_SET = (
     "confidence_raw",
     "judge_fallback",
     "confirmation",
+    "archive",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
 _UNLESS_TRUE = ("provider_quote_not_on_page",)
