@@ -198,6 +198,7 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
                 "facts": _facts(v),
                 "passages": passages,
                 "panel": [_member(m) for m in v.get("panel") or []],
+                "archive": _archive(v.get("archive")),
                 "open": i == focus,
             }
         )
@@ -228,6 +229,16 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
         "search": " ".join(search.split()).lower(),
         "verdicts": verdicts,
     }
+
+
+def _archive(archive: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the Wayback Machine said of a citation; its snapshot a link only when it is
+    an http(s) address (the archive's answer is not the report's to trust)."""
+    if not archive:
+        return None
+    snapshot = archive.get("snapshot_url") or ""
+    linked = snapshot.lower().startswith(("http://", "https://"))
+    return {**archive, "link": snapshot if linked else None}
 
 
 def _claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -150,6 +150,13 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out += self._listing(
+            "unreachable, asked of the Wayback Machine:",
+            lambda v: v.archive is not None,
+            lambda nodeid, v: f"  {archive_word(v):<14} {nodeid}  {v.url}",
+            "yellow",
+            archive_more,
+        )
+        out += self._listing(
             f"{REVIEW_HEADING}:",
             lambda v: v.review,
             lambda nodeid, v: (
@@ -255,6 +262,25 @@ class TerminalSummary(ReportListings):
                 )
             )
         return out
+
+
+def archive_word(verdict: Verdict) -> str:
+    """``NEVER_ARCHIVED``, ``ROTTED`` or ``UNKNOWN``: what the Wayback Machine said."""
+    return verdict.archive.status.upper() if verdict.archive is not None else ""
+
+
+def archive_more(verdict: Verdict) -> str | None:
+    """The line under a looked-up citation: the snapshot, or what is known."""
+    archive = verdict.archive
+    if archive is None:
+        return None
+    if archive.status == "rotted":
+        when = archive.snapshot_time or "at an unknown time"
+        return f"      archived {when}: {archive.snapshot_url}"
+    if archive.status == "never_archived":
+        why = f" ({archive.detail})" if archive.detail else ""
+        return f"      never archived: likely invented{why}"
+    return f"      {truncate(archive.detail, 400, flatten=True)}" if archive.detail else None
 
 
 def _confidence(verdict: Verdict) -> str:

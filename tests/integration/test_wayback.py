@@ -174,3 +174,39 @@ def test_the_availability_answer_is_read_as_archive_org_documents_it(
 def test_a_timestamp_that_is_not_one_gives_no_time() -> None:
     assert snapshot_time("2013") is None
     assert snapshot_time(None) is None
+
+
+def test_the_reports_show_invented_and_rotted_citations(tmp_path: Path) -> None:
+    from pytest_citecheck.reports.html import render_html
+    from pytest_citecheck.reports.report import Report
+
+    with (
+        CrawlbaseDouble(tokens=TOKENS) as api,
+        LLMDouble(api_key=KEY) as llm,
+        WaybackDouble() as archive,
+    ):
+        pages(api)
+        snapshot = archive.archive(ROTTED, "20230412083015")
+        results = run(tmp_path, env(api, llm, archive), "once", wayback=True)
+    report = Report(results={f"citecheck_report.yaml::{r.id}": r for r in results})
+    lines = [line.text for line in report.lines()]
+    at = lines.index("unreachable, asked of the Wayback Machine:")
+    assert lines[at + 1 : at + 7] == [
+        f"  NEVER_ARCHIVED citecheck_report.yaml::invented  {INVENTED}",
+        "      never archived: likely invented",
+        f"  NEVER_ARCHIVED citecheck_report.yaml::moved  {MOVED}",
+        "      never archived: likely invented",
+        f"  ROTTED         citecheck_report.yaml::rotted  {ROTTED}",
+        f"      archived 2023-04-12T08:30:15Z: {snapshot}",
+    ]
+    data = report.scrubbed_json()
+    assert data["claims"][1]["verdicts"][0]["archive"] == {
+        "status": "rotted",
+        "snapshot_url": snapshot,
+        "snapshot_time": "2023-04-12T08:30:15Z",
+        "detail": None,
+    }
+    assert data["totals"]["rates"]["never_archived"] == 2  # the homepage redirect has none
+    page = render_html(data)
+    assert f'Snapshot: <a href="{snapshot}" rel="noreferrer">{snapshot}</a>' in page
+    assert "Never archived by the Wayback Machine: likely invented." in page
