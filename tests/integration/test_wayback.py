@@ -200,7 +200,8 @@ def test_the_reports_show_invented_and_rotted_citations(tmp_path: Path) -> None:
         f"      archived 2023-04-12T08:30:15Z: {snapshot}",
     ]
     data = report.scrubbed_json()
-    assert data["claims"][1]["verdicts"][0]["archive"] == {
+    by_id = {c["id"]: c["verdicts"][0] for c in data["claims"]}
+    assert by_id["rotted"]["archive"] == {
         "status": "rotted",
         "snapshot_url": snapshot,
         "snapshot_time": "2023-04-12T08:30:15Z",
