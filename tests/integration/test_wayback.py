@@ -93,6 +93,20 @@ def test_a_404_never_archived_is_invented_one_archived_is_rotted_and_both_replay
     assert by_id["moved"].archive == Archive(
         status="rotted", snapshot_url=moved, snapshot_time="2022-01-01T00:00:00Z"
     )
+    # The listing docs/deep-research.md shows.
+    from pytest_citecheck.reports.report import Report
+
+    report = Report(results={f"citecheck_report.yaml::{r.id}": r for r in recorded})
+    lines = [line.text for line in report.lines()]
+    at = lines.index("unreachable, asked of the Wayback Machine:")
+    assert lines[at + 1 : at + 7] == [
+        f"  NEVER_ARCHIVED citecheck_report.yaml::invented  {INVENTED}",
+        "      never archived: likely invented",
+        f"  ROTTED         citecheck_report.yaml::moved  {MOVED}",
+        f"      archived 2022-01-01T00:00:00Z: {moved}",
+        f"  ROTTED         citecheck_report.yaml::rotted  {ROTTED}",
+        f"      archived 2023-04-12T08:30:15Z: {snapshot}",
+    ]
     assert rates_line(totals(recorded).rates).endswith(
         "; unreachable: 1 never archived (likely invented), 2 rotted (archived, now gone)"
     )
