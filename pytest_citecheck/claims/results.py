@@ -118,6 +118,24 @@ class Confirmation(BaseModel):
     usage: Usage | None = None
 
 
+class SnapshotVerdict(BaseModel):
+    """A rotted citation verified against its Wayback snapshot (citecheck_wayback_verify):
+    what the page said when archived, labelled as such and never counted with the live
+    verdicts (precision, rates, the gate). Its spend is the citation's: the crawl's
+    credits are in the verdict's ``credits``, the judge's tokens in ``usage`` here."""
+
+    url: str  # the snapshot's address
+    label: Label
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    detail: str | None = None
+    judge: str | None = None
+    usage: Usage | None = None
+    # The confirmation's tokens (a supported/contradicted answer is confirmed, as live).
+    confirmation_usage: Usage | None = None
+
+
 class Archive(BaseModel):
     """What the Wayback Machine's availability API says of an unreachable citation
     (:mod:`pytest_citecheck.stages.wayback`): ``never_archived`` (no snapshot: the URL
@@ -129,6 +147,8 @@ class Archive(BaseModel):
     # The snapshot's time, ISO 8601 (UTC), as the archive's timestamp gives it.
     snapshot_time: str | None = None
     detail: str | None = None
+    # The snapshot verified (citecheck_wayback_verify; None: not asked).
+    verdict: SnapshotVerdict | None = None
 
 
 class PanelVote(BaseModel):

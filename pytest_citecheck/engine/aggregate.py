@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
 from pytest_citecheck.claims.models import AnswerOutline
-from pytest_citecheck.claims.results import ClaimResult, Verdict
+from pytest_citecheck.claims.results import ClaimResult, Usage, Verdict
 from pytest_citecheck.core.text import plural, ratio
 from pytest_citecheck.engine.rates import Rates, rates
 
@@ -119,11 +119,23 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
                 t.input_tokens += verdict.usage.input_tokens
                 t.output_tokens += verdict.usage.output_tokens
                 t.unanswered += verdict.usage.unanswered
+            for usage in snapshot_usages(verdict):
+                t.input_tokens += usage.input_tokens
+                t.output_tokens += usage.output_tokens
             if verdict.panel and len(verdict.panel) > 1:
                 t.panel_citations += 1
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
     return t
+
+
+def snapshot_usages(verdict: Verdict) -> list[Usage]:
+    """The judge tokens of a rotted citation's snapshot check (citecheck_wayback_verify):
+    spent for this citation, so counted with it, though its label is not."""
+    found = verdict.archive.verdict if verdict.archive is not None else None
+    if found is None:
+        return []
+    return [u for u in (found.usage, found.confirmation_usage) if u is not None]
 
 
 def provider_quote_line(count: int) -> str:

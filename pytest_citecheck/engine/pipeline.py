@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
 from pytest_citecheck.claims.results import (
-    Archive,
     ClaimResult,
     Passage,
     Verdict,
@@ -56,7 +56,9 @@ from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
 from pytest_citecheck.stages.url_policy import landing_refusal, mask_landing
-from pytest_citecheck.stages.wayback import WaybackLookup, looks_up
+
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.archived import Archived
 
 
 def ranks_passages(citation: Citation) -> bool:
@@ -114,7 +116,7 @@ class Verifier:
     # How messages name options (the front end's words).
     terms: Terms = NEUTRAL
     # Looks an unreachable citation up in the Wayback Machine (None: not asked).
-    archive: WaybackLookup | None = None
+    archive: Archived | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -135,8 +137,9 @@ class Verifier:
             answer=claim.answer,
         )
 
-    def verify_citation(self, claim: str, citation: Citation) -> Verdict:
-        """Verify one citation; any failure becomes an ``error`` verdict."""
+    def verify_citation(self, claim: str, citation: Citation, archived: bool = True) -> Verdict:
+        """Verify one citation; any failure becomes an ``error`` verdict. ``archived``:
+        a gone page is looked up in the Wayback Machine (when :attr:`archive` is set)."""
         try:
             if citation.url is not None:
                 verdict = self._verify_url(claim, citation.url, *_url_quote(citation))
@@ -163,8 +166,8 @@ class Verifier:
             verdict = Verdict(url=citation.target, label=Label.ERROR, reason=reason, detail=detail)
         if verdict.detail is not None and len(verdict.detail) > MAX_DETAIL_CHARS:
             verdict = verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
-        if self.archive is not None and citation.url is not None and looks_up(verdict):
-            verdict = verdict.model_copy(update={"archive": self._archived(citation.url)})
+        if archived and self.archive is not None and citation.url is not None:
+            verdict = self.archive.add(self, claim, citation.url, verdict)
         if citation.url is not None and "@" in citation.url:
             # Credentials in a cited URL never reach a report, the audit index or a terminal.
             verdict = verdict.model_copy(
@@ -174,17 +177,6 @@ class Verifier:
                 }
             )
         return self._gate_confidence(verdict)
-
-    def _archived(self, url: str) -> Archive:
-        """What the Wayback Machine says of ``url``; a lookup that cannot be made (no
-        recording of it, a failure) is ``unknown`` with why, never the citation's error."""
-        assert self.archive is not None
-        try:
-            return self.archive.lookup(without_credentials(url))
-        except Exception as exc:
-            classified = self.classify_error(exc) if self.classify_error else None
-            detail = classified[1] if classified else f"{type(exc).__name__}: {exc}"
-            return Archive(status="unknown", detail=cap(detail, MAX_DETAIL_CHARS))
 
     # -- URL citations -------------------------------------------------------
 

@@ -661,6 +661,28 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "wayback_verify",
+        "also verify a rotted citation (archived, now gone) against its Wayback snapshot: "
+        "one more crawl and judge call, its verdict labelled as the snapshot's and never "
+        "counted with the live verdicts (implies wayback)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-wayback-verify",
+        ini="citecheck_wayback_verify",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--wayback-verify"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers what the page says today"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers what the page says today"),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",

@@ -220,6 +220,7 @@ def test_the_reports_show_invented_and_rotted_citations(tmp_path: Path) -> None:
         "snapshot_url": snapshot,
         "snapshot_time": "2023-04-12T08:30:15Z",
         "detail": None,
+        "verdict": None,
     }
     assert data["totals"]["rates"]["never_archived"] == 2  # the homepage redirect has none
     page = render_html(data)
