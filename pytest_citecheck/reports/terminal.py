@@ -183,7 +183,7 @@ class TerminalSummary(ReportListings):
             out.append(Line(row(nodeid, verdict), {colour: True}))
             under = more(verdict)
             if under:
-                out.append(Line(under))
+                out.extend(Line(part) for part in under.split("\n"))
         return out
 
     def _spend_line(self, t: Totals) -> str:
@@ -276,7 +276,18 @@ def archive_more(verdict: Verdict) -> str | None:
         return None
     if archive.status == "rotted":
         when = archive.snapshot_time or "at an unknown time"
-        return f"      archived {when}: {archive.snapshot_url}"
+        line = f"      archived {when}: {archive.snapshot_url}"
+        found = archive.verdict
+        if found is not None:
+            confidence = f" {found.confidence:.2f}" if found.confidence is not None else ""
+            quote = f' "{truncate(found.evidence_quote, 110, flatten=True)}"'
+            why = f" [{found.reason}]" if found.reason else ""
+            line += (
+                f"\n      on the snapshot (not live): {found.label.value}{confidence}"
+                + (quote if found.evidence_quote else "")
+                + why
+            )
+        return line
     if archive.status == "never_archived":
         why = f" ({archive.detail})" if archive.detail else ""
         return f"      never archived: likely invented{why}"

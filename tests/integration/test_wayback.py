@@ -19,7 +19,7 @@ from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.wayback import read_availability, snapshot_time
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
-from tests.doubles.llm import LLMDouble
+from tests.doubles.llm import LLMDouble, verdict
 from tests.doubles.ranking import WordOverlap
 from tests.doubles.wayback import WaybackDouble
 
@@ -58,8 +58,12 @@ def env(api: CrawlbaseDouble, llm: LLMDouble, archive: WaybackDouble) -> dict[st
     }
 
 
-def run(root: Path, environ: dict[str, str], mode: str, wayback: bool) -> list[ClaimResult]:
-    settings = EngineSettings(record_mode=mode, terms=PLUGIN_TERMS, wayback=wayback)
+def run(
+    root: Path, environ: dict[str, str], mode: str, wayback: bool, verify: bool = False
+) -> list[ClaimResult]:
+    settings = EngineSettings(
+        record_mode=mode, terms=PLUGIN_TERMS, wayback=wayback, wayback_verify=verify
+    )
     with Engine.from_settings(settings, StageHooks(make_ranker=WordOverlap), environ) as engine:
         return engine.verify_claims_sync(
             claims(), cassette_for=lambda c: cassette_path(root / CLAIM_FILE, c.id)
@@ -226,3 +230,62 @@ def test_the_reports_show_invented_and_rotted_citations(tmp_path: Path) -> None:
     page = render_html(data)
     assert f'Snapshot: <a href="{snapshot}" rel="noreferrer">{snapshot}</a>' in page
     assert "Never archived by the Wayback Machine: likely invented." in page
+
+
+ARTICLE = (
+    "# Boiling point\n\n"
+    + "Water boils at 100 degrees Celsius at sea level. " * 3
+    + "\n\nAt higher altitudes the boiling point is lower because air pressure drops. " * 4
+)
+QUOTE = "Water boils at 100 degrees Celsius at sea level."
+
+
+def test_a_rotted_citation_verified_on_its_snapshot_is_labelled_apart(tmp_path: Path) -> None:
+    with (
+        CrawlbaseDouble(tokens=TOKENS) as api,
+        LLMDouble(api_key=KEY) as llm,
+        WaybackDouble() as archive,
+    ):
+        pages(api)
+        snapshot = archive.archive(ROTTED, "20230412083015")
+        api.add(snapshot, Page(markdown=ARTICLE))
+        llm.script(verdict("supported", QUOTE, 0.95, input_tokens=90, output_tokens=12))
+        address = env(api, llm, archive)
+        recorded = run(tmp_path, address, "once", wayback=False, verify=True)
+        # One judge call and its confirmation, both about the snapshot: nothing else
+        # reached the judge.
+        assert (len(llm.calls), len(llm.confirmations)) == (1, 1)
+    by_id = {r.id: r for r in recorded}
+    rotted = by_id["rotted"].verdicts[0]
+    # The live verdict is what the page is today; the snapshot's is kept beside it.
+    assert (rotted.label, rotted.reason) == (Label.UNREACHABLE, "http_410")
+    assert by_id["rotted"].label is Label.UNREACHABLE
+    assert rotted.archive is not None and rotted.archive.verdict is not None
+    on_snapshot = rotted.archive.verdict
+    assert (on_snapshot.url, on_snapshot.label, on_snapshot.evidence_quote) == (
+        snapshot,
+        Label.SUPPORTED,
+        QUOTE,
+    )
+    # Never counted with the live verdicts: no supported citation, no fact checked...
+    run_totals = totals(recorded)
+    assert run_totals.supported == 0 and run_totals.rates.fact_check == 0
+    # ...but its spend is the citation's: two crawls' credits, the judge's tokens.
+    assert len(rotted.fetches) == 2 and rotted.credits == sum(f.credits for f in rotted.fetches)
+    assert run_totals.input_tokens >= 90 and run_totals.output_tokens >= 12
+    # Replayed with nothing listening and no token: the same, snapshot verdict included.
+    offline = {k: v for k, v in address.items() if not k.endswith(("TOKEN", "KEY"))}
+    replayed = run(tmp_path, offline, "none", wayback=False, verify=True)
+    assert [r.model_dump() for r in replayed] == [r.model_dump() for r in recorded]
+    # The reports label it as the snapshot's.
+    from pytest_citecheck.reports.html import render_html
+    from pytest_citecheck.reports.report import Report
+
+    report = Report(results={f"citecheck_report.yaml::{r.id}": r for r in recorded})
+    lines = [line.text for line in report.lines()]
+    assert f'      on the snapshot (not live): supported 0.95 "{QUOTE}"' in lines
+    page = render_html(report.scrubbed_json())
+    import re
+
+    shown = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert f"On the snapshot (not a live verdict): supported 0.95 · “{QUOTE}”" in shown
