@@ -218,6 +218,39 @@ class JointPart(BaseModel):
     together_with: list[str] = Field(default_factory=list)
 
 
+class SnapshotVerdict(BaseModel):
+    """A rotted citation verified against its Wayback snapshot (citecheck_wayback_verify):
+    what the page said when archived, labelled as such and never counted with the live
+    verdicts (precision, rates, the gate). Its spend is the citation's: the crawl's
+    credits are in the verdict's ``credits``, the judge's tokens in ``usage`` here."""
+
+    url: str  # the snapshot's address
+    label: Label
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    detail: str | None = None
+    judge: str | None = None
+    usage: Usage | None = None
+    # The confirmation's tokens (a supported/contradicted answer is confirmed, as live).
+    confirmation_usage: Usage | None = None
+
+
+class Archive(BaseModel):
+    """What the Wayback Machine's availability API says of an unreachable citation
+    (:mod:`pytest_citecheck.stages.wayback`): ``never_archived`` (no snapshot: the URL
+    likely never existed, an invented link), ``rotted`` (archived, gone now: the
+    snapshot's link and time), or ``unknown`` (the lookup failed; ``detail`` says why)."""
+
+    status: Literal["never_archived", "rotted", "unknown"]
+    snapshot_url: str | None = None
+    # The snapshot's time, ISO 8601 (UTC), as the archive's timestamp gives it.
+    snapshot_time: str | None = None
+    detail: str | None = None
+    # The snapshot verified (citecheck_wayback_verify; None: not asked).
+    verdict: SnapshotVerdict | None = None
+
+
 class PanelVote(BaseModel):
     """What one member of a judge panel answered for a citation, after the guard."""
 
@@ -300,6 +333,10 @@ class Verdict(BaseModel):
         per token. None when no fetch names the rid."""
         stored = [f for f in self.fetches if self.rid and f.rid == self.rid]
         return token_kind(stored[-1].token) if stored else None
+
+    # An unreachable citation looked up in the Wayback Machine (citecheck_wayback):
+    # invented (never archived) or rotted (archived, now gone).
+    archive: Archive | None = None
 
     def confirmations(self) -> list[Confirmation]:
         """Every confirmation behind this verdict: its own, or its panel members'."""

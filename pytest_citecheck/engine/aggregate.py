@@ -11,12 +11,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
 from pytest_citecheck.claims.models import AnswerOutline
-from pytest_citecheck.claims.results import ClaimResult, Verdict
+from pytest_citecheck.claims.results import ClaimResult, Usage, Verdict
 from pytest_citecheck.core.text import plural, ratio
+from pytest_citecheck.engine.rates import Rates, rates
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -73,6 +74,8 @@ class Totals(BaseModel):
     provider_quote_not_on_page: int = 0
     # Conversation citations of URLs no tool result returned (Verdict.url_not_retrieved).
     url_not_retrieved: int = 0
+    # The deep-research audit's three rates (engine/rates.py).
+    rates: Rates = Field(default_factory=Rates)
 
     @property
     def agreement(self) -> float | None:
@@ -110,6 +113,7 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
         for verdict in result.verdicts:
             t.citations += 1
             by_label[verdict.label.value] += 1
+            t.rates.add(verdict)
             t.review += verdict.review
             t.provider_quote_not_on_page += verdict.provider_quote_not_on_page
             t.url_not_retrieved += verdict.url_not_retrieved
@@ -118,6 +122,9 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
                 t.input_tokens += verdict.usage.input_tokens
                 t.output_tokens += verdict.usage.output_tokens
                 t.unanswered += verdict.usage.unanswered
+            for usage in snapshot_usages(verdict):
+                t.input_tokens += usage.input_tokens
+                t.output_tokens += usage.output_tokens
             if verdict.panel and len(verdict.panel) > 1:
                 t.panel_citations += 1
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1
@@ -131,6 +138,15 @@ def not_retrieved_line(count: int) -> str:
         f"{Reason.URL_NOT_RETRIEVED} {count}: cited URL(s) that no tool result of the "
         "conversation returned (found without a request; still verified on the live page)"
     )
+
+
+def snapshot_usages(verdict: Verdict) -> list[Usage]:
+    """The judge tokens of a rotted citation's snapshot check (citecheck_wayback_verify):
+    spent for this citation, so counted with it, though its label is not."""
+    found = verdict.archive.verdict if verdict.archive is not None else None
+    if found is None:
+        return []
+    return [u for u in (found.usage, found.confirmation_usage) if u is not None]
 
 
 def provider_quote_line(count: int) -> str:
@@ -208,6 +224,8 @@ class AnswerFigures(BaseModel):
     # A turn of a conversation (AnswerOutline.conversation/turn); None for a response.
     conversation: str | None = None
     turn: int | None = None
+    # The three rates over the answer's citations whose claims ran (engine/rates.py).
+    rates: Rates = Field(default_factory=Rates)
 
     @property
     def cited(self) -> int:
@@ -335,6 +353,7 @@ def figures(outline: AnswerOutline, results: Mapping[str, ClaimResult]) -> Answe
         supported=sum(1 for r in results.values() if r.label is Label.SUPPORTED),
         conversation=outline.conversation,
         turn=outline.turn,
+        rates=rates(results.values()),
     )
 
 

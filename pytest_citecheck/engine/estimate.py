@@ -45,6 +45,7 @@ from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
+from pytest_citecheck.engine.aggregate import snapshot_usages
 from pytest_citecheck.stages.passages import MAX_WORDS
 
 if TYPE_CHECKING:
@@ -533,6 +534,12 @@ def judge_spend(
     for result in results:
         for verdict in getattr(result, "verdicts", ()):
             credits += verdict.credits
+            snapshot = verdict.archive.verdict if verdict.archive is not None else None
+            if snapshot is not None and snapshot.judge:
+                # A rotted citation's snapshot check (citecheck_wayback_verify).
+                for usage in snapshot_usages(verdict):
+                    i, o = tokens.get(snapshot.judge, (0, 0))
+                    tokens[snapshot.judge] = (i + usage.input_tokens, o + usage.output_tokens)
             if not verdict.judge:
                 continue
             # The first reading and the confirmation calls behind the verdict.

@@ -21,6 +21,7 @@ from pytest_citecheck.core.defaults import DEFAULT_GATE_SCOPE, DEFAULT_MAX_DROP
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
 from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
+from pytest_citecheck.engine.rates import RATE_NAMES
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,11 @@ class GateSettings:
     min_answer_support: float | None = None
     # ALCE citation recall of imported answers, the mean over answers (None: no floor).
     min_citation_recall: float | None = None
+    # The deep-research audit's rates over the run's citations (engine/rates.py): the
+    # link works, the page is relevant, the fact checks (None: no floor).
+    min_link_works: float | None = None
+    min_relevant: float | None = None
+    min_fact_check: float | None = None
     # How the failures name the bars (the front end's words).
     terms: Terms = NEUTRAL
     # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
@@ -303,6 +309,7 @@ def floor_failures(
         of = f" (mean over {plural(answers.answers, 'answer')})"
         bar = name("min_citation_recall")
         failures.append(_below("ALCE citation recall", recall, bar, floor, of))
+    failures += _rate_failures(totals, settings)
     agreement = totals.agreement
     floor_agreement = settings.min_agreement
     if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
@@ -310,6 +317,24 @@ def floor_failures(
             f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
             f"citations unanimous) is below {name('min_agreement')} {floor_agreement:.4f}"
         )
+    return failures
+
+
+def _rate_failures(totals: Totals, settings: GateSettings) -> list[str]:
+    """The deep-research rates below their floors: ``link works rate 0.8000 (8/10
+    citations) is below --x 0.9000 (short by 0.1000)``."""
+    failures = []
+    found = totals.rates
+    for rate, floor in (
+        ("link_works", settings.min_link_works),
+        ("relevant", settings.min_relevant),
+        ("fact_check", settings.min_fact_check),
+    ):
+        value = found.rate(rate)
+        if floor is not None and value is not None and value < floor:
+            of = f" ({found.count(rate)}/{found.rated} citations)"
+            bar = settings.terms.option(f"min_{rate}")
+            failures.append(_below(f"{RATE_NAMES[rate]} rate", value, bar, floor, of))
     return failures
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
@@ -57,6 +58,9 @@ from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
 from pytest_citecheck.stages.url_policy import landing_refusal, mask_landing
+
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.archived import Archived
 
 
 def ranks_passages(citation: Citation) -> bool:
@@ -116,6 +120,8 @@ class Verifier:
     # The joint judgment of a claim's sources none supports alone (engine/joint.py);
     # None: not made (turned off, a judge panel, a judge that cannot).
     joint: JointStep | None = None
+    # Looks an unreachable citation up in the Wayback Machine (None: not asked).
+    archive: Archived | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -141,8 +147,9 @@ class Verifier:
             joint=judgment,
         )
 
-    def verify_citation(self, claim: str, citation: Citation) -> Verdict:
-        """Verify one citation; any failure becomes an ``error`` verdict."""
+    def verify_citation(self, claim: str, citation: Citation, archived: bool = True) -> Verdict:
+        """Verify one citation; any failure becomes an ``error`` verdict. ``archived``:
+        a gone page is looked up in the Wayback Machine (when :attr:`archive` is set)."""
         try:
             if citation.paywall is not None and citation.url is not None:
                 verdict = known_paywall_verdict(citation.url, citation.paywall)
@@ -176,6 +183,8 @@ class Verifier:
             )
         if verdict.detail is not None and len(verdict.detail) > MAX_DETAIL_CHARS:
             verdict = verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
+        if archived and self.archive is not None and citation.url is not None:
+            verdict = self.archive.add(self, claim, citation.url, verdict)
         if citation.url is not None and "@" in citation.url:
             # Credentials in a cited URL never reach a report, the audit index or a terminal.
             verdict = verdict.model_copy(

@@ -19,6 +19,7 @@ from pytest_citecheck.engine.cassettes import Cassettes, failed, will_record
 from pytest_citecheck.engine.stage_builder import ClaimJudges, StageBuilder
 
 if TYPE_CHECKING:
+    from pytest_citecheck.engine.archived import Archived
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
@@ -203,4 +204,18 @@ class Verification:
             max_page_bytes=settings.max_page_bytes,
             url_policy=settings.url_policy,
             terms=settings.terms,
+            archive=self._archived(recording)
+            if settings.wayback or settings.wayback_verify
+            else None,
+        )
+
+    def _archived(self, recording: Recording | None) -> Archived:
+        """The Wayback Machine lookup of gone pages (and the snapshot check), on the
+        engine's recorded client."""
+        from pytest_citecheck.engine.archived import Archived
+
+        return Archived(
+            lookup=self.stages.wayback(),
+            verify_snapshots=self.settings.wayback_verify,
+            classify_error=recording.classify_error if recording else None,
         )

@@ -660,6 +660,57 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "wayback",
+        "look an unreachable citation (404, 410, a failed crawl, a deep link redirected to "
+        "the homepage, a soft 404) up in the Wayback Machine: never_archived (likely "
+        "invented) or rotted (archived, now gone: the snapshot's date and link); one free "
+        "request per such citation, recorded in its cassette",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-wayback",
+        ini="citecheck_wayback",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--wayback"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers what the page says today"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers what the page says today"),
+        doc=(
+            "ask the [Wayback Machine](deep-research.md#6-invented-or-rotted) whether an "
+            "unreachable citation was ever archived: `never_archived` (likely invented) or "
+            "`rotted` (with the snapshot's date and link); the request is free, recorded in "
+            "the claim's cassette and replayed offline"
+        ),
+    ),
+    Option(
+        "wayback_verify",
+        "also verify a rotted citation (archived, now gone) against its Wayback snapshot: "
+        "one more crawl and judge call, its verdict labelled as the snapshot's and never "
+        "counted with the live verdicts (implies wayback)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-wayback-verify",
+        ini="citecheck_wayback_verify",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--wayback-verify"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers what the page says today"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers what the page says today"),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",
@@ -989,6 +1040,69 @@ OPTIONS: tuple[Option, ...] = (
                 "exit 1 when ALCE citation recall of the answers: in the claim files (per "
                 "answer, sentences a citation supports over all sentences, uncited ones "
                 "counting 0; the mean over answers) is below R.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_link_works",
+        "fail when the deep-research link-works rate (citations whose page or document "
+        "was fetched and read, over the citations rated) is below L",
+        parse=at.fraction,
+        metavar="L",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-link-works",
+        ini="citecheck_min_link_works",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-link-works",
+                "exit 1 when the deep-research link-works rate (citations whose page was "
+                "fetched and read) is below L.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_relevant",
+        "fail when the deep-research relevant rate (citations whose page has text that "
+        "decides the claim, either way, over the citations rated) is below R",
+        parse=at.fraction,
+        metavar="R",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-relevant",
+        ini="citecheck_min_relevant",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-relevant",
+                "exit 1 when the deep-research relevant rate (citations whose page has text "
+                "that decides the claim, either way) is below R.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_fact_check",
+        "fail when the deep-research fact-check rate (citations that support their claim, "
+        "alone or jointly, over the citations rated) is below F",
+        parse=at.fraction,
+        metavar="F",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-fact-check",
+        ini="citecheck_min_fact_check",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-fact-check",
+                "exit 1 when the deep-research fact-check rate (citations that support "
+                "their claim) is below F.",
             )
         },
         service=Hidden("the service answers verdicts; its callers decide"),

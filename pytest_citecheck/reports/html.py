@@ -28,6 +28,7 @@ from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import ratio
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
+from pytest_citecheck.engine.rates import RATE_NAMES
 
 if TYPE_CHECKING:
     import jinja2
@@ -205,6 +206,7 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
                 "facts": _facts(v),
                 "passages": passages,
                 "panel": [_member(m) for m in v.get("panel") or []],
+                "archive": _archive(v.get("archive")),
                 "open": i == focus,
             }
         )
@@ -235,6 +237,16 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
         "search": " ".join(search.split()).lower(),
         "verdicts": verdicts,
     }
+
+
+def _archive(archive: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the Wayback Machine said of a citation; its snapshot a link only when it is
+    an http(s) address (the archive's answer is not the report's to trust)."""
+    if not archive:
+        return None
+    snapshot = archive.get("snapshot_url") or ""
+    linked = snapshot.lower().startswith(("http://", "https://"))
+    return {**archive, "link": snapshot if linked else None}
 
 
 def _claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -288,6 +300,7 @@ def render_html(data: dict[str, Any]) -> str:
         answers=data.get("answers") or [],
         answer_totals=data.get("answer_totals"),
         labels=LABELS,
+        rate_names=RATE_NAMES,
         fmt=ratio,
         style=Markup(style),
         script=Markup(script),

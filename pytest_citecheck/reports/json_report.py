@@ -166,6 +166,7 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
         "supported": a.supported,
         "answer_support": a.support,
         **_alce_json(a),
+        "rates": a.rates.to_json(),
         "text": [
             {
                 "text": s.text,
@@ -202,6 +203,7 @@ _UNLESS_SET = (
     "judge_fallback",
     "confirmation",
     "joint",
+    "archive",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
 _UNLESS_TRUE = ("provider_quote_not_on_page", "url_not_retrieved")
@@ -237,6 +239,8 @@ def _totals_json(t: Totals) -> dict[str, Any]:
         "credits": t.credits,
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
+        # The deep-research audit's three rates (engine/rates.py).
+        "rates": t.rates.to_json(),
     }
     if t.unanswered:
         # Only when there is one: judge tries billed, unanswered (in the tokens above).

@@ -22,6 +22,7 @@ from pytest_citecheck.engine.aggregate import (
     review_why,
 )
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
+from pytest_citecheck.engine.rates import RATES, from_json, rates_text
 from pytest_citecheck.reports.html import anchors, claim_url, served_url
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -70,6 +71,9 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
         + f" | {t['review']} |",
         "",
     ]
+    found = from_json(t.get("rates"))
+    if found is not None:
+        out += [f"Deep-research rates: {rates_text(found, mark=lambda f: f'**{f}**')}", ""]
     if t.get("provider_quote_not_on_page"):
         out += [cell(provider_quote_line(t["provider_quote_not_on_page"])), ""]
     if t.get("url_not_retrieved"):
@@ -211,6 +215,16 @@ def _answers(data: dict[str, Any]) -> list[str]:
         f"{_alce_cell(a, 'citation_precision', 'citations_supporting', 'citations')} |"
         for a in answers
     ]
+    rated = [(a, found) for a in answers if (found := from_json(a.get("rates"))) is not None]
+    if rated:
+        out += ["", "| answer | link works | relevant | fact check | not rated |"]
+        out.append("|---|---:|---:|---:|---:|")
+        out += [
+            f"| {cell(a['id'])} | "
+            + " | ".join(f"{ratio(r.rate(k))} ({r.count(k)}/{r.rated})" for k in RATES)
+            + f" | {r.not_rated} |"
+            for a, r in rated
+        ]
     return [*out, ""]
 
 

@@ -23,6 +23,7 @@ from pytest_citecheck.engine.aggregate import (
     review_why,
     totals,
 )
+from pytest_citecheck.engine.rates import rates_line, rates_text
 from pytest_citecheck.reports.listings import ReportListings, missing_recording
 
 # Conversations given a summary line each (the JSON report lists them all).
@@ -57,6 +58,7 @@ class TerminalSummary(ReportListings):
                 f"precision {ratio(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
+            Line(rates_line(t.rates)),
         ]
         if t.provider_quote_not_on_page:
             out.append(Line(provider_quote_line(t.provider_quote_not_on_page), {"yellow": True}))
@@ -75,6 +77,7 @@ class TerminalSummary(ReportListings):
             recall, precision = answers.citation_recall, answers.citation_precision
             out.append(Line(alce_line(recall, precision, answers.answers)))
             out += self._conversation_lines()
+            out += [Line(f"  {a.id}: {rates_text(a.rates)}") for _, a in self.answers()]
         if self.deselected:
             out.append(
                 Line(
@@ -155,6 +158,13 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out += self._listing(
+            "unreachable, asked of the Wayback Machine:",
+            lambda v: v.archive is not None,
+            lambda nodeid, v: f"  {archive_word(v):<14} {nodeid}  {v.url}",
+            "yellow",
+            archive_more,
+        )
+        out += self._listing(
             f"{REVIEW_HEADING}:",
             lambda v: v.review,
             lambda nodeid, v: (
@@ -206,7 +216,7 @@ class TerminalSummary(ReportListings):
             out.append(Line(row(nodeid, verdict), {colour: True}))
             under = more(verdict)
             if under:
-                out.append(Line(under))
+                out.extend(Line(part) for part in under.split("\n"))
         return out
 
     def _spend_line(self, t: Totals) -> str:
@@ -306,6 +316,36 @@ class TerminalSummary(ReportListings):
                 )
             )
         return out
+
+
+def archive_word(verdict: Verdict) -> str:
+    """``NEVER_ARCHIVED``, ``ROTTED`` or ``UNKNOWN``: what the Wayback Machine said."""
+    return verdict.archive.status.upper() if verdict.archive is not None else ""
+
+
+def archive_more(verdict: Verdict) -> str | None:
+    """The line under a looked-up citation: the snapshot, or what is known."""
+    archive = verdict.archive
+    if archive is None:
+        return None
+    if archive.status == "rotted":
+        when = archive.snapshot_time or "at an unknown time"
+        line = f"      archived {when}: {archive.snapshot_url}"
+        found = archive.verdict
+        if found is not None:
+            confidence = f" {found.confidence:.2f}" if found.confidence is not None else ""
+            quote = f' "{truncate(found.evidence_quote, 110, flatten=True)}"'
+            why = f" [{found.reason}]" if found.reason else ""
+            line += (
+                f"\n      on the snapshot (not live): {found.label.value}{confidence}"
+                + (quote if found.evidence_quote else "")
+                + why
+            )
+        return line
+    if archive.status == "never_archived":
+        why = f" ({archive.detail})" if archive.detail else ""
+        return f"      never archived: likely invented{why}"
+    return f"      {truncate(archive.detail, 400, flatten=True)}" if archive.detail else None
 
 
 def _confidence(verdict: Verdict) -> str:
