@@ -131,13 +131,15 @@ RATE, IN_FLIGHT = {rate!r}, {in_flight!r}
 acquire, lock, starts = limits.AdaptiveLimit.acquire, threading.Lock(), [0.0]
 
 def paced(self, timeout=None):
+    # One start per 1/RATE, spaced from when the previous one really started: a
+    # thread that wakes late (a loaded machine) pushes the next ones back instead of
+    # starting beside them, which would put more than RATE starts into one second.
     if not acquire(self, timeout):
         return False
     if self.name == "crawlbase":
         with lock:
-            now = time.monotonic()
-            at = starts[0] = max(now, starts[0] + 1 / RATE)
-        time.sleep(at - now)
+            time.sleep(max(0.0, starts[0] + 1 / RATE - time.monotonic()))
+            starts[0] = time.monotonic()
     return True
 
 built = Engine.from_settings.__func__

@@ -12,7 +12,8 @@ what a script, a ``conftest.py`` or a plugin can rely on::
 - reading a claim from a mapping: :func:`parse_claim` (raises
   :class:`ClaimValidationError`); claims from an LLM response with native
   citations: :func:`import_response` gives an :class:`ImportedAnswer` (raises
-  :class:`ResponseImportError`);
+  :class:`ResponseImportError`); a saved conversation: :func:`import_conversation`
+  gives one per assistant turn;
 - replacing a stage through the ``pytest_citecheck_make_*`` hooks: a judge returns a
   :class:`JudgeReply` (:class:`Judge` is its protocol), a fetcher a :class:`FetchResult`
   (:class:`Fetcher`), a ranker follows :class:`Ranker`; :func:`default_ranker` is the
@@ -29,6 +30,7 @@ from pytest_citecheck.claims.importers import (
     ResponseImportError,
     import_response,
 )
+from pytest_citecheck.claims.importers.conversation import import_conversation
 from pytest_citecheck.claims.labels import BAD_LABELS, Label
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Verdict
@@ -59,6 +61,7 @@ __all__ = [
     "StageTransport",
     "Verdict",
     "default_ranker",
+    "import_conversation",
     "import_response",
     "parse_claim",
 ]

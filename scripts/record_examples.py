@@ -4,6 +4,7 @@
     python scripts/record_examples.py            # record, post-process, replay-check
     python scripts/record_examples.py --check    # only the replay check
     python scripts/record_examples.py --service  # the /verify examples (docs/service.md)
+    python scripts/record_examples.py --only NODEID...  # only these claims' cassettes
 
 No live service is called and none can be: the Crawling API and the judge are
 the doubles in ``tests/doubles`` on 127.0.0.1. What they serve is scripted here:
@@ -15,7 +16,9 @@ the doubles in ``tests/doubles`` on 127.0.0.1. What they serve is scripted here:
   retry, a crawl that needs the JavaScript token);
 - judge verdicts: :data:`VERDICTS`, one per claim. Quotes are copied verbatim
   from the passages the judge was actually shown (the sentence that holds a
-  known anchor), except for one deliberate paraphrase that the guard rejects.
+  known anchor), except for one deliberate paraphrase that the guard rejects;
+  a claim that needs two sources has its joint judgment's anchors in
+  :data:`JOINT_VERDICTS` (one per source).
 
 Retrieval uses the default ranker (hybrid: BM25 + all-MiniLM-L6-v2, offline). Afterwards every
 cassette is rewritten so the suite replays with no environment variable set:
@@ -46,7 +49,13 @@ sys.path.insert(0, str(REPO))
 
 from pytest_citecheck.stages.text import normalise  # noqa: E402
 from tests.doubles.crawlbase import CrawlbaseDouble, Page  # noqa: E402
-from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict  # noqa: E402
+from tests.doubles.llm import (  # noqa: E402
+    JudgeCall,
+    LLMDouble,
+    Scripted,
+    joint_verdict,
+    verdict,
+)
 from tests.doubles.pdfs import make_pdf  # noqa: E402
 
 SUITE = REPO / "example_suite"
@@ -118,6 +127,10 @@ def site_pages() -> dict[str, Page]:
         "https://example.com/old-report": Page(
             markdown=page("example-old-report-404.md"), original_status=404
         ),
+        # Half of a two-source claim: the boiling article has the other half.
+        "https://example.org/travel/cooking-at-altitude": Page(
+            markdown=page("example-cooking-at-altitude.md")
+        ),
         # WiCE pages, served as they are.
         "https://www.nytimes.com/2018/05/15/obituaries/charlie-russell-dead.html": Page(
             markdown=page("wice-dev00956-nytimes-charlie-russell.md")
@@ -183,6 +196,11 @@ def site_pages() -> dict[str, Page]:
         # Gone for good (step 4).
         "https://techcrunch.com/2015/10/15/opengov-series-b-andreessen-horowitz/": Page(
             markdown=page("techcrunch-410.md"), original_status=410
+        ),
+        # A subscription teaser answered with HTTP 402 (example_suite_failing): paywalled,
+        # never judged, not fetched again, not billed.
+        "https://www.grizzly-times.example/2018/05/charlie-russell-obituary": Page(
+            markdown=page("grizzly-times-paywall-402.md"), original_status=402
         ),
         # A bot challenge, to the JavaScript token too: blocked, never judged.
         "https://www.bearwatch.example/2018/05/charlie-russell-kamchatka-bears/": Page(
@@ -309,11 +327,13 @@ project's license.
 |---|---|
 | `example-water-boiling-point.md` | the design article's boiling-water article |
 | `example-old-report-404.md` | the body of the 404 answered for `https://example.com/old-report` |
+| `example-cooking-at-altitude.md` | half of a two-source claim (the boiling article has the rest) |
 | `kerrang-homepage.md` | the homepage a retired deep link redirects to |
 | `townandcountry-soft-404.md` | a "page not found" template answered with HTTP 200 (a soft 404) |
 | `techcrunch-410.md` | the body of an HTTP 410 (gone) answer |
 | `hostile-bear-facts.md` | a page that tries to instruct the judge (`example_suite_failing`) |
 | `bearwatch-cloudflare-challenge.md` | a bot challenge ("Just a moment...") answered with 403 |
+| `grizzly-times-paywall-402.md` | a subscription teaser answered with HTTP 402 (`paywalled`) |
 """
 
 
@@ -346,6 +366,11 @@ class Plan:
     obeys: str | None = None
 
 
+TWO_SOURCES = (
+    "Water boils at 100 degrees Celsius at sea level but at about 70 degrees Celsius on the "
+    "summit of Mount Everest."
+)
+
 VERDICTS: dict[str, Plan] = {
     # citecheck_boiling.yaml
     "Water boils at 100 degrees Celsius at sea level.": Plan(
@@ -354,6 +379,8 @@ VERDICTS: dict[str, Plan] = {
     "Water boils at 50 degrees Celsius at sea level.": Plan(
         "contradicted", 0.95, "boils at 100 degrees Celsius"
     ),
+    # Neither page says both halves: each alone is not_found (JOINT_VERDICTS: together).
+    TWO_SOURCES: Plan("not_found", 0.9),
     # citecheck_jwt.yaml (RFC 7519)
     "A JWT must not be accepted for processing on or after its expiration time.": Plan(
         "supported", 0.96, "on or after which the JWT MUST NOT be accepted"
@@ -427,6 +454,14 @@ VERDICTS: dict[str, Plan] = {
 }
 
 
+# The joint judgment (pytest_citecheck.engine.joint) of a claim no single source supports:
+# one anchor per part of the claim, each quoted (its whole sentence) from the source
+# that holds it. Its confirmation reads those sentences alone and answers alike.
+JOINT_VERDICTS: dict[str, tuple[float, tuple[str, ...]]] = {
+    TWO_SOURCES: (0.9, ("boils at 100 degrees Celsius", "boils at about 70 degrees Celsius")),
+}
+
+
 def sentences(passage: str) -> Iterator[str]:
     """The sentences of a passage, normalised as the guard normalises them."""
     for paragraph in re.split(r"\n\s*\n", passage):
@@ -476,6 +511,35 @@ class Judge:
         # Retrieval did not keep the evidence: an honest judge finds nothing.
         return self._problem(f"anchor {plan.anchor!r} not in the passages shown for {claim!r}")
 
+    def joint(self, call: JudgeCall) -> Scripted:
+        """The joint judgment (and its confirmation): :data:`JOINT_VERDICTS`, each anchor's
+        sentence quoted from the source that holds it."""
+        claim = call.claim or ""
+        planned = JOINT_VERDICTS.get(claim)
+        quotes: dict[int, str] = {}
+        for anchor in planned[1] if planned else ():
+            for number, passages in enumerate(call.sources, start=1):
+                found = [s for p in passages for s in sentences(p) if anchor in s]
+                if found and number not in quotes:
+                    quotes[number] = found[0]
+                    break
+        complete = planned is not None and len(quotes) == len(planned[1])
+        label, confidence = "not_found", 0.9
+        if complete and planned is not None:
+            label, confidence = "supported", planned[0]
+        if planned is not None and not complete:
+            self._problem(f"the joint anchors of {claim!r} are not in the sources shown")
+        items = [{"source": k, "quote": v} for k, v in sorted(quotes.items())] if complete else []
+        prompt = sum(len(m.get("content", "")) for m in call.json().get("messages", []))
+        answer = json.dumps({"label": label, "quotes": items, "confidence": confidence})
+        return joint_verdict(
+            label,
+            dict(sorted(quotes.items())) if complete else {},
+            confidence,
+            input_tokens=round(prompt / 4),
+            output_tokens=round(len(answer) / 4),
+        )
+
     def _problem(self, text: str) -> tuple[str, str | None, float]:
         with self._lock:
             self.problems.append(text)
@@ -508,7 +572,10 @@ def run_pytest(suite: Path, *args: str, env: Mapping[str, str]) -> subprocess.Co
 @contextmanager
 def doubles(judge: Judge) -> Iterator[tuple[CrawlbaseDouble, LLMDouble]]:
     tokens = {"normal": FAKE_ENV["CRAWLBASE_TOKEN"], "javascript": FAKE_ENV["CRAWLBASE_JS_TOKEN"]}
-    with CrawlbaseDouble(tokens=tokens, pages=site_pages()) as api, LLMDouble(judge) as llm:
+    with (
+        CrawlbaseDouble(tokens=tokens, pages=site_pages()) as api,
+        LLMDouble(judge, joint_responder=judge.joint) as llm,
+    ):
         yield api, llm
 
 
@@ -543,6 +610,44 @@ def record(*, quoted_answers_only: bool = False) -> None:
         for path in sorted((suite / "cassettes").rglob("*.yaml")):
             mark_synthesized(path)
     for path in quoted:
+        mark_synthesized(path)
+
+
+def record_only(nodeids: list[str]) -> None:
+    """Record only the claims ``nodeids`` name (``example_suite/FILE::ID``), into their
+    cassettes, the rest of the suite left as it is."""
+    from pytest_citecheck.recording.recorder import cassette_path
+
+    judge = Judge()
+    with doubles(judge) as (api, llm):
+        env = clean_env(
+            {
+                **FAKE_ENV,
+                "CITECHECK_CRAWLBASE_URL": api.base_url,
+                "OPENAI_BASE_URL": llm.base_url("openai"),
+            }
+        )
+        command = [sys.executable, "-m", "pytest", "--citecheck", "-p", "no:cacheprovider"]
+        result = subprocess.run(
+            [*command, "--citecheck-record=rewrite", *nodeids],
+            cwd=REPO,
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print(f"recorded {len(nodeids)} claim(s): exit {result.returncode}")
+        if result.returncode != 0:
+            sys.exit(f"recording broke:\n{result.stdout}\n{result.stderr}")
+        paths = [
+            cassette_path(REPO / nodeid.split("::")[0], nodeid.split("::")[1]) for nodeid in nodeids
+        ]
+        for base, real in ((api.base_url, CRAWLBASE_URL), (llm.base_url("openai"), OPENAI_URL)):
+            for path in paths:
+                postprocess(path, base, real)
+    if judge.problems:
+        sys.exit("the judge script does not fit what was asked:\n  " + "\n  ".join(judge.problems))
+    for path in paths:
         mark_synthesized(path)
 
 
@@ -727,7 +832,17 @@ def main() -> None:
         help="record only the /verify examples of docs/service.md into "
         "example_suite/service/ and write their replies into the document",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NODEID",
+        help="record only these claims (example_suite/FILE::ID), then check",
+    )
     args = parser.parse_args()
+    if args.only:
+        record_only(args.only)
+        check()
+        return
     if args.service:
         record_service()
         return

@@ -54,6 +54,10 @@ class Reason:
     PDF_MALFORMED = "pdf_malformed"
     # A quote found only in a PDF's references or bibliography: never evidence for the body.
     QUOTE_IN_REFERENCES = "quote_in_references"
+    # A structured signal says the page is behind a paywall (an origin 402, schema.org
+    # isAccessibleForFree: false, the provider's own paywall status): not the article,
+    # so not evidence either way, and a person with access should look (review).
+    PAYWALLED = "paywalled"
     # The site answered with a server error (an origin 5xx, or a short "502 Bad
     # Gateway" page served with 200): not the page, and maybe not for long.
     ORIGIN_ERROR = "origin_error"
@@ -70,6 +74,10 @@ class Reason:
     # fabrication (the model cannot invent a provider's quote): a marker beside the label.
     PROVIDER_QUOTE_NOT_ON_PAGE = "provider_quote_not_on_page"
     SECTION_NOT_IN_DOCUMENT = "section_not_in_document"
+    # A conversation's cited URL that none of its tool results returned (search
+    # results, fetched pages, the provider's source lists): found without a request,
+    # a marker for review beside the label the live page gives.
+    URL_NOT_RETRIEVED = "url_not_retrieved"
     EMPTY_PAGE = "empty_page"
     CRAWL_FAILED = "crawl_failed"
     JUDGE_REFUSED = "judge_refused"
@@ -112,3 +120,10 @@ class Reason:
     RECORDED_WITHOUT_CONFIRMATION = "recorded_without_confirmation"
     # A supported verdict whose evidence lacks a number, date or quantity of the claim.
     EVIDENCE_LACKS_NUMBER = "evidence_lacks_number"
+    # No cited source supports the claim alone, but the joint judgment read them together
+    # (engine/joint.py) and verified a quote on each of two or more: the claim is
+    # supported, and so is each citation that carried one of those quotes.
+    SUPPORTED_JOINTLY = "supported_jointly"
+    # The joint judgment answered supported, but its quotes were verified on fewer than
+    # two sources (each quote is checked on its own source): the single verdicts stand.
+    JOINT_TOO_FEW_SOURCES = "joint_too_few_sources"

@@ -190,6 +190,15 @@ class Citation(BaseModel):
     # The page of a PDF the quote is on (1-based: a claim file's ``page:``, Anthropic's
     # ``page_location``, Bedrock's ``documentPage``): the quote is looked for there first.
     page: int | None = Field(default=None, ge=1)
+    # Who said the page is behind a paywall (a provider's own retrieval status, written
+    # by `citecheck import`): the page is not crawled, the verdict is `paywalled`
+    # (stages/paywall.py). Only with `url`.
+    paywall: str | None = None
+    # Whether a tool result of the answer's conversation returned this URL (search
+    # results, fetched pages, the provider's source lists): False marks the verdict
+    # ``url_not_retrieved`` for review, found without a request; None: not known (no
+    # conversation, or one whose searches do not show their results).
+    retrieved: bool | None = None
     # Where the document really is; resolved by the loader, never reported.
     document_path: Path | None = Field(default=None, exclude=True, repr=False)
 
@@ -256,6 +265,20 @@ class Citation(BaseModel):
             )
         return document
 
+    @field_validator("paywall")
+    @classmethod
+    def _paywall(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = check_text("'paywall'", value.strip())
+        if not value:
+            raise _invalid(
+                "'paywall' is empty",
+                "say who reported the paywall (as `citecheck import` writes it), or remove "
+                "'paywall' to crawl the page",
+            )
+        return value
+
     @field_validator("quote", "section")
     @classmethod
     def _quote_or_section(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -302,6 +325,17 @@ class Citation(BaseModel):
                 "a citation has neither `url` nor `document`",
                 "add `url: https://...` or `document: <path relative to this file>`",
             )
+        if self.paywall is not None and self.url is None:
+            raise _invalid(
+                "'paywall' is only read for `url` citations: a local document has no paywall",
+                "remove 'paywall' from this citation",
+            )
+        if self.retrieved is not None and self.url is None:
+            raise _invalid(
+                "'retrieved' is only read for `url` citations (whether a tool of the "
+                "conversation returned the URL)",
+                "remove 'retrieved' from this citation",
+            )
         return self
 
 
@@ -329,6 +363,10 @@ class AnswerOutline(BaseModel):
     format: str | None = None
     origin: str = ""
     sentences: list[OutlineSentence] = Field(default_factory=list)
+    # A turn of a conversation: the conversation's id and the turn's number (1-based,
+    # counting the assistant's turns); None for a single response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:

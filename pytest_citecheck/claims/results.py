@@ -16,8 +16,9 @@ from pydantic import (
     model_serializer,
 )
 
-from pytest_citecheck.claims.labels import Label
+from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import AnswerOutline
+from pytest_citecheck.core.providers import TokenKind, token_kind
 
 
 class Fetch(BaseModel):
@@ -111,6 +112,27 @@ class JudgeReply(BaseModel):
     fallback: str | None = None
 
 
+class JointQuote(BaseModel):
+    """A quote the joint judgment gave for one source: ``source`` is the source's number
+    in the joint prompt (1, 2, ...), ``quote`` a span of that source's passages."""
+
+    source: int
+    quote: str
+
+
+class JointReply(BaseModel):
+    """What a judge answered to the joint judgment of a claim's sources
+    (:mod:`pytest_citecheck.stages.judges.joint`), parsed and schema-checked, not yet
+    guarded: a label and one quote per source it used."""
+
+    label: Literal["supported", "contradicted", "not_found"]
+    quotes: list[JointQuote]
+    confidence: float = Field(ge=0.0, le=1.0)
+    usage: Usage | None = None
+    confidence_raw: float | None = None
+    fallback: str | None = None
+
+
 class Confirmation(BaseModel):
     """The second judge call that checked a ``supported``/``contradicted`` answer on the
     sentence(s) holding its quote alone (:mod:`pytest_citecheck.stages.confirm`)."""
@@ -128,6 +150,117 @@ class Confirmation(BaseModel):
     quote: str | None = None
     reason: str | None = None
     usage: Usage | None = None
+
+
+class JointSource(BaseModel):
+    """One source the joint judgment read: the quote the judge gave for it (None: it
+    used none) and what the guard made of that quote on this source's own passages."""
+
+    url: str  # the citation target, as its verdict has it
+    quote: str | None = None
+    # The guard accepted the quote on this source's passages (stages/joint.py).
+    verified: bool = False
+    # Why the guard refused the quote (evidence_quote_not_in_source, ...).
+    reason: str | None = None
+
+
+class JointConfirmation(BaseModel):
+    """The second call that checked a joint ``supported`` on the sentence(s) holding each
+    verified quote alone (one passage per source), as :class:`Confirmation` does for
+    one citation."""
+
+    status: Literal["confirmed", "unconfirmed", "not_recorded"]
+    # What the call read, one entry per source (the sentence(s) holding its quote).
+    evidence: list[str]
+    label: Label | None = None
+    confidence: float | None = None
+    # How many sources the confirming answer's quotes were verified on.
+    verified: int = 0
+    usage: Usage | None = None
+
+
+class JointJudgment(BaseModel):
+    """The joint judgment of a claim that cites two or more sources none of which
+    supports it alone (:mod:`pytest_citecheck.engine.joint`): one more judge call that
+    read the top passages of all of them."""
+
+    # supported: quotes verified on two or more sources (and confirmed);
+    # not_supported: the judge's answer, or the guard, gave less; unconfirmed: the
+    # confirmation did not hold; not_recorded: replayed from a recording made without
+    # the joint judgment, so nothing was asked (the single-source verdicts stand).
+    status: Literal["supported", "not_supported", "unconfirmed", "not_recorded"]
+    judge: str | None = None
+    # What the judge answered (None: not asked).
+    label: Label | None = None
+    confidence: float | None = None
+    # Every source read, in citation order.
+    sources: list[JointSource] = Field(default_factory=list)
+    # Why it is not support (joint_too_few_sources, ...); None when supported.
+    reason: str | None = None
+    detail: str | None = None
+    usage: Usage | None = None
+    confirmation: JointConfirmation | None = None
+
+    @property
+    def claim_reason(self) -> str | None:
+        """The claim's reason when this judgment decided it: supported_jointly."""
+        return Reason.SUPPORTED_JOINTLY if self.status == "supported" else None
+
+    def usages(self) -> list[Usage]:
+        """The tokens of its calls: the joint reading and its confirmation."""
+        found = [self.usage, self.confirmation.usage if self.confirmation else None]
+        return [u for u in found if u is not None]
+
+    @property
+    def calls(self) -> int:
+        """Judge calls it made (0: replayed from a recording made without it)."""
+        asked = self.label is not None
+        confirmed = self.confirmation is not None and self.confirmation.status != "not_recorded"
+        return int(asked) + int(confirmed)
+
+
+class JointPart(BaseModel):
+    """A citation's part in the joint judgment that supported its claim: the label it
+    had alone is kept beside the ``supported`` it carries now."""
+
+    alone: Label
+    alone_reason: str | None = None
+    alone_quote: str | None = None
+    # The other sources whose verified quotes completed the support.
+    together_with: list[str] = Field(default_factory=list)
+
+
+class SnapshotVerdict(BaseModel):
+    """A rotted citation verified against its Wayback snapshot (citecheck_wayback_verify):
+    what the page said when archived, labelled as such and never counted with the live
+    verdicts (precision, rates, the gate). Its spend is the citation's: the crawl's
+    credits are in the verdict's ``credits``, the judge's tokens in ``usage`` here."""
+
+    url: str  # the snapshot's address
+    label: Label
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    detail: str | None = None
+    judge: str | None = None
+    usage: Usage | None = None
+    # The confirmation's tokens (a supported/contradicted answer is confirmed, as live).
+    confirmation_usage: Usage | None = None
+
+
+class Archive(BaseModel):
+    """What the Wayback Machine's availability API says of an unreachable citation
+    (:mod:`pytest_citecheck.stages.wayback`): ``never_archived`` (no snapshot: the URL
+    likely never existed, an invented link), ``rotted`` (archived, gone now: the
+    snapshot's link and time), or ``unknown`` (the lookup failed; ``detail`` says why)."""
+
+    status: Literal["never_archived", "rotted", "unknown"]
+    snapshot_url: str | None = None
+    # The snapshot's time, ISO 8601 (UTC), as the archive's timestamp gives it.
+    snapshot_time: str | None = None
+    detail: str | None = None
+    # The snapshot verified (citecheck_wayback_verify; None: not asked).
+    verdict: SnapshotVerdict | None = None
 
 
 class PanelVote(BaseModel):
@@ -197,9 +330,27 @@ class Verdict(BaseModel):
     # page changed, renders differently, or served something else): the judge read
     # retrieval's passages. Never a label of its own and never a gate failure.
     provider_quote_not_on_page: bool = False
+    # The citation is a conversation's and no tool result of it returned the URL
+    # (``Citation.retrieved`` False): marked for review, found without a request; the
+    # label is the live page's. A gate failure only with ``fail_not_retrieved``.
+    url_not_retrieved: bool = False
     # The confirmation of a supported/contradicted answer (one judge; a panel's are
     # its members'). ``usage`` above is the first reading's; the confirmation's is here.
     confirmation: Confirmation | None = None
+    # Set when the claim is supported jointly and this citation carried a verified quote
+    # of that joint judgment (reason supported_jointly): what it was alone.
+    joint: JointPart | None = None
+
+    def stored_with(self) -> TokenKind | None:
+        """The token kind whose crawl stored the page under ``rid`` (the fetch answered
+        with that rid), which the Storage API read-back asks first: storage may be kept
+        per token. None when no fetch names the rid."""
+        stored = [f for f in self.fetches if self.rid and f.rid == self.rid]
+        return token_kind(stored[-1].token) if stored else None
+
+    # An unreachable citation looked up in the Wayback Machine (citecheck_wayback):
+    # invented (never archived) or rotted (archived, now gone).
+    archive: Archive | None = None
 
     @model_serializer(mode="wrap")
     def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -224,6 +375,10 @@ class ClaimResult(BaseModel):
     verdicts: list[Verdict]
     expect: Label | None = None
     file: str | None = None
+    # Why the claim has its label when no single citation decides it: supported_jointly.
+    reason: str | None = None
+    # The joint judgment of its sources (None: not made, as for a claim one source supports).
+    joint: JointJudgment | None = None
     # Every exchange came from its recording (nothing was billed in this run): how the
     # summary tells this run's spend from the recordings'. Not part of the result's
     # JSON (a replay reports what the recording did); an xdist worker sends it along.

@@ -37,12 +37,21 @@ Loc = tuple[str | int, ...]
 TOP_KEYS = ("judge", "claims", "answers", "judges", "outlines")
 # An item of `outlines:` (written by `citecheck import`): an answer's sentences in order,
 # each naming the claim made from it (cited) or holding its own text (uncited).
-OUTLINE_KEYS = ("answer", "format", "sentences")
+OUTLINE_KEYS = ("answer", "format", "sentences", "conversation", "turn")
 OUTLINE_SENTENCE_KEYS = ("claim", "text")
 # An item of `answers:`: a saved response, expanded into claims when the file is read.
 ANSWER_KEYS = ("id", "response", "format", "documents")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")
-CITATION_KEYS = ("url", "document", "quote", "quote_by", "section", "page")
+CITATION_KEYS = (
+    "url",
+    "document",
+    "quote",
+    "quote_by",
+    "section",
+    "page",
+    "paywall",
+    "retrieved",
+)
 
 # A key written at the wrong level: say where it belongs instead of "unknown".
 _BELONGS_IN_CLAIM = "belongs to a claim: put it in an item of the `claims:` list"

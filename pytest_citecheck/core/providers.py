@@ -13,6 +13,17 @@ from typing import Literal, NamedTuple
 TokenKind = Literal["normal", "javascript"]
 # The Crawlbase tokens the fetcher (and the Storage API) reads.
 TOKEN_ENV: dict[TokenKind, str] = {"normal": "CRAWLBASE_TOKEN", "javascript": "CRAWLBASE_JS_TOKEN"}
+
+
+def token_kind(value: str | None) -> TokenKind | None:
+    """``value`` as a token kind when it names one (a recorded fetch's, an audit row's)."""
+    if value == "normal":
+        return "normal"
+    if value == "javascript":
+        return "javascript"
+    return None
+
+
 # The key clients send to ``citecheck serve`` (pytest_citecheck.frontends.service).
 SERVICE_KEY_ENV = "CITECHECK_SERVICE_KEY"
 

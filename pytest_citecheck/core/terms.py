@@ -13,7 +13,7 @@ Plain data with no imports from the package (docs/architecture.md, "Wording").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +34,9 @@ class Terms:
     ``" "`` for a flag). ``judge_origins`` names where a judge came from
     (:data:`JUDGE_FROM_FLAG`, :data:`JUDGE_FROM_INI`, :data:`JUDGE_FROM_CLAIM`).
     ``record(nodeid, mode)`` is the command that records one claim (None: this
-    front end cannot record); ``replay`` is how to replay instead of recording.
+    front end cannot record); ``record_many(nodeids, mode)`` records several claims or
+    files in one command (None: one command a claim); ``replay`` is how to replay
+    instead of recording.
     ``cassette(path)`` names a cassette file in a message (None: relative to the
     current folder when inside it, else in full); a service names it inside its
     cassette folder, so a caller never learns a path of the server's.
@@ -45,6 +47,7 @@ class Terms:
     judge_origins: Mapping[str, str] = field(default_factory=dict)
     record: Callable[[str, str], str] | None = None
     replay: str | None = None
+    record_many: Callable[[Sequence[str], str], str] | None = None
     cassette: Callable[[Path], str] | None = None
 
     def option(self, name: str) -> str:
@@ -64,6 +67,14 @@ class Terms:
     def record_command(self, nodeid: str, mode: str) -> str | None:
         """The command that (re-)records ``nodeid`` with ``mode``, if there is one."""
         return None if self.record is None else self.record(nodeid, mode)
+
+    def record_all_command(self, nodeids: Sequence[str], mode: str) -> str | None:
+        """The one command that records all of ``nodeids`` (claims or files), if there is one."""
+        if self.record_many is not None:
+            return self.record_many(nodeids, mode)
+        if len(nodeids) == 1:
+            return self.record_command(nodeids[0], mode)
+        return None
 
     def record_hint(self, nodeid: str, mode: str, lead: str = "record it with") -> str:
         """``"; record it with: CMD"``, or nothing when this front end cannot record."""

@@ -11,12 +11,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pytest_citecheck.claims.labels import BAD_LABELS, Label, Reason
 from pytest_citecheck.claims.models import AnswerOutline
-from pytest_citecheck.claims.results import ClaimResult, Verdict
+from pytest_citecheck.claims.results import ClaimResult, Usage, Verdict
 from pytest_citecheck.core.text import plural, ratio
+from pytest_citecheck.engine.rates import Rates, rates
 
 
 def claim_label(labels: Sequence[Label]) -> Label:
@@ -71,6 +72,10 @@ class Totals(BaseModel):
     # Citations whose provider quote the page did not have (judged on retrieval's
     # passages instead): a marker, not a label.
     provider_quote_not_on_page: int = 0
+    # Conversation citations of URLs no tool result returned (Verdict.url_not_retrieved).
+    url_not_retrieved: int = 0
+    # The deep-research audit's three rates (engine/rates.py).
+    rates: Rates = Field(default_factory=Rates)
 
     @property
     def agreement(self) -> float | None:
@@ -108,18 +113,40 @@ def totals(results: Iterable[ClaimResult]) -> Totals:
         for verdict in result.verdicts:
             t.citations += 1
             by_label[verdict.label.value] += 1
+            t.rates.add(verdict)
             t.review += verdict.review
             t.provider_quote_not_on_page += verdict.provider_quote_not_on_page
+            t.url_not_retrieved += verdict.url_not_retrieved
             t.credits += verdict.credits
             if verdict.usage is not None:
                 t.input_tokens += verdict.usage.input_tokens
                 t.output_tokens += verdict.usage.output_tokens
                 t.unanswered += verdict.usage.unanswered
+            for usage in snapshot_usages(verdict):
+                t.input_tokens += usage.input_tokens
+                t.output_tokens += usage.output_tokens
             if verdict.panel and len(verdict.panel) > 1:
                 t.panel_citations += 1
                 t.unanimous += len({vote.label for vote in verdict.panel}) == 1
     t.by_label = {label.value: by_label.get(label.value, 0) for label in Label}
     return t
+
+
+def not_retrieved_line(count: int) -> str:
+    """The summary line for conversation citations of URLs no tool result returned."""
+    return (
+        f"{Reason.URL_NOT_RETRIEVED} {count}: cited URL(s) that no tool result of the "
+        "conversation returned (found without a request; still verified on the live page)"
+    )
+
+
+def snapshot_usages(verdict: Verdict) -> list[Usage]:
+    """The judge tokens of a rotted citation's snapshot check (citecheck_wayback_verify):
+    spent for this citation, so counted with it, though its label is not."""
+    found = verdict.archive.verdict if verdict.archive is not None else None
+    if found is None:
+        return []
+    return [u for u in (found.usage, found.confirmation_usage) if u is not None]
 
 
 def provider_quote_line(count: int) -> str:
@@ -142,9 +169,14 @@ def provider_quote_line(count: int) -> str:
 #   citations that support their sentence over all citations. ALCE asks an NLI model
 #   whether the cited passages *together* entail the sentence, and counts a citation
 #   that does not support it alone as precise when the others without it no longer
-#   do. Our judge reads one citation at a time, so "supported together" reduces to
-#   "at least one citation is supported" and "needed by the joint set" to "supported
-#   on its own". Like eval.py, the run's figure is the mean of the answers' figures.
+#   do. Here a sentence none of whose citations supports it alone gets the joint
+#   judgment of its sources (engine/joint.py): supported together, each citation that
+#   carried one of its verified quotes is ``supported`` (reason supported_jointly), the
+#   others stay as they were. So "supported by its citations" is "a citation is
+#   supported" (alone or jointly), and a precise citation is one that supports alone or
+#   carried a quote of the joint support: the judge's choice of quotes stands in for
+#   ALCE's "the others without it no longer entail" (docs/reports.md). Like eval.py,
+#   the run's figure is the mean of the answers' figures.
 
 
 class AnswerSentenceLabel(BaseModel):
@@ -164,13 +196,14 @@ class AnswerSentenceLabel(BaseModel):
 
     @property
     def supported_by_citations(self) -> bool:
-        """ALCE's "supported by its citations together", for a judge that reads one
-        citation at a time: at least one citation is supported."""
+        """ALCE's "supported by its citations together": a citation is supported, on
+        its own or as a part of the joint judgment of its sources."""
         return Label.SUPPORTED in self.citations
 
     @property
     def supporting(self) -> int:
-        """Citations that support the sentence on their own (ALCE's precise citations)."""
+        """ALCE's precise citations: those that support the sentence on their own or
+        carried a verified quote of its joint support."""
         return self.citations.count(Label.SUPPORTED)
 
 
@@ -188,6 +221,11 @@ class AnswerFigures(BaseModel):
     sentences: list[AnswerSentenceLabel]
     claims: int
     supported: int
+    # A turn of a conversation (AnswerOutline.conversation/turn); None for a response.
+    conversation: str | None = None
+    turn: int | None = None
+    # The three rates over the answer's citations whose claims ran (engine/rates.py).
+    rates: Rates = Field(default_factory=Rates)
 
     @property
     def cited(self) -> int:
@@ -313,7 +351,35 @@ def figures(outline: AnswerOutline, results: Mapping[str, ClaimResult]) -> Answe
         sentences=sentences,
         claims=len(results),
         supported=sum(1 for r in results.values() if r.label is Label.SUPPORTED),
+        conversation=outline.conversation,
+        turn=outline.turn,
+        rates=rates(results.values()),
     )
+
+
+def conversation_figures(answers: Iterable[AnswerFigures]) -> list[AnswerFigures]:
+    """Each conversation's turns as one answer (its id the conversation's): their
+    sentences in turn order, so answer support and ALCE's recall and precision are the
+    conversation's, pooled over its turns. Answers that are no turn are left out."""
+    turns: dict[tuple[str, str], list[AnswerFigures]] = {}
+    for answer in answers:
+        if answer.conversation is not None:
+            turns.setdefault((answer.origin, answer.conversation), []).append(answer)
+    out = []
+    for (origin, conversation), members in turns.items():
+        members.sort(key=lambda a: a.turn or 0)
+        out.append(
+            AnswerFigures(
+                id=conversation,
+                format=members[0].format,
+                origin=origin,
+                sentences=[s for a in members for s in a.sentences],
+                claims=sum(a.claims for a in members),
+                supported=sum(a.supported for a in members),
+                conversation=conversation,
+            )
+        )
+    return out
 
 
 class AnswerResult(AnswerFigures):
@@ -356,6 +422,9 @@ def review_why(verdict: Verdict) -> str:
     """Why a verdict is marked for review: its reason (a blocked page, a signal in the
     page, a number the evidence lacks, an unconfirmed verdict...), else what is wrong
     with its confidence (low, a split panel, or on another scale than 0-1)."""
+    if verdict.url_not_retrieved:
+        why = Reason.URL_NOT_RETRIEVED
+        return f"{verdict.reason}, {why}" if verdict.reason else why
     if verdict.reason:
         return str(verdict.reason)
     if verdict.confidence_raw is not None:

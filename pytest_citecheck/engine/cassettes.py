@@ -77,6 +77,7 @@ class Cassettes:
                 quote_policy=settings.quote_policy.metadata(),
                 terms=settings.terms,
                 confirm=not settings.no_confirm,
+                joint=not settings.no_joint,
             ) as recording,
         ):
             yield recording

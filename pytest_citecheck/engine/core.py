@@ -23,6 +23,8 @@ The plugin, the batch CLI and the ``/verify`` service are thin front ends over
   process-global patching).
 - :mod:`~pytest_citecheck.engine.stopping` -- stop starting claims (Ctrl-C, ``-x``).
 - :mod:`~pytest_citecheck.engine.progress` -- claims done/total, citations, credits.
+- :mod:`~pytest_citecheck.engine.sources` -- the run loop's sources of a known set of
+  claims: all at once, and in judge-batch rounds.
 - :mod:`~pytest_citecheck.engine.judge_batch` -- ``judge_batch``: the judge asked through
   the provider's batch API, the claims verified in rounds.
 
@@ -74,22 +76,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.engine.budget import Budget
 from pytest_citecheck.engine.cassettes import Cassettes, will_record
 from pytest_citecheck.engine.preflight import preflight
 from pytest_citecheck.engine.progress import Progress
-from pytest_citecheck.engine.run_loop import ClaimPool
+from pytest_citecheck.engine.run_loop import RunLoop
 from pytest_citecheck.engine.settings import EngineSettings, StageHooks
+from pytest_citecheck.engine.sources import BatchRounds, ClaimSet
 from pytest_citecheck.engine.stage_builder import StageBuilder
-from pytest_citecheck.engine.stopping import (
-    Interrupted,
-    StopSignal,
-    gather,
-)
-from pytest_citecheck.engine.verification import Verification, error_result
+from pytest_citecheck.engine.stopping import Interrupted, StopSignal
+from pytest_citecheck.engine.verification import Verification
 
 if TYPE_CHECKING:
     import httpx
@@ -123,7 +121,8 @@ class Engine:
         self._stop = StopSignal(should_stop)
         self._cassettes = Cassettes(settings, self.environ, self.run_id)
         self._verification = Verification(self.stages, self.budget, self._cassettes)
-        self._pool = ClaimPool(self.verify, settings.concurrency, self.progress, self._stop)
+        # The run loop every source of this engine's claims runs on (its pool, its stop).
+        self.loop = RunLoop(settings.concurrency, self._stop)
 
     @classmethod
     def from_settings(
@@ -195,6 +194,8 @@ class Engine:
             confirm=not self.settings.no_confirm,
             batch=self.settings.judge_batch,
             pdf_fetch=self.settings.pdf_fetch,
+            has_recording=None if cassette_for is None else lambda c: _exists(cassette_for(c)),
+            joint=not self.settings.no_joint,
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out
@@ -225,9 +226,12 @@ class Engine:
     def submit(
         self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
     ) -> Future[ClaimResult]:
-        """Verify one claim on the engine's pool (at most ``concurrency`` at once);
+        """Verify one claim on the engine's run loop (at most ``concurrency`` at once);
         once the engine is stopped, the future raises :class:`ClaimNotStarted`."""
-        return self._pool.submit(claim, cassette, nodeid)
+        self.progress.add(1)
+        return self.loop.submit(
+            lambda: self.verify(claim, cassette, nodeid), claim.id, self.progress.skipped
+        )
 
     def verify_claims_sync(
         self,
@@ -238,8 +242,8 @@ class Engine:
         on_result: Callable[[int, ClaimResult], None] | None = None,
         on_interrupt: Callable[[], None] | None = None,
     ) -> list[ClaimResult]:
-        """Verify ``claims`` concurrently; the results are in input order
-        (``on_result`` is called in the calling thread as each finishes).
+        """Verify ``claims`` concurrently on the run loop; the results are in input
+        order (``on_result`` is called in the calling thread as each finishes).
 
         Ctrl-C (KeyboardInterrupt) stops the engine (``on_interrupt`` is told): no
         claim starts any more, the ones in flight finish (``on_result`` sees them), then
@@ -247,77 +251,31 @@ class Engine:
         Ctrl-C while they finish propagates as KeyboardInterrupt.
 
         With ``judge_batch`` the judge is asked through the provider's batch API, in
-        rounds (:mod:`~pytest_citecheck.engine.judge_batch`)."""
-        if self.stages.judge_batch() is not None:
-            return self._verify_batched(claims, cassette_for, nodeid_for, on_result, on_interrupt)
-        futures = {
-            self.submit(
-                claim,
-                cassette_for(claim) if cassette_for else None,
-                nodeid_for(claim) if nodeid_for else None,
-            ): index
-            for index, claim in enumerate(claims)
-        }
-        results = gather(futures, self._stop, on_result, on_interrupt)
-        return [results[i] for i in range(len(claims))]
+        rounds (:class:`~pytest_citecheck.engine.sources.BatchRounds`)."""
+        cassettes = [cassette_for(claim) if cassette_for else None for claim in claims]
+        nodeids = [nodeid_for(claim) if nodeid_for else None for claim in claims]
 
-    def _verify_batched(
-        self,
-        claims: Sequence[Claim],
-        cassette_for: Callable[[Claim], Path | None] | None,
-        nodeid_for: Callable[[Claim], str] | None,
-        on_result: Callable[[int, ClaimResult], None] | None,
-        on_interrupt: Callable[[], None] | None,
-    ) -> list[ClaimResult]:
-        """:meth:`verify_claims_sync` in rounds: every claim runs until it asks the judge
-        something the batch has not answered; one batch answers what they asked; the
-        claims that stopped run again; until none stops."""
-        from pytest_citecheck.engine.judge_batch import MAX_ROUNDS
+        def work(index: int) -> ClaimResult:
+            return self.verify(claims[index], cassettes[index], nodeids[index])
 
         batch = self.stages.judge_batch()
-        assert batch is not None
-        cassettes = [cassette_for(claim) if cassette_for else None for claim in claims]
-        # Each claim's node id: what the replies kept for its next round are keyed on.
-        nodeids = [nodeid_for(claim) if nodeid_for else claim.id for claim in claims]
+        source: ClaimSet[ClaimResult]
+        if batch is not None:
+            from pytest_citecheck.engine.judge_batch import MAX_ROUNDS
 
-        def finished(index: int, result: ClaimResult) -> None:
-            batch.forget(nodeids[index])
-            if on_result is not None:
-                on_result(index, result)
-
-        results: dict[int, ClaimResult] = {}
-        todo = list(range(len(claims)))
-        for round_number in range(MAX_ROUNDS):
-            batch.start_round()
-            if round_number:
-                self.progress.add(-len(todo))  # the same claims again, not new ones
-            futures = {self.submit(claims[i], cassettes[i], nodeids[i]): i for i in todo}
-            deferred: set[int] = set()
-            try:
-                results.update(gather(futures, self._stop, finished, on_interrupt, deferred))
-            except Interrupted as stopped:
-                raise Interrupted(
-                    {**results, **stopped.results}, stopped.not_started, len(deferred)
-                ) from None
-            todo = sorted(deferred)
-            if not todo or round_number == MAX_ROUNDS - 1:
-                break
-            try:
-                batch.send_pending()
-            except KeyboardInterrupt:
-                if on_interrupt is not None:
-                    on_interrupt()
-                raise Interrupted(results, 0, len(todo)) from None
-        for index in todo:
-            # Still asking after every round: an error, never an endless run.
-            result = error_result(
-                claims[index],
-                Reason.JUDGE_BATCH_FAILED,
-                f"the judge was still asking new questions after {MAX_ROUNDS} batch rounds",
+            # Each claim's node id: what the replies kept for its next round are keyed on.
+            names = [nodeid or claim.id for nodeid, claim in zip(nodeids, claims, strict=True)]
+            source = BatchRounds(
+                claims, work, names, batch, MAX_ROUNDS, on_result, on_interrupt, self.progress
             )
-            results[index] = result
-            finished(index, result)
-        return [results[i] for i in range(len(claims))]
+        else:
+            names = [claim.id for claim in claims]
+            source = ClaimSet(work, names, on_result, on_interrupt, self.progress)
+        results = source.end(self.loop.run(source))
+        if results is None:
+            waiting = len(source.deferred) if isinstance(source, BatchRounds) else 0
+            raise Interrupted(source.results, source.not_started, waiting)
+        return results
 
     @contextmanager
     def recording(
@@ -364,5 +322,10 @@ class Engine:
     def close(self) -> None:
         """Stop the pool (claims in flight finish), then close the HTTP clients the
         stages opened."""
-        self._pool.close()
+        self.loop.close()
         self.stages.close()
+
+
+def _exists(cassette: Path | None) -> bool:
+    """A claim's cassette is there to replay (None: it verifies live, nothing to replay)."""
+    return cassette is not None and cassette.exists()

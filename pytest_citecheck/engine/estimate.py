@@ -12,7 +12,8 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
   (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL is one crawl of the file
   (``get_headers``, ``store=true``: 1.5 credits, billed like a page); its worst case
   adds a page's four (the URL served HTML after all); with ``pdf_fetch = direct`` it is
-  downloaded from its origin and costs no credits;
+  downloaded from its origin and costs no credits; a citation with ``paywall:`` costs
+  nothing (the provider met a paywall: not crawled, not judged);
 - every citation that reaches the judge is one judge call; a page that is gone
   (404/410), a redirect to the homepage, a soft 404 or a quote not in a document
   ends before the judge, so the judge-call figure is the most there can be;
@@ -24,6 +25,10 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
   claim and the quote's sentence(s), counted at :data:`EVIDENCE_WORDS` words; the
   figure is the most there can be (only supported/contradicted answers are confirmed).
   Providers count differently: these are estimates, the reports give the counts.
+- joint judgment (unless turned off): a claim with two or more distinct citations that
+  reach the judge may be judged on all of them together (:mod:`pytest_citecheck.engine.joint`,
+  only when none supports it alone), one call whose prompt holds every source's passage
+  budget, then its confirmation on one sentence or two per source: two calls at most.
 
 Retries of a 429/503 are not counted as crawls: the Crawling API does not bill
 them.
@@ -31,21 +36,28 @@ them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.results import Usage
 from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH, DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
+from pytest_citecheck.engine.aggregate import snapshot_usages
 from pytest_citecheck.stages.passages import MAX_WORDS
+
+if TYPE_CHECKING:
+    from pytest_citecheck.stages.judges.prompt import Ask
 
 # Steps 1-3 of the fetch rules at most: readability, without it, both with JavaScript.
 WORST_CRAWLS = 4
+# The calls beside a claim's first readings (ClaimEstimate.extra).
+Extra = Literal["confirm", "joint"]
 # Characters per token (the usual rule of thumb for English with BPE tokenizers) and
 # characters per word of English prose (a word and its space).
 CHARS_PER_TOKEN = 4.0
@@ -70,29 +82,31 @@ def _crawl_credits(worst: bool) -> float:
 
 def prompt_tokens(claim: str) -> int:
     """Estimated input tokens of one judge call about ``claim`` with a full passage budget."""
-    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+    from pytest_citecheck.stages.judges.prompt import verdict_ask
 
-    frame = user_message(claim, [""] * PASSAGES_SHOWN)
-    chars = (
-        len(SYSTEM_PROMPT)
-        + len(json.dumps(VERDICT_SCHEMA))
-        + len(frame)
-        + PASSAGES_SHOWN * MAX_WORDS * CHARS_PER_WORD
-    )
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    ask = verdict_ask(claim, [""] * PASSAGES_SHOWN)
+    return _ask_tokens(ask, PASSAGES_SHOWN * MAX_WORDS)
+
+
+def joint_tokens(claim: str, sources: int, words: int = PASSAGES_SHOWN * MAX_WORDS) -> int:
+    """Estimated input tokens of one joint judgment about ``claim`` on ``sources``
+    sources of ``words`` words each (its confirmation: :data:`EVIDENCE_WORDS` each)."""
+    from pytest_citecheck.stages.judges.joint import joint_ask
+
+    ask = joint_ask(claim, [[""] * PASSAGES_SHOWN] * sources)
+    return _ask_tokens(ask, sources * words)
 
 
 def confirmation_tokens(claim: str) -> int:
     """Estimated input tokens of one confirmation call about ``claim``."""
-    from pytest_citecheck.stages.judges.prompt import SYSTEM_PROMPT, VERDICT_SCHEMA, user_message
+    from pytest_citecheck.stages.judges.prompt import verdict_ask
 
-    frame = user_message(claim, [""])
-    chars = (
-        len(SYSTEM_PROMPT)
-        + len(json.dumps(VERDICT_SCHEMA))
-        + len(frame)
-        + EVIDENCE_WORDS * CHARS_PER_WORD
-    )
+    return _ask_tokens(verdict_ask(claim, [""]), EVIDENCE_WORDS)
+
+
+def _ask_tokens(ask: Ask, words: int) -> int:
+    """``ask``'s prompt, schema and frame with ``words`` words of page text, in tokens."""
+    chars = len(ask.system) + len(ask.schema_json) + len(ask.user) + words * CHARS_PER_WORD
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
@@ -112,19 +126,30 @@ class ClaimEstimate:
     confirm_calls: int = 0
     confirm_input_tokens: int = 0
     confirm_output_tokens: int = 0
+    # Joint judgment calls (the reading and its confirmation) and their tokens.
+    joint_calls: int = 0
+    joint_input_tokens: int = 0
+    joint_output_tokens: int = 0
     # Every citation is a document read here, none reaching the judge: the claim is
     # decided without a request, so it never gets a recording.
     local: bool = False
     # The judge is asked through the provider's batch API (``--judge-batch``): its price.
     batch: bool = False
 
+    def extra(self, part: Extra) -> tuple[int, int, int]:
+        """Calls, input and output tokens of the calls beside the first readings:
+        the confirmation's or the joint judgment's."""
+        if part == "confirm":
+            return self.confirm_calls, self.confirm_input_tokens, self.confirm_output_tokens
+        return self.joint_calls, self.joint_input_tokens, self.joint_output_tokens
+
     def cost(self, prices: Prices, worst: bool = True) -> float | None:
         """Money at ``prices`` (None when a price it needs is missing)."""
         credits = self.worst_credits if worst else self.credits
         tokens = {
             self.judge: (
-                self.input_tokens + self.confirm_input_tokens,
-                self.output_tokens + self.confirm_output_tokens,
+                self.input_tokens + self.confirm_input_tokens + self.joint_input_tokens,
+                self.output_tokens + self.confirm_output_tokens + self.joint_output_tokens,
             )
         }
         return prices.cost(credits, tokens, tokens if self.batch else None)
@@ -135,17 +160,21 @@ def estimate_claim(
     judge: str,
     confirm: bool = True,
     batch: bool = False,
+    joint: bool = True,
     pdf_fetch: str = DEFAULT_PDF_FETCH,
 ) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
     with the confirmation calls; ``batch``: judged through the batch API, at its price;
-    ``pdf_fetch``: how a ``.pdf`` URL is fetched)."""
+    ``joint``: with the joint judgment of its sources; ``pdf_fetch``: how a ``.pdf`` URL
+    is fetched)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     pages = pdfs = judge_calls = 0
     citations = list(dict.fromkeys(claim.citations))
     for citation in citations:
         if citation.url is not None:
+            if citation.paywall is not None:
+                continue  # a known paywall: settled without a request
             if is_pdf(citation.url):
                 pdfs += 1
             else:
@@ -164,7 +193,18 @@ def estimate_claim(
         # The file is one crawl; worst, it serves HTML, then crawled as a page.
         crawls, worst_crawls = pages + pdfs, pages * WORST_CRAWLS + pdfs * (1 + WORST_CRAWLS)
         credits, worst_credits = (pages + pdfs) * normal, pages * worst + pdfs * (normal + worst)
+    # The joint judgment: distinct sources reaching the judge (documents and pages).
+    sources = judge_calls
+    joint_calls = (1 + int(confirm)) if joint and sources >= 2 else 0
+    joint_in = 0
+    if joint_calls:
+        joint_in = joint_tokens(claim.claim, sources)
+        if confirm:
+            joint_in += joint_tokens(claim.claim, sources, EVIDENCE_WORDS)
     return ClaimEstimate(
+        joint_calls=joint_calls,
+        joint_input_tokens=joint_in,
+        joint_output_tokens=joint_calls * REPLY_TOKENS * 2,
         confirm_calls=confirm_calls,
         confirm_input_tokens=confirm_calls * confirmation_tokens(claim.claim),
         confirm_output_tokens=confirm_calls * REPLY_TOKENS,
@@ -200,11 +240,13 @@ def _document_reaches_judge(citation: Citation) -> bool:
 
 @dataclass
 class Plan:
-    """What recording a set of claims would do under one record mode."""
+    """What recording a set of claims would do under one record mode. Its totals are
+    its planned claims' estimates summed, in run order."""
 
     record_mode: RecordMode
-    to_record: int = 0
     recorded: int = 0
+    # Claims not recorded in this mode that have no recording either: replay fails them.
+    no_recording: int = 0
     no_citations: int = 0
     # Claims whose document citations are decided here, with no request to record.
     local: int = 0
@@ -213,44 +255,82 @@ class Plan:
     # The recording budget the run would have (None: no limit of that kind).
     max_cost: float | None = None
     max_credits: float | None = None
-    crawls: int = 0
-    worst_crawls: int = 0
-    judge_calls: dict[str, int] = field(default_factory=dict)
-    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
-    credits: float = 0.0
-    worst_credits: float = 0.0
-    confirm_calls: int = 0
-    confirm_tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
     # The judge is asked through the provider's batch API: its calls cost its price.
     batch: bool = False
 
     def add(self, estimate: ClaimEstimate, name: str = "") -> None:
-        self.to_record += 1
         self.planned.append((name, estimate))
-        self.crawls += estimate.crawls
-        self.worst_crawls += estimate.worst_crawls
-        if estimate.judge_calls:
-            spec = estimate.judge
-            self.judge_calls[spec] = self.judge_calls.get(spec, 0) + estimate.judge_calls
-            i, o = self.tokens.get(spec, (0, 0))
-            self.tokens[spec] = (i + estimate.input_tokens, o + estimate.output_tokens)
-        self.credits += estimate.credits
-        self.worst_credits += estimate.worst_credits
-        if estimate.confirm_calls:
-            self.confirm_calls += estimate.confirm_calls
-            i, o = self.confirm_tokens.get(estimate.judge, (0, 0))
-            self.confirm_tokens[estimate.judge] = (
-                i + estimate.confirm_input_tokens,
-                o + estimate.confirm_output_tokens,
-            )
+
+    @property
+    def _estimates(self) -> list[ClaimEstimate]:
+        return [estimate for _, estimate in self.planned]
+
+    @property
+    def to_record(self) -> int:
+        return len(self.planned)
+
+    @property
+    def crawls(self) -> int:
+        return sum(e.crawls for e in self._estimates)
+
+    @property
+    def worst_crawls(self) -> int:
+        return sum(e.worst_crawls for e in self._estimates)
+
+    @property
+    def credits(self) -> float:
+        return sum((e.credits for e in self._estimates), 0.0)
+
+    @property
+    def worst_credits(self) -> float:
+        return sum((e.worst_credits for e in self._estimates), 0.0)
+
+    @property
+    def confirm_calls(self) -> int:
+        return sum(e.confirm_calls for e in self._estimates)
+
+    @property
+    def judge_calls(self) -> dict[str, int]:
+        """Judge calls per judge (the judges that are asked, in run order)."""
+        calls: dict[str, int] = {}
+        for e in self._estimates:
+            if e.judge_calls:
+                calls[e.judge] = calls.get(e.judge, 0) + e.judge_calls
+        return calls
+
+    @property
+    def tokens(self) -> dict[str, tuple[int, int]]:
+        """The first reading's tokens per judge (in, out)."""
+        return _tokens_by_judge(
+            (e.judge, e.input_tokens, e.output_tokens) for e in self._estimates if e.judge_calls
+        )
+
+    @property
+    def joint_calls(self) -> int:
+        return sum(e.joint_calls for e in self._estimates)
+
+    @property
+    def joint_tokens(self) -> dict[str, tuple[int, int]]:
+        """The joint judgments' tokens per judge (in, out)."""
+        return self._tokens_of("joint")
+
+    @property
+    def confirm_tokens(self) -> dict[str, tuple[int, int]]:
+        """The confirmation's tokens per judge (in, out)."""
+        return self._tokens_of("confirm")
+
+    def _tokens_of(self, part: Extra) -> dict[str, tuple[int, int]]:
+        """The tokens per judge of the ``part`` calls of the planned claims."""
+        spent = ((e.judge, e.extra(part)) for e in self._estimates)
+        return _tokens_by_judge((judge, i, o) for judge, (calls, i, o) in spent if calls)
 
     def all_tokens(self) -> dict[str, tuple[int, int]]:
         """Tokens per judge, the confirmation's included (what the cost is of)."""
-        out = dict(self.tokens)
-        for spec, (i, o) in self.confirm_tokens.items():
-            a, b = out.get(spec, (0, 0))
-            out[spec] = (a + i, b + o)
-        return out
+        return _tokens_by_judge(
+            (judge, i, o)
+            for by_judge in (self.tokens, self.confirm_tokens, self.joint_tokens)
+            for judge, (i, o) in by_judge.items()
+        )
 
     @property
     def total_judge_calls(self) -> int:
@@ -270,11 +350,17 @@ class Plan:
         prices = prices or Prices()
         out = [f"citecheck dry run (record mode {self.record_mode}): nothing was sent"]
         replayed = (
-            f"{self.recorded} replayed (mode none records nothing: choose a record mode "
-            f"with {terms.option('record_mode')})"
+            f"{self.recorded} replayed"
             if self.record_mode.replay_only
             else f"{self.recorded} already recorded (replayed, free)"
         )
+        if self.no_recording:
+            replayed += f", {self.no_recording} no recording" + (
+                f" (mode none records nothing: choose a record mode with "
+                f"{terms.option('record_mode')})"
+                if self.record_mode.replay_only
+                else ""
+            )
         out.append(
             f"  claims: {self.to_record} to record, {replayed}"
             + (f", {self.no_citations} without citations" if self.no_citations else "")
@@ -300,6 +386,14 @@ class Plan:
             out.append(
                 f"  confirmation calls: {self.confirm_calls} at most, tokens (estimate) "
                 f"{cin} in / {cout} out (off with {terms.option('no_confirm')})"
+            )
+        if self.joint_calls:
+            jin = sum(i for i, _ in self.joint_tokens.values())
+            jout = sum(o for _, o in self.joint_tokens.values())
+            out.append(
+                f"  joint judgments: {self.joint_calls} judge calls at most (claims whose "
+                f"sources none supports alone, with the confirmation), tokens (estimate) "
+                f"{jin} in / {jout} out (off with {terms.option('no_joint')})"
             )
         out.append(f"  credits: {self.credits:g} (at most {self.worst_credits:g})")
         tokens = self.all_tokens()
@@ -330,7 +424,7 @@ class Plan:
         out.append(
             f"dry run: claims={self.to_record} crawls={self.worst_crawls} "
             f"judge_calls={self.total_judge_calls} confirm_calls={self.confirm_calls} "
-            f"credits={self.worst_credits:g}"
+            f"joint_calls={self.joint_calls} credits={self.worst_credits:g}"
         )
         return out
 
@@ -397,6 +491,15 @@ def _listed(names: list[str], listed: int | None, list_all: str | None) -> list[
     return out
 
 
+def _tokens_by_judge(tokens: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:
+    """``(judge, in, out)`` summed per judge, the judges in the order first seen."""
+    out: dict[str, tuple[int, int]] = {}
+    for judge, tokens_in, tokens_out in tokens:
+        i, o = out.get(judge, (0, 0))
+        out[judge] = (i + tokens_in, o + tokens_out)
+    return out
+
+
 def plan(
     claims: Iterable[Claim],
     record_mode: RecordMode,
@@ -405,23 +508,28 @@ def plan(
     name_for: Callable[[Claim], str] | None = None,
     confirm: bool = True,
     batch: bool = False,
+    has_recording: Callable[[Claim], bool] | None = None,
+    joint: bool = True,
     pdf_fetch: str = DEFAULT_PDF_FETCH,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
-    the judge is asked through the batch API."""
+    the judge is asked through the batch API; ``has_recording(claim)``: a claim not
+    recorded has a recording to replay (None: every one has)."""
     out = Plan(record_mode, batch=batch)
     for claim in claims:
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, pdf_fetch)
+            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, joint, pdf_fetch)
             if estimate.local:
                 out.local += 1
             else:
                 out.add(estimate, name_for(claim) if name_for is not None else claim.id)
-        else:
+        elif has_recording is None or has_recording(claim):
             out.recorded += 1
+        else:
+            out.no_recording += 1
     return out
 
 
@@ -446,17 +554,39 @@ def judge_spend(
     for result in results:
         for verdict in getattr(result, "verdicts", ()):
             credits += verdict.credits
+            snapshot = verdict.archive.verdict if verdict.archive is not None else None
+            if snapshot is not None and snapshot.judge:
+                # A rotted citation's snapshot check (citecheck_wayback_verify).
+                for usage in snapshot_usages(verdict):
+                    i, o = tokens.get(snapshot.judge, (0, 0))
+                    tokens[snapshot.judge] = (i + usage.input_tokens, o + usage.output_tokens)
             if not verdict.judge:
                 continue
             # The first reading and the confirmation calls behind the verdict.
             usages = [verdict.usage, *(c.usage for c in verdict.confirmations())]
-            for usage in usages:
-                if usage is None:
-                    continue
-                i, o = tokens.get(verdict.judge, (0, 0))
-                tokens[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-                if usage.batch:
-                    i, o = batch.get(verdict.judge, (0, 0))
-                    batch[verdict.judge] = (i + usage.input_tokens, o + usage.output_tokens)
-                    batch_calls += 1
+            batch_calls += _count(tokens, batch, verdict.judge, usages)
+        joint = getattr(result, "joint", None)
+        if joint is not None and joint.judge:
+            # The claim's joint judgment and its confirmation (engine/joint.py).
+            batch_calls += _count(tokens, batch, joint.judge, joint.usages())
     return credits, tokens, batch, batch_calls
+
+
+def _count(
+    tokens: dict[str, tuple[int, int]],
+    batch: dict[str, tuple[int, int]],
+    judge: str,
+    usages: Iterable[Usage | None],
+) -> int:
+    """Add ``usages`` to ``judge``'s tokens (and the batch's); how many were batch calls."""
+    batch_calls = 0
+    for usage in usages:
+        if usage is None:
+            continue
+        i, o = tokens.get(judge, (0, 0))
+        tokens[judge] = (i + usage.input_tokens, o + usage.output_tokens)
+        if usage.batch:
+            i, o = batch.get(judge, (0, 0))
+            batch[judge] = (i + usage.input_tokens, o + usage.output_tokens)
+            batch_calls += 1
+    return batch_calls

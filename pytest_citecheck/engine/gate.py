@@ -21,6 +21,7 @@ from pytest_citecheck.core.defaults import DEFAULT_GATE_SCOPE, DEFAULT_MAX_DROP
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.text import plural
 from pytest_citecheck.engine.aggregate import AnswerTotals, Totals
+from pytest_citecheck.engine.rates import RATE_NAMES
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,18 @@ class GateSettings:
     min_reachable_precision: float | None = None
     allow_contradicted: bool = False
     strict_review: bool = False
+    # A conversation's citation of a URL no tool result returned fails.
+    fail_not_retrieved: bool = False
     max_drop: float = DEFAULT_MAX_DROP
     # Supported claims over all claims of imported answers (None: no floor).
     min_answer_support: float | None = None
     # ALCE citation recall of imported answers, the mean over answers (None: no floor).
     min_citation_recall: float | None = None
+    # The deep-research audit's rates over the run's citations (engine/rates.py): the
+    # link works, the page is relevant, the fact checks (None: no floor).
+    min_link_works: float | None = None
+    min_relevant: float | None = None
+    min_fact_check: float | None = None
     # How the failures name the bars (the front end's words).
     terms: Terms = NEUTRAL
     # Floor on the share of panel-judged citations that were unanimous (engine/panel.py).
@@ -164,6 +172,7 @@ def claim_problems(result: ClaimResult, settings: GateSettings) -> list[str]:
     if result.expect is not None and result.label is not result.expect:
         out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
     out += _review_problem(sum(v.review for v in verdicts), settings)
+    out += _not_retrieved_problem(sum(v.url_not_retrieved for v in verdicts), settings)
     return out
 
 
@@ -174,10 +183,15 @@ def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: st
     fabricated = counts.get(Label.FABRICATED, 0)
     judged_by_label = per != "expect" and Label.CONTRADICTED in _failing_labels(settings)
     if judged_by_label and (contradicted or fabricated):
-        out.append(
-            f"{plural(contradicted, 'citation')} contradicted and {fabricated} "
-            f"fabricated (allow with {settings.terms.option('allow_contradicted')})"
-        )
+        # Only the kinds found: a made-up quote alone is "1 citation fabricated".
+        found = [
+            (n, kind)
+            for n, kind in ((contradicted, "contradicted"), (fabricated, "fabricated"))
+            if n
+        ]
+        (n, kind), rest = found[0], found[1:]
+        said = f"{plural(n, 'citation')} {kind}" + "".join(f" and {m} {k}" for m, k in rest)
+        out.append(f"{said} (allow with {settings.terms.option('allow_contradicted')})")
     errors = counts.get(Label.ERROR, 0)
     if errors:
         out.append(
@@ -192,6 +206,15 @@ def _review_problem(review: int, settings: GateSettings) -> list[str]:
         return [
             f"{plural(review, 'verdict')} below the confidence gate need review "
             f"({settings.terms.option('strict_review')})"
+        ]
+    return []
+
+
+def _not_retrieved_problem(count: int, settings: GateSettings) -> list[str]:
+    if settings.fail_not_retrieved and count:
+        return [
+            f"{plural(count, 'citation')} cite a URL that no tool result of the conversation "
+            f"returned ({Reason.URL_NOT_RETRIEVED}; {settings.terms.option('fail_not_retrieved')})"
         ]
     return []
 
@@ -221,6 +244,7 @@ def evaluate(
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
     failures += _review_problem(totals.review, settings)
+    failures += _not_retrieved_problem(totals.url_not_retrieved, settings)
     if baseline_precision is not None and precision is not None:
         drop = baseline_precision - precision
         if drop > settings.max_drop + 1e-12:
@@ -285,6 +309,7 @@ def floor_failures(
         of = f" (mean over {plural(answers.answers, 'answer')})"
         bar = name("min_citation_recall")
         failures.append(_below("ALCE citation recall", recall, bar, floor, of))
+    failures += _rate_failures(totals, settings)
     agreement = totals.agreement
     floor_agreement = settings.min_agreement
     if floor_agreement is not None and agreement is not None and agreement < floor_agreement:
@@ -292,6 +317,24 @@ def floor_failures(
             f"panel agreement {agreement:.4f} ({totals.unanimous}/{totals.panel_citations} "
             f"citations unanimous) is below {name('min_agreement')} {floor_agreement:.4f}"
         )
+    return failures
+
+
+def _rate_failures(totals: Totals, settings: GateSettings) -> list[str]:
+    """The deep-research rates below their floors: ``link works rate 0.8000 (8/10
+    citations) is below --x 0.9000 (short by 0.1000)``."""
+    failures = []
+    found = totals.rates
+    for rate, floor in (
+        ("link_works", settings.min_link_works),
+        ("relevant", settings.min_relevant),
+        ("fact_check", settings.min_fact_check),
+    ):
+        value = found.rate(rate)
+        if floor is not None and value is not None and value < floor:
+            of = f" ({found.count(rate)}/{found.rated} citations)"
+            bar = settings.terms.option(f"min_{rate}")
+            failures.append(_below(f"{RATE_NAMES[rate]} rate", value, bar, floor, of))
     return failures
 
 

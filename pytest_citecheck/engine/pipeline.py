@@ -3,8 +3,9 @@
 Usable without pytest; :mod:`pytest_citecheck.engine.core` builds a :class:`Verifier`
 per claim from the stages it built once. Any fetcher's result goes through
 :func:`pytest_citecheck.stages.fetch_rules.fetch_page` (the page rules, the page-size
-cap). What a judge says is capped before it reaches a verdict, so a 5 MB
-"quote" never reaches a report.
+cap). What is shown goes to :class:`~pytest_citecheck.engine.judging.Judging` (the judge or
+panel, the guard, the confirmation), which caps what a judge says before it reaches a
+verdict, so a 5 MB "quote" never reaches a report.
 
 A citation that brings its own quote (a claim file's ``quote:``, a provider's
 ``cited_text``, a URL's ``#:~:text=`` fragment) is read where the quote is, on a page
@@ -20,23 +21,19 @@ read keeps its own label: a dead page is not a made-up quote.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
 from pytest_citecheck.claims.results import (
     ClaimResult,
-    Confirmation,
-    JudgeReply,
-    PanelVote,
     Passage,
-    Usage,
     Verdict,
 )
 from pytest_citecheck.core.defaults import (
     DEFAULT_MAX_PAGE_BYTES,
-    DEFAULT_PANEL_RULE,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TOP_K,
     DEFAULT_URL_POLICY,
@@ -45,17 +42,17 @@ from pytest_citecheck.core.errors import (
     ConfigurationError,
     CrawlDeferred,
     JudgeDeferred,
-    ResponseTooLarge,
     StageFailed,
 )
 from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
-from pytest_citecheck.core.text import truncate
 from pytest_citecheck.engine.aggregate import claim_label
+from pytest_citecheck.engine.joint import JointStep
+from pytest_citecheck.engine.judging import MAX_DETAIL_CHARS, MAX_QUOTE_CHARS, Judging, cap
 from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
-from pytest_citecheck.stages.guard import ElisionRefused, Guarded, QuoteIndex, guard
-from pytest_citecheck.stages.judges.base import Judge
+from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
 from pytest_citecheck.stages.passages import split_passages
+from pytest_citecheck.stages.paywall import known_paywall_verdict
 from pytest_citecheck.stages.pdf import (
     PdfText,
     PdfUnreadable,
@@ -64,15 +61,14 @@ from pytest_citecheck.stages.pdf import (
     references_verdict,
     with_pages,
 )
-from pytest_citecheck.stages.quote_policy import EXACT, QuotePolicy, thin_piece, too_short
+from pytest_citecheck.stages.quote_policy import thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
 from pytest_citecheck.stages.url_policy import check as check_url
 from pytest_citecheck.stages.url_policy import landing_refusal, mask_landing
 
-# Longest evidence quote and detail text a verdict keeps (the rest becomes "…").
-MAX_QUOTE_CHARS = 2000
-MAX_DETAIL_CHARS = 1000
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.archived import Archived
 
 
 def ranks_passages(citation: Citation) -> bool:
@@ -107,17 +103,6 @@ def asks_judge(citation: Citation) -> bool:
     )
 
 
-# Failures of the run itself, not of a judge: they fail the citation, panel or not.
-_NOT_A_VOTE = frozenset(
-    {Reason.NO_RECORDING, Reason.STALE_RECORDING, Reason.CORRUPT_RECORDING, Reason.CONFIGURATION}
-)
-
-
-def cap(text: str | None, limit: int) -> str | None:
-    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
-    return None if text is None else truncate(text, limit)
-
-
 # Maps an exception the pipeline did not expect to a reason; a recording adds a
 # classifier that recognises "no recording for this request" (Recording.classify_error).
 ErrorClassifier = Callable[[BaseException], "tuple[str, str] | None"]
@@ -125,29 +110,26 @@ ErrorClassifier = Callable[[BaseException], "tuple[str, str] | None"]
 
 @dataclass
 class Verifier:
-    """Verifies claims: fetch -> passages -> retrieval -> judge -> guard -> confirmation."""
+    """Verifies claims: fetch -> passages -> retrieval -> what to show the judge; the
+    judging itself (judge -> guard -> confirmation) is :attr:`judging`'s."""
 
     fetcher: Fetcher
     ranker: Ranker
-    judge: Judge
+    # The judge (or panel), the guard and the confirmation (engine/judging.py); its quote
+    # policy is also how a citation's own quote is found in its source.
+    judging: Judging
     review_below: float = DEFAULT_REVIEW_BELOW
     top_k: int = DEFAULT_TOP_K
     classify_error: ErrorClassifier | None = None
-    quote_policy: QuotePolicy = EXACT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
     url_policy: str = DEFAULT_URL_POLICY
     # How messages name options (the front end's words).
     terms: Terms = NEUTRAL
-    # A judge panel (engine/panel.py): every member judges each citation, in this
-    # order, and the rule decides. Empty: ``judge`` alone, as without a panel.
-    panel: Sequence[Judge] = field(default_factory=tuple)
-    panel_rule: str = DEFAULT_PANEL_RULE
-    # The votes a panel needs (members that answered); None: every member.
-    panel_min_votes: int | None = None
-    # Confirm supported/contradicted answers on their quote alone (stages/confirm.py).
-    confirm: bool = True
-    # False: replaying a recording made without the confirmation (nothing to replay).
-    confirm_recorded: bool = True
+    # The joint judgment of a claim's sources none supports alone (engine/joint.py);
+    # None: not made (turned off, a judge panel, a judge that cannot).
+    joint: JointStep | None = None
+    # Looks an unreachable citation up in the Wayback Machine (None: not asked).
+    archive: Archived | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -159,6 +141,9 @@ class Verifier:
             if citation not in seen:
                 seen[citation] = self.verify_citation(claim.claim, citation)
             verdicts.append(seen[citation])
+        judgment = None
+        if self.joint is not None:
+            verdicts, judgment = self.joint.apply(claim.claim, verdicts)
         return ClaimResult(
             id=claim.id,
             claim=claim.claim,
@@ -166,12 +151,17 @@ class Verifier:
             verdicts=verdicts,
             expect=claim.expect,
             answer=claim.answer,
+            reason=judgment.claim_reason if judgment is not None else None,
+            joint=judgment,
         )
 
-    def verify_citation(self, claim: str, citation: Citation) -> Verdict:
-        """Verify one citation; any failure becomes an ``error`` verdict."""
+    def verify_citation(self, claim: str, citation: Citation, archived: bool = True) -> Verdict:
+        """Verify one citation; any failure becomes an ``error`` verdict. ``archived``:
+        a gone page is looked up in the Wayback Machine (when :attr:`archive` is set)."""
         try:
-            if citation.url is not None:
+            if citation.paywall is not None and citation.url is not None:
+                verdict = known_paywall_verdict(citation.url, citation.paywall)
+            elif citation.url is not None:
                 verdict = self._verify_url(
                     claim, citation.url, *_url_quote(citation), page=citation.page
                 )
@@ -195,9 +185,16 @@ class Verifier:
         except Exception as exc:  # a failure must never count as success
             classified = self.classify_error(exc) if self.classify_error else None
             reason, detail = classified or (Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
-            verdict = Verdict(url=citation.target, label=Label.ERROR, reason=reason, detail=detail)
+            # No recording: not judged, but named with the judge(s) that would record
+            # it, so the hint asks for their keys (ReportListings.missing_line).
+            judge = self.judge_names() if reason == Reason.NO_RECORDING else None
+            verdict = Verdict(
+                url=citation.target, label=Label.ERROR, reason=reason, detail=detail, judge=judge
+            )
         if verdict.detail is not None and len(verdict.detail) > MAX_DETAIL_CHARS:
             verdict = verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
+        if archived and self.archive is not None and citation.url is not None:
+            verdict = self.archive.add(self, claim, citation.url, verdict)
         if citation.url is not None and "@" in citation.url:
             # Credentials in a cited URL never reach a report, the audit index or a terminal.
             verdict = verdict.model_copy(
@@ -206,7 +203,18 @@ class Verifier:
                     "final_url": verdict.final_url and without_credentials(verdict.final_url),
                 }
             )
-        return self._gate_confidence(verdict)
+        verdict = self._gate_confidence(verdict)
+        if citation.retrieved is False:
+            # Known from the conversation alone: no request was made for this mark.
+            verdict = verdict.model_copy(update={"url_not_retrieved": True, "review": True})
+        return verdict
+
+    def judge_names(self) -> str:
+        """The judge, or the panel's judges joined with ``,`` (as a panel's verdict names them)."""
+        judging = self.judging
+        if not judging.panel:
+            return judging.judge.name
+        return ",".join(dict.fromkeys(member.name for member in judging.panel))
 
     # -- URL citations -------------------------------------------------------
 
@@ -328,7 +336,7 @@ class Verifier:
         must still be on the page, but says nothing about where to read: retrieval
         chooses then (an empty list).
         """
-        found = QuoteIndex(texts).locate(quote, self.quote_policy, provider)
+        found = QuoteIndex(texts).locate(quote, self.judging.quote_policy, provider)
         if not found:
             return None
         if too_short(quote):
@@ -404,131 +412,7 @@ class Verifier:
         )
 
     def _judge(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
-        if self.panel:
-            return self._panel(claim, shown, base)
-        reply = self._ask(self.judge, claim, shown)
-        guarded = guard(reply, shown, self.quote_policy, claim)
-        guarded, confirmation = self._confirm(self.judge, claim, guarded, shown)
-        fields = guarded.verdict_fields()
-        for name in ("evidence_quote", "judge_quote", "detail"):
-            fields[name] = cap(fields[name], MAX_QUOTE_CHARS)
-        fields.update(_reply_notes(reply))
-        verdict = base.model_copy(
-            update={
-                **fields,
-                "passages": shown,
-                "judge": self.judge.name,
-                "usage": reply.usage,
-                "confirmation": confirmation,
-            }
-        )
-        return self._checked(verdict, claim, shown)
-
-    # -- confirmation (stages/confirm.py) ----------------------------------------
-
-    def _confirm(
-        self, judge: Judge, claim: str, guarded: Guarded, shown: list[Passage]
-    ) -> tuple[Guarded, Confirmation | None]:
-        """``judge``'s guarded answer after its confirmation on its quote alone."""
-        if not self.confirm:
-            return guarded, None
-        from pytest_citecheck.stages.confirm import confirm
-
-        def ask(texts: list[str]) -> JudgeReply:
-            return self._ask(judge, claim, [Passage(index=0, text=t) for t in texts])
-
-        outcome, confirmation, _ = confirm(
-            ask,
-            guarded,
-            shown,
-            recorded=self.confirm_recorded,
-            policy=self.quote_policy,
-        )
-        if confirmation is not None:
-            confirmation = confirmation.model_copy(
-                update={
-                    "evidence": cap(confirmation.evidence, MAX_QUOTE_CHARS),
-                    "quote": cap(confirmation.quote, MAX_QUOTE_CHARS),
-                }
-            )
-        return outcome, confirmation
-
-    def _checked(self, verdict: Verdict, claim: str, shown: list[Passage]) -> Verdict:
-        """The checks after the judge that need no model (stages/confirm.py)."""
-        from pytest_citecheck.stages.confirm import checked
-
-        verdict = checked(verdict, claim, shown)
-        return verdict.model_copy(update={"detail": cap(verdict.detail, MAX_DETAIL_CHARS)})
-
-    @staticmethod
-    def _ask(judge: Judge, claim: str, shown: list[Passage]) -> JudgeReply:
-        try:
-            return judge.judge(claim, [p.text for p in shown])
-        except ResponseTooLarge as exc:
-            raise StageFailed(
-                Reason.JUDGE_REPLY_TOO_LARGE,
-                f"the judge's reply is larger than {exc.limit} bytes",
-            ) from None
-
-    def _panel(self, claim: str, shown: list[Passage], base: Verdict) -> Verdict:
-        """Every member judges and is guarded on its own; then the rule decides."""
-        from pytest_citecheck.engine.panel import decide, judge_of, member_names
-
-        names = member_names([member.name for member in self.panel])
-        votes = [
-            self._vote(member, name, claim, shown)
-            for member, name in zip(self.panel, names, strict=True)
-        ]
-        decision = decide(votes, self.panel_rule, self.panel_min_votes)
-        # A member's confidence on another scale is unknown: a human looks at it.
-        off_scale = any(v.confidence_raw is not None for v in votes)
-        usage = Usage(
-            input_tokens=sum(v.usage.input_tokens for v in votes if v.usage),
-            output_tokens=sum(v.usage.output_tokens for v in votes if v.usage),
-            unanswered=sum(v.usage.unanswered for v in votes if v.usage),
-        )
-        verdict = base.model_copy(
-            update={
-                "label": decision.label,
-                "evidence_quote": decision.evidence_quote,
-                "confidence": decision.confidence,
-                "reason": decision.reason,
-                "detail": decision.detail,
-                "review": decision.review or (off_scale and decision.label is not Label.ERROR),
-                "passages": shown,
-                "judge": ",".join(dict.fromkeys(judge_of(v.judge) for v in votes)),
-                "usage": usage,
-                "panel": votes,
-            }
-        )
-        return self._checked(verdict, claim, shown)
-
-    def _vote(self, member: Judge, name: str, claim: str, shown: list[Passage]) -> PanelVote:
-        """One member's guarded vote (``name``: the member as listings show it); a member
-        that fails votes ``error`` with its reason.
-
-        A recording that cannot serve the member (no recording, stale, corrupt) or a
-        missing key is not a vote: it fails the citation, as without a panel."""
-        try:
-            reply = self._ask(member, claim, shown)
-            guarded = guard(reply, shown, self.quote_policy, claim)
-            guarded, confirmation = self._confirm(member, claim, guarded, shown)
-        except StageFailed as exc:
-            if exc.reason in _NOT_A_VOTE:
-                raise
-            return PanelVote(judge=name, label=Label.ERROR, reason=exc.reason, detail=exc.detail)
-        return PanelVote(
-            judge=name,
-            label=guarded.label,
-            evidence_quote=cap(guarded.quote, MAX_QUOTE_CHARS),
-            confidence=guarded.confidence,
-            reason=guarded.reason,
-            detail=cap(guarded.detail, MAX_DETAIL_CHARS),
-            judge_label=guarded.judge_label,
-            judge_quote=cap(guarded.judge_quote, MAX_QUOTE_CHARS),
-            usage=reply.usage,
-            confirmation=confirmation,
-        ).model_copy(update={k: v for k, v in _reply_notes(reply).items() if k in _VOTE_NOTES})
+        return self.judging.verdict(claim, shown, base)
 
     def _gate_confidence(self, verdict: Verdict) -> Verdict:
         needs_review = (
@@ -546,27 +430,6 @@ def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy, bool]:
     whoever wrote the URL (Citation.own_quote)."""
     quote, by = citation.own_quote()
     return quote, by, citation.quote is None and quote is not None
-
-
-# The notes of a reply a panel member's vote keeps (a vote has no review of its own).
-_VOTE_NOTES = ("confidence", "confidence_raw", "judge_fallback")
-
-
-def _reply_notes(reply: JudgeReply) -> dict[str, object]:
-    """What a reply says beside its verdict: a confidence on another scale (the number
-    kept as said, the confidence unknown, the verdict sent to review) and how its
-    server was asked again (a feature it refused)."""
-    notes: dict[str, object] = {}
-    if reply.fallback is not None:
-        notes["judge_fallback"] = reply.fallback
-    if reply.confidence_raw is not None:
-        notes |= {
-            "confidence": None,
-            "confidence_raw": reply.confidence_raw,
-            "judge_confidence": None,
-            "review": True,
-        }
-    return notes
 
 
 def _quote_missing(

@@ -41,6 +41,7 @@ def preflight(
     terms = settings.terms
     problems: list[str] = []
     needs: dict[str, bool] = {}  # judge spec -> will record
+    named: set[str] = set()  # the specs a claim file's judge: or judges: chose
     crawls = ranks = False
     folders: list[Path] = []
     for claim in claims:
@@ -53,10 +54,12 @@ def preflight(
         judged = records and any(asks_judge(c) for c in claim.citations)
         for spec in settings.specs_for(claim):
             needs[spec] = needs.get(spec, False) or judged
+        if settings.judge is None and not settings.judges:
+            named.update(claim.judges or ((claim.judge,) if claim.judge else ()))
         crawls = crawls or (records and any(c.url for c in claim.citations))
         ranks = ranks or (records and any(ranks_passages(c) for c in claim.citations))
     for spec, records in needs.items():
-        problem = _judge_problem(stages, spec, records)
+        problem = _judge_problem(stages, spec, records, spec in named)
         if problem:
             problems.append(problem)
     if crawls and not stages.environ.get(CRAWLBASE_TOKEN_ENV) and not stages.custom_fetcher:
@@ -204,7 +207,9 @@ def _ranker_problem(stages: StageBuilder) -> str | None:
     )
 
 
-def _judge_problem(stages: StageBuilder, spec: str, records: bool) -> str | None:
+def _judge_problem(stages: StageBuilder, spec: str, records: bool, named: bool) -> str | None:
+    """What keeps judge ``spec`` from judging (and recording, if it ``records``);
+    ``named``: a claim file chose it (the default judge too, when a file names it)."""
     settings = stages.settings
     from_flag = bool(settings.judges) and spec in (settings.judges or ())
     from_file = settings.judge is None and spec != DEFAULT_JUDGE and not from_flag
@@ -214,14 +219,15 @@ def _judge_problem(stages: StageBuilder, spec: str, records: bool) -> str | None
             stages.builtin_judge(spec, require_key=True)
     except ValueError as exc:
         # A claim file's bad judge fails that file's claims, not the session.
-        return None if from_file else f"{str(exc).rstrip('.')}{_origin(stages, spec)}"
+        return None if from_file else f"{str(exc).rstrip('.')}{_origin(stages, spec, named)}"
     except ConfigurationError as exc:
-        return f"{str(exc).rstrip('.')}{_origin(stages, spec)}"
+        return f"{str(exc).rstrip('.')}{_origin(stages, spec, named)}"
     return None
 
 
-def _origin(stages: StageBuilder, spec: str) -> str:
-    """Where the judge ``spec`` came from, in the front end's words."""
+def _origin(stages: StageBuilder, spec: str, named: bool = False) -> str:
+    """Where the judge ``spec`` came from, in the front end's words (``named``: a
+    claim file chose it, so it is not called the default even when it is)."""
     s = stages.settings
     terms = s.terms
     if s.judges and spec in s.judges:
@@ -230,6 +236,6 @@ def _origin(stages: StageBuilder, spec: str) -> str:
         if s.judge_origin is None:
             return ""
         return f" (judge {spec} comes from {terms.judge_origin(s.judge_origin)})"
-    if spec == DEFAULT_JUDGE:
+    if spec == DEFAULT_JUDGE and not named:
         return f" ({spec} is the default judge; choose another with {terms.option('judge')})"
     return f" (judge {spec} comes from {terms.judge_origin(JUDGE_FROM_CLAIM)})"

@@ -13,7 +13,8 @@ each citation one :class:`RecheckStatus`:
 - ``evidence_gone``: the recorded quote is no longer on the page; the judge is
   asked again on the live page and its verdict is reported beside the old one;
 - ``page_gone``: 404, 410, a soft 404 or an empty page; ``moved``: the deep link
-  now lands on the homepage; ``blocked``: a bot challenge or an origin refusal;
+  now lands on the homepage; ``blocked``: a bot challenge, an origin refusal or a
+  paywall (``paywalled``);
 - ``error``: nothing could be compared (no replayable recording, a failed crawl).
 
 What the recheck fetched (and the judge's new answers) is recorded in a cassette
@@ -44,6 +45,7 @@ from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Passage, Ve
 from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries
+from pytest_citecheck.core.providers import TokenKind
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.urls import fetch_url
@@ -68,6 +70,7 @@ _SETTLED = {
     Reason.EMPTY_PAGE: RecheckStatus.PAGE_GONE,
     Reason.REDIRECTED_TO_HOMEPAGE: RecheckStatus.MOVED,
     Reason.BLOCKED: RecheckStatus.BLOCKED,
+    Reason.PAYWALLED: RecheckStatus.BLOCKED,
 }
 _EVIDENCE_LABELS = (Label.SUPPORTED, Label.CONTRADICTED)
 
@@ -106,6 +109,8 @@ class CitationRecheck(BaseModel):
     # The recorded page's rid in the Storage API, for ``citecheck audit page`` (None:
     # none was recorded, or the recording was synthesized and names no stored page).
     stored_rid: str | None = None
+    # The token kind that stored it (Storage may be kept per token: asked first).
+    stored_with: TokenKind | None = None
     # The judge asked again on the live page (evidence_gone, or an update).
     new: Verdict | None = None
     # The passage that held the recorded evidence, and the live passage closest to it.
@@ -296,6 +301,7 @@ class Rechecker:
         if not synthesized(cassette):
             for check in checks:
                 check.stored_rid = check.recorded.rid
+                check.stored_with = check.recorded.stored_with()
         out.citations = checks
         if live_path.is_file():
             out.live_cassette = str(live_path)

@@ -1,13 +1,19 @@
 """The run loop: the one place a run starts threads and executors.
 
 Every front end hands its claims to the engine, which runs them here, whatever their
-source: all at once and in judge-batch rounds (:class:`ClaimPool`, through
-:meth:`~pytest_citecheck.engine.core.Engine.verify_claims_sync`), as a Crawler job's
-deliveries arrive (:func:`run_as_ready`, driven by a :class:`ReadySource`), or a
-recheck's set (:func:`each_in_order`). The workers a run needs beside its claims (the
-Crawler's push threads, the judge batch's sender) are started through
-:func:`start_worker`. No other module of the package starts a thread or an executor
-(``tests/unit/test_threads.py`` holds it), but the service's server (its own).
+source, through one entry point, :meth:`RunLoop.run` of a :class:`Source`: all at once
+(pytest, batch, the service: :class:`~pytest_citecheck.engine.sources.ClaimSet`), in
+judge-batch rounds (:class:`~pytest_citecheck.engine.sources.BatchRounds`), as a
+Crawler job's deliveries arrive
+(:class:`~pytest_citecheck.large_audit.job_source.DeliverySource`), or a recheck's set
+(:class:`~pytest_citecheck.engine.sources.InOrder`). The loop owns the pool, the stop
+(:class:`~pytest_citecheck.engine.stopping.StopSignal`: Ctrl-C, ``-x``, a front end's
+``should_stop``; a claim checks it as it starts, so a stopped run starts no claim in
+any source) and the end (none waits and none runs, or the source idled). The workers a
+run needs beside its claims (the Crawler's push threads, the judge batch's sender) are
+started through :func:`start_worker`. No other module of the package starts a thread
+or an executor (``tests/unit/test_threads.py`` holds it), but the service's server
+(its own).
 
 Many claims at once: a thread per claim in flight, at most ``concurrency``.
 Network calls of different claims overlap; each claim records into or replays from
@@ -18,22 +24,15 @@ the :class:`~pytest_citecheck.engine.stopping.StopSignal` as it starts.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
-from pytest_citecheck.claims.models import Claim
-from pytest_citecheck.claims.results import ClaimResult
-from pytest_citecheck.engine.progress import Progress
 from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal
-
-# Verifies one claim in the calling thread: (claim, cassette, nodeid) -> result.
-VerifyOne = Callable[[Claim, Path | None, str | None], ClaimResult]
 
 # The modules every verification imports at its first use of them (function-level
 # imports keep them off the paths that verify nothing). They are imported once, in
@@ -71,71 +70,9 @@ USED_WHILE_VERIFYING = tuple(
 )
 
 
-class ClaimPool:
-    """Runs :data:`VerifyOne` on a thread pool built on first use."""
-
-    def __init__(
-        self, verify: VerifyOne, concurrency: int, progress: Progress, stop: StopSignal
-    ) -> None:
-        self._verify = verify
-        self._concurrency = concurrency
-        self._progress = progress
-        self._stop = stop
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-
-    def submit(
-        self, claim: Claim, cassette: Path | None = None, nodeid: str | None = None
-    ) -> Future[ClaimResult]:
-        """Verify one claim on the pool; once stopped, the future raises
-        :class:`ClaimNotStarted`."""
-        self._progress.add(1)
-        return self._executor().submit(self._start, claim, cassette, nodeid)
-
-    def close(self) -> None:
-        """Cancel the claims not started; wait for those in flight."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                for name in USED_WHILE_VERIFYING:
-                    importlib.import_module(name)
-                self._pool = ThreadPoolExecutor(
-                    max_workers=self._concurrency, thread_name_prefix="citecheck"
-                )
-            return self._pool
-
-    def _start(self, claim: Claim, cassette: Path | None, nodeid: str | None) -> ClaimResult:
-        if self._stop.is_set:
-            self._progress.skipped()
-            raise ClaimNotStarted(claim.id)
-        return self._verify(claim, cassette, nodeid)
-
-
 T = TypeVar("T")
-U = TypeVar("U")
 Item = TypeVar("Item")
 Out = TypeVar("Out")
-
-
-@contextmanager
-def claim_executor(concurrency: int, name: str) -> Iterator[ThreadPoolExecutor]:
-    """A pool of ``concurrency`` threads named ``name-N`` for one run's claims; on
-    exit it waits for the claims in flight."""
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as pool:
-        yield pool
-
-
-def each_in_order(
-    work: Callable[[T], U], items: Iterable[T], concurrency: int, name: str
-) -> list[U]:
-    """``work`` of every item on ``concurrency`` threads; the results in input order."""
-    with claim_executor(concurrency, name) as pool:
-        return list(pool.map(work, items))
 
 
 def start_worker(target: Callable[[], object], name: str) -> threading.Thread:
@@ -146,17 +83,14 @@ def start_worker(target: Callable[[], object], name: str) -> threading.Thread:
     return thread
 
 
-class ReadySource(Protocol[Item, Out]):
-    """Claims that become ready over time (a Crawler job's, as their pages are
-    delivered), run by :func:`run_as_ready`."""
+class Source(Protocol[Item, Out]):
+    """Claims for :meth:`RunLoop.run`: the ready ones at each look, each run on the
+    loop's pool, each settled in the loop's thread as it finishes."""
 
-    concurrency: int
     # How long one look waits for a claim to finish before looking again.
     poll: float
     # A run in which nothing moved for this long (seconds) ends.
     idle_timeout: float
-    # The threads' names: ``name-N``.
-    name: str
 
     def clock(self) -> float:
         """Monotonic seconds."""
@@ -171,12 +105,20 @@ class ReadySource(Protocol[Item, Out]):
         the claims ready now; raises what stops the run (a dead worker)."""
         ...
 
+    def name(self, item: Item) -> str:
+        """The claim's name (in :class:`ClaimNotStarted`)."""
+        ...
+
     def run(self, item: Item) -> Out:
         """Run one claim (on the pool)."""
         ...
 
     def settle(self, item: Item, future: Future[Out]) -> list[Item]:
         """A claim finished (its future is done): the claims to run again now."""
+        ...
+
+    def skipped(self, item: Item) -> None:
+        """A claim the stop kept from starting (nothing of it ran)."""
         ...
 
     def tick(self, running: bool) -> list[Item]:
@@ -187,41 +129,119 @@ class ReadySource(Protocol[Item, Out]):
         """Something outside the claims is awaited (an idle run does not end)."""
         ...
 
+    def interrupted(self) -> None:
+        """Ctrl-C was seen: no claim starts any more (told once, in the loop's thread)."""
+        ...
 
-def run_as_ready(source: ReadySource[Item, Out]) -> None:
-    """Run each claim of ``source`` once it is ready, at most ``concurrency`` at a
-    time; returns when none waits and none runs, or when nothing moved for
-    ``idle_timeout`` seconds with none running and the source not busy. Ctrl-C (or
-    what the source raises) starts no more claims and returns once the claims in
-    flight have finished."""
-    running: dict[Future[Out], Item] = {}
-    finished: queue.Queue[Future[Out]] = queue.Queue()
-    last_change, last_look = source.clock(), None
-    with claim_executor(source.concurrency, source.name) as pool:
+
+class RunLoop:
+    """One engine's pool (built on first use, at most ``concurrency`` threads named
+    ``name_N``) and its stop: :meth:`run` runs a :class:`Source`, :meth:`submit` one
+    call (the service's requests, the plugin's look-ahead)."""
+
+    def __init__(self, concurrency: int, stop: StopSignal | None = None, name: str = "citecheck"):
+        self.concurrency = concurrency
+        self.stop = stop or StopSignal()
+        self.name = name
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(
+        self, work: Callable[[], T], name: str, skipped: Callable[[], None] | None = None
+    ) -> Future[T]:
+        """``work()`` on the pool; once stopped, the future raises
+        :class:`ClaimNotStarted` for ``name`` (``skipped`` is told) instead."""
+        return self._executor().submit(self._start, work, name, skipped)
+
+    def run(self, source: Source[Item, Out]) -> bool:
+        """Run each claim of ``source`` once it is ready; returns when none waits and
+        none runs, or when nothing moved for ``idle_timeout`` seconds with none running
+        and the source not busy. A stop (Ctrl-C, or the stop signal set) starts no more
+        claims (the source is told of each it kept from starting) and returns once the
+        claims in flight have settled; a second Ctrl-C while they finish propagates.
+        Returns whether Ctrl-C stopped the run."""
+        running: dict[Future[Out], tuple[int, Item]] = {}
+        finished: queue.Queue[Future[Out]] = queue.Queue()
+        last_change, last_look = source.clock(), None
+        interrupted = False
+        sequence = 0
 
         def start(item: Item) -> None:
-            future = pool.submit(source.run, item)
-            running[future] = item
+            nonlocal sequence
+            future = self.submit(functools.partial(source.run, item), source.name(item))
+            running[future] = (sequence, item)
+            sequence += 1
             future.add_done_callback(finished.put)
 
-        while source.waiting() or running:
-            looked, ready = source.look()
-            for item in ready:
-                start(item)
-            done = _drain(finished, source.poll)
-            for future in done:
-                for again in source.settle(running.pop(future), future):
-                    start(again)
-            for item in source.tick(bool(running)):
-                start(item)
-            if done or looked != last_look:
-                last_change, last_look = source.clock(), looked
-            elif (
-                not running
-                and not source.busy()
-                and source.clock() - last_change >= source.idle_timeout
-            ):
-                return
+        ready: list[Item]
+        while running or (not self.stop.is_set and source.waiting()):
+            try:
+                if self.stop.is_set:
+                    looked, ready = last_look, []
+                else:
+                    looked, ready = source.look()
+                for item in ready:
+                    start(item)
+                done = _drain(finished, source.poll)
+                for future in sorted(done, key=lambda f: running[f][0]):
+                    item = running.pop(future)[1]
+                    if _never_started(future):
+                        source.skipped(item)
+                        continue
+                    for again in source.settle(item, future):
+                        start(again)
+                if not self.stop.is_set:
+                    for item in source.tick(bool(running)):
+                        start(item)
+                if done or looked != last_look:
+                    last_change, last_look = source.clock(), looked
+                elif (
+                    not running
+                    and not source.busy()
+                    and source.clock() - last_change >= source.idle_timeout
+                ):
+                    break
+            except KeyboardInterrupt:  # wherever it lands, no finished claim is lost
+                if interrupted:
+                    raise
+                interrupted = True
+                self.stop.set()
+                source.interrupted()
+        return interrupted
+
+    def close(self) -> None:
+        """Cancel the calls not started; wait for those in flight."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                for module in USED_WHILE_VERIFYING:
+                    importlib.import_module(module)
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.concurrency, thread_name_prefix=self.name
+                )
+            return self._pool
+
+    def _start(self, work: Callable[[], T], name: str, skipped: Callable[[], None] | None) -> T:
+        if self.stop.is_set:
+            if skipped is not None:
+                skipped()
+            raise ClaimNotStarted(name)
+        return work()
+
+
+def _never_started(future: Future[Out]) -> bool:
+    """The stop kept the call from starting (or the pool was closed with it queued)."""
+    if future.cancelled():
+        return True
+    try:
+        return isinstance(future.exception(), ClaimNotStarted)
+    except CancelledError:
+        return True
 
 
 def _drain(finished: queue.Queue[Future[Out]], timeout: float) -> list[Future[Out]]:

@@ -53,6 +53,12 @@ class EngineSettings:
     review_below: float = DEFAULT_REVIEW_BELOW
     # True: no confirmation call (stages/confirm.py) for supported/contradicted verdicts.
     no_confirm: bool = False
+    # True: no joint judgment (engine/joint.py) of a claim's sources none supports alone.
+    no_joint: bool = False
+    # True: an unreachable citation is looked up in the Wayback Machine (stages/wayback.py).
+    wayback: bool = False
+    # True: a rotted citation is also verified against its snapshot (implies wayback).
+    wayback_verify: bool = False
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = DEFAULT_TIMEOUT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES
@@ -97,6 +103,11 @@ class EngineSettings:
     def __post_init__(self) -> None:
         # An API caller may name the mode ("once"); the engine holds a RecordMode.
         object.__setattr__(self, "record_mode", RecordMode(self.record_mode))
+
+    @property
+    def looks_up_archive(self) -> bool:
+        """Whether a gone page is asked of the Wayback Machine (either setting)."""
+        return self.wayback or self.wayback_verify
 
     @property
     def replaying(self) -> bool:

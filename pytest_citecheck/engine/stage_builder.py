@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.compat import ServerFormats
     from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
     from pytest_citecheck.stages.retrieval import Ranker
+    from pytest_citecheck.stages.wayback import WaybackLookup
 
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
 SAMPLE_TEMPERATURE = 1.0
@@ -73,6 +74,7 @@ class StageBuilder:
         self._transport: StageTransport | None = None
         self._client: httpx.Client | None = None
         self._fetcher: Fetcher | None = None
+        self._wayback: WaybackLookup | None = None
         self._judges: dict[str, Judge] = {}
         self._ranker: Ranker | None = None
         self._builtin_ranker = False
@@ -167,6 +169,17 @@ class StageBuilder:
                         direct=self._direct_pdf(),
                     )
             return self._fetcher
+
+    def wayback(self) -> WaybackLookup:
+        """The Wayback Machine lookup of unreachable citations, on the engine's client."""
+        with self._lock:
+            if self._wayback is None:
+                from pytest_citecheck.stages.wayback import WaybackLookup
+
+                self._wayback = WaybackLookup.from_env(
+                    self.environ, client=self.http_client(), retry=self.retry_policy("wayback")
+                )
+            return self._wayback
 
     def _direct_pdf(self) -> DirectPdfFetcher | None:
         """The direct PDF download (``pdf_fetch = direct``) on the engine's client."""

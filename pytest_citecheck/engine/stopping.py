@@ -3,22 +3,18 @@
 A stop comes from :meth:`StopSignal.set` (Ctrl-C, ``-x``) or from the front end's
 ``should_stop`` asked before each claim starts. A claim submitted but not started
 then never starts (no crawl, no judge call, no cassette): its future raises
-:class:`ClaimNotStarted`. :func:`gather` collects a batch's results, stopping this
-way on Ctrl-C and raising :class:`Interrupted` with the results that finished, so
-every cassette on disk is a complete one.
+:class:`ClaimNotStarted`. The run loop (:meth:`~pytest_citecheck.engine.run_loop.RunLoop.run`)
+stops every source this way on Ctrl-C; the engine then raises :class:`Interrupted`
+with the results that finished, so every cassette on disk is a complete one.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+from concurrent.futures import CancelledError, Future
 
 from pytest_citecheck.claims.results import ClaimResult
-from pytest_citecheck.core.errors import JudgeDeferred
-
-# How often a wait for claims wakes up (Ctrl-C is seen at the latest then).
-_WAIT_TICK = 0.2
 
 
 class ClaimNotStarted(Exception):
@@ -80,55 +76,3 @@ def outcome(future: Future[ClaimResult]) -> ClaimResult | None:
         return future.result()
     except (ClaimNotStarted, CancelledError):
         return None
-
-
-def gather(
-    futures: Mapping[Future[ClaimResult], int],
-    stop: StopSignal,
-    on_result: Callable[[int, ClaimResult], None] | None = None,
-    on_interrupt: Callable[[], None] | None = None,
-    deferred: set[int] | None = None,
-) -> dict[int, ClaimResult]:
-    """Every result of ``futures`` (each maps to its input index), as they finish;
-    ``on_result`` is called in the calling thread, in index order among the claims
-    that finished together.
-
-    Ctrl-C (KeyboardInterrupt) sets ``stop`` (``on_interrupt`` is told): no claim
-    starts any more, the ones in flight finish (``on_result`` sees them), then
-    :class:`Interrupted` is raised with every result that finished. A second Ctrl-C
-    while they finish propagates as KeyboardInterrupt. A claim that never started
-    raises :class:`Interrupted` too. ``deferred`` (a judge batch run) collects the
-    indexes of the claims that stopped to wait for the batch
-    (:class:`~pytest_citecheck.core.errors.JudgeDeferred`)."""
-    results: dict[int, ClaimResult] = {}
-    not_started = 0
-    remaining = dict(futures)
-    interrupted = False
-    while remaining:
-        try:
-            done, _ = wait(remaining, timeout=_WAIT_TICK, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=remaining.__getitem__):
-                index = remaining.pop(future)
-                try:
-                    result = outcome(future)
-                except JudgeDeferred:
-                    if deferred is None:
-                        raise
-                    deferred.add(index)
-                    continue
-                if result is None:
-                    not_started += 1
-                    continue
-                results[index] = result
-                if on_result is not None:
-                    on_result(index, result)
-        except KeyboardInterrupt:  # wherever it lands, no finished claim is lost
-            if interrupted:
-                raise
-            interrupted = True
-            stop.set()
-            if on_interrupt is not None:
-                on_interrupt()
-    if interrupted or not_started:
-        raise Interrupted(results, not_started)
-    return results

@@ -19,6 +19,7 @@ from pytest_citecheck.engine.cassettes import Cassettes, failed, will_record
 from pytest_citecheck.engine.stage_builder import ClaimJudges, StageBuilder
 
 if TYPE_CHECKING:
+    from pytest_citecheck.engine.archived import Archived
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
@@ -170,6 +171,8 @@ class Verification:
     def _pipeline(
         self, judge: Judge, panel: tuple[Judge, ...], recording: Recording | None
     ) -> Verifier:
+        from pytest_citecheck.engine.joint import joint_step
+        from pytest_citecheck.engine.judging import Judging
         from pytest_citecheck.engine.pipeline import Verifier
 
         settings = self.settings
@@ -177,16 +180,43 @@ class Verification:
         return Verifier(
             fetcher=stages.fetcher(),
             ranker=recording.ranker(stages.live_ranker) if recording else stages.live_ranker(),
-            judge=recording.judge(judge) if recording else judge,
+            judging=Judging(
+                judge=recording.judge(judge) if recording else judge,
+                quote_policy=settings.quote_policy,
+                panel=[recording.judge(m) if recording else m for m in panel],
+                panel_rule=settings.panel_rule,
+                panel_min_votes=settings.panel_min_votes,
+                confirm=not settings.no_confirm,
+                confirm_recorded=recording.confirmation_recorded() if recording else True,
+            ),
+            joint=joint_step(
+                recording.judge(judge) if recording else judge,
+                panel,
+                enabled=not settings.no_joint,
+                quote_policy=settings.quote_policy,
+                review_below=settings.review_below,
+                confirm=not settings.no_confirm,
+                confirm_recorded=recording.confirmation_recorded() if recording else True,
+                recorded=recording.joint_recorded() if recording else True,
+                classify_error=recording.classify_error if recording else None,
+            ),
             review_below=settings.review_below,
             classify_error=recording.classify_error if recording else None,
             max_page_bytes=settings.max_page_bytes,
-            quote_policy=settings.quote_policy,
             url_policy=settings.url_policy,
             terms=settings.terms,
-            panel=[recording.judge(m) if recording else m for m in panel],
-            panel_rule=settings.panel_rule,
-            panel_min_votes=settings.panel_min_votes,
-            confirm=not settings.no_confirm,
-            confirm_recorded=recording.confirmation_recorded() if recording else True,
+            archive=self._archived(recording)
+            if settings.wayback or settings.wayback_verify
+            else None,
+        )
+
+    def _archived(self, recording: Recording | None) -> Archived:
+        """The Wayback Machine lookup of gone pages (and the snapshot check), on the
+        engine's recorded client."""
+        from pytest_citecheck.engine.archived import Archived
+
+        return Archived(
+            lookup=self.stages.wayback(),
+            verify_snapshots=self.settings.wayback_verify,
+            classify_error=recording.classify_error if recording else None,
         )

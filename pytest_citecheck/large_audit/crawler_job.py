@@ -14,7 +14,7 @@ webhook receiver (``citecheck serve``) writes the deliveries into it. A run:
    certainly not queued at Crawlbase goes back to the queue, one that may be queued
    stays ``pushing`` and waits for its delivery -- never for a second push;
 4. runs each claim whose web citations have all been delivered, on the engine's run
-   loop (:func:`~pytest_citecheck.engine.run_loop.run_as_ready`, the job its source:
+   loop (:meth:`~pytest_citecheck.engine.run_loop.RunLoop.run`, the job its source:
    :class:`~pytest_citecheck.large_audit.job_source.DeliverySource`; :class:`JobWork`:
    :class:`BatchWork` verifies and records it through the engine's normal path, a
    recheck compares it with its recording) while
@@ -61,7 +61,9 @@ from pytest_citecheck.core.errors import CrawlDeferred
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.text import truncate
 from pytest_citecheck.core.urls import fetch_url
-from pytest_citecheck.engine.run_loop import run_as_ready
+from pytest_citecheck.engine.budget import Budget
+from pytest_citecheck.engine.cassettes import will_record
+from pytest_citecheck.engine.run_loop import RunLoop
 from pytest_citecheck.engine.verification import error_result
 from pytest_citecheck.large_audit.job_source import Deferred, DeliverySource, Readiness
 from pytest_citecheck.large_audit.job_store import (
@@ -73,7 +75,7 @@ from pytest_citecheck.large_audit.job_store import (
     js_citation_id,
 )
 from pytest_citecheck.large_audit.push_workers import PushWorkers
-from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate
+from pytest_citecheck.large_audit.pusher import CrawlerPusher
 from pytest_citecheck.stages.fetch_rules import is_pdf
 from pytest_citecheck.stages.url_policy import check as check_url
 
@@ -171,32 +173,35 @@ class CrawlerJob(Generic[R]):
         store: JobStore,
         work: JobWork[R],
         transport: DeliveryTransport,
-        pusher: CrawlerPusher,
+        pushing: PushWorkers,
         *,
-        rate: PushRate | None = None,
-        push_threads: int = 4,
-        concurrency: int = 4,
+        loop: RunLoop | None = None,
         poll: float = 0.2,
         idle_timeout: float = 3600.0,
-        retry_pause: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        js_pusher: CrawlerPusher | None = None,
     ) -> None:
         self.store = store
         self.job = store.path.parent.name
         self.work = work
-        self.concurrency = concurrency
         self.transport = transport
-        self.pusher = pusher
-        # Pushes the pages that need JavaScript to a JavaScript Crawler (None: none).
-        self.js_pusher = js_pusher
-        self.rate = rate or PushRate()
-        self.push_threads = push_threads
+        # The push threads, with the Crawler(s) they push to and the push rate.
+        self.pushing = pushing
+        # The run loop the claims run on (the engine's: its pool and its stop); without
+        # one, a loop of its own, closed at the end of each run.
+        self.loop = loop or RunLoop(4, name="citecheck-job")
+        self._own_loop = loop is None
         self.poll = poll
         self.idle_timeout = idle_timeout
-        self.retry_pause = retry_pause
         self.clock = clock
-        self.pushing = PushWorkers(store, pusher, js_pusher, self.rate, push_threads, retry_pause)
+
+    @property
+    def pusher(self) -> CrawlerPusher:
+        return self.pushing.pusher
+
+    @property
+    def js_pusher(self) -> CrawlerPusher | None:
+        """Pushes the pages that need JavaScript to a JavaScript Crawler (None: none)."""
+        return self.pushing.js_pusher
 
     # -- the run ----------------------------------------------------------------------
 
@@ -207,7 +212,10 @@ class CrawlerJob(Generic[R]):
     ) -> JobRun[R]:
         """Push, wait, verify; returns when every claim has a result or the job idled
         ``idle_timeout`` seconds. Raises :class:`~pytest_citecheck.large_audit.job_store.JobBusy`
-        when another process runs the job, ConfigurationError when the token is refused."""
+        when another process runs the job, ConfigurationError when the token is refused,
+        KeyboardInterrupt once the claims in flight finished after Ctrl-C (a stop of the
+        loop starts no more claims: the job is not done, and running it again resumes
+        it)."""
         out: JobRun[R] = JobRun()
         wanted = {jc.key: self.work.pushed_citations(jc) for jc in claims}
         with self.store.lock():
@@ -220,9 +228,13 @@ class CrawlerJob(Generic[R]):
             try:
                 batches = self._judge_batches()
                 source = DeliverySource(self, claims, wanted, out.results, on_result, batches)
-                run_as_ready(source)
+                interrupted = self.loop.run(source)
             finally:
                 self.pushing.stop()
+                if self._own_loop:
+                    self.loop.close()
+        if interrupted:
+            raise KeyboardInterrupt
         out.pushed = self.pushing.pushed
         out.done = len(out.results) == len(claims)
         self.pushing.raise_errors()
@@ -335,13 +347,49 @@ class BatchWork:
         self.engine = engine
         self._lock = threading.Lock()
         self._replay_engine: Engine | None = None
+        # The recording budget as the pushes spend it: each claim's worst case, in the
+        # job's order (a push is a crawl Crawlbase bills, so it must fit before it goes).
+        settings = engine.settings
+        self._push_budget = Budget(settings.prices, settings.max_cost, settings.max_credits)
+        # Claims the budget kept from pushing: why (their result says it).
+        self._over_budget: dict[str, str] = {}
 
     def pushed_citations(self, jc: JobClaim) -> list[tuple[str, str]]:
+        """Its pages, when the budget holds the claim's worst case (else none: the claim
+        is ``budget_exhausted`` without a push, as a synchronous run would leave it)."""
+        if self._budget_refuses(jc):
+            return []
         return jc.pushed_citations(self.engine.settings.url_policy)
+
+    def _budget_refuses(self, jc: JobClaim) -> bool:
+        settings = self.engine.settings
+        budget = self._push_budget
+        if not budget.limited or not jc.claim.citations:
+            return False
+        if not will_record(settings.record_mode, jc.cassette):
+            return False  # replayed: it costs nothing
+        from pytest_citecheck.engine.estimate import estimate_claim
+
+        judge = self.engine.stages.judge_name(settings.judge_for(jc.claim))
+        estimate = estimate_claim(
+            jc.claim, judge, confirm=not settings.no_confirm, batch=settings.judge_batch
+        )
+        reservation = budget.reserve(estimate)
+        if isinstance(reservation, str):
+            self._over_budget[jc.key] = reservation
+            return True
+        budget.settle(reservation, reservation.cost, reservation.credits)
+        return False
 
     def run(self, jc: JobClaim) -> ClaimResult:
         """Raises JudgeDeferred when it waits for the judge batch (its pages and the
         answers it got are kept for its next run)."""
+        refused = self._over_budget.get(jc.key)
+        if refused is not None:
+            hint = self.engine.settings.terms.record_hint(jc.key, "once")
+            result = error_result(jc.claim, Reason.BUDGET_EXHAUSTED, refused + hint)
+            self.engine.progress.finished(result)
+            return result
         batch = self.engine.stages.judge_batch()
         if batch is None:
             return self.engine.verify(jc.claim, jc.cassette, jc.key)

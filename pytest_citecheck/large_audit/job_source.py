@@ -1,5 +1,5 @@
 """A Crawler job as a source of ready claims for the engine's run loop
-(:func:`~pytest_citecheck.engine.run_loop.run_as_ready`): a claim is ready once every
+(:meth:`~pytest_citecheck.engine.run_loop.RunLoop.run`): a claim is ready once every
 web citation of it has been delivered (or failed); a claim that stops to wait (for a
 JavaScript crawl, for the judge batch) waits again, and is ready again once its
 answer is in. See :mod:`~pytest_citecheck.large_audit.crawler_job`, steps 4 and 5.
@@ -56,7 +56,6 @@ class Job(Protocol[C, R_co]):
 
     store: JobStore
     pushing: PushWorkers
-    concurrency: int
     poll: float
     idle_timeout: float
 
@@ -75,8 +74,6 @@ class DeliverySource(Generic[C, R]):
     ``on_result``) as they finish. A ready claim comes with whether an earlier run
     finished it (every citation judged or failed when it became ready)."""
 
-    name = "citecheck-job"
-
     def __init__(
         self,
         job: Job[C, R],
@@ -87,7 +84,6 @@ class DeliverySource(Generic[C, R]):
         parked: JobBatches[C] | None,
     ) -> None:
         self.job = job
-        self.concurrency = job.concurrency
         self.poll = job.poll
         self.idle_timeout = job.idle_timeout
         self.clock = job.clock
@@ -121,6 +117,15 @@ class DeliverySource(Generic[C, R]):
             self._since = asked - _CLOCK_MARGIN
             found = self.ready.update(states)
         return counts, found
+
+    def name(self, item: tuple[C, bool]) -> str:
+        return item[0].key
+
+    def skipped(self, item: tuple[C, bool]) -> None:
+        """The stop kept it from starting: it has no result (the job resumes it)."""
+
+    def interrupted(self) -> None:
+        """Ctrl-C: the job's state is in its store (running it again resumes it)."""
 
     def run(self, item: tuple[C, bool]) -> R | Deferred:
         jc, before = item

@@ -41,7 +41,6 @@ import contextlib
 import gzip
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from pytest_citecheck.core.argtypes import JOB_NAME
+from pytest_citecheck.large_audit.job_file import BUSY_TIMEOUT, JobFile
 
 # The callback headers a push asks the Crawler to echo on its delivery
 # (``callback_headers=Citecheck-Job:JOB|Citecheck-Citation:ID``).
@@ -57,8 +57,6 @@ CITATION_HEADER = "Citecheck-Citation"
 
 STORE_FILE = "job.sqlite"
 LOCK_FILE = "runner.lock"
-# Seconds a store's write waits for another process's lock (a runner's, a backup's).
-BUSY_TIMEOUT = 30.0
 
 
 class JobBusy(Exception):
@@ -161,229 +159,9 @@ CREATE TABLE IF NOT EXISTS needs_javascript (citation TEXT PRIMARY KEY, url TEXT
 """
 
 
-class JobStore:
-    """One job's state file. Safe to share between threads and between processes."""
-
-    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT) -> None:
-        self.path = path
-        # How long a write waits for another process's lock before it fails
-        # (sqlite3.OperationalError "database is locked").
-        self.busy_timeout = busy_timeout
-        self._local = threading.local()
-
-    @classmethod
-    def create(cls, root: Path, job: str) -> JobStore:
-        """Open ``root/job``'s store, creating the folder and the file if needed."""
-        if not valid_job_name(job):
-            raise ValueError(f"job name {job!r}: use letters, digits, '.', '_' or '-' (at most 64)")
-        folder = root / job
-        folder.mkdir(parents=True, exist_ok=True)
-        store = cls(folder / STORE_FILE)
-        db = store._db()
-        db.executescript(_SCHEMA)  # executescript commits on its own
-        columns = {row[1] for row in db.execute("PRAGMA table_info(citations)")}
-        if "sending" not in columns:
-            # A job file written before pushes were marked sent: its ``pushing`` rows may
-            # have been sent, so they count as sent (never pushed twice).
-            with store._write() as tx:
-                tx.execute("ALTER TABLE citations ADD COLUMN sending REAL")
-                tx.execute(
-                    "UPDATE citations SET sending = updated WHERE state = ?",
-                    (JobState.PUSHING.value,),
-                )
-        return store
-
-    @classmethod
-    def open(cls, root: Path, job: str, busy_timeout: float = BUSY_TIMEOUT) -> JobStore | None:
-        """An existing job's store, or None when there is no such job."""
-        if not valid_job_name(job):
-            return None
-        path = root / job / STORE_FILE
-        return cls(path, busy_timeout) if path.is_file() else None
-
-    # -- connections -------------------------------------------------------------
-
-    def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            self._local.db = db
-        return db
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One transaction; inside another one (:meth:`batch`), a savepoint of it:
-        its changes are undone alone when it fails, and committed with the others."""
-        db = self._db()
-        if db.in_transaction:
-            db.execute("SAVEPOINT change")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK TO change")
-                db.execute("RELEASE change")
-                raise
-            db.execute("RELEASE change")
-            return
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        try:
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a failed commit can leave it open: nothing is kept
-                db.execute("ROLLBACK")
-            raise
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Changes made inside committed together, in one transaction (one write of
-        the log instead of one each); each change still all or nothing on its own.
-        Nothing is kept when the commit itself fails."""
-        with self._write():
-            yield
-
-    def connect(self) -> None:
-        """Open the file now (else its first use opens it); raises sqlite3.Error."""
-        self._db()
-
-    def close(self) -> None:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
-
-    # -- metadata ----------------------------------------------------------------
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-    def meta(self, key: str) -> str | None:
-        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    # -- pushing -----------------------------------------------------------------
-
-    def add(self, citations: Iterable[tuple[str, str]]) -> int:
-        """Queue ``(citation id, url)`` pairs; ones already in the job are left as
-        they are (adding a job's citations again on resume changes nothing).
-        Returns how many were new."""
-        now = time.time()
-        with self._write() as db:
-            before = db.total_changes
-            db.executemany(
-                "INSERT OR IGNORE INTO citations (citation, url, state, updated) "
-                "VALUES (?, ?, ?, ?)",
-                [(c, u, JobState.QUEUED.value, now) for c, u in citations],
-            )
-            return db.total_changes - before
-
-    def take_for_push(self, limit: int, javascript: bool | None = None) -> list[tuple[str, str]]:
-        """Move up to ``limit`` queued citations to ``pushing`` and return them
-        (``javascript`` True or False: only JavaScript pushes, or none of them).
-
-        Committed before any push is sent: a citation taken here is never taken
-        again, whatever happens to the process that took it."""
-        kind = "" if javascript is None else f"AND (citation GLOB '*{JS_SUFFIX}') = ? "
-        args: tuple[object, ...] = (JobState.QUEUED.value,)
-        args += () if javascript is None else (int(javascript),)
-        with self._write() as db:
-            rows = db.execute(
-                f"SELECT citation, url FROM citations WHERE state = ? {kind}ORDER BY rowid LIMIT ?",
-                (*args, limit),
-            ).fetchall()
-            db.executemany(
-                "UPDATE citations SET state = ?, pushes = pushes + 1, updated = ? "
-                "WHERE citation = ?",
-                [(JobState.PUSHING.value, time.time(), c) for c, _ in rows],
-            )
-        return [(str(c), str(u)) for c, u in rows]
-
-    def mark_pushed(self, citation: str, rid: str) -> None:
-        """The push was answered with ``rid``. A delivery that arrived first
-        (it can) has already moved the citation on; only the rid is added then."""
-        with self._write() as db:
-            db.execute(
-                "UPDATE citations SET rid = COALESCE(rid, ?), updated = ?, "
-                "state = CASE WHEN state = ? THEN ? ELSE state END WHERE citation = ?",
-                (rid, time.time(), JobState.PUSHING.value, JobState.PUSHED.value, citation),
-            )
-
-    def requeue(self, citation: str, detail: str) -> None:
-        """A push known *not* to have been accepted (refused, or never sent)
-        goes back to the queue, with why."""
-        with self._write() as db:
-            db.execute(
-                "UPDATE citations SET state = ?, detail = ?, sending = NULL, updated = ? "
-                "WHERE citation = ? AND state = ?",
-                (JobState.QUEUED.value, detail, time.time(), citation, JobState.PUSHING.value),
-            )
-
-    def mark_sending(self, citation: str) -> None:
-        """Committed when the push request is about to be written: from here on the
-        push may have reached Crawlbase, so the citation is never pushed again."""
-        with self._write() as db:
-            db.execute(
-                "UPDATE citations SET sending = ?, updated = ? WHERE citation = ? AND state = ?",
-                (time.time(), time.time(), citation, JobState.PUSHING.value),
-            )
-
-    def recover_unsent(self) -> int:
-        """Put back in the queue every citation taken for a push whose request was
-        never sent (its pusher died waiting its turn); call it holding :meth:`lock`.
-        Returns how many. Their push count is taken back: nothing was pushed."""
-        with self._write() as db:
-            return db.execute(
-                "UPDATE citations SET state = ?, pushes = MAX(pushes - 1, 0), updated = ?, "
-                "detail = 'taken by a pusher that stopped before sending it' "
-                "WHERE state = ? AND sending IS NULL",
-                (JobState.QUEUED.value, time.time(), JobState.PUSHING.value),
-            ).rowcount
-
-    def awaiting_delivery(self) -> list[Row]:
-        """Citations whose push was (or may have been) sent and whose page has not
-        come: they wait for their delivery, never for a second push."""
-        sql = (
-            "SELECT citation, url, state, rid, detail, pushes FROM citations "
-            "WHERE state = ? OR (state = ? AND rid IS NULL AND sending IS NOT NULL) "
-            "ORDER BY rowid"
-        )
-        args = (JobState.PUSHED.value, JobState.PUSHING.value)
-        return [
-            Row(str(c), str(u), JobState(st), r, d, int(n))
-            for c, u, st, r, d, n in self._db().execute(sql, args)
-        ]
-
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the job for one runner (pusher and verifier): a second one raises
-        :class:`JobBusy` at once instead of working beside it. The lock is the
-        operating system's (released when the process dies, however it dies);
-        without ``fcntl`` (Windows) there is none."""
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            yield
-            return
-        path = self.path.parent / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise JobBusy(
-                    f"job {self.path.parent.name!r} is being run by another process "
-                    f"(lock {path}); wait for it or stop it, then run again"
-                ) from None
-            yield
-        finally:
-            os.close(fd)
+class _Deliveries(JobFile):
+    """The pages the Crawler delivered for a job's citations, and the pages noted as
+    needing JavaScript."""
 
     # -- deliveries --------------------------------------------------------------
 
@@ -502,6 +280,157 @@ class JobStore:
             .fetchall()
         )
         return {state: int(found.get(state.value, 0)) for state in JobState}
+
+
+class JobStore(_Deliveries):
+    """One job's state file. Safe to share between threads and between processes."""
+
+    @classmethod
+    def create(cls, root: Path, job: str) -> JobStore:
+        """Open ``root/job``'s store, creating the folder and the file if needed."""
+        if not valid_job_name(job):
+            raise ValueError(f"job name {job!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+        folder = root / job
+        folder.mkdir(parents=True, exist_ok=True)
+        store = cls(folder / STORE_FILE)
+        db = store._db()
+        db.executescript(_SCHEMA)  # executescript commits on its own
+        columns = {row[1] for row in db.execute("PRAGMA table_info(citations)")}
+        if "sending" not in columns:
+            # A job file written before pushes were marked sent: its ``pushing`` rows may
+            # have been sent, so they count as sent (never pushed twice).
+            with store._write() as tx:
+                tx.execute("ALTER TABLE citations ADD COLUMN sending REAL")
+                tx.execute(
+                    "UPDATE citations SET sending = updated WHERE state = ?",
+                    (JobState.PUSHING.value,),
+                )
+        return store
+
+    @classmethod
+    def open(cls, root: Path, job: str, busy_timeout: float = BUSY_TIMEOUT) -> JobStore | None:
+        """An existing job's store, or None when there is no such job."""
+        if not valid_job_name(job):
+            return None
+        path = root / job / STORE_FILE
+        return cls(path, busy_timeout) if path.is_file() else None
+
+    # -- pushing -----------------------------------------------------------------
+
+    def add(self, citations: Iterable[tuple[str, str]]) -> int:
+        """Queue ``(citation id, url)`` pairs; ones already in the job are left as
+        they are (adding a job's citations again on resume changes nothing).
+        Returns how many were new."""
+        now = time.time()
+        with self._write() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO citations (citation, url, state, updated) "
+                "VALUES (?, ?, ?, ?)",
+                [(c, u, JobState.QUEUED.value, now) for c, u in citations],
+            )
+            return db.total_changes - before
+
+    def take_for_push(self, limit: int, javascript: bool | None = None) -> list[tuple[str, str]]:
+        """Move up to ``limit`` queued citations to ``pushing`` and return them
+        (``javascript`` True or False: only JavaScript pushes, or none of them).
+
+        Committed before any push is sent: a citation taken here is never taken
+        again, whatever happens to the process that took it."""
+        kind = "" if javascript is None else f"AND (citation GLOB '*{JS_SUFFIX}') = ? "
+        args: tuple[object, ...] = (JobState.QUEUED.value,)
+        args += () if javascript is None else (int(javascript),)
+        with self._write() as db:
+            rows = db.execute(
+                f"SELECT citation, url FROM citations WHERE state = ? {kind}ORDER BY rowid LIMIT ?",
+                (*args, limit),
+            ).fetchall()
+            db.executemany(
+                "UPDATE citations SET state = ?, pushes = pushes + 1, updated = ? "
+                "WHERE citation = ?",
+                [(JobState.PUSHING.value, time.time(), c) for c, _ in rows],
+            )
+        return [(str(c), str(u)) for c, u in rows]
+
+    def mark_pushed(self, citation: str, rid: str) -> None:
+        """The push was answered with ``rid``. A delivery that arrived first
+        (it can) has already moved the citation on; only the rid is added then."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET rid = COALESCE(rid, ?), updated = ?, "
+                "state = CASE WHEN state = ? THEN ? ELSE state END WHERE citation = ?",
+                (rid, time.time(), JobState.PUSHING.value, JobState.PUSHED.value, citation),
+            )
+
+    def requeue(self, citation: str, detail: str) -> None:
+        """A push known *not* to have been accepted (refused, or never sent)
+        goes back to the queue, with why."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET state = ?, detail = ?, sending = NULL, updated = ? "
+                "WHERE citation = ? AND state = ?",
+                (JobState.QUEUED.value, detail, time.time(), citation, JobState.PUSHING.value),
+            )
+
+    def mark_sending(self, citation: str) -> None:
+        """Committed when the push request is about to be written: from here on the
+        push may have reached Crawlbase, so the citation is never pushed again."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE citations SET sending = ?, updated = ? WHERE citation = ? AND state = ?",
+                (time.time(), time.time(), citation, JobState.PUSHING.value),
+            )
+
+    def recover_unsent(self) -> int:
+        """Put back in the queue every citation taken for a push whose request was
+        never sent (its pusher died waiting its turn); call it holding :meth:`lock`.
+        Returns how many. Their push count is taken back: nothing was pushed."""
+        with self._write() as db:
+            return db.execute(
+                "UPDATE citations SET state = ?, pushes = MAX(pushes - 1, 0), updated = ?, "
+                "detail = 'taken by a pusher that stopped before sending it' "
+                "WHERE state = ? AND sending IS NULL",
+                (JobState.QUEUED.value, time.time(), JobState.PUSHING.value),
+            ).rowcount
+
+    def awaiting_delivery(self) -> list[Row]:
+        """Citations whose push was (or may have been) sent and whose page has not
+        come: they wait for their delivery, never for a second push."""
+        sql = (
+            "SELECT citation, url, state, rid, detail, pushes FROM citations "
+            "WHERE state = ? OR (state = ? AND rid IS NULL AND sending IS NOT NULL) "
+            "ORDER BY rowid"
+        )
+        args = (JobState.PUSHED.value, JobState.PUSHING.value)
+        return [
+            Row(str(c), str(u), JobState(st), r, d, int(n))
+            for c, u, st, r, d, n in self._db().execute(sql, args)
+        ]
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the job for one runner (pusher and verifier): a second one raises
+        :class:`JobBusy` at once instead of working beside it. The lock is the
+        operating system's (released when the process dies, however it dies);
+        without ``fcntl`` (Windows) there is none."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        path = self.path.parent / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise JobBusy(
+                    f"job {self.path.parent.name!r} is being run by another process "
+                    f"(lock {path}); wait for it or stop it, then run again"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
 
     # -- verification ------------------------------------------------------------
 

@@ -632,6 +632,85 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "no_joint",
+        "do not judge a claim's sources together when it cites two or more and none "
+        "supports it alone (saves that judge call and its confirmation: at most two more "
+        "judge calls per such claim)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-no-joint",
+        ini="citecheck_no_joint",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--no-joint"),
+            "recheck": Hidden("a judge asked again judges one citation"),
+            "serve": Hidden("the service always judges a claim's sources together"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service always judges a claim's sources together"),
+        doc=(
+            "turn off the [joint judgment](verification.md#claims-that-need-two-sources) of "
+            "a claim that cites two or more sources none of which supports it alone: one "
+            "more judge call reading the top passages of all of them (and its confirmation); "
+            "without it such a claim stays `not_found`"
+        ),
+    ),
+    Option(
+        "wayback",
+        "look an unreachable citation (404, 410, a failed crawl, a deep link redirected to "
+        "the homepage, a soft 404) up in the Wayback Machine: never_archived (likely "
+        "invented) or rotted (archived, now gone: the snapshot's date and link); one free "
+        "request per such citation, recorded in its cassette",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-wayback",
+        ini="citecheck_wayback",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--wayback"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers what the page says today"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers what the page says today"),
+        doc=(
+            "ask the [Wayback Machine](deep-research.md#6-invented-or-rotted) whether an "
+            "unreachable citation was ever archived: `never_archived` (likely invented) or "
+            "`rotted` (with the snapshot's date and link); the request is free, recorded in "
+            "the claim's cassette and replayed offline"
+        ),
+    ),
+    Option(
+        "wayback_verify",
+        "also verify a rotted citation (archived, now gone) against its Wayback snapshot: "
+        "one more crawl and judge call, its verdict labelled as the snapshot's and never "
+        "counted with the live verdicts (implies wayback)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-wayback-verify",
+        ini="citecheck_wayback_verify",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--wayback-verify"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers what the page says today"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers what the page says today"),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",
@@ -995,6 +1074,69 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("the service answers verdicts; its callers decide"),
     ),
     Option(
+        "min_link_works",
+        "fail when the deep-research link-works rate (citations whose page or document "
+        "was fetched and read, over the citations rated) is below L",
+        parse=at.fraction,
+        metavar="L",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-link-works",
+        ini="citecheck_min_link_works",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-link-works",
+                "exit 1 when the deep-research link-works rate (citations whose page was "
+                "fetched and read) is below L.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_relevant",
+        "fail when the deep-research relevant rate (citations whose page has text that "
+        "decides the claim, either way, over the citations rated) is below R",
+        parse=at.fraction,
+        metavar="R",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-relevant",
+        ini="citecheck_min_relevant",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-relevant",
+                "exit 1 when the deep-research relevant rate (citations whose page has text "
+                "that decides the claim, either way) is below R.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "min_fact_check",
+        "fail when the deep-research fact-check rate (citations that support their claim, "
+        "alone or jointly, over the citations rated) is below F",
+        parse=at.fraction,
+        metavar="F",
+        shown_default="no floor",
+        target="gate",
+        pytest_flag="--citecheck-min-fact-check",
+        ini="citecheck_min_fact_check",
+        ini_type="float",
+        plugin_term="ini",
+        cli={
+            "batch": Flag(
+                "--min-fact-check",
+                "exit 1 when the deep-research fact-check rate (citations that support "
+                "their claim) is below F.",
+            )
+        },
+        service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
         "allow_contradicted",
         "do not fail on contradicted or fabricated citations",
         default=False,
@@ -1045,6 +1187,26 @@ OPTIONS: tuple[Option, ...] = (
         plugin_term="flag",
         cli={"batch": Hidden("a verdict marked for review counts normally")},
         service=Hidden("the service answers verdicts; its callers decide"),
+    ),
+    Option(
+        "fail_not_retrieved",
+        "fail claims and the session on a conversation's citation of a URL that no tool "
+        "result of the conversation returned (url_not_retrieved)",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="gate",
+        pytest_flag="--citecheck-fail-not-retrieved",
+        ini="citecheck_fail_not_retrieved",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={"batch": Flag("--fail-not-retrieved")},
+        service=Hidden("the service answers verdicts; its callers decide"),
+        doc=(
+            "fail on `url_not_retrieved`: a conversation's cited URL that none of its tool "
+            "results returned; see [Conversations](conversations.md#cited-but-never-retrieved)"
+        ),
     ),
     Option(
         "baseline",
@@ -1138,7 +1300,7 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("each response is the request's report"),
         doc=(
             "write the markdown summary (also appended to `$GITHUB_STEP_SUMMARY` when set); see "
-            "[Reports](reports.md#reports-html-markdown-and-v)"
+            "[Reports](reports.md#reports-html-markdown-and-the-verbose-listing)"
         ),
     ),
     Option(
@@ -1160,7 +1322,7 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("each response is the request's report"),
         doc=(
             "write the self-contained HTML report; see "
-            "[Reports](reports.md#reports-html-markdown-and-v)"
+            "[Reports](reports.md#reports-html-markdown-and-the-verbose-listing)"
         ),
     ),
     Option(
@@ -1218,7 +1380,7 @@ OPTIONS: tuple[Option, ...] = (
         service_type="Path | None",
         doc=(
             "append one row per citation to a SQLite audit index (see [the audit "
-            "index](cli.md#the-audit-index-audit-citecheck-audit-listpage))"
+            "index](cli.md#the-audit-index-and-citecheck-audit))"
         ),
     ),
     # -- what recording costs ------------------------------------------------------------

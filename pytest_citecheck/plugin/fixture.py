@@ -22,6 +22,7 @@ import pytest
 from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.claims.results import ClaimResult
+from pytest_citecheck.claims.schema import CITATION_KEYS
 from pytest_citecheck.plugin.startup import preflight_claim
 from pytest_citecheck.plugin.state import citecheck_session
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
@@ -115,10 +116,7 @@ class CitecheckFixture:
                     "id": claim.id,
                     "claim": claim.claim,
                     "citations": [
-                        c.model_dump(
-                            exclude_none=True,
-                            include={"url", "document", "quote", "quote_by", "page"},
-                        )
+                        c.model_dump(exclude_none=True, include=set(CITATION_KEYS))
                         for c in claim.citations
                     ],
                 }

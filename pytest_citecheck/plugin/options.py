@@ -54,14 +54,80 @@ def _flag_help(option: Option) -> str:
     notes = [f"ini {option.ini}"] if isinstance(option.ini, str) else []
     if "(default" not in text:
         notes.append(f"default: {option.default_text()}")
-    help = f"{text} ({'; '.join(notes)})."
+    help = f"{text} ({'; '.join(notes)})." if notes else f"{text}."
     return help + _JUDGE_HELP if option.name == "judge" else help
 
 
+# ``pytest --help`` lists the flags in these groups, in this order (the first is the
+# plugin's own: turning it on and what a run does); each group's options by name.
+HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "citecheck": (
+        "citation checking (pytest-citecheck)",
+        ("enabled", "record_mode", "dry_run", "recheck", "recheck_fail_on"),
+    ),
+    "citecheck judge": (
+        "citecheck: the judge, a judge panel, confirmation",
+        (
+            "judge",
+            "judge_base_url",
+            "judges",
+            "judge_samples",
+            "panel_rule",
+            "panel_min_votes",
+            "review_below",
+            "no_confirm",
+        ),
+    ),
+    "citecheck verification": (
+        "citecheck: fetching, ranking and quote matching",
+        (
+            "ranker",
+            "quote_match",
+            "quote_similarity",
+            "url_policy",
+            "concurrency",
+            "timeout",
+            "max_page_bytes",
+            "cache_dir",
+            "max_claim_chars",
+            "document_roots",
+        ),
+    ),
+    "citecheck gate": (
+        "citecheck: the gate (floors, contradictions, the baseline)",
+        (
+            "min_precision",
+            "min_reachable_precision",
+            "min_answer_support",
+            "min_citation_recall",
+            "allow_contradicted",
+            "gate_scope",
+            "strict_review",
+            "baseline",
+            "max_drop",
+            "min_agreement",
+        ),
+    ),
+    "citecheck reports": (
+        "citecheck: report files",
+        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit"),
+    ),
+    "citecheck budget": (
+        "citecheck: prices and the recording budget",
+        ("price_credit", "prices", "max_cost", "max_credits"),
+    ),
+}
+# A flag no group names (a new option) is listed in the first.
+_GROUP_OF = {name: group for group, (_, names) in HELP_GROUPS.items() for name in names}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("citecheck", "citation checking (pytest-citecheck)")
+    groups = {
+        name: parser.getgroup(name, description) for name, (description, _) in HELP_GROUPS.items()
+    }
     for option in OPTIONS:
         if isinstance(option.pytest_flag, str):
+            group = groups[_GROUP_OF.get(option.name, "citecheck")]
             kwargs: dict[str, Any] = {"dest": flag_dest(option.pytest_flag)}
             if option.action == "store_true":
                 # None: not given, so the ini option (if any) decides.

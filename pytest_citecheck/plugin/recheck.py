@@ -120,7 +120,8 @@ class RecheckHooks:
     def report(self, step_summary: Path | None = None) -> RecheckReport:
         """The recheck's report (its markdown appended to ``step_summary``)."""
         from pytest_citecheck.core.defaults import RecheckStatus
-        from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
+        from pytest_citecheck.reports.finish import finish_recheck
+        from pytest_citecheck.reports.outputs import Outputs
 
         names = ",".join(self.settings.recheck_fail_on)
 
@@ -132,7 +133,7 @@ class RecheckHooks:
             sorted(self.checks, key=lambda c: c.nodeid),
             [RecheckStatus(name) for name in self.settings.recheck_fail_on],
             gate_line,
-            RecheckOutputs(step_summary=step_summary),
+            Outputs(step_summary=step_summary),
         )
 
     @pytest.hookimpl(trylast=True)

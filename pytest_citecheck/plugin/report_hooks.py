@@ -36,13 +36,18 @@ _VOTE_LETTERS = {"supported": "s", "contradicted": "c", "not_found": "n", "error
 
 def _labels(payload: Any) -> str:
     """The claim labels a report carries: JSON from an xdist worker, or the result
-    objects in this process. A citation a judge panel decided adds its votes, one
-    letter a member in panel order (s, c, n, e)."""
+    objects in this process, as reports show them (``shown_label``). A citation a
+    judge panel decided adds its votes, one letter a member in panel order (s, c, n, e)."""
+    from pytest_citecheck.claims.labels import Label
+    from pytest_citecheck.engine.aggregate import shown_label
+
     results = json.loads(payload) if isinstance(payload, str) else payload
     shown = []
     for r in results:
         data = r if isinstance(r, dict) else r.model_dump(mode="json")
-        text = str(data["label"])
+        # A claim only a made-up quote decided reads as such: [fabricated].
+        cited = [Label(v["label"]) for v in data.get("verdicts", [])]
+        text = shown_label(Label(data["label"]), cited).value
         panels = [v["panel"] for v in data.get("verdicts", []) if v.get("panel")]
         if panels:
             votes = (
@@ -153,7 +158,7 @@ class ReportHooks:
         verbose = self.config.get_verbosity() > 0
         for line in report.lines(verbose=verbose):
             tr.write_line(line.text, **line.markup)
-        missing = _missing_line(report, verbose)
+        missing = report.missing_line(verbose=verbose)
         if missing is not None:
             tr.write_line(missing, yellow=True, bold=True)
         stopped = report.not_started_line()  # the claim items pytest never ran too
@@ -188,27 +193,6 @@ class ReportHooks:
             report, self.config.rootpath, checkout, per_step=github.PER_STEP
         ):
             tr.write_line(annotation.command())
-
-
-def _missing_line(report: Report, verbose: bool) -> str | None:
-    """The one line for every citation with no recording: the files to record
-    (``--citecheck-record=once`` records only what is missing) and what it needs."""
-    from pytest_citecheck.core.defaults import DEFAULT_JUDGE
-    from pytest_citecheck.engine.preflight import recording_needs
-    from pytest_citecheck.plugin.terms import record_all
-    from pytest_citecheck.reports.figures import file_of
-
-    missing = report.missing_recordings()
-    if not missing:
-        return None
-    claims = list(dict.fromkeys(nodeid for nodeid, _ in missing))
-    # One claim: that claim; more: their files, where the mode records only what is missing.
-    files = claims if len(claims) == 1 else list(dict.fromkeys(map(file_of, claims)))
-    judges = report.run.get("judges") or [DEFAULT_JUDGE]
-    urls = any(v.url.startswith(("http://", "https://")) for _, v in missing)
-    return report.missing_line(
-        record_all(files, "once"), recording_needs(judges, urls), verbose=verbose
-    )
 
 
 def _where_set(config: pytest.Config, flag: str, ini: str) -> tuple[str, int]:

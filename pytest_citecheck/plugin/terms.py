@@ -33,5 +33,6 @@ PLUGIN_TERMS = Terms(
         JUDGE_FROM_CLAIM: "a claim file's judge:",
     },
     record=record_command,
+    record_many=record_all,
     replay="--citecheck-record=none",
 )

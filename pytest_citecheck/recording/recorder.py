@@ -150,6 +150,9 @@ class Recording:
     # Whether the claims confirm their verdicts (stages/confirm.py): a cassette recorded
     # so says it in its metadata (``confirmation: true``).
     confirm: bool = True
+    # Whether the claims judge their sources together when none supports alone
+    # (engine/joint.py): ``joint: true`` in the metadata.
+    joint: bool = True
 
     @property
     def replaying(self) -> bool:
@@ -205,6 +208,14 @@ class Recording:
         if not self.write_protected or not self.cassette.existed:
             return True
         return self.metadata().get("confirmation") is True
+
+    def joint_recorded(self) -> bool:
+        """Whether a joint judgment can be served: recording may send it, or the cassette
+        was recorded with it (one recorded before it, or with it off, holds none: its
+        claims replay their single-source verdicts)."""
+        if not self.write_protected or not self.cassette.existed:
+            return True
+        return self.metadata().get("joint") is True
 
     def judge(self, judge: Judge) -> Judge:
         """``judge``, refusing to replay a reply recorded under another quote policy."""
@@ -286,6 +297,10 @@ class Recording:
                 self.metadata()["confirmation"] = True
             elif self.mode.starts_empty:
                 self.metadata().pop("confirmation", None)
+            if self.joint:
+                self.metadata()["joint"] = True
+            elif self.mode.starts_empty:
+                self.metadata().pop("joint", None)
         if self.quote_policy is not None and len(cassette):
             meta = self.metadata()
             for key in _QUOTE_POLICY_KEYS:
@@ -469,6 +484,7 @@ def open_recording(
     quote_policy: Mapping[str, Any] | None = None,
     terms: Terms = NEUTRAL,
     confirm: bool = True,
+    joint: bool = True,
 ) -> Iterator[Recording]:
     """Open the claim's cassette and make it serve this thread's HTTP.
 
@@ -503,6 +519,7 @@ def open_recording(
         quote_policy=quote_policy,
         terms=terms,
         confirm=confirm,
+        joint=joint,
     )
     with claim_http(http):
         yield recording

@@ -1,10 +1,12 @@
 """The audit index: one SQLite row per verified citation.
 
 Every decision gets a row -- run id, time, claim, url, label, reason,
-confidence, evidence quote, final url, original status and the ``rid`` of the
-page the Crawling API stored -- so an auditor can re-read, weeks later, the exact
-page text a verdict was based on (``citecheck audit page RID``). A citation
-with no stored page (a PDF, an error) still gets its row, with an empty rid.
+confidence, evidence quote, final url, original status, the ``rid`` of the
+page the Crawling API stored and the token kind that stored it (``rid_token``:
+storage may be kept per token, so ``citecheck audit page`` asks that token
+first) -- so an auditor can re-read, weeks later, the exact page text a verdict
+was based on (``citecheck audit page RID``). A citation with no stored page (a
+PDF, an error) still gets its row, with an empty rid.
 
 Only the rid is kept, never the ``storage_url`` (it carries the token): a value
 that is not shaped like a rid is dropped, and every text column is scrubbed.
@@ -29,12 +31,15 @@ from pathlib import Path
 
 from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.files import unwritable
+from pytest_citecheck.core.providers import TokenKind, token_kind
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 
 DEFAULT_AUDIT_PATH = Path("citecheck-audit.db")
 AUDIT_ENV = "CITECHECK_AUDIT"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Schema 1 had no rid_token column: an older file gains it (empty: token unknown).
+_MIGRATE_FROM_1 = "ALTER TABLE citations ADD COLUMN rid_token TEXT NOT NULL DEFAULT ''"
 # How long a writer waits for another one's transaction before giving up.
 BUSY_TIMEOUT_SECONDS = 30.0
 
@@ -57,7 +62,8 @@ CREATE TABLE IF NOT EXISTS citations (
     evidence_quote TEXT NOT NULL,
     final_url TEXT NOT NULL,
     original_status INTEGER,
-    rid TEXT NOT NULL
+    rid TEXT NOT NULL,
+    rid_token TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS citations_run ON citations (run_id);
 CREATE INDEX IF NOT EXISTS citations_label ON citations (label);
@@ -78,6 +84,7 @@ COLUMNS = (
     "final_url",
     "original_status",
     "rid",
+    "rid_token",
 )
 
 
@@ -102,6 +109,8 @@ class AuditRow:
     final_url: str
     original_status: int | None
     rid: str
+    # "normal" or "javascript": the token kind whose crawl stored the page ("" unknown).
+    rid_token: str = ""
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -113,6 +122,13 @@ def new_run_id(now: datetime | None = None) -> str:
 def safe_rid(rid: str | None) -> str:
     """The rid if it is shaped like one, else ``""`` (never a storage URL)."""
     return rid if rid is not None and _RID.fullmatch(rid) else ""
+
+
+def audit_page_command(rid: str, stored_with: str | None = None) -> str:
+    """The command that re-reads ``rid``, naming the JavaScript token when it stored the
+    page (the Normal token is asked first otherwise)."""
+    js = " --crawled-with javascript" if token_kind(stored_with) == "javascript" else ""
+    return f"citecheck audit page {rid}{js}"
 
 
 def rows_for(
@@ -137,6 +153,7 @@ def rows_for(
             final_url=_text(verdict.final_url or ""),
             original_status=verdict.original_status,
             rid=safe_rid(verdict.rid),
+            rid_token=(verdict.stored_with() or "") if safe_rid(verdict.rid) else "",
         )
         for key, result in results.items()
         for verdict in result.verdicts
@@ -209,13 +226,17 @@ class AuditIndex:
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             return
-        if version not in (0, SCHEMA_VERSION):
+        if version not in (0, 1, SCHEMA_VERSION):
             raise AuditError(
                 f"{self.path} has audit schema {version}; this citecheck writes "
                 f"{SCHEMA_VERSION}: use another --audit file"
             )
         connection.execute("BEGIN IMMEDIATE")
         try:
+            # Another writer may have prepared the file while this one waited.
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version == 1:
+                connection.execute(_MIGRATE_FROM_1)
             for statement in _CREATE.split(";"):
                 if statement.strip():
                     connection.execute(statement)
@@ -273,18 +294,33 @@ class AuditIndex:
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        query = f"SELECT {', '.join(COLUMNS)} FROM citations"
-        if where:
-            query += " WHERE " + " AND ".join(where)
-        # Newest first, so a limit keeps the latest rows; shown oldest first.
-        query += " ORDER BY id DESC"
         if limit is not None:
-            query += " LIMIT ?"
             args.append(limit)
         with self._connect(create=False) as connection:
             if not self._has_table(connection):
                 return []
+            # A schema-1 file (no rid_token) is read as it is; only a writer migrates it.
+            present = {str(r[1]) for r in connection.execute("PRAGMA table_info(citations)")}
+            columns = [c for c in COLUMNS if c in present]
+            query = self._select(columns, where, limit is not None)
             return [AuditRow(*row) for row in connection.execute(query, args)][::-1]
+
+    @staticmethod
+    def _select(columns: list[str], where: list[str], limited: bool) -> str:
+        query = f"SELECT {', '.join(columns)} FROM citations"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        # Newest first, so a limit keeps the latest rows; shown oldest first.
+        query += " ORDER BY id DESC"
+        return query + " LIMIT ?" if limited else query
+
+    def stored_with(self, rid: str) -> TokenKind | None:
+        """The token kind that stored the page under ``rid``, as its newest row says
+        (None: no row, or none knows). A missing file knows nothing."""
+        if not self.path.exists():
+            return None
+        kinds = [token_kind(row.rid_token) for row in self.rows(rid=rid)]
+        return next((kind for kind in reversed(kinds) if kind is not None), None)
 
     def count(self) -> int:
         with self._connect(create=False) as connection:

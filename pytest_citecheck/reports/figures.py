@@ -29,6 +29,7 @@ from pytest_citecheck.engine.aggregate import (
     Totals,
     answer_figures,
     answer_totals,
+    conversation_figures,
     totals,
 )
 
@@ -161,6 +162,16 @@ class ReportFigures:
                 where.setdefault(result.answer.key, file_of(nodeid))
         return [(where[(a.origin, a.id)], a) for a in answer_figures(r for _, r in ordered)]
 
+    def conversations(self) -> list[tuple[str, AnswerFigures]]:
+        """Each conversation whose turns the claims came from, its turns pooled as one
+        answer (its figures the conversation's), with its file, in file order."""
+        answers = self.answers()
+        where = {(a.origin, a.conversation): file for file, a in answers}
+        return [
+            (where[(c.origin, c.conversation)], c)
+            for c in conversation_figures(a for _, a in answers)
+        ]
+
     @property
     def answer_totals(self) -> AnswerTotals | None:
         """The imported answers' totals; None when the run had none."""
@@ -247,4 +258,22 @@ class ReportFigures:
             "output_tokens": sum(c.usage.output_tokens for c in asked if c.usage),
             "unconfirmed": sum(c.status == "unconfirmed" for c in found),
             "not_recorded": sum(c.status == "not_recorded" for c in found),
+        }
+
+    def joint_json(self) -> dict[str, Any] | None:
+        """The joint judgments of claims whose sources none supports alone
+        (engine/joint.py): how many claims, calls and tokens (apart from the first
+        readings'), how many it supported (None: the run made none)."""
+        found = [result.joint for _, result in self.ordered() if result.joint is not None]
+        if not found:
+            return None
+        usages = [u for j in found for u in j.usages()]
+        return {
+            "claims": sum(j.status != "not_recorded" for j in found),
+            "calls": sum(j.calls for j in found),
+            "input_tokens": sum(u.input_tokens for u in usages),
+            "output_tokens": sum(u.output_tokens for u in usages),
+            "supported": sum(j.status == "supported" for j in found),
+            "unconfirmed": sum(j.status == "unconfirmed" for j in found),
+            "not_recorded": sum(j.status == "not_recorded" for j in found),
         }

@@ -135,21 +135,11 @@ def finish_run(
     return report
 
 
-@dataclass(frozen=True)
-class RecheckOutputs:
-    """The files a recheck's run writes (None: not written)."""
-
-    json: Path | None = None
-    markdown: Path | None = None
-    step_summary: Path | None = None
-    html: Path | None = None
-
-
 def finish_recheck(
     checks: Sequence[ClaimRecheck],
     fail_on: Sequence[RecheckStatus],
     gate_line: Callable[[dict[RecheckStatus, int]], str],
-    outputs: RecheckOutputs = RecheckOutputs(),
+    outputs: Outputs | None = None,
     *,
     update: bool = False,
     problems: Sequence[str] = (),
@@ -158,7 +148,12 @@ def finish_recheck(
 
     ``gate_line`` words the failure of the statuses in ``fail_on`` found (each with
     how many citations), in the front end's words; ``problems``: the front end's own
-    reasons the run fails (unreadable records)."""
+    reasons the run fails (unreadable records). ``outputs``: the files a run writes, of
+    which a recheck has its JSON, markdown, step summary and HTML (no CSV, no SARIF, no
+    report to link: a ValueError); None: none written."""
+    outputs = outputs or Outputs()
+    if outputs.csv or outputs.sarif or outputs.report_url:
+        raise ValueError("a recheck writes no CSV or SARIF and links no served report")
     report = RecheckReport(claims=list(checks), fail_on=list(fail_on), update=update)
     failing = report.failing()
     report.gate_failures = [gate_line(failing)] if failing else []
@@ -199,12 +194,15 @@ def run_info(results: Mapping[str, ClaimResult], started: Started) -> RunInfo:
     """Who judged the run, with which prompt, when (ends now)."""
     from pytest_citecheck.core.providers import PROVIDERS
     from pytest_citecheck.engine.panel import judge_of
+    from pytest_citecheck.reports.listings import missing_recording
 
+    # A citation with no recording names the judge that would record it; none judged it.
     judges = sorted(
         {
             judge
             for r in results.values()
             for v in r.verdicts
+            if not missing_recording(v)
             for judge in ([judge_of(m.judge) for m in v.panel] if v.panel else [v.judge])
             if judge
         }

@@ -22,13 +22,14 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote as url_quote
 
-from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label
+from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label, Reason
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import ratio
 from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
+from pytest_citecheck.engine.rates import RATE_NAMES
 
 if TYPE_CHECKING:
     import jinja2
@@ -105,7 +106,8 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
         ("section", v.get("section")),
         # A PDF's page the evidence is on, as a link that opens the file there.
         ("page", None if v.get("page") is None else page_link(v["url"], v["page"])),
-        ("judge", v.get("judge")),
+        # A citation with no recording names the judge that would record it, not one that judged.
+        ("records with" if v.get("reason") == Reason.NO_RECORDING else "judge", v.get("judge")),
         # Set when the guard overruled the judge (injection, relevance, a refused quote).
         ("judge's label", v.get("judge_label")),
         (
@@ -116,6 +118,12 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
             "provider quote",
             "not on the page fetched: the judge read retrieval's passages"
             if v.get("provider_quote_not_on_page")
+            else None,
+        ),
+        (
+            "retrieved",
+            "no tool result of the conversation returned this URL (url_not_retrieved)"
+            if v.get("url_not_retrieved")
             else None,
         ),
         ("credits", v.get("credits") or None),
@@ -194,12 +202,14 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
                 "reason": v.get("reason"),
                 "review": v.get("review", False),
                 "provider_quote_not_on_page": v.get("provider_quote_not_on_page", False),
+                "url_not_retrieved": v.get("url_not_retrieved", False),
                 "quote": quote,
                 "quote_found": found,
                 "judge_said": _judge_said(v),
                 "facts": _facts(v),
                 "passages": passages,
                 "panel": [_member(m) for m in v.get("panel") or []],
+                "archive": _archive(v.get("archive")),
                 "open": i == focus,
             }
         )
@@ -230,6 +240,16 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
         "search": " ".join(search.split()).lower(),
         "verdicts": verdicts,
     }
+
+
+def _archive(archive: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the Wayback Machine said of a citation; its snapshot a link only when it is
+    an http(s) address (the archive's answer is not the report's to trust)."""
+    if not archive:
+        return None
+    snapshot = archive.get("snapshot_url") or ""
+    linked = snapshot.lower().startswith(("http://", "https://"))
+    return {**archive, "link": snapshot if linked else None}
 
 
 def _claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -283,6 +303,7 @@ def render_html(data: dict[str, Any]) -> str:
         answers=data.get("answers") or [],
         answer_totals=data.get("answer_totals"),
         labels=LABELS,
+        rate_names=RATE_NAMES,
         fmt=ratio,
         style=Markup(style),
         script=Markup(script),

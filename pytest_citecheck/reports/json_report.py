@@ -42,6 +42,10 @@ class ReportJson(ReportListings):
                 **_alce_json(totals_),
             }
             data["answers"] = [_answer_json(file, a) for file, a in answers]
+        conversations = self.conversations()
+        if conversations:
+            # Only when a conversation was imported: its turns' figures pooled.
+            data["conversations"] = [_conversation_json(file, c) for file, c in conversations]
         return data
 
     def _to_json(self, t: Totals) -> dict[str, Any]:
@@ -52,6 +56,7 @@ class ReportJson(ReportListings):
                 "passed": self.passed(nodeid),
                 **_claim_json(result),
                 **({"answer": result.answer.id} if result.answer is not None else {}),
+                **_turn_json(result),
             }
             for nodeid, result in self.ordered()
         ]
@@ -69,6 +74,7 @@ class ReportJson(ReportListings):
                 if (confirmed := self.confirmation_json()) is not None
                 else {}
             ),
+            **({"joint": joint} if (joint := self.joint_json()) is not None else {}),
             "gate": self._gate_json(),
             "selection": {
                 "claims": t.claims,
@@ -99,6 +105,9 @@ class ReportJson(ReportListings):
             "stopped_by": (
                 (self.stopped_by or "the run stopped") if self.not_started != 0 else None
             ),
+            # Citations with no recording: how many, the command that records them and
+            # what it needs (the HTML header and the markdown summary show it).
+            **({"no_recording": missing} if (missing := self.missing_text()) else {}),
         }
 
     def scrubbed_json(self) -> dict[str, Any]:
@@ -120,11 +129,36 @@ class ReportJson(ReportListings):
         write_report(path, render_html(self.scrubbed_json()))
 
 
+def _turn_json(result: ClaimResult) -> dict[str, Any]:
+    """A claim's conversation and turn, when its answer is a turn of one."""
+    outline = result.answer
+    if outline is None or outline.turn is None:
+        return {}
+    return {"conversation": outline.conversation, "turn": outline.turn}
+
+
+def _conversation_json(file: str, c: AnswerFigures) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "file": file,
+        "format": c.format,
+        "sentences": len(c.sentences),
+        "cited": c.cited,
+        "uncited": c.uncited,
+        "claims": c.claims,
+        "supported": c.supported,
+        "answer_support": c.support,
+        **_alce_json(c),
+    }
+
+
 def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
+    turn = {"conversation": a.conversation, "turn": a.turn} if a.turn is not None else {}
     return {
         "id": a.id,
         "file": file,
         "format": a.format,
+        **turn,
         "sentences": len(a.sentences),
         "cited": a.cited,
         "uncited": a.uncited,
@@ -132,6 +166,7 @@ def _answer_json(file: str, a: AnswerFigures) -> dict[str, Any]:
         "supported": a.supported,
         "answer_support": a.support,
         **_alce_json(a),
+        "rates": a.rates.to_json(),
         "text": [
             {
                 "text": s.text,
@@ -167,13 +202,18 @@ _UNLESS_SET = (
     "confidence_raw",
     "judge_fallback",
     "confirmation",
+    "joint",
+    "archive",
 )
 # ... and the marker of a provider quote the page did not have, unless it is set.
-_UNLESS_TRUE = ("provider_quote_not_on_page",)
+_UNLESS_TRUE = ("provider_quote_not_on_page", "url_not_retrieved")
 
 
 def _claim_json(result: ClaimResult) -> dict[str, Any]:
     data = result.model_dump(mode="json")
+    for name in ("reason", "joint"):  # a claim's own, only when its sources decided together
+        if data.get(name) is None:
+            data.pop(name, None)
     for verdict in data["verdicts"]:
         for name in _UNLESS_SET:
             if verdict.get(name) is None:
@@ -199,6 +239,8 @@ def _totals_json(t: Totals) -> dict[str, Any]:
         "credits": t.credits,
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
+        # The deep-research audit's three rates (engine/rates.py).
+        "rates": t.rates.to_json(),
     }
     if t.unanswered:
         # Only when there is one: judge tries billed, unanswered (in the tokens above).
@@ -206,4 +248,6 @@ def _totals_json(t: Totals) -> dict[str, Any]:
     if t.provider_quote_not_on_page:
         # Only when there is one: a run without writes the totals it always did.
         data["provider_quote_not_on_page"] = t.provider_quote_not_on_page
+    if t.url_not_retrieved:
+        data["url_not_retrieved"] = t.url_not_retrieved
     return data

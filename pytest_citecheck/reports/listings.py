@@ -65,19 +65,39 @@ class ReportListings(ReportFigures):
         """The citations that failed because their claim has no recording yet."""
         return self._flagged(missing_recording)
 
-    def missing_line(self, command: str, needs: str, *, verbose: bool = True) -> str | None:
-        """One line for every citation with no recording: how many, the one
-        ``command`` that records them and what recording ``needs`` (None: none).
-        Not ``verbose``: it says that ``-v`` lists each."""
+    def missing_line(self, *, verbose: bool = True) -> str | None:
+        """The terminal's line for the citations with no recording
+        (:meth:`missing_text`); not ``verbose``, it says that ``-v`` lists each."""
+        text = self.missing_text()
+        if text is None:
+            return None
+        return f"citecheck: {text}" + ("" if verbose else "; -v lists each")
+
+    def missing_text(self) -> str | None:
+        """One sentence for every citation with no recording (None: none is missing):
+        how many, the one command that records them (their claim, or their files,
+        where ``once`` records only what is missing) and what recording needs: the
+        keys of the judges that would record them (each verdict names its own: a
+        file's ``judge:``, the flag, the ini), never a judge nothing asked for. The
+        terminal, the HTML header and the markdown summary say the same."""
+        from pytest_citecheck.engine.panel import judge_of
+        from pytest_citecheck.engine.preflight import recording_needs
+        from pytest_citecheck.reports.figures import file_of
+
         missing = self.missing_recordings()
         if not missing:
             return None
-        claims = len({nodeid for nodeid, _ in missing})
+        claims = list(dict.fromkeys(nodeid for nodeid, _ in missing))
+        files = claims if len(claims) == 1 else list(dict.fromkeys(map(file_of, claims)))
+        judges = [judge_of(name) for _, v in missing for name in (v.judge or "").split(",") if name]
+        urls = any(v.url.startswith(("http://", "https://")) for _, v in missing)
+        them = "it" if len(missing) == 1 else "them"
+        command = self.terms.record_all_command(files, "once")
+        record = f"record {them} with: {command}" if command else f"record {them}"
         return (
-            f"citecheck: {plural(len(missing), 'citation')} in {plural(claims, 'claim')} "
-            f"{'has' if len(missing) == 1 else 'have'} no recording; record "
-            f"{'it' if len(missing) == 1 else 'them'} with: {command} (recording needs "
-            f"{needs})" + ("" if verbose else "; -v lists each")
+            f"{plural(len(missing), 'citation')} in {plural(len(claims), 'claim')} "
+            f"{'has' if len(missing) == 1 else 'have'} no recording; {record} (recording needs "
+            f"{recording_needs(judges, urls)})"
         )
 
     def judge_warnings(self) -> list[str]:
@@ -123,15 +143,22 @@ class ReportListings(ReportFigures):
             return None
         return not_started_line(self.not_started, self.stopped_by or "the run stopped")
 
-    def _record_again(self, mode: str) -> str:
-        """How to record the unconfirmed claims again, in the front end's words (the
-        first one's command: the review list names them all)."""
+    def _record_again(self, mode: str, joint: bool = False) -> str:
+        """How to record the unconfirmed claims (``joint``: those not judged jointly)
+        again, in the front end's words (the first one's command: the review list names
+        them all)."""
         first = next(
             (
                 nodeid
                 for nodeid, result in self.ordered()
                 for v in result.verdicts
                 if any(c.status == "not_recorded" for c in v.confirmations())
+            )
+            if not joint
+            else (
+                nodeid
+                for nodeid, result in self.ordered()
+                if result.joint is not None and result.joint.status == "not_recorded"
             ),
             None,
         )

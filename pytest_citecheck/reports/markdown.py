@@ -18,10 +18,12 @@ from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     alce_line,
+    not_retrieved_line,
     provider_quote_line,
     review_why,
 )
 from pytest_citecheck.engine.gate import GATE_FAILED, GATE_PASSED, gate_title, stopped_text
+from pytest_citecheck.engine.rates import RATES, from_json, rates_text
 from pytest_citecheck.reports.html import anchors, claim_url, served_url
 
 LABELS = tuple(label.value for label in LABEL_ORDER)
@@ -50,7 +52,10 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
     stopped = gate.get("not_started", 0) != 0
     if stopped:
         out.append(f"- {cell(stopped_text(gate))}")
-    if gate["failures"] or stopped:
+    if gate.get("no_recording"):
+        # The one line that fixes a first CI run on claim files without cassettes.
+        out.append(f"- {cell(gate['no_recording'], 1000)}")
+    if gate["failures"] or stopped or gate.get("no_recording"):
         out.append("")
     if report_url:
         out += [f"[HTML report]({served_url(report_url)})", ""]
@@ -67,8 +72,13 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
         + f" | {t['review']} |",
         "",
     ]
+    found = from_json(t.get("rates"))
+    if found is not None:
+        out += [f"Deep-research rates: {rates_text(found, mark=lambda f: f'**{f}**')}", ""]
     if t.get("provider_quote_not_on_page"):
         out += [cell(provider_quote_line(t["provider_quote_not_on_page"])), ""]
+    if t.get("url_not_retrieved"):
+        out += [cell(not_retrieved_line(t["url_not_retrieved"])), ""]
     baseline = data.get("baseline_precision")
     if baseline is not None and t["citation_precision"] is not None:
         delta = t["citation_precision"] - baseline
@@ -80,6 +90,14 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
         out += [
             f"Crawling API credits {t['credits']:g}, judge tokens {t['input_tokens']} in / "
             f"{t['output_tokens']} out{spend_text(data.get('spend'))}",
+            "",
+        ]
+    joint = data.get("joint")
+    if joint and joint.get("claims"):
+        out += [
+            f"Joint judgment: {plural(joint['claims'], 'claim')} whose sources none supports "
+            f"alone, {plural(joint['calls'], 'judge call')}, tokens {joint['input_tokens']} in "
+            f"/ {joint['output_tokens']} out, **{joint['supported']} supported jointly**",
             "",
         ]
     panel = data.get("panel")
@@ -199,6 +217,16 @@ def _answers(data: dict[str, Any]) -> list[str]:
         f"{_alce_cell(a, 'citation_precision', 'citations_supporting', 'citations')} |"
         for a in answers
     ]
+    rated = [(a, found) for a in answers if (found := from_json(a.get("rates"))) is not None]
+    if rated:
+        out += ["", "| answer | link works | relevant | fact check | not rated |"]
+        out.append("|---|---:|---:|---:|---:|")
+        out += [
+            f"| {cell(a['id'])} | "
+            + " | ".join(f"{ratio(r.rate(k))} ({r.count(k)}/{r.rated})" for k in RATES)
+            + f" | {r.not_rated} |"
+            for a, r in rated
+        ]
     return [*out, ""]
 
 

@@ -10,6 +10,7 @@ from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import terminal_safe, truncate
 from pytest_citecheck.core.urls import page_link
+from pytest_citecheck.engine.aggregate import shown_label
 from pytest_citecheck.reports.listings import missing_recording
 
 
@@ -19,7 +20,10 @@ def citation_table(result: ClaimResult, *, verbose: bool = True) -> list[str]:
     for the run) is left to the row's reason."""
     head = _hang(f"claim {result.id!r}: {result.claim}")
     expected = f" (expected {result.expect.value})" if result.expect else ""
-    lines = [head, f"claim label: {result.label.value}{expected}", ""]
+    # Compared with an expect, the label itself; else as the reports show it (fabricated).
+    shown = result.label if result.expect else shown_label(result.label, result.labels)
+    why = f" ({result.reason})" if result.reason else ""
+    lines = [head, f"claim label: {shown.value}{why}{expected}", ""]
     rows = [("#", "label", "reason", "conf", "final URL / source", "quote")]
     for i, v in enumerate(result.verdicts, 1):
         conf = "" if v.confidence is None else f"{v.confidence:.2f}"
@@ -88,6 +92,8 @@ def _hang(text: str) -> str:
 def junit_properties(result: ClaimResult) -> Sequence[tuple[str, object]]:
     """Per-citation properties for ``--junitxml`` (values scrubbed)."""
     props: list[tuple[str, object]] = [("citecheck.claim_label", result.label.value)]
+    if result.reason:
+        props.append(("citecheck.claim_reason", result.reason))
     for i, v in enumerate(result.verdicts, 1):
         prefix = f"citecheck.citation.{i}"
         props.append((f"{prefix}.url", v.url))

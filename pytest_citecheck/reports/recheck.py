@@ -18,6 +18,7 @@ from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, truncate
 from pytest_citecheck.engine.recheck import CitationRecheck, ClaimRecheck
+from pytest_citecheck.reports.audit import audit_page_command
 from pytest_citecheck.reports.outputs import write_report
 from pytest_citecheck.reports.terminal import Line
 
@@ -122,7 +123,8 @@ class RecheckReport:
                     said = f': "{truncate(quote, 100, flatten=True)}"' if quote else ""
                     out.append(Line(f"      judge now: {check.new.label.value}{said}"))
                 if check.stored_rid:
-                    out.append(Line(f"      then: citecheck audit page {check.stored_rid}"))
+                    then = audit_page_command(check.stored_rid, check.stored_with)
+                    out.append(Line(f"      then: {then}"))
         updated = [c for c in self.claims if c.updated]
         if updated:
             out.append(Line(f"updated {plural(len(updated), 'cassette')}:", {"bold": True}))
@@ -209,7 +211,8 @@ def render_markdown(data: dict[str, Any]) -> str:
             detail = _cell(check.get("detail") or "", 300)
             rid = check.get("stored_rid")
             if rid:
-                detail += f" (then: `citecheck audit page {_cell(rid, 80)}`)"
+                read_back = audit_page_command(_cell(rid, 80), check.get("stored_with"))
+                detail += f" (then: `{read_back}`)"
             out.append(
                 f"| {check['status']} | {_cell(claim['nodeid'])} | {_cell(check['url'])} | "
                 f"{then} → {now} | {detail} |"

@@ -19,11 +19,16 @@ from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     Totals,
     alce_line,
+    not_retrieved_line,
     provider_quote_line,
     review_why,
     totals,
 )
+from pytest_citecheck.engine.rates import rates_line, rates_text
 from pytest_citecheck.reports.listings import ReportListings, missing_recording
+
+# Conversations given a summary line each (the JSON report lists them all).
+_CONVERSATIONS_SHOWN = 10
 
 
 @dataclass
@@ -54,9 +59,12 @@ class TerminalSummary(ReportListings):
                 f"precision {ratio(t.reachable_precision)} ({t.supported}/{t.reachable})"
             ),
             Line(" | ".join(f"{label.value} {t.count(label)}" for label in LABEL_ORDER)),
+            Line(rates_line(t.rates)),
         ]
         if t.provider_quote_not_on_page:
             out.append(Line(provider_quote_line(t.provider_quote_not_on_page), {"yellow": True}))
+        if t.url_not_retrieved:
+            out.append(Line(not_retrieved_line(t.url_not_retrieved), {"yellow": True}))
         answers = self.answer_totals
         if answers is not None:
             out.append(
@@ -69,6 +77,8 @@ class TerminalSummary(ReportListings):
             )
             recall, precision = answers.citation_recall, answers.citation_precision
             out.append(Line(alce_line(recall, precision, answers.answers)))
+            out += self._conversation_lines()
+            out += [Line(f"  {a.id}: {rates_text(a.rates)}") for _, a in self.answers()]
         if self.deselected:
             out.append(
                 Line(
@@ -101,6 +111,7 @@ class TerminalSummary(ReportListings):
         out += self._panel_lines(t)
         out += [Line(text, {"yellow": True}) for text in self.judge_warnings()]
         out += self._confirmation_lines()
+        out += self._joint_lines()
         files = self.files()
         if len(files) > 1:
             out.append(Line("per file:", {"bold": True}))
@@ -148,6 +159,13 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out += self._listing(
+            "unreachable, asked of the Wayback Machine:",
+            lambda v: v.archive is not None,
+            lambda nodeid, v: f"  {archive_word(v):<14} {nodeid}  {v.url}",
+            "yellow",
+            archive_more,
+        )
+        out += self._listing(
             f"{REVIEW_HEADING}:",
             lambda v: v.review,
             lambda nodeid, v: (
@@ -157,6 +175,31 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
+        return out
+
+    def _conversation_lines(self) -> list[Line]:
+        """One line per imported conversation (its turns pooled), the first few only."""
+        conversations = self.conversations()
+        answers = [a for _, a in self.answers()]
+        out = []
+        for _file, c in conversations[:_CONVERSATIONS_SHOWN]:
+            # The turns that made claims (a turn citing nothing reaches no result).
+            turns = sorted(
+                a.turn or 0 for a in answers if (a.origin, a.conversation) == (c.origin, c.id)
+            )
+            numbers = ", ".join(map(str, turns))
+            out.append(
+                Line(
+                    f"conversation {c.id} (turn{'s' if len(turns) > 1 else ''} {numbers}): "
+                    "answer support "
+                    f"{ratio(c.support)} ({c.supported}/{c.claims} claims), ALCE citation "
+                    f"recall {ratio(c.citation_recall)}, citation precision "
+                    f"{ratio(c.citation_precision)}"
+                )
+            )
+        if len(conversations) > _CONVERSATIONS_SHOWN:
+            more = len(conversations) - _CONVERSATIONS_SHOWN
+            out.append(Line(f"... and {plural(more, 'conversation')} more (the JSON report)"))
         return out
 
     def _listing(
@@ -175,7 +218,7 @@ class TerminalSummary(ReportListings):
             out.append(Line(row(nodeid, verdict), {colour: True}))
             under = more(verdict)
             if under:
-                out.append(Line(under))
+                out.extend(Line(part) for part in under.split("\n"))
         return out
 
     def _spend_line(self, t: Totals) -> str:
@@ -229,6 +272,27 @@ class TerminalSummary(ReportListings):
             )
         return out
 
+    def _joint_lines(self) -> list[Line]:
+        """The joint judgments (engine/joint.py), apart from the first readings, and the
+        claims replayed from recordings made without one (in yellow)."""
+        f = self.joint_json()
+        if f is None:
+            return []
+        unconfirmed = f", {f['unconfirmed']} unconfirmed" if f["unconfirmed"] else ""
+        asked = (
+            f"joint judgment: {plural(f['claims'], 'claim')} whose sources none supports "
+            f"alone, {plural(f['calls'], 'judge call')}, tokens {f['input_tokens']} in / "
+            f"{f['output_tokens']} out (besides the judge tokens above), {f['supported']} "
+            f"supported jointly{unconfirmed}"
+        )
+        missing = (
+            f"not judged jointly: {plural(f['not_recorded'], 'claim')} replayed from "
+            "recordings made without the joint judgment (their single-source verdicts stand; "
+            f"{self._record_again('new_episodes', joint=True)})"
+        )
+        shown = [(asked, {}, f["claims"]), (missing, {"yellow": True}, f["not_recorded"])]
+        return [Line(text, markup) for text, markup, count in shown if count]
+
     def _panel_lines(self, t: Totals) -> list[Line]:
         from pytest_citecheck.engine.panel import failure_text
 
@@ -254,6 +318,36 @@ class TerminalSummary(ReportListings):
                 )
             )
         return out
+
+
+def archive_word(verdict: Verdict) -> str:
+    """``NEVER_ARCHIVED``, ``ROTTED`` or ``UNKNOWN``: what the Wayback Machine said."""
+    return verdict.archive.status.upper() if verdict.archive is not None else ""
+
+
+def archive_more(verdict: Verdict) -> str | None:
+    """The line under a looked-up citation: the snapshot, or what is known."""
+    archive = verdict.archive
+    if archive is None:
+        return None
+    if archive.status == "rotted":
+        when = archive.snapshot_time or "at an unknown time"
+        line = f"      archived {when}: {archive.snapshot_url}"
+        found = archive.verdict
+        if found is not None:
+            confidence = f" {found.confidence:.2f}" if found.confidence is not None else ""
+            quote = f' "{truncate(found.evidence_quote, 110, flatten=True)}"'
+            why = f" [{found.reason}]" if found.reason else ""
+            line += (
+                f"\n      on the snapshot (not live): {found.label.value}{confidence}"
+                + (quote if found.evidence_quote else "")
+                + why
+            )
+        return line
+    if archive.status == "never_archived":
+        why = f" ({archive.detail})" if archive.detail else ""
+        return f"      never archived: likely invented{why}"
+    return f"      {truncate(archive.detail, 400, flatten=True)}" if archive.detail else None
 
 
 def _confidence(verdict: Verdict) -> str:

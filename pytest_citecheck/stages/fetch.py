@@ -16,11 +16,12 @@ the crawl rules allow:
 What the page then says (gone, redirected to the homepage, a PDF, blocked, too
 large, a soft 404) is decided by :mod:`pytest_citecheck.stages.fetch_rules` alone,
 after the fetcher returns; the fetcher asks its predicates only to stop crawling:
-a page that is gone (404/410), a deep link that lands on ``/`` or a wall a browser
-does not pass is not fetched again. A ``.pdf`` URL is asked for as the file itself
-(:data:`PDF_PARAMS`; or downloaded directly, ``pdf_fetch = direct``), and any reply
-that is a PDF (its body or its Content-Type) is handed back as bytes for the rules to
-extract (:mod:`pytest_citecheck.stages.pdf`).
+a page that is gone (404/410), a deep link that lands on ``/``, a wall a browser
+does not pass or a paywall (:mod:`pytest_citecheck.stages.paywall`) is not fetched
+again. A ``.pdf`` URL is asked for as the file itself (:data:`PDF_PARAMS`; or
+downloaded directly, ``pdf_fetch = direct``), and any reply that is a PDF (its body or
+its Content-Type) is handed back as bytes for the rules to extract
+(:mod:`pytest_citecheck.stages.pdf`).
 What only the crawl can tell stays here: a failed crawl (``crawl_failed``) and a
 page with no text even rendered with JavaScript (``empty_page``).
 
@@ -81,6 +82,7 @@ from pytest_citecheck.stages.fetch_rules import (
     non_whitespace_chars,
     redirected_to_homepage,
 )
+from pytest_citecheck.stages.paywall import paywall_signal
 from pytest_citecheck.stages.pdf import pdf_reply
 
 # -- the rules' constants ------------------------------------------------------
@@ -431,6 +433,8 @@ class CrawlbaseFetcher:
             if blocked.browser_passes and reply.kind == "normal":
                 return _Escalate(blocked.why, failed=False, blocked=reply)
             return crawl.page(reply)  # a wall: fetching again does not pass it
+        if paywall_signal(reply.text, reply.original_status) is not None:
+            return crawl.page(reply)  # a paywall: no token or retry gets past it
         if reply.cb_status == EMPTY_PAGE_STATUS:
             return _Escalate("cb_status 207: the site answered with an empty page", failed=False)
         if reply.cb_status is not None and reply.cb_status != 200:

@@ -16,7 +16,10 @@ only to decide whether to fetch again or to stop; it never words a page verdict:
    (:func:`pdf_rule`); no page rule below reads a PDF's text;
 4. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
    interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked
-   for review (:func:`blocked_rule`);
+   for review (:func:`blocked_rule`); a paywall named by a structured signal (an
+   origin 402, schema.org JSON-LD ``isAccessibleForFree: false``:
+   :func:`~pytest_citecheck.stages.paywall.paywall_signal`, never the page's words)
+   -> ``not_found``, ``paywalled``, marked for review (:func:`paywall_rule`);
 5. a server error instead of the page (:func:`server_error_page`: an origin 5xx,
    or a short "502 Bad Gateway" / "503 Service Unavailable" / Cloudflare "Error
    522" page served with 200) -> ``error``, ``origin_error``: the page was not
@@ -41,6 +44,7 @@ from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.urls import fetch_url
+from pytest_citecheck.stages.paywall import paywall_signal, paywalled_detail
 from pytest_citecheck.stages.pdf import PdfLimits, PdfText, PdfUnreadable
 from pytest_citecheck.stages.text import remembered
 
@@ -340,6 +344,16 @@ def blocked_rule(result: FetchResult) -> FetchResult | None:
     return replace(settled, review=True)
 
 
+def paywall_rule(result: FetchResult) -> FetchResult | None:
+    """A paywall a structured signal names (:func:`paywall_signal`) -> ``not_found``,
+    ``paywalled``, marked for review; None when nothing structured says so."""
+    paywall = paywall_signal(result.text, result.original_status)
+    if paywall is None:
+        return None
+    settled = _settled(result, Label.NOT_FOUND, Reason.PAYWALLED, paywalled_detail(paywall))
+    return replace(settled, review=True)
+
+
 def fetch_raw(fetcher: Fetcher, url: str, terms: Terms = NEUTRAL) -> FetchResult:
     """``fetcher.fetch(url)``, a reply the transport cut off at the size cap as a
     ``page_too_large`` result (rule 5), before any other rule. The URL's fragment is
@@ -386,6 +400,9 @@ def apply_rules(
     blocked = blocked_rule(result)
     if blocked is not None:
         return blocked
+    paywalled = paywall_rule(result)
+    if paywalled is not None:
+        return paywalled
     server_error = server_error_page(result.text, status)
     if server_error is not None:
         return _settled(result, Label.ERROR, Reason.ORIGIN_ERROR, server_error_detail(server_error))

@@ -20,17 +20,28 @@ class PaidRequests:
     A client that re-sends a request the provider already received pays for it twice
     while the cassette and the cost report show one; ``tests/conftest.py`` fails every
     test in which the same paid body reached a double twice, unless the test is marked
-    ``allow_resend`` (it exercises a retry on purpose). A double's ``reset()`` starts a
-    new round: what it received before is forgotten here too."""
+    ``allow_resend`` (it exercises a retry on purpose).
+
+    Bodies are counted per *phase*: a test that runs the same claims again on purpose
+    (record, then replay, recheck or record again) starts a new phase between its runs
+    with :func:`resend_phase`; every engine built in the test process starts one itself
+    (``tests/conftest.py``). A body twice within one phase still fails. A double's
+    ``reset()`` starts a new round: what it received before is forgotten here too."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: Counter[tuple[str, str, bytes]] = Counter()
+        self._phase = 0
+        self._counts: Counter[tuple[int, str, str, bytes]] = Counter()
 
     def received(self, double: str, where: str, body: bytes) -> None:
         """``double`` (its name and port) received ``body`` at ``where`` (method, path)."""
         with self._lock:
-            self._counts[(double, where, body)] += 1
+            self._counts[(self._phase, double, where, body)] += 1
+
+    def new_phase(self) -> None:
+        """What doubles receive from now on is counted apart from what came before."""
+        with self._lock:
+            self._phase += 1
 
     def forget(self, double: str | None = None) -> None:
         """Forget what ``double`` received (None: every double)."""
@@ -38,17 +49,23 @@ class PaidRequests:
             if double is None:
                 self._counts.clear()
             else:
-                for key in [k for k in self._counts if k[0] == double]:
+                for key in [k for k in self._counts if k[1] == double]:
                     del self._counts[key]
 
     def resent(self) -> list[tuple[str, str, bytes, int]]:
-        """Each body received more than once: (double, where, body, times)."""
+        """Each body received more than once in one phase: (double, where, body, times)."""
         with self._lock:
-            return [(d, w, b, n) for (d, w, b), n in self._counts.items() if n > 1]
+            return [(d, w, b, n) for (_, d, w, b), n in self._counts.items() if n > 1]
 
 
 # The one ledger of this process (an xdist worker has its own).
 PAID = PaidRequests()
+
+
+def resend_phase() -> None:
+    """Start a new phase of the test: the paid bodies sent from now on may repeat what
+    an earlier phase sent (the same claims run again on purpose), never each other."""
+    PAID.new_phase()
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -72,6 +89,15 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a burst of connections beyond it while the
+    # accept thread waits for the CPU has its SYNs dropped, and the kernel sends them
+    # again only after a second (TCP's initial retransmission timeout), so requests
+    # started evenly arrive a second late, bunched with later ones (the per-second
+    # Crawling API double then refused a paced client). A real service's backlog is large.
+    request_queue_size = 128
 
 
 class LoopbackServer:
@@ -100,7 +126,7 @@ class LoopbackServer:
         return self._port
 
     def start(self) -> Self:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self._server = _Server(("127.0.0.1", 0), self.handler())
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
         # A short poll interval: shutdown() waits for it, once per test.

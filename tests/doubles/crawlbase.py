@@ -145,6 +145,7 @@ class _Stored:
     page: Page
     body: str | bytes
     final_url: str
+    kind: str = "normal"  # the token kind that crawled (and stored) it
 
 
 @dataclass
@@ -169,6 +170,9 @@ class _State:
     in_flight: int = 0
     peak_in_flight: int = 0
     rejected: int = 0
+    # Storage kept per token (Crawlbase's plugin: "Storage is per-token"): a page is
+    # read back only with the token kind that stored it, 404 for the other.
+    storage_per_token: bool = False
 
     def kind_of(self, token: str | None) -> str | None:
         for kind, value in self.tokens.items():
@@ -226,7 +230,7 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
         headers.append(("original_content-type", kind_of_body))
     if params.get("store") == "true":
         rid = page.rid or hashlib.sha1(f"{kind}|{readability}|{url}".encode()).hexdigest()[:20]
-        state.stored[rid] = _Stored(url=url, page=page, body=body, final_url=final_url)
+        state.stored[rid] = _Stored(url=url, page=page, body=body, final_url=final_url, kind=kind)
         if page.send_storage_url:
             storage_url = f"{STORAGE_BASE}?{urlencode({'token': token, 'rid': rid})}"
             headers.append(("storage_url", storage_url))
@@ -256,7 +260,9 @@ def _transient(page: Page, status: int) -> _Reply:
 
 def _answer_storage(state: _State, params: dict[str, str]) -> _Reply:
     stored = state.stored.get(params.get("rid", ""))
-    if stored is None:
+    if stored is None or (
+        state.storage_per_token and stored.kind != state.kind_of(params.get("token"))
+    ):
         return 404, [], b""
     headers = [
         ("Content-Type", "text/plain"),
@@ -287,6 +293,7 @@ class CrawlbaseDouble(LoopbackServer):
         max_per_second: float | None = None,
         retry_after: str = "1",
         latency: Callable[[str], float] | None = None,
+        storage_per_token: bool = False,
     ) -> None:
         """``max_concurrent``: the API's concurrency limit per double (the real one's
         is 20 per token): a request beyond it is answered 429 with ``Retry-After:
@@ -294,7 +301,9 @@ class CrawlbaseDouble(LoopbackServer):
         ``max_per_second``: the other reading of that page ("20 requests per second,
         regardless of the number of threads"): at most that many requests start in
         any second (a bucket of that many tokens, refilled at that rate), 429 beyond.
-        ``latency(url)``: seconds a Crawling API request takes (outside any lock)."""
+        ``latency(url)``: seconds a Crawling API request takes (outside any lock).
+        ``storage_per_token``: ``/storage`` reads a page back only with the token kind
+        that stored it (404 for the other), as Crawlbase's plugin says of its storage."""
         super().__init__()
         self._state = _State(
             tokens=dict(tokens),
@@ -305,6 +314,7 @@ class CrawlbaseDouble(LoopbackServer):
             bucket_at=time.monotonic(),
             retry_after=retry_after,
             latency=latency,
+            storage_per_token=storage_per_token,
         )
 
     @property

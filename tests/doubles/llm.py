@@ -59,6 +59,13 @@ claim, one passage: the sentence(s) holding the quote): they are logged in
 ``confirm_responder``, else by an explicit ``responder``, else with the answer they
 confirm.
 
+The joint judgment of a claim's sources (``pytest_citecheck.stages.judges.joint``:
+passages tagged ``<passage source="2" n="1">``, answer ``{"label", "quotes",
+"confidence"}``) is logged in :attr:`LLMDouble.joint_calls` (its confirmation too: a
+joint call whose sources hold one passage each), takes no scripted item, and is answered
+by ``joint_responder`` (default :func:`joint_not_found`; :func:`joint_verdict` builds
+an answer). :attr:`JudgeCall.sources` gives each source's passages.
+
 Replies are deterministic (fixed ids and timestamps numbered per call), so a
 recording made against the double is stable.
 
@@ -230,8 +237,45 @@ class JudgeCall:
     def passages(self) -> list[str]:
         return re.findall(r'<passage n="\d+">\n(.*?)\n</passage>', self.user_text, re.S)
 
+    @property
+    def joint(self) -> bool:
+        """A joint judgment: its passages are tagged with their source (every wire says
+        so in the user message; Ollama's ``format`` and the ``json_object`` form name no
+        schema)."""
+        return '<passage source="' in self.user_text
+
+    @property
+    def sources(self) -> list[list[str]]:
+        """A joint call's passages, one list per source (in source order)."""
+        found: dict[int, list[str]] = {}
+        for source, text in re.findall(
+            r'<passage source="(\d+)" n="\d+">\n(.*?)\n</passage>', self.user_text, re.S
+        ):
+            found.setdefault(int(source), []).append(text)
+        return [found[k] for k in sorted(found)]
+
 
 Responder = Callable[[JudgeCall], Scripted]
+
+
+def joint_verdict(
+    label: str = "supported",
+    quotes: Mapping[int, str] | None = None,
+    confidence: float = 0.9,
+    *,
+    input_tokens: int = 300,
+    output_tokens: int = 40,
+) -> Answer:
+    """A joint answer: ``quotes`` maps a source number (from 1) to its quote."""
+    items = [{"source": k, "quote": v} for k, v in (quotes or {}).items()]
+    return Answer(
+        {"label": label, "quotes": items, "confidence": confidence}, input_tokens, output_tokens
+    )
+
+
+def joint_not_found(call: JudgeCall) -> Scripted:
+    """Default joint responder: the sources together do not state the claim."""
+    return joint_verdict("not_found", {}, 0.8)
 
 
 def quote_first_passage(call: JudgeCall) -> Scripted:
@@ -258,6 +302,7 @@ class LLMDouble(LoopbackServer):
         served_model: str | None = None,
         json_schema_status: int = 500,
         confirm_responder: Responder | None = None,
+        joint_responder: Responder | None = None,
     ) -> None:
         """``api_key``: when set, a request that does not carry it (bearer or
         ``x-api-key``) gets the provider's 401, as the real API would answer.
@@ -267,6 +312,9 @@ class LLMDouble(LoopbackServer):
         # Confirmation calls (see _confirming): the explicit responder's, else an echo.
         self.confirm_responder: Responder | None = confirm_responder or responder
         self.confirmations: list[JudgeCall] = []
+        # Joint judgments (and their confirmations): see the module doc.
+        self.joint_responder: Responder = joint_responder or joint_not_found
+        self.joint_calls: list[JudgeCall] = []
         self._awaiting: dict[str, tuple[dict[str, Any], list[str]]] = {}
         self.api_key = api_key
         self.rejects = frozenset(rejects)
@@ -309,6 +357,7 @@ class LLMDouble(LoopbackServer):
             self._queue.clear()
             self.calls.clear()
             self.confirmations.clear()
+            self.joint_calls.clear()
             self._awaiting.clear()
         PAID.forget(self.ledger_name)
         return self
@@ -321,6 +370,11 @@ class LLMDouble(LoopbackServer):
 
     def _next(self, call: JudgeCall) -> tuple[Scripted, int]:
         item: Scripted | None = None
+        if call.joint:
+            with self._lock:
+                self.joint_calls.append(call)
+                number = len(self.calls) + len(self.confirmations) + len(self.joint_calls)
+            return self.joint_responder(call), number
         with self._lock:
             awaited = self._confirming(call)
             if awaited is not None:

@@ -16,12 +16,13 @@ def annotations(suite: Path) -> list[str]:
 def test_the_failing_suite_gets_one_error_per_failing_claim_and_a_warning_per_review() -> None:
     found = annotations(FAILING)
     # In file order; the review of charlie-russell-death is the number floor's (its
-    # evidence lacks "May 7, 2018").
-    kinds = ["::warning", "::error", "::warning", "::notice"]
+    # evidence lacks "May 7, 2018"); the paywalled obituary (HTTP 402) is for review too.
+    kinds = ["::warning", "::error", "::warning", "::warning", "::notice"]
     assert [c.split(" ", 1)[0] for c in found] == kinds, found
     assert "title=citecheck%3A review::charlie-russell-death:" in found[0]
     assert "charlie-russell-cause-of-death" in found[1]
     assert "title=citecheck%3A review::charlie-russell-kamchatka:" in found[2]
+    assert "title=citecheck%3A review::charlie-russell-paywalled-obituary:" in found[3]
 
 
 def test_review_items_of_claims_that_pass_as_expected_are_still_warned_about() -> None:

@@ -311,5 +311,5 @@ def test_the_example_answers_replay_offline(copies: Path) -> None:
         "starbucks-baku",
     ):
         assert re.search(rf"answers\.yaml::{answer}-\S+ PASSED", result.stdout), answer
-    assert "11 claims, 14 citations: citation precision 0.5714 (8/14)" in result.stdout
+    assert "12 claims, 16 citations: citation precision 0.6250 (10/16)" in result.stdout
     assert "HEAVY-MODULES: none" in result.stdout

@@ -118,7 +118,7 @@ def test_the_documented_gating_workflow_runs_as_written(tmp_path: Path) -> None:
     *passing, gated = results
     for command, result in zip(commands, passing, strict=False):
         assert result.returncode == 0, f"{command}\n{result.stdout}{result.stderr}"
-    assert "11 answers, 22 sentences, 11 uncited" in passing[1].stdout
+    assert "11 answers, 23 sentences, 11 uncited" in passing[1].stdout
     assert (root / "citecheck-baseline.json").is_file()
     # Only the changed answer's two new sentences were recorded, from the one page cited.
     assert (crawled, judged) == ([KETTLES], 2)

@@ -116,14 +116,14 @@ def tab(browser: Any) -> Iterator[Page]:
     page.context.close()
 
 
-def test_example_report_lists_all_24_claims_and_fetches_nothing(
+def test_example_report_lists_all_25_claims_and_fetches_nothing(
     tab: Page, example: tuple[Path, dict[str, Any]]
 ) -> None:
     path, data = example
     page = tab.open(path)
-    assert len(data["claims"]) == 24
-    assert tab.visible_claims() == 24
-    assert page.inner_text("#shown") == "24 of 24 claims"
+    assert len(data["claims"]) == 25
+    assert tab.visible_claims() == 25
+    assert page.inner_text("#shown") == "25 of 25 claims"
     assert page.inner_text("#gate") == "gate passed"
     assert tab.errors == []
     assert tab.requests == [path.as_uri()]
@@ -141,7 +141,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
     page.select_option("#filter-label", "contradicted")
     shown = page.locator("tbody.claim:visible button.toggle").all_inner_texts()
     assert sorted(shown) == sorted(contradicted)
-    assert page.inner_text("#shown") == f"{len(contradicted)} of 24 claims (label contradicted)"
+    assert page.inner_text("#shown") == f"{len(contradicted)} of 25 claims (label contradicted)"
 
     page.select_option("#filter-label", "")
     page.fill("#filter-text", "boiling-point-50")
@@ -149,7 +149,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
         "boiling-point-50-degrees"
     ]
     page.fill("#filter-text", "")
-    assert tab.visible_claims() == 24
+    assert tab.visible_claims() == 25
     assert tab.errors == []
 
 
@@ -209,7 +209,7 @@ def test_claim_table_shows_the_deciding_reason_fabricated_and_what_the_judge_sai
         texts: list[str] = row.locator("tr.row td").all_inner_texts()
         return [t.strip() for t in texts]
 
-    # supported by one citation; the PDF's pdf_unsupported did not decide it.
+    # supported by one citation; the PDF's pdf_no_text did not decide it.
     assert cells("crater-lake-winter-closures")[3:5] == ["supported", "–"]
     assert cells("jwt-exp-mandatory-invented-quote")[3:5] == [
         "fabricated",
@@ -250,16 +250,16 @@ def test_injected_script_does_not_run(tab: Page, hostile: Path) -> None:
 @pytest.fixture(scope="module")
 def failing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """``pytest --citecheck example_suite_failing`` with the HTML and JSON reports: one
-    contradicted claim (row 2 of 5 in its file), two under review."""
+    contradicted claim (row 2 of 6 in its file), three under review."""
     out = tmp_path_factory.mktemp("failing")
     return _reports(out, REPO, "example_suite_failing", returncode=1)
 
 
 FAILED = "charlie-russell-cause-of-death"
 REVIEW = "charlie-russell-kamchatka"
-# Under review, in file order: the number floor's (its evidence lacks "May 7, 2018") and
-# the judge's low confidence.
-REVIEWS = ["charlie-russell-death", REVIEW]
+# Under review, in file order: the number floor's (its evidence lacks "May 7, 2018"), the
+# judge's low confidence and a page behind a paywall (HTTP 402, never judged).
+REVIEWS = ["charlie-russell-death", REVIEW, "charlie-russell-paywalled-obituary"]
 
 
 def _row(page: Any, claim_id: str) -> Any:
@@ -282,11 +282,11 @@ def test_the_failing_claim_comes_first_and_one_click_reaches_its_highlighted_quo
 ) -> None:
     path, data = failing
     in_file = [c["id"] for c in data["claims"]]
-    assert in_file.index(FAILED) == 1  # row 2 of 5 in the file
+    assert in_file.index(FAILED) == 1  # row 2 of 6 in the file
     page = tab.open(path)
     shown = _shown_ids(page)
-    assert shown[:3] == [FAILED, *REVIEWS]  # failed, then under review
-    assert shown[3:] == [i for i in in_file if i not in (FAILED, *REVIEWS)]  # then file order
+    assert shown[:4] == [FAILED, *REVIEWS]  # failed, then under review
+    assert shown[4:] == [i for i in in_file if i not in (FAILED, *REVIEWS)]  # then file order
     # Each row shows its claim's text, not only its id.
     for claim in data["claims"]:
         assert _row(page, claim["id"]).locator("td.claim-text").inner_text() == claim["claim"]
@@ -320,7 +320,7 @@ def test_a_claim_id_in_the_url_opens_that_claim(
     page.evaluate(f"window.location.hash = '#{REVIEW}'")
     review = _row(page, REVIEW)
     review.locator("tr.detail").wait_for(state="visible")
-    assert len(_shown_ids(page)) == 5
+    assert len(_shown_ids(page)) == 6
     # A long report: the linked claim is scrolled into view, and opened.
     example_path, example_data = example
     last = example_data["claims"][-1]["id"]
@@ -347,7 +347,7 @@ def test_the_header_chips_filter_the_claims(
     chip.click()
     assert _shown_ids(page) == [FAILED]
     assert chip.get_attribute("aria-pressed") == "true"  # the state is shown
-    assert page.inner_text("#shown") == "1 of 5 claims (label contradicted)"
+    assert page.inner_text("#shown") == "1 of 6 claims (label contradicted)"
     assert page.eval_on_selector("#filter-label", "e => e.value") == "contradicted"
     review = page.locator('button.chip[data-filter="review"]')
     review.click()  # another chip replaces the first
@@ -355,9 +355,9 @@ def test_the_header_chips_filter_the_claims(
     assert chip.get_attribute("aria-pressed") == "false"
     assert review.get_attribute("aria-pressed") == "true"
     review.click()  # clicked again: no filter
-    assert len(_shown_ids(page)) == 5
+    assert len(_shown_ids(page)) == 6
     assert review.get_attribute("aria-pressed") == "false"
-    assert page.inner_text("#shown") == "5 of 5 claims"
+    assert page.inner_text("#shown") == "6 of 6 claims"
     # The label menu and the chips are one filter.
     page.select_option("#filter-label", "supported")
     assert (
@@ -539,4 +539,65 @@ def test_the_answer_view_shows_alces_figures_as_the_sentences_give_them(
         f"ALCE citation recall {sum(recalls) / n:.4f}, citation precision "
         f"{sum(precisions) / n:.4f} (mean over {n} answers)"
     )
+    assert tab.errors == []
+
+
+# -- an imported answer's long ids ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The example suite's saved responses imported into a fresh folder (ids of 60-80
+    characters, no cassettes yet) and run: the first report a new user sees."""
+    root = tmp_path_factory.mktemp("imported")
+    for answer in (REPO / "example_suite" / "answers").glob("*.*"):
+        if answer.suffix in (".json", ".md"):
+            (root / answer.name).write_bytes(answer.read_bytes())
+    command = ["import", "--from", "auto", ".", "-o", "citecheck_answers.yaml"]
+    subprocess.run(
+        [sys.executable, "-m", "pytest_citecheck.frontends.cli", *command],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return _reports(root, root, returncode=1)
+
+
+def test_long_imported_ids_leave_the_claim_readable_and_the_page_in_the_window(
+    tab: Page, imported: tuple[Path, dict[str, Any]]
+) -> None:
+    path, data = imported
+    ids = [c["id"] for c in data["claims"]]
+    assert sum(60 <= len(i) <= 80 for i in ids) >= len(ids) // 2, ids
+    page = tab.open(path)  # 1280 px wide
+    widths = dict(
+        zip(
+            page.locator("#claims thead th").all_inner_texts(),
+            page.eval_on_selector_all(
+                "#claims thead th", "els => els.map(e => e.getBoundingClientRect().width)"
+            ),
+            strict=True,
+        )
+    )
+    assert widths["claim"] >= 400, widths
+    assert widths["id"] <= 250, widths
+    # No column pushed off-screen: the page is no wider than the window.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    table = page.locator("#claims").bounding_box()
+    assert table is not None and table["x"] + table["width"] <= 1280, table
+    # Each id is on hover in full; a row stays a few lines tall.
+    titles = page.eval_on_selector_all("#claims button.toggle", "els => els.map(e => e.title)")
+    assert sorted(titles) == sorted(ids)
+    heights = page.eval_on_selector_all(
+        "#claims tr.row", "els => els.map(e => e.getBoundingClientRect().height)"
+    )
+    assert max(heights) <= 110, heights  # at most about four lines of 14 px text
+    # The header says what to do about the missing recordings.
+    assert "have no recording; record them with: pytest --citecheck" in page.inner_text(
+        "#no-recording"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "imported-report.png"))
     assert tab.errors == []

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SECTION = "## Reports: HTML, markdown and `-v`"
+SECTION = "## Reports: HTML, markdown and the verbose listing"
 
 
 def test_the_reports_page_markdown_and_json_excerpts_match_the_example_suite(

@@ -14,6 +14,7 @@ import pytest
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.core.retry import RetryPolicy
+from pytest_citecheck.engine.judging import Judging
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import (
@@ -243,7 +244,7 @@ class _Ranker:
 def test_a_blocked_page_is_not_found_for_review_and_the_judge_is_not_asked():
     judge = _Judge()
     fetched = FetchResult(url=URL, text=ARTICLE, original_status=403)
-    verifier = Verifier(fetcher=_Fetcher(fetched), ranker=_Ranker(), judge=judge)
+    verifier = Verifier(fetcher=_Fetcher(fetched), ranker=_Ranker(), judging=Judging(judge=judge))
 
     verdict = verifier.verify_citation("The bridge was approved.", Citation(url=URL))
 

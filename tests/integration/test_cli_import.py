@@ -314,3 +314,58 @@ def test_a_stream_no_reader_knows_is_one_error_line_with_its_count_and_hostile_t
     assert not any(ch in err for ch in "\x1b\x07\x00")
     assert "<U+001B>[2J<U+0007><U+0000>" in lines[2]
     assert "news: 8 claim(s)" in out and "(gemini-interactions, " in out
+
+
+def test_when_every_response_fails_no_claim_file_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty claim file would pass every run: nothing is written, the exit is 1."""
+    response = tmp_path / "r.json"
+    shutil.copy(NATIVE / "openai_responses/ruby_llm__web_search_gpt-5_2.json", response)
+    out_file = tmp_path / "citecheck_r.yaml"
+    code, out, err = run(
+        capsys, "import", "--from", "anthropic", str(response), "-o", str(out_file)
+    )
+    assert code == 1
+    assert not out_file.exists()
+    assert "wrote" not in out
+    assert err.splitlines()[-1] == (
+        "citecheck import: no claim file written: none of the responses could be imported; "
+        f"{out_file} was not created"
+    )
+    # A file written by an earlier import is left as it was.
+    code, _, _ = run(capsys, "import", str(response), "-o", str(out_file))
+    assert code == 0
+    before = out_file.read_text(encoding="utf-8")
+    code, _, err = run(capsys, "import", "--from", "anthropic", str(response), "-o", str(out_file))
+    assert code == 1 and out_file.read_text(encoding="utf-8") == before
+    assert err.splitlines()[-1].endswith(f"{out_file} was not changed")
+
+
+def test_a_saved_xai_stream_s_warning_names_the_real_cause_and_no_format_loop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """xAI's stream adds its annotations after the text with no offsets: the warning
+    says so, and no message sends the user from one format to the other and back."""
+    stream = tmp_path / "grok.json"
+    shutil.copy(
+        NATIVE / "openai_responses_stream/vercel-ai__xai-web-search-tool.1.chunks.stream.json",
+        stream,
+    )
+    out_file = str(tmp_path / "citecheck_g.yaml")
+    code, out, _ = run(capsys, "import", str(stream), "-o", out_file)
+    assert code == 0
+    (warning,) = [line for line in out.splitlines() if line.startswith("  warning: ")]
+    assert "the response's 5 annotations (e.g. at output[1].content[0].annotations[" in warning
+    assert "carry no position in the text (no start_index/end_index" in warning
+    assert "save the response body itself, not streamed" in warning
+    assert "pass its format" not in warning and "another API" not in warning
+    code, _, err = run(capsys, "import", "--from", "xai", str(stream), "-o", out_file)
+    assert code == 1
+    assert "the response is an openai-responses stream, not xai" in err
+    assert "give the format as openai-responses" in err
+    # Following that fix gives the same cause, not a new format to try.
+    code, out, _ = run(capsys, "import", "--from", "openai-responses", str(stream), "-o", out_file)
+    assert code == 0
+    assert "(as asked): no sentence is cited: the response's 5 annotations" in out
+    assert "pass its format" not in out

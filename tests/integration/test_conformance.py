@@ -92,8 +92,11 @@ VARIANTS: list[tuple[str, dict[str, Any], tuple[Rejected, ...]]] = [
 ]
 
 
-def sent_bodies(spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...]) -> list[Any]:
-    """Every body one judge call sends (fallbacks included), as the server got them."""
+def sent_bodies(
+    spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...], joint: bool = False
+) -> list[Any]:
+    """Every body one judge call sends (fallbacks included), as the server got them;
+    ``joint``: the joint judgment's call (two sources) instead of a verdict's."""
     provider = spec.partition(":")[0]
     with LLMDouble(rejects=rejects) as llm:
         judge = make_judge(
@@ -104,8 +107,11 @@ def sent_bodies(spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...
             retry=NO_SLEEP,
             **options,
         )
-        judge.judge(CLAIM, PASSAGES)
-        return [call.json() for call in llm.calls]
+        if joint:
+            judge.judge_jointly(CLAIM, [PASSAGES[:1], PASSAGES[1:]])
+        else:
+            judge.judge(CLAIM, PASSAGES)
+        return [call.json() for call in [*llm.calls, *llm.joint_calls]]
 
 
 # Keys whose value is the verdict's JSON Schema: open by design, not descended into.
@@ -148,11 +154,12 @@ def unknown_keys(value: Any, kind: Any, where: str = "") -> list[str]:
     return best or []
 
 
+@pytest.mark.parametrize("joint", [False, True], ids=["verdict", "joint"])
 @pytest.mark.parametrize(("spec", "options", "rejects"), VARIANTS)
 def test_every_request_body_validates_against_the_sdk_types(
-    spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...]
+    spec: str, options: dict[str, Any], rejects: tuple[Rejected, ...], joint: bool
 ) -> None:
-    bodies = sent_bodies(spec, options, rejects)
+    bodies = sent_bodies(spec, options, rejects, joint)
     assert len(bodies) == 1 + len(rejects)  # each rejection: one fallback, then answered
     for body in bodies:
         if spec.startswith("anthropic:"):
@@ -247,11 +254,11 @@ def reply_of(llm: LLMDouble, provider: str, item: Scripted) -> httpx.Response:
     return httpx.post(f"{llm.root}{ROUTE[provider]}", json=body, timeout=10)
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
-@pytest.mark.parametrize("served_model", [None, "/home/alice/models/smollm2.gguf"])
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
+@pytest.mark.parametrize("served_model", [None, "/home/alice/models/smollm2.gguf"])
 def test_every_200_reply_validates_against_the_sdk_model(
     provider: str, served_model: str | None
 ) -> None:
@@ -422,10 +429,10 @@ def test_the_query_string_is_the_sdks(crawlbase_api: CrawlbaseDouble, target: st
     assert ours == [c.query for c in api.api_calls]
 
 
-@pytest.mark.filterwarnings("ignore:ssl.PROTOCOL_TLS is deprecated:DeprecationWarning")
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.filterwarnings("ignore:ssl.PROTOCOL_TLS is deprecated:DeprecationWarning")
 def test_the_sdk_reads_the_doubles_replies(crawlbase_api: CrawlbaseDouble) -> None:
     api = crawlbase_api
     url = "https://example.com/docs/page"

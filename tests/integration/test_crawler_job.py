@@ -53,7 +53,7 @@ JOB = "nightly"
 # A PDF is never pushed: the file is crawled synchronously (delivery_transport.py).
 PUSHED_URLS = sorted(url for url in PAGES if not url.endswith(".pdf"))
 PRECISION = "citation_precision=0.2222 (2/9)"
-# The push threads a job runs (CrawlerJob's default).
+# The push threads a job runs (large_audit/assemble.py: PUSH_THREADS).
 PUSH_THREADS = 4
 
 
@@ -492,9 +492,6 @@ def rechecked(report: Path) -> dict[tuple[str, str], str]:
     return {(c["id"], k["url"]): k["status"] for c in data["claims"] for k in c["citations"]}
 
 
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_a_recheck_through_the_crawler_finds_what_a_synchronous_recheck_finds(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,

@@ -117,7 +117,7 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     lines = plan.lines()
     assert lines[-1] == (
         f"dry run: claims=4 crawls={plan.worst_crawls} judge_calls=6 confirm_calls=6 "
-        f"credits={plan.worst_credits:g}"
+        f"joint_calls=4 credits={plan.worst_credits:g}"
     )
 
     with engine_for(env_for(api, llm), "once") as engine:
@@ -126,6 +126,9 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     # Plain articles: the normal case is exact.
     assert plan.crawls == len(api.api_calls) == 6
     assert plan.total_judge_calls == len(llm.calls) == 6
+    # "two" and "pdf-and-page" cite two sources each: their joint judgments are the most
+    # they could make (each source supports its claim alone here, so none is made).
+    assert plan.joint_calls == 4 and llm.joint_calls == []
     # Billed: each distinct citation of each recorded claim once (the replayed one is free).
     billed = {(r.id, v.url): v.credits for r in results[1:] for v in r.verdicts}
     assert plan.credits == sum(billed.values()) == 9.0
@@ -283,9 +286,18 @@ def test_batch_dry_run_and_budget(
     out = capsys.readouterr().out
     assert code == 0 and api.api_calls == []
     assert out.splitlines()[-1] == (
-        "dry run: claims=5 crawls=20 judge_calls=5 confirm_calls=5 credits=40"
+        "dry run: claims=5 crawls=20 judge_calls=5 confirm_calls=5 joint_calls=0 credits=40"
     )
     assert "  cost: " in out and "set --price-credit" not in out
+
+    # Replayed, the five have no recording yet: not "5 replayed".
+    code = main(["batch", str(records), "--record", "none", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0 and api.api_calls == []
+    assert out.splitlines()[1] == (
+        "  claims: 0 to record, 0 replayed, 5 no recording (mode none records nothing: "
+        "choose a record mode with --record)"
+    )
 
     code = main(["batch", str(records), "--record", "once", "--max-credits", "12", *prices])
     out = capsys.readouterr().out

@@ -380,9 +380,6 @@ def test_a_page_over_the_size_cap_is_not_judged_and_replays_the_same(
         assert dumped([engine.verify(claims[0], where)]) == dumped([recorded])
 
 
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_judge_quotes_and_replies_are_capped_before_reports(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:

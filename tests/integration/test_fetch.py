@@ -678,10 +678,10 @@ _RULED = {
 }
 
 
-@pytest.mark.parametrize("case", list(_RULED))
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("case", list(_RULED))
 def test_the_crawler_words_no_page_verdict_the_rules_decide(api, fetcher, case):
     """The same page, fetched by the crawler alone, carries no label: only the page
     rules (stages/fetch_rules.py) say what it is, as for any other fetcher."""

@@ -60,9 +60,6 @@ WAIT = ("--crawler-wait", "20")
 EXPECTED = {("eiffel", EIFFEL_FRAGMENT): "supported", ("boiling", BOILING_FRAGMENT): "supported"}
 
 
-@pytest.mark.allow_resend(
-    "the same claim through two paths (or with and without its fragment) on purpose"
-)
 def test_a_cited_url_with_a_fragment_gets_the_same_verdict_through_the_crawler(
     world: tuple[CrawlbaseDouble, LLMDouble],
     tmp_path: Path,

@@ -160,10 +160,10 @@ def cost_line(out: str) -> str:
     return next(line for line in out.splitlines() if "judge tokens" in line)
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     provider: str, world: World
 ) -> None:
@@ -383,3 +383,31 @@ def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> 
     replayed = json.loads(report.read_text("utf-8"))
     assert labels(replayed) == labels(recorded), done.stdout[-3000:]
     assert "no recording" not in done.stdout
+
+
+@pytest.mark.allow_resend(
+    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+)
+def test_a_claim_two_pages_support_together_is_judged_jointly_through_the_batch_api(
+    world: World,
+) -> None:
+    name = "citecheck_two_sources.yaml"
+    (world.suite / name).write_text((SUITE / name).read_text("utf-8"), "utf-8")
+    judge = EXAMPLES.Judge()
+    with world.judge_with(LLMBatchDouble(judge, joint_responder=judge.joint)) as llm:
+        report = world.tmp / "two.json"
+        argv = ["batch", str(world.suite / name), "--cassettes", str(world.tmp / "two")]
+        argv += ["--ranker", "bm25", "--json", str(report)]
+        code = main([*argv, "--record", "once", "--judge-batch", *FAST])
+        err = world.capsys.readouterr().err
+        recorded = json.loads(report.read_text("utf-8"))
+        # The two first readings, the joint reading, its confirmation: a batch each.
+        assert llm.sync_requests == 0 and len(llm.batches) == 4
+        assert len(llm.joint_calls) == 2
+        code_r = main([*argv, "--record", "none"])
+        replayed = json.loads(report.read_text("utf-8"))
+    assert code == code_r == 0, err
+    [claim] = recorded["claims"]
+    assert (claim["label"], claim["reason"]) == ("supported", "supported_jointly")
+    assert [v["reason"] for v in claim["verdicts"]] == ["supported_jointly"] * 2
+    assert replayed["claims"][0]["verdicts"] == claim["verdicts"]

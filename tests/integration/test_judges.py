@@ -17,6 +17,7 @@ from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.claims.results import Usage, Verdict
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import RetryPolicy
+from pytest_citecheck.engine.judging import Judging
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.judges import (
     DEFAULT_JUDGE,
@@ -578,7 +579,9 @@ def test_openai_401_with_the_key_in_the_message_is_scrubbed(llm: LLMDouble) -> N
 def _verify_section(judge: HTTPJudge, tmp_path: Path) -> Verdict:
     source = tmp_path / "boiling.md"
     source.write_text(f"# Boiling\n\n{PASSAGES[0]}\n\n# Freezing\n\nWater freezes at 0 C.\n")
-    verifier = Verifier(fetcher=cast(Any, None), ranker=cast(Any, None), judge=judge)
+    verifier = Verifier(
+        fetcher=cast(Any, None), ranker=cast(Any, None), judging=Judging(judge=judge)
+    )
     citation = Citation(document="boiling.md", section="Boiling", document_path=source)
     return verifier.verify_citation(CLAIM, citation)
 

@@ -19,6 +19,7 @@ from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import RetryPolicy
+from pytest_citecheck.engine.judging import Judging
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import open_recording
@@ -449,7 +450,9 @@ def test_a_not_found_verdict_reports_no_evidence_quote(llm: LLMDouble, tmp_path:
     source.write_text(f"# Boiling\n\n{PASSAGES[0]}\n")
     llm.script(verdict("not_found", "At sea level, water boils", 0.8))
     verifier = Verifier(
-        fetcher=cast(Any, None), ranker=cast(Any, None), judge=judge_on(llm, "openai:m")
+        fetcher=cast(Any, None),
+        ranker=cast(Any, None),
+        judging=Judging(judge=judge_on(llm, "openai:m")),
     )
     citation = Citation(document="boiling.md", section="Boiling", document_path=source)
     result = verifier.verify_citation(CLAIM, citation)

@@ -8,6 +8,7 @@ import pytest
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation
+from pytest_citecheck.engine.judging import Judging
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import FetchResult, fetch_page, server_error_page
@@ -63,7 +64,7 @@ def test_an_article_about_gateways_is_an_article() -> None:
 def test_a_custom_fetchers_error_page_is_an_error_and_the_judge_is_not_asked() -> None:
     judge = _Judge()
     page = FetchResult(url=URL, text=ERROR_PAGES["502 Bad Gateway"], original_status=200)
-    verifier = Verifier(fetcher=_Fetcher(page), ranker=_Ranker(), judge=judge)
+    verifier = Verifier(fetcher=_Fetcher(page), ranker=_Ranker(), judging=Judging(judge=judge))
     verdict = verifier.verify_citation("The bridge was approved.", Citation(url=URL))
     assert (verdict.label, verdict.reason) == (Label.ERROR, Reason.ORIGIN_ERROR)
     assert "502 Bad Gateway" in (verdict.detail or "")

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import tomllib
 from pathlib import Path
 
+from pytest_citecheck import PROJECT_URL
 from pytest_citecheck.frontends.service import HEALTH_ENV_VARS
 from tests.service_examples import citecheck_serve, examples
 
@@ -63,3 +66,23 @@ def test_the_missing_recording_reply_names_no_path_of_the_server() -> None:
     assert "in the service's cassette folder does not exist" in detail
     assert "citecheck serve --record once --cassettes DIR" in detail
     assert str(REPO) not in detail and "example_suite" not in detail
+
+
+def test_the_try_it_section_says_it_needs_a_clone_and_gives_the_commands() -> None:
+    # The recordings are not in the wheel: only pytest_citecheck's packages are.
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]
+    assert setuptools["packages"]["find"]["include"] == ["pytest_citecheck*"]
+    assert not CASSETTES.is_relative_to(REPO / "pytest_citecheck")
+    section = DOC.read_text(encoding="utf-8").split("## Trying `citecheck serve` without a token")[
+        1
+    ]
+    section = section.split("\n## ", 1)[0]
+    assert "needs a clone" in " ".join(section.split())
+    match = re.search(r"```bash\n(.*?)\n```", section, re.S)
+    assert match, "no bash block in the section"
+    clone, install, serve = match.group(1).splitlines()
+    assert clone == f"git clone {PROJECT_URL} && cd pytest-citecheck"
+    assert install == "pip install -e '.[service]'"
+    assert serve == f"citecheck serve --record none --cassettes {CASSETTES.relative_to(REPO)}"

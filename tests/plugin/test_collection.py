@@ -71,7 +71,7 @@ def test_jsonl_batch_file(suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*supported 1 | *unreachable 1*"])
 
 
-def test_help_lists_options_in_one_group(pytester: pytest.Pytester) -> None:
+def test_help_lists_the_record_option_in_the_first_group(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines(
         ["citation checking (pytest-citecheck):", "*--citecheck-record=*", "*default: none*"]

@@ -40,7 +40,7 @@ def test_the_dry_run_lists_the_recording_and_runs_nothing(
             "  judge calls: 4 at most (fake:judge 4)",
             "  credits: 6 (at most 32)",
             "  cost: set citecheck_price_credit and citecheck_prices to see it in money",
-            "dry run: claims=3 crawls=16 judge_calls=4 confirm_calls=4 credits=32",
+            "dry run: claims=3 crawls=16 judge_calls=4 confirm_calls=4 joint_calls=2 credits=32",
             "FETCHED 0",
             "*no tests ran*",
         ]
@@ -113,11 +113,31 @@ def test_the_dry_run_in_replay_mode_records_nothing(pytester: pytest.Pytester) -
     result = pytester.runpytest("--citecheck", "--citecheck-dry-run")
     result.stdout.fnmatch_lines(
         [
-            "  claims: 0 to record, 1 replayed (mode none records nothing: choose a record mode "
-            "with --citecheck-record)",
-            "dry run: claims=0 crawls=0 judge_calls=0 confirm_calls=0 credits=0",
+            "  claims: 0 to record, 0 replayed, 1 no recording (mode none records nothing: "
+            "choose a record mode with --citecheck-record)",
+            "dry run: claims=0 crawls=0 judge_calls=0 confirm_calls=0 joint_calls=0 credits=0",
         ]
     )
+
+
+def test_the_dry_run_counts_the_claims_without_a_recording_apart_from_the_replayed(
+    pytester: pytest.Pytester,
+) -> None:
+    """The real replay fails every claim without a cassette (no_recording): the dry
+    run says so, not that they are replayed."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND))
+    pytester.runpytest("--citecheck", "--citecheck-record=once").assert_outcomes(passed=2)
+    pytester.makefile(".yaml", citecheck_b=claims_yaml(SUPPORTED, NOT_FOUND, TWO_URLS))
+    result = pytester.runpytest("--citecheck", "--citecheck-dry-run")
+    result.stdout.fnmatch_lines(
+        [
+            "  claims: 0 to record, 2 replayed, 3 no recording (mode none records nothing: "
+            "choose a record mode with --citecheck-record)",
+        ]
+    )
+    recording = pytester.runpytest("--citecheck", "--citecheck-record=once", "--citecheck-dry-run")
+    recording.stdout.fnmatch_lines(["  claims: 3 to record, 2 already recorded (replayed, free)"])
 
 
 LOCAL = """claims:

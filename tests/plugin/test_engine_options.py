@@ -60,6 +60,63 @@ def test_replay_checks_no_key(pytester: pytest.Pytester, no_keys: None) -> None:
     result.stdout.fnmatch_lines(["*no_recording*"])
 
 
+@pytest.mark.parametrize(
+    ("where", "flags"),
+    [
+        ("file", []),
+        ("flag", ["--citecheck-judge=anthropic:claude-x"]),
+        ("ini", []),
+    ],
+)
+def test_the_no_recording_hint_names_the_judge_that_would_record_and_its_key(
+    pytester: pytest.Pytester, no_keys: None, where: str, flags: list[str]
+) -> None:
+    """Nothing was judged (no recording): the hint names the judge that records,
+    chosen by the file, the flag or the ini, never the default judge and its key."""
+    head = "judge: anthropic:claude-x\n" if where == "file" else ""
+    if where == "ini":
+        pytester.makeini("[pytest]\ncitecheck_judge = anthropic:claude-x\n")
+    pytester.makefile(".yaml", citecheck_a=head + URL_CLAIMS)
+    result = pytester.runpytest("--citecheck", *flags)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "citecheck: 1 citation in 1 claim has no recording; record it with: *"
+            "(recording needs CRAWLBASE_TOKEN, ANTHROPIC_API_KEY for the judge "
+            "anthropic:claude-x and the embed or bm25 extra); -v lists each"
+        ]
+    )
+    assert "OPENAI_API_KEY" not in result.stdout.str()
+
+
+def test_the_no_recording_hint_names_a_panel_s_judges(
+    pytester: pytest.Pytester, no_keys: None
+) -> None:
+    pytester.makefile(".yaml", citecheck_a=URL_CLAIMS)
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-judges=anthropic:claude-x,ollama:llama3", "-n", "2"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*(recording needs CRAWLBASE_TOKEN, ANTHROPIC_API_KEY for the judge anthropic:claude-x "
+            "and the embed or bm25 extra)*"
+        ]
+    )
+
+
+def test_a_file_naming_the_default_judge_is_not_told_it_is_the_default(
+    pytester: pytest.Pytester, no_keys: None
+) -> None:
+    pytester.makefile(".yaml", citecheck_a="judge: openai:gpt-4o-mini\n" + URL_CLAIMS)
+    result = pytester.runpytest("--citecheck", "--citecheck-record=once")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*set OPENAI_API_KEY*(judge openai:gpt-4o-mini comes from a claim file's judge:)"]
+    )
+    assert "default judge" not in result.stderr.str()
+
+
 def test_recording_shows_progress_unless_quiet(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED, NOT_FOUND, UNREACHABLE))

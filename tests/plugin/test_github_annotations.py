@@ -38,7 +38,7 @@ def test_failing_claims_are_annotated_on_their_line(
         "citation 1 https://example.com/other: supported at confidence 0.50, "
         "below the review gate: a human should look at it",
         "::notice title=citecheck gate failed::"
-        "citecheck gate FAILED: 1 citation contradicted and 0 fabricated "
+        "citecheck gate FAILED: 1 citation contradicted "
         "(allow with citecheck_allow_contradicted)%0A"
         "4 claims, 4 citations, citation precision 0.5000",
     ]

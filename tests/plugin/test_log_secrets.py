@@ -43,10 +43,10 @@ def assert_clean(text: str, *, records_shown: bool = True) -> None:
         assert "token=REDACTED" in text
 
 
-@pytest.mark.parametrize("mode", LOG_MODES, ids=list(LOG_MODES))
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("mode", LOG_MODES, ids=list(LOG_MODES))
 def test_recording_logs_carry_no_secret(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
@@ -60,10 +60,10 @@ def test_recording_logs_carry_no_secret(
     assert_clean(everything(result, suite), records_shown=False)
 
 
-@pytest.mark.parametrize("mode", LOG_MODES, ids=list(LOG_MODES))
 @pytest.mark.allow_resend(
     "runs the same claims more than once on purpose (record, replay, recheck, compare)"
 )
+@pytest.mark.parametrize("mode", LOG_MODES, ids=list(LOG_MODES))
 def test_replay_with_the_token_exported_logs_no_secret(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811

@@ -54,7 +54,7 @@ def test_failure_shows_a_table_of_citations(result: pytest.RunResult) -> None:
     result.stdout.fnmatch_lines(
         [
             "*citecheck: boils-50*",
-            "citecheck: 1 citation contradicted and 0 fabricated*",
+            "citecheck: 1 citation contradicted*",
             "claim 'boils-50': Water boils at 50 C.",
             "claim label: contradicted",
             "#  label*reason*conf*final URL / source*quote",

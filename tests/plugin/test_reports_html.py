@@ -107,3 +107,48 @@ def test_fuzzy_guard_fields_are_shown_when_present() -> None:
     text = "".join(parsed.text)
     assert "judge's quote" in text and "Water boils at 100 C" in text
     assert "quote similarity" in text and "0.93" in text
+
+
+NO_CASSETTES = """\
+judge: anthropic:claude-x
+claims:
+  - id: a
+    claim: Water boils.
+    citations:
+      - https://example.com/a
+  - id: b
+    claim: Ice melts.
+    citations:
+      - https://example.com/b
+"""
+
+
+def test_the_html_header_and_the_step_summary_say_no_recording_and_how_to_record(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first CI run after claim files are committed without cassettes: the page
+    and the job's summary give the one line that fixes it, as the terminal does."""
+    summary = pytester.path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makefile(".yaml", citecheck_new=NO_CASSETTES)
+    result = pytester.runpytest(
+        "--citecheck", "--citecheck-html=r.html", "--citecheck-report=r.json"
+    )
+    result.assert_outcomes(failed=2)
+    line = (
+        "2 citations in 2 claims have no recording; record them with: pytest --citecheck "
+        "--citecheck-record=once citecheck_new.yaml (recording needs CRAWLBASE_TOKEN, "
+        "ANTHROPIC_API_KEY for the judge anthropic:claude-x and the embed or bm25 extra)"
+    )
+    result.stdout.fnmatch_lines([f"citecheck: {line}; -v lists each"])
+    parsed = Elements()
+    parsed.feed((pytester.path / "r.html").read_text(encoding="utf-8"))
+    assert ("li", {"id": "no-recording"}) in parsed.tags
+    assert line in parsed.text
+    assert f"- {line}" in summary.read_text(encoding="utf-8").splitlines()
+    import json
+
+    report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    assert report["gate"]["no_recording"] == line
+    # Nothing judged the run: the judge that would record is not reported as its judge.
+    assert report["run"]["judges"] == []

@@ -34,6 +34,37 @@ def test_verbose_shows_each_claim_label_and_files_get_totals(pytester: pytest.Py
     )
 
 
+INVENTED_QUOTE = """claims:
+  - id: invented
+    claim: Water boils at 50 C.
+    citations:
+      - document: notes.txt
+        quote: Water boils at 50 degrees.
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_claim_only_a_made_up_quote_fails_reads_fabricated(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    pytester.makefile(".txt", notes="Water boils at 100 degrees Celsius at sea level.")
+    pytester.makefile(".yaml", citecheck_a=INVENTED_QUOTE)
+    result = pytester.runpytest("--citecheck", "-v", "-rf", *xdist)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*FAILED [[]fabricated[]]*",
+            "citecheck: 1 citation fabricated (allow with citecheck_allow_contradicted)",
+            "claim label: fabricated",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["citecheck gate FAILED: 1 citation fabricated (allow with citecheck_allow_contradicted)"]
+    )
+    assert "[contradicted]" not in out and "0 citations contradicted" not in out, out
+
+
 def test_max_drop_without_a_baseline_warns(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".yaml", citecheck_a=claims_yaml(SUPPORTED))
@@ -90,25 +121,56 @@ def test_the_hint_shows_once_under_xdist(pytester: pytest.Pytester) -> None:
     assert result.stdout.lines.count(hint) == 1, result.stdout.str()
 
 
-def test_help_lists_judge_providers_and_their_variables_in_one_group(
+def _citecheck_help(out: str) -> dict[str, list[str]]:
+    """``pytest --help``'s citecheck groups: each header and its lines, in order."""
+    groups: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in out.splitlines():
+        if line and not line.startswith(" "):
+            header = line.rstrip(":")
+            inside = header.startswith(("citation checking (pytest-citecheck)", "citecheck: "))
+            current = groups.setdefault(header, []) if inside else None
+        elif current is not None:
+            current.append(line)
+    return groups
+
+
+def test_help_groups_the_citecheck_flags_so_the_section_reads(
     pytester: pytest.Pytester,
 ) -> None:
+    from pytest_citecheck.options.table import OPTIONS
+    from pytest_citecheck.plugin.options import HELP_GROUPS
+
     out = pytester.runpytest("--help").stdout.str()
-    assert out.count("citation checking (pytest-citecheck):") == 1
-    lines = out.split("citation checking (pytest-citecheck):\n", 1)[1].splitlines()
-    group = []
-    for line in lines:
-        if line and not line.startswith(" "):
-            break
-        group.append(line)
-    text = " ".join(" ".join(group).split()).replace("- ", "-")
-    for option in ("--citecheck-judge", "--citecheck-html", "--citecheck-md", "--citecheck-csv"):
-        assert option in text
-    assert "--citecheck" not in out.split("citation checking (pytest-citecheck):", 1)[0]
+    groups = _citecheck_help(out)
+    assert list(groups) == [description for description, _ in HELP_GROUPS.values()], out
+    # The groups follow each other: nothing of pytest's or another plugin's between them.
+    headers = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    first = headers.index(next(iter(groups)) + ":")
+    assert headers[first : first + len(groups)] == [f"{g}:" for g in groups]
+    text = {g: " ".join(" ".join(lines).split()).replace("- ", "-") for g, lines in groups.items()}
+    flags = [o.pytest_flag for o in OPTIONS if isinstance(o.pytest_flag, str)]
+    everything = " ".join(text.values())
+    for flag in flags:
+        assert f"{flag}" in everything, flag
+    assert "--citecheck" not in out.split(next(iter(groups)), 1)[0]
+    # No help text ends in an empty note.
+    assert "()" not in everything, [line for g in groups.values() for line in g if "()" in line]
+    assert "--citecheck-html" in text["citecheck: report files"]
+    judge = text["citecheck: the judge, a judge panel, confirmation"]
     for provider, env in PROVIDER_ENV.items():
-        assert f"{provider} " in text
-        assert env.key_env in text and env.url_env in text
-    assert "CRAWLBASE_TOKEN" in text
+        assert f"{provider} " in judge
+        assert env.key_env in judge and env.url_env in judge
+    assert "CRAWLBASE_TOKEN" in judge
+
+
+def test_every_pytest_flag_is_in_one_help_group() -> None:
+    from pytest_citecheck.options.table import OPTIONS
+    from pytest_citecheck.plugin.options import HELP_GROUPS
+
+    named = [name for _, names in HELP_GROUPS.values() for name in names]
+    assert len(named) == len(set(named))
+    assert sorted(named) == sorted(o.name for o in OPTIONS if isinstance(o.pytest_flag, str))
 
 
 # -- the baseline diff -----------------------------------------------------------

@@ -137,3 +137,110 @@ def test_pre_commit_hook_runs_validate_on_claim_files() -> None:
         assert files.search(name), name
     for name in ("example_suite/cassettes/citecheck_jwt/jwt-exp.yaml", "pytest.ini", "a.yaml"):
         assert not files.search(name), name
+
+
+OK = "claims:\n  - id: a\n    claim: A.\n    citations: [https://e.com]\n"
+
+
+def collected_files(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """The claim files pytest --citecheck collects, as paths relative to the project."""
+    result = pytester.runpytest("--citecheck", "-p", "no:cacheprovider", "--co", "-q", *args)
+    ids = [line.split("::", 1)[0] for line in result.stdout.lines if "::" in line]
+    return sorted(dict.fromkeys(ids))
+
+
+def validated_files(out: str) -> list[str]:
+    lines = out.splitlines()[:-1]
+    return sorted({line.split(":", 1)[0] for line in lines if not line.startswith(" ")})
+
+
+def test_validate_searches_a_folder_as_pytest_collects_it(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder is not "a file with no extension": every claim file under it that
+    pytest would collect is checked, none that pytest skips."""
+    pytester.makeini("[pytest]\ncitecheck_patterns = citecheck_*.yaml claims_*.yml\n")
+    for path in (
+        "tests/citecheck_a.yaml",
+        "tests/deep/er/claims_b.yml",
+        "tests/citecheck_c.yaml",
+        "tests/.hidden/citecheck_d.yaml",  # norecursedirs: .*
+        "tests/build/citecheck_e.yaml",  # norecursedirs: build
+        "tests/env/citecheck_f.yaml",  # a virtual environment
+        "tests/citecheck_g.yml",  # not one of this project's patterns
+    ):
+        target = pytester.path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(OK.replace("id: a", "idx: a"), encoding="utf-8")
+    (pytester.path / "tests" / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    code, out = validate(capsys, "tests")
+    assert code == 1
+    assert out.splitlines()[-1] == "citecheck validate: 3 problems in 3 of 3 files"
+    assert validated_files(out) == [
+        "tests/citecheck_a.yaml",
+        "tests/citecheck_c.yaml",
+        "tests/deep/er/claims_b.yml",
+    ]
+    assert validated_files(out) == sorted(collected_files(pytester, "tests"))
+    assert "unsupported claim file type" not in out
+
+
+def test_validate_with_no_path_checks_the_current_folder(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makefile(".yaml", citecheck_top=OK)
+    (pytester.path / "sub").mkdir()
+    (pytester.path / "sub" / "citecheck_inner.yaml").write_text(OK, encoding="utf-8")
+    assert validate(capsys) == (0, "citecheck validate: 2 files, 2 claims, no problems\n")
+    assert collected_files(pytester) == ["citecheck_top.yaml", "sub/citecheck_inner.yaml"]
+
+
+def test_validate_with_no_path_follows_the_ini_s_testpaths(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makefile(".toml", pyproject='[tool.pytest.ini_options]\ntestpaths = ["claims"]\n')
+    pytester.makefile(".yaml", citecheck_elsewhere="not: [a claim file")
+    (pytester.path / "claims").mkdir()
+    (pytester.path / "claims" / "citecheck_one.yaml").write_text(OK, encoding="utf-8")
+    assert validate(capsys) == (0, "citecheck validate: 1 file, 1 claim, no problems\n")
+
+
+def test_validate_says_when_a_folder_has_no_claim_files(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (pytester.path / "empty").mkdir()
+    assert validate(capsys, "empty") == (
+        0,
+        "citecheck validate: no claim files (citecheck_*.yaml citecheck_*.yml "
+        "citecheck_*.jsonl) under empty\n",
+    )
+
+
+OUT_OF_ORDER = """\
+claims:
+  - id: a
+    claim: One.
+    citations:
+      - https://example.com/a
+  - id: b
+    claim: Two.
+    expect: maybe
+    citations:
+      - url: ftp://example.com/x
+  - id: a
+    claim: ""
+    citations: [https://example.com/c]
+judge: nonsense
+"""
+
+
+def test_validate_and_collection_list_the_problems_in_line_order(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makefile(".yaml", citecheck_order=OUT_OF_ORDER)
+    code, out = validate(capsys, "citecheck_order.yaml")
+    assert code == 1
+    *problems, _ = out.splitlines()
+    lines = [int(p.split(":")[1]) for p in problems[::2]]
+    assert lines == [8, 10, 11, 12, 14], out
+    assert problems == collection_problems(pytester, "citecheck_order.yaml")

@@ -64,7 +64,7 @@ def test_gate_reports_every_missed_bar() -> None:
     )
     assert failures == [
         "citation precision 0.2500 is below citecheck_min_precision 0.5000 (short by 0.2500)",
-        "0 citations contradicted and 1 fabricated (allow with citecheck_allow_contradicted)",
+        "1 citation fabricated (allow with citecheck_allow_contradicted)",
         "1 citation could not be verified (error); an error never counts as verified",
         "citation precision fell by 0.2500, from the baseline 0.5000 to 0.2500 "
         "(citecheck_max_drop 0.0000)",

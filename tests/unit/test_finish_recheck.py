@@ -8,9 +8,12 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.engine.recheck import ClaimRecheck, error_check
-from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
+from pytest_citecheck.reports.finish import finish_recheck
+from pytest_citecheck.reports.outputs import Outputs
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_citecheck"
 FRONT_ENDS = ("frontends/cli/recheck.py", "plugin/recheck.py")
@@ -23,7 +26,7 @@ def checks() -> list[ClaimRecheck]:
 
 
 def test_the_gate_and_every_file_come_from_one_finish(tmp_path: Path) -> None:
-    outputs = RecheckOutputs(
+    outputs = Outputs(
         json=tmp_path / "r.json",
         markdown=tmp_path / "r.md",
         step_summary=tmp_path / "summary.md",
@@ -47,10 +50,21 @@ def test_the_gate_and_every_file_come_from_one_finish(tmp_path: Path) -> None:
 
 
 def test_a_status_not_failing_passes_and_writes_only_what_is_asked(tmp_path: Path) -> None:
-    outputs = RecheckOutputs(json=tmp_path / "r.json")
+    outputs = Outputs(json=tmp_path / "r.json")
     report = finish_recheck(checks(), [RecheckStatus.PAGE_GONE], lambda failing: "never", outputs)
     assert report.gate_failures == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_a_file_a_recheck_does_not_write_is_refused(tmp_path: Path) -> None:
+    for outputs in (
+        Outputs(csv=tmp_path / "r.csv"),
+        Outputs(sarif=tmp_path / "r.sarif"),
+        Outputs(report_url="https://ci.example/report.html"),
+    ):
+        with pytest.raises(ValueError, match="a recheck writes no CSV or SARIF"):
+            finish_recheck(checks(), [RecheckStatus.ERROR], lambda failing: "never", outputs)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_no_front_end_ends_a_recheck_by_hand() -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation
 from pytest_citecheck.claims.results import JudgeReply
+from pytest_citecheck.engine.judging import Judging
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import FetchResult
 from pytest_citecheck.stages.quote_policy import QuotePolicy
@@ -42,9 +43,9 @@ class Says:
 
 
 def verify(quote: str, policy: QuotePolicy | None = None) -> Verifier:
-    verifier = Verifier(fetcher=OnePage(), ranker=First(), judge=Says(quote))
+    verifier = Verifier(fetcher=OnePage(), ranker=First(), judging=Judging(judge=Says(quote)))
     if policy is not None:
-        verifier.quote_policy = policy
+        verifier.judging.quote_policy = policy
     return verifier
 
 

@@ -743,6 +743,29 @@ def test_a_repeated_sentence_gets_distinct_ids() -> None:
     assert len(ids) == 2 and len(set(ids)) == 2
 
 
+def test_a_repeated_sentence_s_ids_stay_when_another_copy_is_inserted() -> None:
+    """Ids come from content: a copy of a sentence is told apart by what it cites, so
+    inserting one more copy renames none of the others (claim-files.md: editing one
+    sentence renames only its own claim)."""
+    refs = "".join(f"[{n}]: https://s{n}.org\n" for n in range(1, 8))
+
+    def ids(cites: list[int]) -> list[str]:
+        body = "\n\n".join(f"See the table.[{n}]" for n in cites)
+        text = f"Water boils at 100 °C.[7]\n\n{body}\n\n{refs}"
+        return [c.id for c in import_response(text, answer_id="w").claim_list]
+
+    before = ids([1, 2, 3, 4, 5, 6])
+    after = ids([1, 2, 7, 3, 4, 5, 6])  # a copy citing page 7 inserted third
+    assert len(set(before)) == 7 and len(set(after)) == 8
+    assert set(before) <= set(after), (before, after)
+    # The sentence that is not repeated, and the first copy, keep the ids they always had.
+    assert before[0] == claim_id("w", "Water boils at 100 °C.")
+    assert before[1] == claim_id("w", "See the table.")
+    # Copies citing the same page are one claim: numbered among themselves.
+    same = ids([1, 2, 2, 2])
+    assert len(set(same)) == 5 and same[3:] == [f"{same[2]}-2", f"{same[2]}-3"]
+
+
 # -- the entry point ------------------------------------------------------------------------
 
 

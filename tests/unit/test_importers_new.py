@@ -354,6 +354,27 @@ def test_a_paywalled_url_is_a_note_on_the_answer_and_its_citation() -> None:
     assert "        # note: provider retrieval status PAYWALL" in written
 
 
+def test_a_paywalled_url_is_a_known_paywall_on_its_citation_and_in_the_claim_file() -> None:
+    data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
+    (meta,) = data["candidates"][0]["urlContextMetadata"]["urlMetadata"]
+    meta["urlRetrievalStatus"] = "URL_RETRIEVAL_STATUS_PAYWALL"
+    answer = import_response(data, answer_id="a")
+    ((citation,),) = [c.claim.citations for c in answer.claims]
+    assert citation.paywall == "Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL"
+    written = claim_file_text([(answer, "r.json")], "citecheck import r.json -o citecheck_r.yaml")
+    assert '        paywall: "Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL"' in written
+
+
+@pytest.mark.parametrize("status", ["URL_RETRIEVAL_STATUS_ERROR", "URL_RETRIEVAL_STATUS_UNSAFE"])
+def test_other_retrieval_failures_are_notes_not_paywalls(status: str) -> None:
+    data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
+    (meta,) = data["candidates"][0]["urlContextMetadata"]["urlMetadata"]
+    meta["urlRetrievalStatus"] = status
+    answer = import_response(data, answer_id="a")
+    ((citation,),) = [c.claim.citations for c in answer.claims]
+    assert citation.paywall is None
+
+
 # -- xAI native (gRPC SDK, saved with MessageToDict) --------------------------------------------
 
 

@@ -787,3 +787,31 @@ def test_a_jsonl_record_is_told_its_fix_in_json(write: Write) -> None:
         'write e.g. "urls": ["https://example.com/a"] (records cite URLs only)',
     ]
     assert not any("`" in fix for fix in fixes)
+
+
+# --- a known paywall (the citation's paywall: key) ---------------------------------------
+
+
+def test_a_citation_may_say_who_reported_a_paywall(write: Write) -> None:
+    body = """
+    - id: a
+      claim: The bridge was approved.
+      citations:
+        - url: https://news.example.com/bridge
+          paywall: "Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL"
+    """
+    (claim,) = load_claim_file(write(claims_yaml(body))).claims
+    assert claim.citations[0].paywall == "Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL"
+
+
+def test_paywall_on_a_document_says_it_is_for_urls(write: Write) -> None:
+    body = """
+    - id: a
+      claim: x
+      citations:
+        - document: notes.md
+          paywall: me
+    """
+    write("# notes\n", "notes.md")
+    err = load_error(write(claims_yaml(body)))
+    assert "'paywall' is only read for `url` citations" in err.problem

@@ -32,6 +32,17 @@ PAGES = (
     REPO / ".pre-commit-hooks.yaml",
 )
 GIT_INSTALL = f'pip install "pytest-citecheck @ git+{PROJECT_URL}@v{__version__}"'
+# The line that works before the first release: the repository's default branch.
+GIT_INSTALL_TODAY = f'pip install "pytest-citecheck @ git+{PROJECT_URL}@main"'
+# It marks the block a newcomer copies first (README and the install page).
+INSTALL_MARKER = "<!-- install-today -->"
+# The major version of each action the example workflow uses: the current ones (2026).
+ACTIONS = {
+    "actions/checkout": "v7",
+    "actions/setup-python": "v7",
+    "actions/upload-artifact": "v7",
+    "github/codeql-action/upload-sarif": "v4",
+}
 
 
 def text(path: Path) -> str:
@@ -64,6 +75,15 @@ def fenced(page: Path, heading: str, lang: str) -> str:
     match = re.search(rf"```{lang}\n(.*?)\n```", section, re.S)
     assert match, f"{page.name} has no {lang} block under {heading!r}"
     return match.group(1)
+
+
+def install_today(page: Path) -> list[str]:
+    """The commands of the bash block that follows the install marker on ``page``."""
+    body = text(page)
+    assert body.count(INSTALL_MARKER) == 1, page.name
+    match = re.match(r"\n```bash\n(.*?)\n```", body.split(INSTALL_MARKER, 1)[1], re.S)
+    assert match, f"{page.name}: no bash block right after {INSTALL_MARKER}"
+    return match.group(1).splitlines()
 
 
 def test_the_version_is_read_from_the_package() -> None:
@@ -99,10 +119,24 @@ def test_the_docs_name_the_project_by_the_one_url_and_no_placeholder() -> None:
             assert found == PROJECT_URL, (page.name, found)
 
 
-def test_the_install_lines_are_the_pypi_name_and_the_current_tag() -> None:
+def test_the_install_line_of_today_is_the_same_in_readme_the_install_page_and_the_workflow() -> (
+    None
+):
+    upgrade = "python -m pip install --upgrade pip"
+    for page in (REPO / "README.md", REPO / "docs" / "install.md"):
+        assert install_today(page) == [upgrade, GIT_INSTALL_TODAY], page.name
+        # It comes before the lines that only work once the release is out.
+        assert text(page).index(INSTALL_MARKER) < text(page).index(GIT_INSTALL), page.name
+    (install,) = [
+        s["run"] for s in steps(EXAMPLE_WORKFLOW) if "pytest-citecheck" in s.get("run", "")
+    ]
+    assert GIT_INSTALL_TODAY in install.splitlines()
+
+
+def test_the_release_lines_are_kept_for_later_the_pypi_name_and_the_current_tag() -> None:
     for page, heading in (
-        (REPO / "README.md", "## Install in your project"),
-        (REPO / "docs" / "install.md", "## From PyPI"),
+        (REPO / "README.md", "Once the release is out"),
+        (REPO / "docs" / "install.md", "## From PyPI, once released"),
     ):
         pypi = fenced(page, heading, "bash")
         assert pypi.splitlines()[0].split("#")[0].strip() == "pip install pytest-citecheck"
@@ -135,9 +169,10 @@ def test_the_example_workflow_installs_the_plugin_replays_and_uploads_both_repor
     assert flow["permissions"]["security-events"] == "write"
     all_steps = steps(EXAMPLE_WORKFLOW)
     runs = [str(step.get("run", "")) for step in all_steps]
-    # The plugin from the index, not the user's own project in editable mode.
-    assert "pip install pytest-citecheck" in runs
-    assert not any("pip install -e" in line for line in runs)
+    # The user's own project (when it has one) and its requirements, then the plugin.
+    (install,) = [line for line in runs if GIT_INSTALL_TODAY in line]
+    assert "if [ -f requirements.txt ]; then pip install -r requirements.txt; fi" in install
+    assert "pip install -e ." in install
     # Nothing is restored: the recordings are in the checkout.
     assert not any(uses(step, "actions/cache") for step in all_steps)
     (command,) = [line for line in runs if line.startswith("pytest --citecheck")]
@@ -154,6 +189,25 @@ def test_the_example_workflow_installs_the_plugin_replays_and_uploads_both_repor
     assert upload["with"]["sarif_file"] == sarif_path.group(1)
     # A failing gate fails the pytest step: both uploads still run.
     assert "always()" in artifact["if"] and "always()" in upload["if"]
+
+
+def test_the_sarif_upload_cannot_turn_the_job_red_and_the_actions_are_current() -> None:
+    all_steps = steps(EXAMPLE_WORKFLOW)
+    (upload,) = [s for s in all_steps if uses(s, "github/codeql-action/upload-sarif")]
+    # Code scanning off (a private repository without it): the upload fails, the job not.
+    assert upload["continue-on-error"] is True
+    # A fork's pull request: its token cannot write security events, so no upload at all.
+    condition = " ".join(upload["if"].split())
+    assert (
+        "(github.event_name != 'pull_request' || "
+        "github.event.pull_request.head.repo.full_name == github.repository)"
+    ) in condition
+    # Nothing else may fail the job but the install and the gate.
+    assert [s for s in all_steps if s.get("continue-on-error")] == [upload]
+    used = {
+        str(s["uses"]).split("@")[0]: str(s["uses"]).split("@")[1] for s in all_steps if "uses" in s
+    }
+    assert used == ACTIONS
 
 
 def test_the_release_workflow_builds_on_a_version_tag_and_publishes_by_trusted_publishing() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.engine.judging import Judging
 from pytest_citecheck.engine.pipeline import Verifier
 from pytest_citecheck.stages.fetch import FetchResult
 from pytest_citecheck.stages.judges.base import JudgeReply
@@ -74,7 +75,7 @@ def cite(quote: str | None = None, section: str | None = None) -> Citation:
 
 def verifier(*replies: JudgeReply) -> tuple[Verifier, ScriptedJudge]:
     judge = ScriptedJudge(replies=list(replies))
-    return Verifier(fetcher=NoFetcher(), ranker=NoRanker(), judge=judge), judge
+    return Verifier(fetcher=NoFetcher(), ranker=NoRanker(), judging=Judging(judge=judge)), judge
 
 
 def test_correct_quote_is_supported_in_its_section() -> None:
@@ -246,7 +247,7 @@ class FirstPassages:
 
 def test_a_provider_quote_the_document_lacks_is_judged_on_retrieval_and_marked() -> None:
     judge = ScriptedJudge(replies=[reply("not_found", None)])
-    v = Verifier(fetcher=NoFetcher(), ranker=FirstPassages(), judge=judge)
+    v = Verifier(fetcher=NoFetcher(), ranker=FirstPassages(), judging=Judging(judge=judge))
     # What Anthropic's char_location cited_text says of another version of the document.
     other = 'The "exp" claim MUST be present in every JWT.'
     citation = cite(quote=other).model_copy(update={"quote_by": "provider"})

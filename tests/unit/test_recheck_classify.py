@@ -88,6 +88,7 @@ def test_a_verdict_that_quoted_nothing_only_changes():
         (Reason.EMPTY_PAGE, Label.NOT_FOUND, RecheckStatus.PAGE_GONE),
         (Reason.REDIRECTED_TO_HOMEPAGE, Label.NOT_FOUND, RecheckStatus.MOVED),
         (Reason.BLOCKED, Label.NOT_FOUND, RecheckStatus.BLOCKED),
+        (Reason.PAYWALLED, Label.NOT_FOUND, RecheckStatus.BLOCKED),
         (Reason.CRAWL_FAILED, Label.ERROR, RecheckStatus.ERROR),
         (Reason.CONFIGURATION, Label.ERROR, RecheckStatus.ERROR),
     ],

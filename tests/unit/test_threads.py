@@ -47,7 +47,7 @@ def test_only_the_run_loop_starts_threads() -> None:
     starts = thread_starts(PACKAGE)
     assert not starts, (
         "threads and executors are started only by pytest_citecheck/engine/run_loop.py "
-        "(start_worker, claim_executor, each_in_order, run_as_ready) and the service's "
+        "(start_worker, RunLoop) and the service's "
         "server; move these there:\n" + "\n".join(starts)
     )
 

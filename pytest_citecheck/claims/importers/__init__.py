@@ -44,8 +44,9 @@ from pytest_citecheck.claims.importers.checks import (
 )
 from pytest_citecheck.claims.importers.draft import LINK, Draft, dedup_key
 from pytest_citecheck.claims.importers.text import build
+from pytest_citecheck.claims.importers.turns import conversation_format
 from pytest_citecheck.claims.models import kind
-from pytest_citecheck.core.text import shown, terminal_safe, text_problem
+from pytest_citecheck.core.text import plural, shown, terminal_safe, text_problem
 
 # The answer's parts (sentences, claims, sources) live in
 # pytest_citecheck.claims.importers.answer.
@@ -253,6 +254,14 @@ def _import(
         data = _parse_json_text(data, label)
     bad = check_response(data, label)
     fmt = detect_format(data) if format == AUTO else format
+    if fmt is None and conversation_format(data) is not None:
+        raise ResponseImportError(
+            label,
+            "",
+            "this is a whole conversation, not one response",
+            "import it with import_conversation() (one answer per assistant turn); "
+            "`citecheck import` and a claim file's `answers:` read conversations as they are",
+        )
     if fmt is None:
         field, detail = _telling_field(data)
         raise ResponseImportError(
@@ -315,11 +324,19 @@ def _wrong_format(exc: ResponseImportError, data: object, fmt: str) -> ResponseI
     )
 
 
+def article(name: str) -> str:
+    """ "a" or "an" before a format's name, as it is said: an openai-responses, an xai
+    ("ex-AI"), a gemini."""
+    return "an" if name[:1].lower() in "aeiox" else "a"
+
+
 def _reassembled(events: list[object], fmt: str, reader: Reader) -> object:
     """The response a saved stream ends with, in ``fmt``'s unstreamed shape."""
     kind = streams.stream_format(events)
     if kind is None or streams.STREAM_FORMATS[kind] != fmt:
-        what = f"a {kind} stream" if kind else "a list that is no stream this tool reads"
+        what = (
+            f"{article(kind)} {kind} stream" if kind else "a list that is no stream this tool reads"
+        )
         raise reader.fail(
             "",
             f"the response is {what}, not {fmt}",
@@ -378,6 +395,20 @@ def ignored_sources(
         return None
     places = sorted(set(unused.values()), key=len)[:2]
     how = "auto-detected" if auto else "as asked"
+    unplaced = set(draft.no_position)
+    if unplaced and set(unused.values()) <= unplaced:
+        # The format was right (its annotations were read): they only lack a place.
+        one = len(unused) == 1
+        return (
+            f"read as {answer.format} ({how}): no sentence is cited: the response's "
+            f"{plural(len(unused), 'annotation')} (e.g. at {', '.join(places)}) "
+            f"{'carries' if one else 'carry'} no position in the text (no start_index/"
+            f"end_index, and the text has no link to {'its' if one else 'their'} URL), so "
+            f"no sentence can be tied to {'it' if one else 'them'} and "
+            f"{'it is' if one else f'all {len(unused)} are'} ignored; a saved stream may add "
+            "its annotations without offsets (xAI's does): save the response body itself, "
+            "not streamed, or write the claims by hand"
+        )
     return (
         f"read as {answer.format} ({how}): no sentence is cited, yet the response carries "
         f"{len(unused)} source(s) (e.g. at {', '.join(places)}) and all {len(unused)} are "

@@ -96,7 +96,9 @@ class CitedSource(BaseModel):
     native citation annotation of the API response, ``model`` for a link the model
     printed in its answer text (markdown, a repeated link). ``retrieved_at`` is when the
     provider fetched the page (Anthropic web fetch); ``note`` what the provider said
-    about the page (Gemini url_context: paywalled, unreachable).
+    about the page (Gemini url_context: paywalled, unreachable); ``paywall`` who said
+    the page is behind a paywall (Gemini's ``URL_RETRIEVAL_STATUS_PAYWALL``): it
+    becomes the citation's ``paywall``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -110,6 +112,7 @@ class CitedSource(BaseModel):
     resolved_url: str | None = None
     retrieved_at: str | None = None
     note: str | None = None
+    paywall: str | None = None
     where: str = ""
     # The 1-based page of a PDF the provider says the quote is on.
     page: int | None = None
@@ -118,6 +121,8 @@ class CitedSource(BaseModel):
         fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
         if self.page is not None:
             fields["page"] = self.page
+        if self.paywall is not None and self.url is not None:
+            fields["paywall"] = self.paywall
         if self.quote is not None:
             # A quote with no provider behind it was taken from the answer's own text.
             fields["quote_by"] = self.quote_by or "model"
@@ -165,6 +170,10 @@ class ImportedAnswer(BaseModel):
     # What may be wrong with the import itself: sources the response carries that no
     # sentence got (printed as warnings, never silent).
     warnings: list[str] = []
+    # A turn of a conversation (:mod:`~pytest_citecheck.claims.importers.conversation`):
+    # the conversation's id and the turn's number; None for a single response.
+    conversation: str | None = None
+    turn: int | None = None
 
     @property
     def claim_list(self) -> list[Claim]:
@@ -181,6 +190,8 @@ class ImportedAnswer(BaseModel):
             format=self.format,
             origin=origin,
             sentences=[OutlineSentence(text=s.text, claim_id=s.claim_id) for s in self.sentences],
+            conversation=self.conversation,
+            turn=self.turn,
         )
 
 

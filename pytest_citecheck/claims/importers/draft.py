@@ -42,6 +42,9 @@ class Draft:
     # Other text that is not answer: definition lines, a reasoning block, link syntax.
     removals: list[tuple[int, int]] = field(default_factory=list)
     unattached: list[CitedSource] = field(default_factory=list)
+    # Where the annotations are that carry no position in the text (no offsets, and no
+    # link to their URL in it): why they are unattached, said when nothing is cited.
+    no_position: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # Pages the provider read for this answer (fetched or searched) that are not listed
     # as citations: counted when no sentence is cited, so that is never silent.
@@ -252,6 +255,7 @@ def add_url_annotation(
     placed = place_url_annotation(text, source.url, start, end, taken, index)
     if placed is None:
         draft.unattached.append(source)
+        draft.no_position.append(source.where)
     elif placed[0] == "other":
         printed = text[placed[1] : placed[2]]
         raise reader.fail(

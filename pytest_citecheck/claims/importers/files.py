@@ -1,7 +1,8 @@
 """Saved responses on disk, and the claim file written from them.
 
-A saved response is a ``.json`` file (one response, a list of them, or one stream's
-list of events), a ``.jsonl`` file (one response a line, or one event a line), or
+A saved response is a ``.json`` file (one response, a list of them, one stream's
+list of events, or one conversation: a list of messages or items, each assistant turn
+an answer ``<stem>-t<n>``), a ``.jsonl`` file (one response a line, or one event a line), or
 text (``.md``, ``.markdown``, ``.txt``: markdown, or a stream's SSE text). A
 JSON value ``{"id": ..., "response": {...}}`` names its answer; otherwise the answer
 id is the file's stem (``-2``, ``-3``... for the second and later responses of a file),
@@ -23,6 +24,7 @@ from pytest_citecheck.claims.importers.answer import (
     ResponseImportError,
 )
 from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_large
+from pytest_citecheck.claims.importers.conversation import import_conversation, is_conversation
 from pytest_citecheck.claims.importers.draft import dedup_key
 from pytest_citecheck.claims.importers.streams import stream_format
 from pytest_citecheck.claims.models import Citation, Claim
@@ -36,6 +38,7 @@ __all__ = [
     "claim_file_text",
     "expand",
     "import_saved",
+    "import_saved_answers",
     "missing_documents",
     "one_line_each",
     "read_saved",
@@ -145,6 +148,8 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
         ]
     if isinstance(value, list) and stream_format(value) is not None:
         return [SavedResponse(path_name, stem, value)]  # one stream: one response
+    if isinstance(value, list) and is_conversation(value):
+        return [SavedResponse(path_name, stem, value)]  # one conversation: its turns
     if isinstance(value, list):
         return [
             _unwrap(item, stem if i == 0 else f"{stem}-{i + 1}", f"{path_name}[{i}]")
@@ -220,6 +225,22 @@ def import_saved(
     )
 
 
+def import_saved_answers(
+    saved: SavedResponse, *, format: str = "auto", documents: Sequence[str] | None = None
+) -> list[ImportedAnswer]:
+    """The answers of one saved response: itself, or each assistant turn of a saved
+    conversation (``<answer id>-t1``, ``-t2``...)."""
+    if is_conversation(saved.data):
+        return import_conversation(
+            saved.data,
+            format=format,
+            conversation_id=saved.answer_id,
+            documents=documents,
+            name=saved.name,
+        )
+    return [import_saved(saved, format=format, documents=documents)]
+
+
 def check_writable(answer: ImportedAnswer, name: str) -> None:
     """Raise :class:`ResponseImportError` when the claim file lines of ``answer`` cannot
     be stored as UTF-8 (a file name with undecodable bytes names it): that answer is
@@ -271,6 +292,14 @@ def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[
         lines.append(f"        quote_by: {citation.quote_by}")
     if citation.page is not None:
         lines.append(f"        page: {citation.page}")  # the provider's page of a PDF
+    if citation.paywall is not None:
+        # The provider met a paywall: the page is not crawled (remove it to crawl anyway).
+        lines.append(f"        paywall: {_quoted(citation.paywall)}")
+    if citation.retrieved is False:
+        lines += [
+            "        # no tool result of the conversation returned this URL: url_not_retrieved",
+            "        retrieved: false",
+        ]
     retrieved = next((s.retrieved_at for s in same if s.retrieved_at), None)
     if retrieved:
         lines.append(f"        # the provider fetched this page at {_comment(retrieved)}")
@@ -349,8 +378,13 @@ def claim_file_text(
     ]
     header = len(lines) - 1
     for answer, source in answers:
+        turn = (
+            f", turn {answer.turn} of conversation {_comment(answer.conversation or '')}"
+            if answer.turn is not None
+            else ""
+        )
         lines.append(
-            f"  # answer {answer.id} ({_comment(source)}, {answer.format}): "
+            f"  # answer {answer.id} ({_comment(source)}, {answer.format}{turn}): "
             f"{len(answer.sentences)} sentence(s), {len(answer.claims)} cited"
         )
         for note in answer.notes:
@@ -382,6 +416,11 @@ def claim_file_text(
         ]
     for answer, _source in answers:
         lines += [f"  - answer: {_quoted(answer.id)}", f"    format: {_quoted(answer.format)}"]
+        if answer.turn is not None:
+            lines += [
+                f"    conversation: {_quoted(answer.conversation or '')}",
+                f"    turn: {answer.turn}",
+            ]
         lines.append("    sentences:" if answer.sentences else "    sentences: []")
         claims = {c.claim.id: c.claim for c in answer.claims}
         for sentence in answer.sentences:

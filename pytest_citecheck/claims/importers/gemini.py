@@ -17,7 +17,9 @@ no citations: every sentence is uncited, and a note says so.
 ``urlContextMetadata.urlMetadata[]`` says how the provider fared fetching each URL
 the answer was asked about: a status other than success (``PAYWALL``, ``ERROR``,
 ``UNSAFE``) is information about the page, carried as a note on the answer and on
-each citation of that URL. ``image`` chunks (image search grounding) cite the page
+each citation of that URL; ``URL_RETRIEVAL_STATUS_PAYWALL`` also becomes the
+citation's ``paywall:`` (a known paywall: the page is not crawled, the verdict is
+``paywalled``, stages/paywall.py). ``image`` chunks (image search grounding) cite the page
 the image is on (``sourceUri``). A ``retrievedContext`` chunk's ``text`` is what the
 provider retrieved: a provider quote.
 
@@ -128,6 +130,9 @@ def _response_id(body: dict[str, Any]) -> str | None:
 
 
 _STATUS_PREFIX = "URL_RETRIEVAL_STATUS_"
+# The status that says the provider met a paywall, and how a citation names who said so.
+_PAYWALL = "PAYWALL"
+PAYWALL_SAID_BY = f"Gemini url_context: {_STATUS_PREFIX}{_PAYWALL}"
 
 
 def _url_statuses(reader: Reader, candidate: dict[str, Any], draft: Draft) -> dict[str, str]:
@@ -147,9 +152,13 @@ def _url_statuses(reader: Reader, candidate: dict[str, Any], draft: Draft) -> di
         if short in ("SUCCESS", "UNSPECIFIED"):
             continue
         note = f"the provider could not read {url}: {short}"
-        out[dedup_key(url)] = f"provider retrieval status {short}"
+        out[dedup_key(url)] = _status_note(short)
         draft.notes.append(note)
     return out
+
+
+def _status_note(short: str) -> str:
+    return f"provider retrieval status {short}"
 
 
 def _chunk(
@@ -181,7 +190,13 @@ def _chunk(
         if uri is not None and uri.strip().lower().startswith(("http://", "https://")):
             note = (statuses or {}).get(dedup_key(uri))
             return CitedSource(
-                url=clean_url(uri), quote=quote, quote_by=by, title=title, note=note, where=where
+                url=clean_url(uri),
+                quote=quote,
+                quote_by=by,
+                title=title,
+                note=note,
+                paywall=PAYWALL_SAID_BY if note == _status_note(_PAYWALL) else None,
+                where=where,
             )
         if name != "retrievedContext" or uri is None:
             raise reader.fail(

@@ -6,8 +6,13 @@
 - ``[text][label]``: a reference link, cited through ``[label]: https://...``.
 - ``[n]`` and ``[^n]``: markers into definitions ``[n]: https://...`` (or
   ``[^n]: Title, https://...``), or into a numbered list of sources under a
-  "Sources"/"References" heading (``1. Title - https://...``). A marker without a
-  definition, or with one that holds no URL, is an error naming its line and column.
+  "Sources"/"References" heading (``1. Title - https://...``, ``[1] Title: https://...``).
+  A marker without a definition, or with one that holds no URL (a sources-list entry
+  with a title only), is an error naming its line and column.
+- HTML anchors, as a report exported from HTML has them: ``<a href="https://...">text</a>``
+  is an inline link (``<a href="...">1</a>`` a marker, ``<sup>`` around it dropped);
+  ``<a href="#fn1">1</a>`` a footnote into the element with ``id="fn1"`` (its line is
+  the definition, as ``[^1]: ...`` is).
 
 Every URL here was written by the model, and so is the quote its ``#:~:text=``
 fragment holds (it can be ``fabricated``). Definitions and the sources list are not
@@ -18,6 +23,7 @@ left alone: ``a[0]`` in code is no marker.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +53,15 @@ _REFERENCE = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\[(?P<label>[^\[\]\n]*)\]")
 _MARKER = re.compile(r"\[\^(?P<fn>[^\]\s]+)\]|\[(?P<n>\d{1,4})\](?![(:])")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
+_ANCHOR = re.compile(
+    r"<a\b[^>]*?\bhref\s*=\s*(?P<q>[\"'])(?P<url>[^\"'<>]*)(?P=q)[^>]*>(?P<text>.*?)</a\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_SUP_OPEN = re.compile(r"<sup\b[^<>]*>", re.IGNORECASE)
+_SUP_CLOSE = re.compile(r"</sup\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^<>\n]*>")
+_HTML_ID = re.compile(r"\bid\s*=\s*[\"'](?P<id>[^\"'<>\s]+)[\"']", re.IGNORECASE)
+_TAGS_ONLY = re.compile(r"^[ \t]*(?:</?[A-Za-z][^<>\n]*>[ \t]*)+$", re.MULTILINE)
 # Links that are no page: refused, as their reference-style form is (never dropped quietly).
 _REFUSED_SCHEMES = frozenset({"javascript", "data", "file", "vbscript"})
 _MARKER_WORDS = frozenset({"source", "sources", "link", "here", "ref", "cite", "citation"})
@@ -109,8 +124,10 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
             if numbered is not None:
                 label = numbered.group("a") or numbered.group("b")
                 url = _first_url(numbered.group("rest"))
+                # An entry with a title only is still the definition of its number: a
+                # marker into it is told that it holds no URL, not that it has none.
+                definitions.setdefault(label, (url, line_column(text, line_start)))
                 if url is not None:
-                    definitions.setdefault(label, (url, line_column(text, line_start)))
                     _remove_line(draft, taken, text, line_start, line_end)
                     found = True
             line_start = line_end + 1
@@ -130,14 +147,18 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
         if url is None:
             raise reader.fail(
                 defined,
-                f"the definition of [{label}] holds no http(s) URL",
-                f"write `[{label}]: https://...` (a note without a URL cites nothing)",
+                f"the definition of [{label}] holds no http(s) URL (the marker at {where} "
+                "cites it): a source named without a link cannot be checked",
+                f"give it its URL (`[{label}]: https://...`, or the URL in its entry of the "
+                f"sources list), or remove the marker [{label}] (a note without a URL cites "
+                "nothing)",
             )
         used.add(label)
         return CitedSource(
             url=clean_url(url), url_by="model", where=f"{where} ([{label}] defined at {defined})"
         )
 
+    _read_anchors(text, draft, taken, definitions, source, reader)
     for match in _REFERENCE.finditer(text):
         if not free(match.start(), match.end()) or _MARKER.fullmatch(f"[{match.group('text')}]"):
             continue  # taken, or stacked markers: [1][2]
@@ -205,6 +226,84 @@ def read(data: Any, reader: Reader) -> tuple[Draft, str | None]:
     return draft, None
 
 
+def _read_anchors(
+    text: str,
+    draft: Draft,
+    taken: _Taken,
+    definitions: dict[str, tuple[str | None, str]],
+    source: Callable[[str, int], CitedSource],
+    reader: Reader,
+) -> None:
+    """HTML anchors: a page link is read as a markdown link is; ``href="#id"`` is a
+    footnote into the element with that id, whose line is its definition."""
+    free = taken.free
+    anchors = [m for m in _ANCHOR.finditer(text) if free(m.start(), m.end())]
+    if not anchors:
+        return
+    targets = {m.group("url")[1:] for m in anchors if m.group("url").startswith("#")}
+    for found in _HTML_ID.finditer(text):
+        name = found.group("id")
+        if name not in targets or not free(found.start(), found.end()):
+            continue
+        line_start = text.rfind("\n", 0, found.start()) + 1
+        line_end = text.find("\n", found.end())
+        line_end = len(text) if line_end < 0 else line_end
+        definitions.setdefault(
+            f"#{name.lower()}",
+            (_first_url(text[found.end() : line_end]), line_column(text, line_start)),
+        )
+        _remove_line(draft, taken, text, line_start, line_end)
+    for match in anchors:
+        if not free(match.start(), match.end()):
+            continue  # inside a definition line just read
+        url = match.group("url").strip()
+        label = _TAG.sub("", match.group("text")).strip()
+        start, end = match.start(), match.end()
+        if url.startswith("#"):
+            if f"#{url[1:].lower()}" not in definitions:
+                raise reader.fail(
+                    line_column(text, start),
+                    f'the anchor <a href="{url[:40]}"> points at no element with '
+                    f'id="{url[1:40]}" in the answer, so at no source',
+                    f'add the note with id="{url[1:40]}" and its https:// URL, or remove '
+                    "the anchor",
+                )
+            start, end = _unwrapped(text, start, end)
+            draft.markers.append(Marker(start, end, [source(f"#{url[1:].lower()}", start)]))
+            taken.append((start, end))
+            continue
+        if not url.lower().startswith(("http://", "https://")):
+            scheme = url.split(":", 1)[0].strip().lower() if ":" in url else ""
+            if scheme in _REFUSED_SCHEMES:
+                raise reader.fail(
+                    line_column(text, start),
+                    f'the anchor <a href="{url[:40]}"> is a {scheme}: link, not a page: '
+                    "it cites nothing that can be checked",
+                    "cite the page by its http(s) URL, or remove the anchor",
+                )
+            _keep_text(draft, taken, start, match.start("text"), match.end("text"), end, None)
+            continue
+        cited = CitedSource(url=clean_url(url), url_by="model", where=line_column(text, start))
+        if _is_marker(label, url):
+            start, end = marker_extent(text, *_unwrapped(text, start, end))
+            draft.markers.append(Marker(start, end, [cited]))
+            taken.append((start, end))
+        else:
+            _keep_text(draft, taken, start, match.start("text"), match.end("text"), end, cited)
+    for wrapper in _TAGS_ONLY.finditer(text):  # <ol>, </section>: no answer text
+        if free(wrapper.start(), wrapper.end()):
+            _remove_line(draft, taken, text, wrapper.start(), wrapper.end())
+
+
+def _unwrapped(text: str, start: int, end: int) -> tuple[int, int]:
+    """An anchor with the ``<sup>...</sup>`` around it, as a marker spans them."""
+    opening = text.rfind("<", 0, start)
+    closing = _SUP_CLOSE.match(text, end)
+    if opening >= 0 and closing is not None and _SUP_OPEN.fullmatch(text, opening, start):
+        return opening, closing.end()
+    return start, end
+
+
 class _Taken:
     """Which characters of the text are taken (code, comments, links already read): one
     flag a character, so each look-up costs the length of what it asks about."""
@@ -241,11 +340,13 @@ def _keep_text(
     text_start: int,
     text_end: int,
     end: int,
-    cited: CitedSource,
+    cited: CitedSource | None,
 ) -> None:
-    """A link whose text is part of the sentence: drop the syntax, the text cites."""
+    """A link whose text is part of the sentence: drop the syntax, the text cites
+    (``cited`` None: a link to no page, whose text stays plain)."""
     draft.removals += [(start, text_start), (text_end, end)]
-    draft.spans.append(Span(text_start, text_end, [cited]))
+    if cited is not None:
+        draft.spans.append(Span(text_start, text_end, [cited]))
     taken.append((start, end))
 
 

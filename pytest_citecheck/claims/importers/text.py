@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from pytest_citecheck.claims.importers.draft import (
     Draft,
     dedup_key,
 )
-from pytest_citecheck.claims.models import Citation, Claim
+from pytest_citecheck.claims.models import ID_MAX_LENGTH, Citation, Claim
 
 __all__ = ["build"]
 
@@ -121,7 +122,7 @@ def build(
 
     sentences: list[AnswerSentence] = []
     claims: list[ImportedClaim] = []
-    used: dict[str, int] = {}
+    used: dict[str, int] = {}  # each id given, and how often it was asked for
     for unit in units:
         text = claim_text(cleaned[unit.start : unit.end])
         if not re.search(r"\w", text):
@@ -133,9 +134,7 @@ def build(
                     AnswerSentence(text=text, claim_id=None, start=unit.start, end=unit.end)
                 )
             continue
-        base = claim_id(answer_id, text)
-        used[base] = used.get(base, 0) + 1
-        cid = base if used[base] == 1 else f"{base[: 100 - 4]}-{used[base]}"
+        cid = repeat_id(claim_id(answer_id, text), unit.sources, used)
         claims.append(
             ImportedClaim(claim=_claim(cid, text, unit.sources, response), sources=unit.sources)
         )
@@ -150,6 +149,36 @@ def build(
         unattached=unattached,
         notes=list(draft.notes),
     )
+
+
+def repeat_id(base: str, sources: Sequence[CitedSource], used: dict[str, int]) -> str:
+    """The id of one occurrence of a sentence whose id would be ``base``: ``base`` the
+    first time; a repeat of the sentence is told apart by what it cites
+    (``<base>-<hash of its sources>``), not by its place, so inserting or removing
+    another copy renames no other claim. Copies that cite the same sources are the same
+    claim and are numbered among themselves (``-2``, ``-3``). ``used`` holds the ids
+    given so far in the answer (and is updated)."""
+    if base not in used:
+        used[base] = 1
+        return base
+    keys = sorted({source_key(s) for s in sources})
+    digest = hashlib.sha256("\n".join(keys).encode("utf-8")).hexdigest()[:_REPEAT_HASH_CHARS]
+    cid = f"{base[: ID_MAX_LENGTH - _REPEAT_HASH_CHARS - 1]}-{digest}"
+    used[cid] = used.get(cid, 0) + 1
+    if used[cid] == 1:
+        return cid
+    return f"{cid[: ID_MAX_LENGTH - 4]}-{used[cid]}"
+
+
+def source_key(source: CitedSource) -> str:
+    """What a citation is told apart by: its URL (as deduplicated) or its document."""
+    if source.url is not None:
+        return "url:" + dedup_key(source.url)
+    return f"document:{source.document or ''}"
+
+
+# Characters of the sources' hash in a repeated sentence's id.
+_REPEAT_HASH_CHARS = 6
 
 
 def _claim(cid: str, text: str, sources: Sequence[CitedSource], response: str) -> Claim:

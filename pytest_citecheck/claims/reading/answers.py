@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.models import Claim, kind
 from pytest_citecheck.claims.reading.base import ClaimFileError, _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
-from pytest_citecheck.claims.schema import ANSWER_KEYS, Loc, closest, unknown_key
+from pytest_citecheck.claims.schema import ANSWER_KEYS, CITATION_KEYS, Loc, closest, unknown_key
+
+if TYPE_CHECKING:
+    from pytest_citecheck.claims.importers.answer import ImportedAnswer
 
 
 class AnswerReading(ClaimChecks):
@@ -65,7 +68,11 @@ class AnswerReading(ClaimChecks):
 
         from pytest_citecheck.claims.importers import FORMATS, ResponseImportError
         from pytest_citecheck.claims.importers.answer import UncitedSourcesWarning
-        from pytest_citecheck.claims.importers.files import SavedResponse, import_saved, read_saved
+        from pytest_citecheck.claims.importers.files import (
+            SavedResponse,
+            import_saved_answers,
+            read_saved,
+        )
 
         line = self.lines.get(loc)
         if _has_broken(item):
@@ -128,7 +135,7 @@ class AnswerReading(ClaimChecks):
             self.add(where, f"{item['response']}: {one.problem}", one.fix)
             return []
         try:
-            answer = import_saved(
+            answers = import_saved_answers(
                 SavedResponse(item["response"].strip(), item["id"].strip(), one.data),
                 format=fmt,
                 documents=documents,
@@ -137,15 +144,21 @@ class AnswerReading(ClaimChecks):
             place = f" at {exc.where}" if exc.where else ""
             self.add(where, f"{exc.response}{place}: {exc.problem}", exc.fix)
             return []
-        for warning in answer.warnings:
-            # Shown where the answer is listed (pytest's warnings summary), never silent.
-            warnings.warn_explicit(
-                UncitedSourcesWarning(f"{item['response'].strip()}: {warning}"),
-                UncitedSourcesWarning,
-                str(self.path),
-                where or 0,
-                module="pytest_citecheck",
-            )
+        out = []
+        for answer in answers:  # one, or each assistant turn of a conversation
+            for warning in answer.warnings:
+                # Shown where the answer is listed (pytest's warnings summary), never silent.
+                warnings.warn_explicit(
+                    UncitedSourcesWarning(f"{item['response'].strip()}: {warning}"),
+                    UncitedSourcesWarning,
+                    str(self.path),
+                    where or 0,
+                    module="pytest_citecheck",
+                )
+            out += self._claims_of(answer, loc, judge)
+        return out
+
+    def _claims_of(self, answer: ImportedAnswer, loc: Loc, judge: str | None) -> list[Claim]:
         out = []
         outline = answer.outline(origin=str(self.path))
         for imported in answer.claims:
@@ -153,9 +166,7 @@ class AnswerReading(ClaimChecks):
                 "id": imported.claim.id,
                 "claim": imported.claim.claim,
                 "citations": [
-                    c.model_dump(
-                        exclude_none=True, include={"url", "document", "quote", "quote_by", "page"}
-                    )
+                    c.model_dump(exclude_none=True, include=set(CITATION_KEYS))
                     for c in imported.claim.citations
                 ],
             }

@@ -28,7 +28,8 @@ class Problem:
 class ClaimFileError(CitecheckError):
     """A claim file cannot be used; ``str()`` lists every problem with its fix.
 
-    ``line``/``problem``/``fix`` are the first problem; ``problems`` all of them.
+    ``line``/``problem``/``fix`` are the problem found first (the main one);
+    ``problems`` all of them, in line order (a file's own, with no line, last).
     """
 
     def __init__(
@@ -45,7 +46,12 @@ class ClaimFileError(CitecheckError):
         self.line = line
         self.problem = problem
         self.fix = fix
-        self.problems = [Problem(line, problem, fix), *more]
+        # Listed in line order (stable): the checks run in passes, and a later pass
+        # finds earlier lines; a problem of the whole file, with no line, last.
+        self.problems = sorted(
+            [Problem(line, problem, fix), *more],
+            key=lambda p: (p.line is None, p.line or 0),
+        )
 
     def __str__(self) -> str:
         out = []

@@ -130,6 +130,7 @@ class OutlineReading(ClaimChecks):
                     )
                 continue
             out.append(OutlineSentence(text=text or claim.claim, claim_id=claim_id))
+        conversation, turn = self._turn(item, loc, fix)
         if len(self.problems) > problems or not isinstance(answer, str):
             return None
         return AnswerOutline(
@@ -137,4 +138,27 @@ class OutlineReading(ClaimChecks):
             format=fmt if isinstance(fmt, str) else None,
             origin=str(self.path),
             sentences=out,
+            conversation=conversation,
+            turn=turn,
         )
+
+    def _turn(self, item: dict[str, Any], loc: Loc, fix: str) -> tuple[str | None, int | None]:
+        """An outlined turn of a conversation: its conversation and number, both or none."""
+        conversation, turn = item.get("conversation"), item.get("turn")
+        if conversation is None and turn is None:
+            return None, None
+        if not isinstance(conversation, str) or not conversation.strip():
+            self.add(
+                self.lines.get((*loc, "conversation"), self.lines.get(loc)),
+                "an outlined turn needs its `conversation` (non-empty text) beside `turn`",
+                fix,
+            )
+            return None, None
+        if not isinstance(turn, str) or not turn.isdigit() or int(turn) < 1:
+            self.add(
+                self.lines.get((*loc, "turn"), self.lines.get(loc)),
+                f"an outline's `turn` must be a whole number from 1, not {kind(turn)}",
+                fix,
+            )
+            return None, None
+        return conversation.strip(), int(turn)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from pytest_citecheck.core.providers import TokenKind, token_kind
 from pytest_citecheck.core.terms import Terms
 from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, UsageError
 from pytest_citecheck.options.table import BY_NAME, COMMANDS, Flag
@@ -73,13 +74,27 @@ def run_audit_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return EXIT_OK
 
 
+def crawled_with(args: argparse.Namespace) -> TokenKind | None:
+    """The token kind to ask Storage with first: ``--crawled-with``, else the one the
+    audit index recorded for the rid (storage may be kept per token)."""
+    from pytest_citecheck.reports.audit import AuditError, AuditIndex
+
+    given = token_kind(args.crawled_with)
+    if given is not None:
+        return given
+    try:
+        return AuditIndex(audit_path(args.audit), terms=audit_terms()).stored_with(args.rid)
+    except AuditError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_audit_page(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.stages.storage import PageNotStored, StorageError, read_stored_page
 
     out = out or sys.stdout
     try:
-        page = read_stored_page(args.rid)
+        page = read_stored_page(args.rid, crawled_with=crawled_with(args))
     except ConfigurationError as exc:
         raise UsageError(str(exc)) from None
     except (PageNotStored, StorageError) as exc:

@@ -27,7 +27,7 @@ from pytest_citecheck.frontends.cli.common import (
     engine_settings,
     read_batch,
 )
-from pytest_citecheck.frontends.cli.jobs import check_crawler_options, delivery_transport, run_job
+from pytest_citecheck.frontends.cli.jobs import check_crawler_options, run_job
 from pytest_citecheck.options.table import fields_for
 
 if TYPE_CHECKING:
@@ -84,6 +84,8 @@ def run_batch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     batch = read_batch(args.files, Path.cwd(), args.max_claim_chars)
     # --via-crawler: the fetcher's Crawling API requests are answered from the job's
     # deliveries; everything else (the judges) goes to the network.
+    from pytest_citecheck.large_audit.assemble import delivery_transport
+
     transport = (
         delivery_transport(os.environ, args.js_crawler) if args.via_crawler is not None else None
     )
@@ -195,7 +197,7 @@ def _via_crawler(
             transport,
             claims,
             lambda key, result: on_result(index_of[key], result),
-            concurrency=engine.settings.concurrency,
+            loop=engine.loop,
             environ=engine.environ,
         )
     finally:

@@ -18,7 +18,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         check_writable,
         claim_file_text,
         expand,
-        import_saved,
+        import_saved_answers,
         missing_documents,
         one_line_each,
         read_saved,
@@ -65,20 +65,21 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
                 continue
             try:
-                answer = import_saved(saved, format=args.source_format, documents=args.documents)
-                check_writable(answer, saved.name)
+                # One answer, or each assistant turn of a saved conversation.
+                turns = import_saved_answers(
+                    saved, format=args.source_format, documents=args.documents
+                )
+                for answer in turns:
+                    check_writable(answer, saved.name)
             except ResponseImportError as exc:
                 failures.append(exc)
                 continue
             seen[folded] = saved.name
-            answers.append((answer, saved.name))
+            answers += [(answer, saved.name) for answer in turns]
     documents = [a for d in args.documents or [] for a in ("--document", d)]
     command = "citecheck import " + shlex.join(
         ["--from", args.source_format, *map(str, args.responses), *documents, "-o", str(output)]
     )
-    held = missing_documents(answers, output.parent)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(claim_file_text(answers, command, held), encoding="utf-8")
     failures = one_line_each(failures)  # a file's responses failing alike: one line
     if failures:
         print(
@@ -88,6 +89,18 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         # One line each, however many events a response has.
         place = f"{failure.response}: {failure.where}" if failure.where else failure.response
         print(f"  {place}: {failure.problem} (fix: {failure.fix})", file=sys.stderr)
+    if not answers:
+        # A claim file with no claim would pass every run: none is written (an older
+        # file of this name is left as it was).
+        print(
+            f"citecheck import: no claim file written: none of the responses could be "
+            f"imported; {output} was not {'changed' if output.exists() else 'created'}",
+            file=sys.stderr,
+        )
+        return EXIT_GATE_FAILED
+    held = missing_documents(answers, output.parent)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(claim_file_text(answers, command, held), encoding="utf-8")
     for answer, name in answers:
         uncited = len(answer.uncited)
         print(

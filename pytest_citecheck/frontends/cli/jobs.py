@@ -1,6 +1,7 @@
 """``citecheck batch --via-crawler NAME``'s job, and ``citecheck jobs status JOB``.
 
-The batch's claims become a Crawler job (large_audit/crawler_job.py) kept in
+The batch's claims become a Crawler job (large_audit/crawler_job.py, put together by
+large_audit/assemble.py) kept in
 ``--jobs-dir/<job>/``; its pages arrive at ``citecheck serve``'s webhook, which
 writes them into the job's store. Running the same command again resumes the job:
 nothing is pushed twice, and the claims verified before are replayed from their
@@ -24,6 +25,8 @@ from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXI
 from pytest_citecheck.options.table import Flag, add_flag, option_named
 
 if TYPE_CHECKING:
+    from pytest_citecheck.engine.run_loop import RunLoop
+    from pytest_citecheck.large_audit.assemble import JobOrder
     from pytest_citecheck.large_audit.crawler_job import JobWork
     from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
     from pytest_citecheck.large_audit.job_store import JobState, JobStore
@@ -67,28 +70,18 @@ def job_name(args: argparse.Namespace, files: Sequence[Path]) -> str:
     return f"{stem}-{hashlib.sha256(seen.encode()).hexdigest()[:8]}"
 
 
-def claim_ident(path: Path, claim: Claim) -> str:
-    """The claim part of its citation ids: its file's name and its id (both kept to
-    characters a callback header carries)."""
-    stem = re.sub(r"[^A-Za-z0-9._-]", "_", path.stem)
-    return f"{stem}.{claim.id}"
+def job_order(args: argparse.Namespace, files: Sequence[Path]) -> JobOrder:
+    """What the command's flags ask of its job."""
+    from pytest_citecheck.large_audit.assemble import JobOrder
 
-
-def delivery_transport(
-    environ: Mapping[str, str], js_crawler: str | None = None
-) -> DeliveryTransport:
-    """The live transport of a job's engine: the Crawling API at its usual base URL
-    answered from the deliveries (a JavaScript-token request from the JavaScript
-    Crawler's, when ``js_crawler`` is set)."""
-    from pytest_citecheck.core.providers import TOKEN_ENV
-    from pytest_citecheck.large_audit.delivery_transport import DeliveryTransport
-    from pytest_citecheck.stages.fetch import base_url_from
-
-    js_token = environ.get(TOKEN_ENV["javascript"])
-    return DeliveryTransport(
-        base_url_from(environ),
-        js_tokens=[js_token] if js_token else [],
-        js_crawler=js_crawler is not None,
+    return JobOrder(
+        jobs_dir=args.jobs_dir,
+        name=job_name(args, files),
+        command=args.command,
+        crawler=args.via_crawler,
+        js_crawler=getattr(args, "js_crawler", None),
+        push_rate=args.crawler_push_rate,
+        idle_timeout=args.crawler_wait,
     )
 
 
@@ -99,57 +92,26 @@ def run_job(
     claims: Sequence[tuple[str, Claim, Path, Path]],
     on_result: Callable[[str, R], None],
     *,
-    concurrency: int,
+    loop: RunLoop,
     environ: Mapping[str, str],
 ) -> dict[str, R] | None:
-    """Run (or resume) the command's job; ``claims`` are (key, claim, claim file,
-    cassette). Returns every claim's result, or None when the run stopped before the
-    last pages came (what it did is printed on stderr)."""
+    """Run (or resume) the command's job on ``loop`` (the engine's); ``claims`` are
+    (key, claim, claim file, cassette). Returns every claim's result, or None when the
+    run stopped before the last pages came (what it did is printed on stderr)."""
     from pytest_citecheck.core.errors import ConfigurationError
-    from pytest_citecheck.large_audit.crawler_job import CrawlerJob, JobClaim
-    from pytest_citecheck.large_audit.job_store import JobBusy, JobStore
-    from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate
+    from pytest_citecheck.large_audit.assemble import JobSetupError, job_claims, open_job
+    from pytest_citecheck.large_audit.job_store import JobBusy
 
-    files = list(dict.fromkeys(path for _, _, path, _ in claims))
-    name = job_name(args, files)
+    order = job_order(args, list(dict.fromkeys(path for _, _, path, _ in claims)))
+    name = order.name
     try:
-        store = JobStore.create(args.jobs_dir, name)
-        started_by = store.meta("command")
-        if started_by is not None and started_by != args.command:
-            raise ValueError(
-                f"job {name} was started by citecheck {started_by}: name another job with --job"
+        with open_job(order, work, transport, environ, loop) as job:
+            print(
+                f"citecheck: Crawler job {name} in {args.jobs_dir / name} "
+                f"(citecheck jobs status {name} --jobs-dir {args.jobs_dir})",
+                file=sys.stderr,
             )
-        store.set_meta("command", args.command)
-        pusher = CrawlerPusher.from_env(args.via_crawler, environ)
-    except (ValueError, OSError) as exc:
-        raise UsageError(f"--via-crawler: {exc}") from None
-    js_pusher = None
-    if getattr(args, "js_crawler", None) is not None:
-        try:
-            js_pusher = CrawlerPusher.from_env(args.js_crawler, environ, kind="javascript")
-        except ValueError as exc:
-            pusher.close()
-            raise UsageError(f"--js-crawler: {exc}") from None
-    print(
-        f"citecheck: Crawler job {name} in {args.jobs_dir / name} "
-        f"(citecheck jobs status {name} --jobs-dir {args.jobs_dir})",
-        file=sys.stderr,
-    )
-    job = CrawlerJob(
-        store,
-        work,
-        transport,
-        pusher,
-        rate=PushRate(args.crawler_push_rate),
-        concurrency=concurrency,
-        idle_timeout=args.crawler_wait,
-        js_pusher=js_pusher,
-    )
-    wanted = [
-        JobClaim(key, claim, tape, claim_ident(path, claim)) for key, claim, path, tape in claims
-    ]
-    try:
-        run = job.run(wanted, on_result)
+            run = job.run(job_claims(claims), on_result)
     except KeyboardInterrupt:
         # Everything the job did is in its state: nothing to write here but the way back.
         print(
@@ -157,14 +119,13 @@ def run_job(
             file=sys.stderr,
         )
         raise
+    except JobSetupError as exc:
+        raise UsageError(str(exc)) from None
     except JobBusy as exc:
         raise UsageError(str(exc)) from None
     except ConfigurationError as exc:
         raise UsageError(f"--via-crawler: {exc}") from None
-    finally:
-        pusher.close()
-        if js_pusher is not None:
-            js_pusher.close()
+    store = job.store
     javascript = javascript_line(store)
     if javascript is not None:
         print(f"citecheck: {javascript}", file=sys.stderr)

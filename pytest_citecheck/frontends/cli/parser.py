@@ -146,13 +146,21 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser(
         "validate",
         help="check claim files against the schema (offline; no pytest run, no key).",
-        description="Check each FILE (citecheck_*.yaml|yml claim files, or JSONL records "
+        description="Check each claim file (citecheck_*.yaml|yml, or JSONL records "
         '{"id", "claim", "urls"}) against the claim schema, as pytest --citecheck does '
-        "when it collects them, and print every problem with file:line and the fix. "
-        "Nothing is fetched or judged. For pre-commit: see .pre-commit-hooks.yaml.",
+        "when it collects them, and print every problem with file:line and the fix. A "
+        "folder is searched as pytest collects it (the ini's citecheck_patterns, "
+        "norecursedirs); no PATH: the current folder (or the ini's testpaths). Nothing is "
+        "fetched or judged. For pre-commit: see .pre-commit-hooks.yaml.",
         epilog="Exit codes: 0 every file is valid, 1 a file has a problem, 2 usage error.",
     )
-    validate.add_argument("files", nargs="+", type=Path, metavar="FILE", help="claim file(s).")
+    validate.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="claim files or folders (default: the current folder).",
+    )
     _add_settings(validate, "validate")
 
     _add_recheck(commands)
@@ -192,6 +200,20 @@ def build_parser() -> argparse.ArgumentParser:
         "2 no token or the token was refused.",
     )
     page.add_argument("rid", metavar="RID", help="the rid from `citecheck audit list`.")
+    page.add_argument(
+        "--audit",
+        type=Path,
+        metavar="PATH",
+        help="the audit file that says which token stored RID, asked first (default: "
+        "$CITECHECK_AUDIT, else citecheck-audit.db).",
+    )
+    page.add_argument(
+        "--crawled-with",
+        choices=("normal", "javascript"),
+        metavar="KIND",
+        help="the token kind that crawled the page (normal or javascript), asked first; "
+        "default: what the audit file says, else normal.",
+    )
 
     importer = commands.add_parser(
         "import",

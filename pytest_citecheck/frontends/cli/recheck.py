@@ -15,7 +15,7 @@ from pytest_citecheck.frontends.cli.common import (
     engine_settings,
     read_batch,
 )
-from pytest_citecheck.frontends.cli.jobs import check_js_crawler, delivery_transport, run_job
+from pytest_citecheck.frontends.cli.jobs import check_js_crawler, run_job
 
 
 def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -24,10 +24,11 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pytest_citecheck.core.defaults import RecheckStatus
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.engine.recheck import ClaimRecheck, Rechecker
-    from pytest_citecheck.engine.run_loop import each_in_order
     from pytest_citecheck.engine.settings import StageHooks
+    from pytest_citecheck.engine.sources import ClaimSet
     from pytest_citecheck.large_audit.recheck_work import RecheckWork
-    from pytest_citecheck.reports.finish import RecheckOutputs, finish_recheck
+    from pytest_citecheck.reports.finish import finish_recheck
+    from pytest_citecheck.reports.outputs import Outputs
 
     out = out or sys.stdout
     check_js_crawler(args)
@@ -36,6 +37,8 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(problem, file=sys.stderr)
     settings = engine_settings(args, batch_terms(batch.files, args.cassettes))
     # --via-crawler: the live fetches are answered from the Crawler job's deliveries.
+    from pytest_citecheck.large_audit.assemble import delivery_transport
+
     transport = (
         delivery_transport(os.environ, args.js_crawler) if args.via_crawler is not None else None
     )
@@ -62,7 +65,7 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
                     transport,
                     claims,
                     lambda key, result: None,
-                    concurrency=args.concurrency,
+                    loop=rechecker.live.loop,
                     environ=os.environ,
                 )
             finally:
@@ -71,11 +74,18 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 return EXIT_GATE_FAILED
             results = [done[k] for k in batch.claims]
         else:
+            keys = list(batch.claims)
 
-            def recheck(key: str) -> ClaimRecheck:
+            def recheck(index: int) -> ClaimRecheck:
+                key = keys[index]
                 return rechecker.recheck(batch.claims[key], cassette(key), key)
 
-            results = each_in_order(recheck, batch.claims, args.concurrency, "recheck")
+            # A recheck's set on the live engine's run loop: Ctrl-C starts no more claims.
+            source = ClaimSet(recheck, keys)
+            rechecked = source.end(rechecker.live.loop.run(source))
+            if rechecked is None:
+                raise KeyboardInterrupt
+            results = rechecked
     fail_on = [RecheckStatus(name) for name in args.fail_on]
     names = ",".join(s.value for s in fail_on)
 
@@ -97,7 +107,7 @@ def run_recheck(args: argparse.Namespace, out: TextIO | None = None) -> int:
         results,
         fail_on,
         gate_line,
-        RecheckOutputs(
+        Outputs(
             json=args.json,
             markdown=args.md,
             step_summary=Path(step_summary) if step_summary else None,

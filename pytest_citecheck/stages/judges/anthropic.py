@@ -21,27 +21,21 @@ recordings rather than sampling again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.errors import StageFailed
-from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import error_text
 from pytest_citecheck.stages.judges.http import (
     HTTPJudge,
+    R,
+    answer_from_text,
     shorten,
     usage_of,
-    verdict_from_object,
-    verdict_from_text,
 )
-from pytest_citecheck.stages.judges.prompt import (
-    SYSTEM_PROMPT,
-    VERDICT_NAME,
-    user_message,
-    verdict_schema,
-)
+from pytest_citecheck.stages.judges.prompt import Ask
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -52,21 +46,21 @@ MAX_TOKENS = 1024
 class AnthropicJudge(HTTPJudge):
     """A Messages API judge answering through a forced ``record_verdict`` tool call."""
 
-    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
+    def body_for(self, ask: Ask) -> dict[str, Any]:
         return {
             "model": self.model,
             "max_tokens": MAX_TOKENS,
-            "system": SYSTEM_PROMPT,
-            "messages": [{"role": "user", "content": user_message(claim, passages)}],
+            "system": ask.system,
+            "messages": [{"role": "user", "content": ask.user}],
             "tools": [
                 {
-                    "name": VERDICT_NAME,
-                    "description": "Record the verdict on the claim.",
-                    "input_schema": verdict_schema(),
+                    "name": ask.name,
+                    "description": ask.description,
+                    "input_schema": ask.schema(),
                     "strict": True,
                 }
             ],
-            "tool_choice": {"type": "tool", "name": VERDICT_NAME},
+            "tool_choice": {"type": "tool", "name": ask.name},
         }
 
     def fallback_body(
@@ -89,7 +83,7 @@ class AnthropicJudge(HTTPJudge):
             headers["x-api-key"] = self.api_key
         return headers
 
-    def parse_reply(self, payload: Any) -> JudgeReply:
+    def parse_answer(self, payload: Any, name: str, parse: Callable[[Any], R]) -> R:
         content = payload.get("content") if isinstance(payload, dict) else None
         if not isinstance(content, list):
             raise StageFailed(
@@ -108,11 +102,11 @@ class AnthropicJudge(HTTPJudge):
                 Reason.JUDGE_TRUNCATED, f"the judge's reply was cut off (stop_reason: {stop})"
             )
         usage = usage_of(payload.get("usage"), "input_tokens", "output_tokens")
-        calls = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == VERDICT_NAME]
+        calls = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == name]
         first_problem: StageFailed | None = None
         for block in calls:
             try:
-                reply = verdict_from_object(block.get("input"))
+                reply = parse(block.get("input"))
             except StageFailed as exc:
                 first_problem = first_problem or exc
                 continue
@@ -123,8 +117,8 @@ class AnthropicJudge(HTTPJudge):
             b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
         if texts:
-            return verdict_from_text("".join(texts)).model_copy(update={"usage": usage})
+            return answer_from_text("".join(texts), parse).model_copy(update={"usage": usage})
         raise StageFailed(
             Reason.JUDGE_SCHEMA_MISMATCH,
-            f"the judge did not call {VERDICT_NAME} (stop_reason: {stop})",
+            f"the judge did not call {name} (stop_reason: {stop})",
         )

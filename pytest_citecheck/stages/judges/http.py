@@ -38,15 +38,15 @@ import ssl
 import threading
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import ValidationError
 
 from pytest_citecheck.claims.labels import Reason
-from pytest_citecheck.claims.results import Usage
+from pytest_citecheck.claims.results import JointReply, Usage
 from pytest_citecheck.core.errors import ConfigurationError, StageFailed
 from pytest_citecheck.core.retry import (
     GaveUp,
@@ -63,7 +63,17 @@ from pytest_citecheck.core.text import truncate
 from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.batch import BATCH_HEADER
 from pytest_citecheck.stages.judges.compat import json_text
-from pytest_citecheck.stages.judges.prompt import PROMPT_VERSION, dump_body
+from pytest_citecheck.stages.judges.joint import joint_ask
+from pytest_citecheck.stages.judges.prompt import (
+    PROMPT_VERSION,
+    VERDICT_NAME,
+    Ask,
+    dump_body,
+    verdict_ask,
+)
+
+# What a question's answer is parsed into: a verdict, or a joint judgment's reply.
+R = TypeVar("R", JudgeReply, JointReply)
 
 # Error codes that mean "the account cannot pay": retrying cannot help and the
 # user has to act (OpenAI insufficient_quota, Anthropic spend limit / billing).
@@ -139,18 +149,34 @@ def _fastapi_detail(detail: Any) -> str | None:
 
 def verdict_from_object(value: Any) -> JudgeReply:
     """Validate a decoded verdict against the schema (strictly: "0.9" is not a number)."""
+    reply = _validated(value, JudgeReply, ("label", "quote", "confidence"), "reply")
+    if reply.label == "not_found" and reply.quote is not None:
+        # The prompt asks for null: a quote given with "not_found" decides
+        # nothing, so it is not reported as evidence.
+        reply = reply.model_copy(update={"quote": None})
+    return reply
+
+
+def joint_from_object(value: Any) -> JointReply:
+    """Validate a decoded joint answer (:mod:`pytest_citecheck.stages.judges.joint`) as
+    strictly as a verdict."""
+    return _validated(value, JointReply, ("label", "quotes", "confidence"), "joint reply")
+
+
+def _validated(value: Any, model: type[R], names: tuple[str, ...], what: str) -> R:
+    """``value`` as ``model``, only the schema's fields ``names`` read (a model cannot
+    smuggle in ``usage``); a confidence off the 0-1 scale kept apart (:func:`off_scale`)."""
     if not isinstance(value, dict):
         raise StageFailed(
             Reason.JUDGE_SCHEMA_MISMATCH,
             f"the judge answered a JSON {type(value).__name__}, not an object",
         )
-    # Only the schema's fields: a model cannot smuggle in ``usage``.
-    fields = {k: value[k] for k in ("label", "quote", "confidence") if k in value}
+    fields = {k: value[k] for k in names if k in value}
     raw = off_scale(fields.get("confidence"))
     if raw is not None:
         fields["confidence"] = 0.0
     try:
-        reply = JudgeReply.model_validate(fields, strict=True)
+        reply = model.model_validate(fields, strict=True)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
@@ -158,15 +184,9 @@ def verdict_from_object(value: Any) -> JudgeReply:
         )
         raise StageFailed(
             Reason.JUDGE_SCHEMA_MISMATCH,
-            shorten(f"the judge's reply breaks the schema: {problems}"),
+            shorten(f"the judge's {what} breaks the schema: {problems}"),
         ) from None
-    if raw is not None:
-        reply = reply.model_copy(update={"confidence_raw": raw})
-    if reply.label == "not_found" and reply.quote is not None:
-        # The prompt asks for null: a quote given with "not_found" decides
-        # nothing, so it is not reported as evidence.
-        reply = reply.model_copy(update={"quote": None})
-    return reply
+    return reply.model_copy(update={"confidence_raw": raw}) if raw is not None else reply
 
 
 def off_scale(confidence: Any) -> float | None:
@@ -181,6 +201,12 @@ def off_scale(confidence: Any) -> float | None:
 
 def verdict_from_text(text: str | None) -> JudgeReply:
     """Parse a JSON verdict the model wrote as text (see :func:`json_text`)."""
+    return answer_from_text(text, verdict_from_object)
+
+
+def answer_from_text(text: str | None, parse: Callable[[Any], R]) -> R:
+    """Parse a JSON answer the model wrote as text (see :func:`json_text`) with
+    ``parse`` (:func:`verdict_from_object`, or the joint judgment's)."""
     if text is None or not text.strip():
         raise StageFailed(Reason.JUDGE_INVALID_JSON, "the judge's reply was empty")
     unwrapped = json_text(text)
@@ -192,7 +218,7 @@ def verdict_from_text(text: str | None) -> JudgeReply:
         raise StageFailed(
             Reason.JUDGE_INVALID_JSON, shorten(f"the judge's reply is not JSON: {text!r}")
         ) from None
-    return verdict_from_object(value)
+    return parse(value)
 
 
 def usage_of(data: Any, input_key: str, output_key: str) -> Usage | None:
@@ -240,16 +266,24 @@ class HTTPJudge(ABC):
     # -- what a provider defines ---------------------------------------------
 
     @abstractmethod
-    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
-        """The JSON body for one judge call (deterministic)."""
+    def body_for(self, ask: Ask) -> dict[str, Any]:
+        """The JSON body that asks ``ask`` (deterministic)."""
 
     @abstractmethod
     def auth_headers(self) -> dict[str, str]:
         """Headers carrying ``api_key``; empty when there is none (replay)."""
 
     @abstractmethod
+    def parse_answer(self, payload: Any, name: str, parse: Callable[[Any], R]) -> R:
+        """A 2xx reply body (decoded JSON) -> the answer to the question named ``name``
+        (its schema's name, the forced tool's), decoded by ``parse``; or
+        :class:`StageFailed`."""
+
+    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
+        return self.body_for(verdict_ask(claim, passages))  # one judge call's body
+
     def parse_reply(self, payload: Any) -> JudgeReply:
-        """A 2xx reply body (decoded JSON) -> a verdict, or :class:`StageFailed`."""
+        return self.parse_answer(payload, VERDICT_NAME, verdict_from_object)  # a verdict
 
     def fallback_body(
         self, body: dict[str, Any], status: int, payload: Any
@@ -300,7 +334,16 @@ class HTTPJudge(ABC):
 
     def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
         """Ask the judge; see :class:`pytest_citecheck.stages.judges.base.Judge` for errors."""
-        body = self.request_body(claim, passages)
+        return self.ask(verdict_ask(claim, passages), verdict_from_object)
+
+    def judge_jointly(self, claim: str, sources: Sequence[Sequence[str]]) -> JointReply:
+        """``claim`` on several sources' passages at once (stages/judges/joint.py)."""
+        return self.ask(joint_ask(claim, sources), joint_from_object)
+
+    def ask(self, ask: Ask, parse: Callable[[Any], R]) -> R:
+        """Send ``ask``, decode its answer with ``parse``: the one way every question
+        goes (retries, fallbacks, failures as :meth:`judge` describes them)."""
+        body = self.body_for(ask)
         asked_again: list[str] = []
         for _ in range(_MAX_FALLBACKS + 1):
             try:
@@ -323,7 +366,7 @@ class HTTPJudge(ABC):
             asked_again.append(said)
         if sent.response.is_success:
             self.answered_with(body)
-        reply = self._handle(sent, body)
+        reply = self._handle(sent, body, ask.name, parse)
         if sent.unanswered:
             # The provider received (and may bill) each cut try: counted, not hidden.
             usage = (reply.usage or Usage()).with_unanswered(sent.unanswered)
@@ -416,7 +459,7 @@ class HTTPJudge(ABC):
         what = unavailable_text(self.name, self.url, self.timeout, exc)
         return StageFailed(Reason.JUDGE_UNAVAILABLE, self._scrub(what))
 
-    def _handle(self, sent: Sent, body: dict[str, Any]) -> JudgeReply:
+    def _handle(self, sent: Sent, body: dict[str, Any], name: str, parse: Callable[[Any], R]) -> R:
         response = sent.response
         payload = _json_or_none(response)
         if response.is_success:
@@ -427,7 +470,7 @@ class HTTPJudge(ABC):
                     "with a body that is not JSON",
                 )
             try:
-                reply = self.parse_reply(payload)
+                reply = self.parse_answer(payload, name, parse)
             except StageFailed as exc:
                 exc.detail = self._scrub(exc.detail)
                 exc.args = (exc.detail,)

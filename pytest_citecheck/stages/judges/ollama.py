@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,16 +29,16 @@ from urllib.parse import urlsplit
 from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.argtypes import Temperature
 from pytest_citecheck.core.errors import StageFailed
-from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import error_text
 from pytest_citecheck.stages.judges.http import (
     HTTPJudge,
+    R,
+    answer_from_text,
     bearer,
     field_of,
     usage_of,
-    verdict_from_text,
 )
-from pytest_citecheck.stages.judges.prompt import build_messages, verdict_schema
+from pytest_citecheck.stages.judges.prompt import Ask
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 _NAMES_THINK = re.compile(r"\bthink")
@@ -82,11 +82,11 @@ class OllamaJudge(HTTPJudge):
 
     temperature: Temperature = "auto"
 
-    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
+    def body_for(self, ask: Ask) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": build_messages(claim, passages),
-            "format": verdict_schema(),
+            "messages": ask.messages(),
+            "format": ask.schema(),
             "stream": False,
             "think": False,
         }
@@ -106,7 +106,7 @@ class OllamaJudge(HTTPJudge):
     def auth_headers(self) -> dict[str, str]:
         return bearer(self.api_key)
 
-    def parse_reply(self, payload: Any) -> JudgeReply:
+    def parse_answer(self, payload: Any, name: str, parse: Callable[[Any], R]) -> R:
         content = field_of(payload, "message", "content")
         if not isinstance(payload, dict) or not isinstance(payload.get("message"), dict):
             raise StageFailed(
@@ -116,7 +116,7 @@ class OllamaJudge(HTTPJudge):
             raise StageFailed(
                 Reason.JUDGE_TRUNCATED, "the judge's reply was cut off (done_reason: length)"
             )
-        reply = verdict_from_text(content if isinstance(content, str) else None)
+        reply = answer_from_text(content if isinstance(content, str) else None, parse)
         return reply.model_copy(
             update={"usage": usage_of(payload, "prompt_eval_count", "eval_count")}
         )

@@ -31,24 +31,24 @@ What each model accepts:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.core.argtypes import Temperature
 from pytest_citecheck.core.errors import StageFailed
-from pytest_citecheck.stages.judges.base import JudgeReply
 from pytest_citecheck.stages.judges.compat import ServerFormats, error_param, error_text
 from pytest_citecheck.stages.judges.http import (
     HTTPJudge,
+    R,
+    answer_from_text,
     bearer,
     field_of,
     shorten,
     usage_of,
-    verdict_from_text,
 )
-from pytest_citecheck.stages.judges.prompt import VERDICT_NAME, build_messages, verdict_schema
+from pytest_citecheck.stages.judges.prompt import Ask
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -70,12 +70,12 @@ class OpenAIJudge(HTTPJudge):
     # What each server was found to take (``auto``): the run's, shared by its judges.
     formats: ServerFormats = field(default_factory=ServerFormats, repr=False)
 
-    def judge(self, claim: str, passages: Sequence[str]) -> JudgeReply:
+    def ask(self, ask: Ask, parse: Callable[[Any], R]) -> R:
         if not self._learns_format():
-            return super().judge(claim, passages)
+            return super().ask(ask, parse)
         _, finding = self.formats.begin(self.url, self.timeout)
         try:
-            return super().judge(claim, passages)
+            return super().ask(ask, parse)
         finally:
             if finding:  # learnt in answered_with, or nothing to learn: let the others go
                 self.formats.settle(self.url, None)
@@ -96,17 +96,17 @@ class OpenAIJudge(HTTPJudge):
             return "json_object"
         return "json_schema"
 
-    def request_body(self, claim: str, passages: Sequence[str]) -> dict[str, Any]:
+    def body_for(self, ask: Ask) -> dict[str, Any]:
         if self._format() == "json_object":
-            response_format: dict[str, Any] = {"type": "json_object", "schema": verdict_schema()}
+            response_format: dict[str, Any] = {"type": "json_object", "schema": ask.schema()}
         else:
             response_format = {
                 "type": "json_schema",
-                "json_schema": {"name": VERDICT_NAME, "strict": True, "schema": verdict_schema()},
+                "json_schema": {"name": ask.name, "strict": True, "schema": ask.schema()},
             }
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": build_messages(claim, passages),
+            "messages": ask.messages(),
             "response_format": response_format,
         }
         temperature = self._temperature()
@@ -141,10 +141,8 @@ class OpenAIJudge(HTTPJudge):
             and "response_format" in said
             and "json_object" in said
         ):
-            retry = {
-                **body,
-                "response_format": {"type": "json_object", "schema": verdict_schema()},
-            }
+            schema = field_of(body, "response_format", "json_schema", "schema")
+            retry = {**body, "response_format": {"type": "json_object", "schema": schema}}
             use = self.terms.setting("judge_response_format", "json_object")
             return retry, (
                 'with response_format {"type": "json_object", "schema": ...} (set '
@@ -175,7 +173,7 @@ class OpenAIJudge(HTTPJudge):
     def auth_headers(self) -> dict[str, str]:
         return bearer(self.api_key)
 
-    def parse_reply(self, payload: Any) -> JudgeReply:
+    def parse_answer(self, payload: Any, name: str, parse: Callable[[Any], R]) -> R:
         choice = field_of(payload, "choices", 0)
         message = field_of(payload, "choices", 0, "message")
         if not isinstance(choice, dict) or not isinstance(message, dict):
@@ -195,7 +193,7 @@ class OpenAIJudge(HTTPJudge):
                 Reason.JUDGE_TRUNCATED, "the judge's reply was cut off (finish_reason: length)"
             )
         content = message.get("content")
-        reply = verdict_from_text(content if isinstance(content, str) else None)
+        reply = answer_from_text(content if isinstance(content, str) else None, parse)
         return reply.model_copy(
             update={"usage": usage_of(payload.get("usage"), "prompt_tokens", "completion_tokens")}
         )

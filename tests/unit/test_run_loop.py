@@ -1,0 +1,155 @@
+"""The run loop's one stop: a front end's ``should_stop`` (``-x``, the look-ahead's
+stop) reaches every kind of source the same way -- the claims in flight finish, no
+other claim starts, and the source is told of each it kept from starting."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+
+from pytest_citecheck.claims.results import ClaimResult
+from pytest_citecheck.core.errors import JudgeDeferred
+from pytest_citecheck.engine.run_loop import RunLoop
+from pytest_citecheck.engine.sources import BatchRounds, ClaimSet
+from pytest_citecheck.engine.stopping import StopSignal
+
+
+class Started:
+    """Which claims started, and a stop asked for once ``after`` of them finished."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+        self.names: list[str] = []
+        self.finished = 0
+        self._lock = threading.Lock()
+
+    def should_stop(self) -> bool:
+        with self._lock:
+            return self.finished >= self.after
+
+    def run(self, name: str) -> str:
+        with self._lock:
+            self.names.append(name)
+        time.sleep(0.01)
+        with self._lock:
+            self.finished += 1
+        return name.upper()
+
+
+def test_a_stop_reaches_a_set_run_all_at_once() -> None:
+    started = Started(after=1)
+    loop = RunLoop(1, StopSignal(started.should_stop))
+    names = ["a", "b", "c", "d"]
+    source = ClaimSet(lambda i: started.run(names[i]), names)
+    try:
+        assert loop.run(source) is False  # not Ctrl-C: the front end's stop
+    finally:
+        loop.close()
+    assert started.names == ["a"]
+    assert source.results == {0: "A"}
+    assert source.not_started == 3
+    assert source.end(False) is None  # stopped: no result list
+
+
+class Batch:
+    """A judge batch double: what the rounds ask of it, in order."""
+
+    def __init__(self, stop: StopSignal) -> None:
+        self.stop = stop
+        self.seen: list[str] = []
+
+    def start_round(self) -> None:
+        self.seen.append("start_round")
+
+    def send_pending(self) -> None:
+        self.seen.append("send_pending")
+        self.stop.set()  # the stop comes while the batch is answered
+
+    def forget(self, nodeid: str) -> None:
+        self.seen.append(f"forget {nodeid}")
+
+
+def test_a_stop_between_judge_batch_rounds_starts_no_claim_of_the_next_round() -> None:
+    stop = StopSignal()
+    batch = Batch(stop)
+    ran: list[int] = []
+
+    def work(index: int) -> ClaimResult:
+        ran.append(index)
+        raise JudgeDeferred(f"q{index}")
+
+    loop = RunLoop(2, stop)
+    source = BatchRounds([], work, ["n0", "n1"], batch, 3)  # type: ignore[arg-type]  # a double
+    try:
+        loop.run(source)
+    finally:
+        loop.close()
+    assert sorted(ran) == [0, 1]  # the first round only
+    assert batch.seen == ["start_round", "send_pending", "start_round"]
+    assert source.not_started == 2 and source.results == {}
+    assert source.end(False) is None
+
+
+class AsReady:
+    """Claims that become ready one a look, and a source that would wait forever (a
+    Crawler job whose pages keep coming)."""
+
+    poll = 0.01
+    idle_timeout = 3600.0
+
+    def __init__(self, started: Started) -> None:
+        self.started = started
+        self.next = 0
+        self.results: dict[str, str] = {}
+        self.skipped_names: list[str] = []
+
+    def clock(self) -> float:
+        return time.monotonic()
+
+    def waiting(self) -> bool:
+        return True
+
+    def look(self) -> tuple[object, list[str]]:
+        self.next += 1
+        return self.next, [f"c{self.next}"]
+
+    def name(self, item: str) -> str:
+        return item
+
+    def run(self, item: str) -> str:
+        return self.started.run(item)
+
+    def settle(self, item: str, future: Future[str]) -> list[str]:
+        self.results[item] = future.result()
+        return []
+
+    def skipped(self, item: str) -> None:
+        self.skipped_names.append(item)
+
+    def tick(self, running: bool) -> list[str]:
+        return []
+
+    def busy(self) -> bool:
+        return True
+
+    def interrupted(self) -> None:
+        raise AssertionError("not Ctrl-C")
+
+
+def test_a_stop_ends_a_source_that_would_wait_forever() -> None:
+    started = Started(after=2)
+    loop = RunLoop(1, StopSignal(started.should_stop))
+    source = AsReady(started)
+    began = time.monotonic()
+    try:
+        loop.run(source)
+    finally:
+        loop.close()
+    assert time.monotonic() - began < 30  # it ended: the source never stops waiting
+    assert len(source.results) >= 2
+    # Every claim it took in either finished or was told it never started.
+    assert set(source.results) | set(source.skipped_names) == {
+        f"c{n}" for n in range(1, len(source.results) + len(source.skipped_names) + 1)
+    }
+    assert set(started.names) == set(source.results)
