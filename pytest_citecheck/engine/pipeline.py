@@ -257,7 +257,7 @@ class Verifier:
                 }
             )
         if fetched.pdf_text is not None:
-            return self._verify_pdf(claim, fetched.pdf_text, base, quote, quote_by, page)
+            return _verify_pdf(self, claim, fetched.pdf_text, base, quote, quote_by, page)
         texts = split_passages(fetched.text)
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
@@ -272,40 +272,6 @@ class Verifier:
             if holding:
                 return self._judge(claim, holding, base)
         return self._judge(claim, self._top_passages(claim, texts), base)
-
-    def _verify_pdf(
-        self,
-        claim: str,
-        pdf: PdfText,
-        base: Verdict,
-        quote: str | None,
-        quote_by: QuoteBy,
-        page: int | None,
-        document: bool = False,
-    ) -> Verdict:
-        """A PDF source (stages/pdf.py): its passages carry their page, a quote is looked
-        for on the citation's page first and as the text layer may hold it, a quote only
-        the references have is no evidence, and the verdict names its evidence's page."""
-        passages = page_passages(pdf)
-        texts, provider = passages.texts, quote_by == "provider"
-        if not texts:
-            return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
-        holding = None
-        if quote is not None:
-            ask = lambda q, t: self._passages_holding(q, t, provider)  # noqa: E731
-            holding = holding_in_pdf(quote, passages, page, ask)
-            refused = references_verdict(base, quote, pdf) if holding is None else None
-            if refused is not None:
-                return refused
-            if holding is None and not provider:
-                elided = QuoteIndex(texts).elision_refusal(quote)
-                reason = Reason.QUOTE_NOT_IN_DOCUMENT if document else Reason.QUOTE_NOT_IN_PAGE
-                return _quote_missing(base, quote, reason, "PDF", elided)
-        if quote is not None and holding is None:
-            verdict = self._provider_quote_missing(claim, texts, base)
-        else:
-            verdict = self._judge(claim, holding or self._top_passages(claim, texts), base)
-        return with_pages(verdict, passages)
 
     def _landing_refused(self, url: str, fetched: FetchResult, why: str) -> Verdict:
         """The fetch ended where the URL policy does not go: nothing of the page is
@@ -365,7 +331,7 @@ class Verifier:
             )
         if document.pdf is not None and citation.section is None:
             quote, by, page = citation.quote, citation.quote_by, citation.page
-            return self._verify_pdf(claim, document.pdf, base, quote, by, page, document=True)
+            return _verify_pdf(self, claim, document.pdf, base, quote, by, page, document=True)
         if citation.quote is not None:
             provider = citation.quote_by == "provider"
             section = document.find_quote(citation.quote, near=citation.section, provider=provider)
@@ -422,6 +388,43 @@ class Verifier:
             and verdict.confidence < self.review_below
         )
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
+
+
+def _verify_pdf(
+    verifier: Verifier,
+    claim: str,
+    pdf: PdfText,
+    base: Verdict,
+    quote: str | None,
+    quote_by: QuoteBy,
+    page: int | None,
+    document: bool = False,
+) -> Verdict:
+    """A PDF source (stages/pdf.py), for ``verifier``: its passages carry their page, a
+    quote is looked for on the citation's page first and as the text layer may hold it,
+    a quote only the references have is no evidence, and the verdict names its
+    evidence's page."""
+    passages = page_passages(pdf)
+    texts, provider = passages.texts, quote_by == "provider"
+    if not texts:
+        return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
+    holding = None
+    if quote is not None:
+        ask = lambda q, t: verifier._passages_holding(q, t, provider)  # noqa: E731
+        holding = holding_in_pdf(quote, passages, page, ask)
+        refused = references_verdict(base, quote, pdf) if holding is None else None
+        if refused is not None:
+            return refused
+        if holding is None and not provider:
+            elided = QuoteIndex(texts).elision_refusal(quote)
+            reason = Reason.QUOTE_NOT_IN_DOCUMENT if document else Reason.QUOTE_NOT_IN_PAGE
+            return _quote_missing(base, quote, reason, "PDF", elided)
+    if quote is not None and holding is None:
+        verdict = verifier._provider_quote_missing(claim, texts, base)
+    else:
+        shown = holding or verifier._top_passages(claim, texts)
+        verdict = verifier._judge(claim, shown, base)
+    return with_pages(verdict, passages)
 
 
 def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy, bool]:

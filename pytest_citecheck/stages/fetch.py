@@ -284,10 +284,9 @@ def _rid(headers: Mapping[str, str]) -> str | None:
 class CrawlbaseFetcher:
     """Fetches URL citations through the Crawling API (docs/architecture.md, "A claim's path").
 
-    ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one
-    raises :class:`ConfigurationError` when it is needed, unless
-    ``require_tokens`` is False (replaying recordings: the cassette stores the
-    token as a placeholder), in which case a placeholder is sent in its place.
+    ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one raises
+    :class:`ConfigurationError` when it is needed, unless ``require_tokens`` is False
+    (replaying recordings: the cassette stores the token as a placeholder, sent instead).
     """
 
     def __init__(
@@ -319,10 +318,8 @@ class CrawlbaseFetcher:
         self._owns_client = client is None
         # Only what the Crawling API calls transient is retried: a 520 goes
         # to the JavaScript token at once instead of burning retries.
-        self.retry = replace(
-            retry,
-            retry_statuses=frozenset(retry.retry_statuses) & CRAWL_TRANSIENT_STATUSES,
-        )
+        transient = frozenset(retry.retry_statuses) & CRAWL_TRANSIENT_STATUSES
+        self.retry = replace(retry, retry_statuses=transient)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **kw: Any) -> CrawlbaseFetcher:
