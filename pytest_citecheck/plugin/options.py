@@ -76,6 +76,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "panel_min_votes",
             "review_below",
             "no_confirm",
+            "no_joint",
         ),
     ),
     "citecheck verification": (
@@ -91,6 +92,8 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "cache_dir",
             "max_claim_chars",
             "document_roots",
+            "wayback",
+            "wayback_verify",
         ),
     ),
     "citecheck gate": (
@@ -100,6 +103,10 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "min_reachable_precision",
             "min_answer_support",
             "min_citation_recall",
+            "min_link_works",
+            "min_relevant",
+            "min_fact_check",
+            "fail_not_retrieved",
             "allow_contradicted",
             "gate_scope",
             "strict_review",
