@@ -419,6 +419,10 @@ def claim_file_text(
                 f"    conversation: {_quoted(answer.conversation or '')}",
                 f"    turn: {answer.turn}",
             ]
+        for key in ("response_id", "trace_id", "span_id"):
+            value = getattr(answer, key)
+            if value is not None:
+                lines.append(f"    {key}: {_quoted(value)}")
         lines.append("    sentences:" if answer.sentences else "    sentences: []")
         claims = {c.claim.id: c.claim for c in answer.claims}
         for sentence in answer.sentences:
