@@ -9,6 +9,9 @@ from pytest_citecheck.claims.reading.base import _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
 from pytest_citecheck.claims.schema import OUTLINE_KEYS, OUTLINE_SENTENCE_KEYS, Loc, unknown_key
 
+# The span an answer came from: hex ids of OpenTelemetry's lengths (not all zero).
+_ID_DIGITS = {"trace_id": 32, "span_id": 16}
+
 
 class OutlineReading(ClaimChecks):
     """Read ``outlines:`` (what ``citecheck import`` writes beside the claims)."""
@@ -144,17 +147,14 @@ class OutlineReading(ClaimChecks):
             **ids,
         )
 
-    # The span an answer came from: hex ids of OpenTelemetry's lengths (not all zero).
-    _ID_DIGITS = {"trace_id": 32, "span_id": 16}
-
     def _ids(self, item: dict[str, Any], loc: Loc, fix: str) -> dict[str, str]:
         """The outline's response id and, for an answer read from a trace, its span."""
         out: dict[str, str] = {}
-        for key in ("response_id", *self._ID_DIGITS):
+        for key in ("response_id", *_ID_DIGITS):
             value = item.get(key)
             if value is None:
                 continue
-            digits = self._ID_DIGITS.get(key)
+            digits = _ID_DIGITS.get(key)
             if not isinstance(value, str) or not value.strip():
                 self.add(self.lines[(*loc, key)], f"`{key}` must be text, not {kind(value)}", fix)
             elif digits is not None and not _is_hex_id(value, digits):
