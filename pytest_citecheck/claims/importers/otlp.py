@@ -156,7 +156,8 @@ def _trace_answers(trace_id: str, trace: _Trace, prefix: str, name: str) -> list
         number = len(out) + 1
         answer_id = turn_answer_id(conversation, number)
         turn_name = f"{name} trace {trace_id} span {span.span_id} ({span.name or span.where})"
-        imported = import_response(*_as_response(answer), answer_id=answer_id, name=turn_name)
+        body, fmt = _as_response(answer)
+        imported = import_response(body, format=fmt, answer_id=answer_id, name=turn_name)
         turn = Turn(
             number=number,
             where=span.where,

@@ -134,7 +134,7 @@ class OutlineReading(ClaimChecks):
                 continue
             out.append(OutlineSentence(text=text or claim.claim, claim_id=claim_id))
         conversation, turn = self._turn(item, loc, fix)
-        ids = self._ids(item, loc, fix)
+        ids = self._answer_ids(item, loc, fix)
         if len(self.problems) > problems or not isinstance(answer, str):
             return None
         return AnswerOutline(
@@ -147,7 +147,7 @@ class OutlineReading(ClaimChecks):
             **ids,
         )
 
-    def _ids(self, item: dict[str, Any], loc: Loc, fix: str) -> dict[str, str]:
+    def _answer_ids(self, item: dict[str, Any], loc: Loc, fix: str) -> dict[str, str]:
         """The outline's response id and, for an answer read from a trace, its span."""
         out: dict[str, str] = {}
         for key in ("response_id", *_ID_DIGITS):
