@@ -148,6 +148,16 @@ def logs_url(endpoint: str) -> str:
     return base.rstrip("/") + LOGS_PATH
 
 
+def _service() -> dict[str, str]:
+    """The resource's service name: ``citecheck`` unless the OTEL_* variables name one."""
+    import os
+
+    named = os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    return {} if named else {"service.name": "citecheck"}
+
+
 def _records(events: Sequence[EvaluationEvent]) -> Sequence[ReadableLogRecord]:
     """The events emitted through the SDK, each in its answer's span when it has one."""
     try:
@@ -163,8 +173,8 @@ def _records(events: Sequence[EvaluationEvent]) -> Sequence[ReadableLogRecord]:
             f"the OpenTelemetry export needs the OpenTelemetry SDK ({exc.name} is not "
             f"installed): {INSTALL}"
         ) from None
-    provider = LoggerProvider(resource=Resource.create({"service.name": "citecheck"}))
-    memory = InMemoryLogRecordExporter()
+    provider = LoggerProvider(resource=Resource.create(_service()))
+    memory = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
     provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
     logger = provider.get_logger("pytest_citecheck", __version__)
     for event in events:
@@ -202,7 +212,7 @@ def export_endpoint(events: Sequence[EvaluationEvent], endpoint: str, timeout: f
     try:
         result = exporter.export(records)
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]
     if result is not LogRecordExportResult.SUCCESS:
         raise OSError(f"the collector at {url} did not take the {len(records)} event(s)")
 
@@ -211,10 +221,10 @@ def otlp_json(events: Sequence[EvaluationEvent]) -> dict[str, Any]:
     """The events as one OTLP JSON ``ExportLogsServiceRequest`` (the protobuf the exporter
     sends, in the OTLP/JSON mapping: hex trace and span ids, enums as numbers)."""
     records = _records(events)
-    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 
-    message = MessageToDict(encode_logs(records), use_integers_for_enums=True)
+    message: dict[str, Any] = MessageToDict(encode_logs(records), use_integers_for_enums=True)
     for resource in message.get("resourceLogs", []):
         for scope in resource.get("scopeLogs", []):
             for record in scope.get("logRecords", []):
