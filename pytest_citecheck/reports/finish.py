@@ -152,10 +152,10 @@ def finish_recheck(
     which a recheck has its JSON, markdown, step summary and HTML (no CSV, no SARIF, no
     report to link: a ValueError); None: none written."""
     outputs = outputs or Outputs()
-    if outputs.csv or outputs.sarif or outputs.report_url or outputs.otel_file:
-        raise ValueError("a recheck writes no CSV, SARIF or OTLP and links no served report")
-    if outputs.otel_endpoint:
-        raise ValueError("a recheck sends no OpenTelemetry events")
+    if outputs.csv or outputs.sarif or outputs.report_url:
+        raise ValueError("a recheck writes no CSV or SARIF and links no served report")
+    if outputs.otel_endpoint or outputs.otel_file:
+        raise ValueError("a recheck sends or writes no OpenTelemetry events")
     report = RecheckReport(claims=list(checks), fail_on=list(fail_on), update=update)
     failing = report.failing()
     report.gate_failures = [gate_line(failing)] if failing else []
