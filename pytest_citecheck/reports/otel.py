@@ -194,11 +194,12 @@ def _records(events: Sequence[EvaluationEvent]) -> Sequence[ReadableLogRecord]:
     return records
 
 
-def export_endpoint(events: Sequence[EvaluationEvent], endpoint: str, timeout: float = 10) -> None:
+def export_endpoint(events: Sequence[EvaluationEvent], endpoint: str) -> None:
     """Send the events to the collector at ``endpoint`` through the SDK's OTLP/HTTP
-    exporter (protobuf; ``OTEL_EXPORTER_OTLP_HEADERS`` and the other ``OTEL_*`` variables
-    are read by the exporter). A collector that refuses them is an OSError, naming the
-    URL (a report file that cannot be written is one too)."""
+    exporter (protobuf; ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_EXPORTER_OTLP_TIMEOUT`` and
+    the other ``OTEL_*`` variables are read by the exporter, which retries a collector
+    that is down until its timeout, 10 s by default). A collector that does not take them
+    is an OSError naming the URL (as a report file that cannot be written is one)."""
     records = _records(events)
     try:
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -208,7 +209,7 @@ def export_endpoint(events: Sequence[EvaluationEvent], endpoint: str, timeout: f
             f"the OTLP export needs the OTLP/HTTP exporter ({exc.name} is not installed): {INSTALL}"
         ) from None
     url = logs_url(endpoint)
-    exporter = OTLPLogExporter(endpoint=url, timeout=timeout)
+    exporter = OTLPLogExporter(endpoint=url)
     try:
         result = exporter.export(records)
     finally:

@@ -229,8 +229,13 @@ def test_a_run_sends_one_evaluation_event_per_citation_parented_to_the_answer_sp
 
 
 def test_a_collector_that_is_not_there_fails_the_run_saying_so(
-    world: tuple[CrawlbaseDouble, LLMDouble], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    world: tuple[CrawlbaseDouble, LLMDouble],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The exporter retries a collector that is down until its timeout (10 s by default).
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
     records = tmp_path / "claims.jsonl"
     records.write_text(
         json.dumps(
