@@ -283,7 +283,11 @@ def _send_otel(report: Report, endpoint: str) -> None:
     from pytest_citecheck.core.errors import ConfigurationError
     from pytest_citecheck.reports import otel
 
+    events = otel.evaluation_events(report.results.values())
     try:
-        otel.export_endpoint(otel.evaluation_events(report.results.values()), endpoint)
+        otel.export_endpoint(events, endpoint)
     except (OSError, ConfigurationError) as exc:
         report.output_errors.append(scrub(f"OpenTelemetry events: {exc}"))
+    else:
+        url = scrub(otel.shown_url(otel.logs_url(endpoint)))
+        report.sent.append(f"OpenTelemetry events: {len(events)} sent to {url}")

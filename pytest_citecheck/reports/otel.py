@@ -42,6 +42,7 @@ __all__ = [
     "export_endpoint",
     "logs_url",
     "missing_sdk",
+    "shown_url",
     "otlp_json",
     "write_otlp_json",
 ]
@@ -148,6 +149,17 @@ def logs_url(endpoint: str) -> str:
     return base.rstrip("/") + LOGS_PATH
 
 
+def shown_url(url: str) -> str:
+    """A collector URL as messages print it: any user and password in it left out."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
 def _service() -> dict[str, str]:
     """The resource's service name: ``citecheck`` unless the OTEL_* variables name one."""
     import os
@@ -215,7 +227,9 @@ def export_endpoint(events: Sequence[EvaluationEvent], endpoint: str) -> None:
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
     if result is not LogRecordExportResult.SUCCESS:
-        raise OSError(f"the collector at {url} did not take the {len(records)} event(s)")
+        raise OSError(
+            f"the collector at {shown_url(url)} did not take the {len(records)} event(s)"
+        )
 
 
 def otlp_json(events: Sequence[EvaluationEvent]) -> dict[str, Any]:

@@ -200,6 +200,7 @@ def test_a_run_sends_one_evaluation_event_per_citation_parented_to_the_answer_sp
     )
     out = capsys.readouterr().out
     assert code == 0, out
+    assert f"citecheck OpenTelemetry events: 3 sent to {receiver.url}/v1/logs" in out
     assert receiver.paths == ["/v1/logs"]
     records = receiver.records()
     assert len(records) == 3  # one per citation
