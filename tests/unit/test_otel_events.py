@@ -40,3 +40,20 @@ def test_the_logs_path_is_added_once_and_credentials_are_never_shown() -> None:
     assert logs_url("http://localhost:4318/") == "http://localhost:4318/v1/logs"
     assert logs_url("https://c.example/v1/logs") == "https://c.example/v1/logs"
     assert shown_url("https://user:s3cret@c.example/v1/logs") == "https://c.example/v1/logs"
+
+
+def test_a_run_without_the_export_never_imports_opentelemetry() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pytest_citecheck.reports import finish, otel\n"
+        "from pytest_citecheck.claims.importers import files, otlp\n"
+        "from pytest_citecheck.frontends.cli import batch\n"
+        "from pytest_citecheck.plugin import options\n"
+        "otel.evaluation_events([])\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('opentelemetry', 'google'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
