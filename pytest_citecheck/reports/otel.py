@@ -42,8 +42,8 @@ __all__ = [
     "export_endpoint",
     "logs_url",
     "missing_sdk",
-    "shown_url",
     "otlp_json",
+    "shown_url",
     "write_otlp_json",
 ]
 
@@ -227,9 +227,7 @@ def export_endpoint(events: Sequence[EvaluationEvent], endpoint: str) -> None:
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
     if result is not LogRecordExportResult.SUCCESS:
-        raise OSError(
-            f"the collector at {shown_url(url)} did not take the {len(records)} event(s)"
-        )
+        raise OSError(f"the collector at {shown_url(url)} did not take the {len(records)} event(s)")
 
 
 def otlp_json(events: Sequence[EvaluationEvent]) -> dict[str, Any]:
