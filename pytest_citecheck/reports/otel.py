@@ -185,7 +185,7 @@ def _records(events: Sequence[EvaluationEvent]) -> Sequence[ReadableLogRecord]:
             f"the OpenTelemetry export needs the OpenTelemetry SDK ({exc.name} is not "
             f"installed): {INSTALL}"
         ) from None
-    provider = LoggerProvider(resource=Resource.create(_service()))
+    provider = LoggerProvider(resource=Resource.create(_service()), shutdown_on_exit=False)
     memory = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
     provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
     logger = provider.get_logger("pytest_citecheck", __version__)
