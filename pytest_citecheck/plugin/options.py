@@ -117,7 +117,17 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "citecheck reports": (
         "citecheck: report files",
-        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit"),
+        (
+            "report",
+            "csv",
+            "markdown",
+            "html",
+            "report_url",
+            "sarif",
+            "otel_endpoint",
+            "otel_file",
+            "audit",
+        ),
     ),
     "citecheck budget": (
         "citecheck: prices and the recording budget",
@@ -289,6 +299,12 @@ def check_paths(settings: Settings) -> Baseline | None:
             problem = unwritable(path)
             if problem is not None:
                 raise pytest.UsageError(f"{option.pytest_flag} {path}: {problem}")
+    if settings.values.get("otel_endpoint") or settings.values.get("otel_file"):
+        from pytest_citecheck.reports.otel import missing_sdk
+
+        missing = missing_sdk()
+        if missing is not None:
+            raise pytest.UsageError(missing)
     if settings.audit is not None:
         from pytest_citecheck.reports.audit import AuditError, AuditIndex
 
