@@ -367,6 +367,12 @@ class AnswerOutline(BaseModel):
     # counting the assistant's turns); None for a single response.
     conversation: str | None = None
     turn: int | None = None
+    # The response the answer is (the API's id), and the span it came from when it was
+    # read from a trace (hex trace and span ids): the OpenTelemetry export names the one
+    # and parents its evaluation events to the other (reports/otel.py).
+    response_id: str | None = None
+    trace_id: str | None = None
+    span_id: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:

@@ -37,7 +37,16 @@ Loc = tuple[str | int, ...]
 TOP_KEYS = ("judge", "claims", "answers", "judges", "outlines")
 # An item of `outlines:` (written by `citecheck import`): an answer's sentences in order,
 # each naming the claim made from it (cited) or holding its own text (uncited).
-OUTLINE_KEYS = ("answer", "format", "sentences", "conversation", "turn")
+OUTLINE_KEYS = (
+    "answer",
+    "format",
+    "sentences",
+    "conversation",
+    "turn",
+    "response_id",
+    "trace_id",
+    "span_id",
+)
 OUTLINE_SENTENCE_KEYS = ("claim", "text")
 # An item of `answers:`: a saved response, expanded into claims when the file is read.
 ANSWER_KEYS = ("id", "response", "format", "documents")

@@ -64,6 +64,19 @@ def port_number(text: str) -> int:
     return value
 
 
+def collector_url(text: str) -> str:
+    """argparse ``type=``: an OpenTelemetry collector's OTLP/HTTP URL (http or https,
+    with a host; ``/v1/logs`` is added unless the URL names it)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a collector's OTLP/HTTP URL (e.g. http://localhost:4318)"
+        )
+    return text.strip()
+
+
 def positive_int(text: str) -> int:
     """argparse ``type=``: a whole number >= 1."""
     return _number(text, int, "a whole number", lambda v: v >= 1, "is not at least 1")

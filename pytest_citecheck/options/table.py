@@ -1364,6 +1364,50 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "otel_endpoint",
+        "send one OpenTelemetry gen_ai.evaluation.result event per citation to this "
+        "collector (OTLP/HTTP, e.g. http://localhost:4318; needs the otel extra).",
+        parse=at.collector_url,
+        metavar="URL",
+        shown_default="none",
+        target="outputs",
+        pytest_flag="--citecheck-otel-endpoint",
+        ini=Hidden(_IN_A_RUN),
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--otel-endpoint"),
+            "recheck": Hidden("a recheck sends no evaluation events"),
+        },
+        service=Hidden("each response is the request's report"),
+        doc=(
+            "send one `gen_ai.evaluation.result` event per citation to this OpenTelemetry "
+            "collector (OTLP/HTTP; `/v1/logs` is added unless the URL names it; needs the "
+            "`otel` extra); see [OpenTelemetry](opentelemetry.md)"
+        ),
+    ),
+    Option(
+        "otel_file",
+        "write one OpenTelemetry gen_ai.evaluation.result event per citation to this OTLP "
+        "JSON file (needs the otel extra).",
+        parse=Path,
+        metavar="PATH.json",
+        shown_default="none",
+        target="outputs",
+        pytest_flag="--citecheck-otel-file",
+        ini=Hidden(_IN_A_RUN),
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--otel-file"),
+            "recheck": Hidden("a recheck sends no evaluation events"),
+        },
+        service=Hidden("each response is the request's report"),
+        doc=(
+            "write one `gen_ai.evaluation.result` event per citation as an OTLP JSON file "
+            "(a collector's `otlpjsonfile` receiver reads it; needs the `otel` extra); see "
+            "[OpenTelemetry](opentelemetry.md)"
+        ),
+    ),
+    Option(
         "audit",
         "append one row per citation to this SQLite audit index (read it with "
         "`citecheck audit list`).",

@@ -76,6 +76,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "panel_min_votes",
             "review_below",
             "no_confirm",
+            "no_joint",
         ),
     ),
     "citecheck verification": (
@@ -91,6 +92,8 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "cache_dir",
             "max_claim_chars",
             "document_roots",
+            "wayback",
+            "wayback_verify",
         ),
     ),
     "citecheck gate": (
@@ -100,6 +103,10 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "min_reachable_precision",
             "min_answer_support",
             "min_citation_recall",
+            "min_link_works",
+            "min_relevant",
+            "min_fact_check",
+            "fail_not_retrieved",
             "allow_contradicted",
             "gate_scope",
             "strict_review",
@@ -110,7 +117,17 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "citecheck reports": (
         "citecheck: report files",
-        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit"),
+        (
+            "report",
+            "csv",
+            "markdown",
+            "html",
+            "report_url",
+            "sarif",
+            "otel_endpoint",
+            "otel_file",
+            "audit",
+        ),
     ),
     "citecheck budget": (
         "citecheck: prices and the recording budget",
@@ -282,6 +299,12 @@ def check_paths(settings: Settings) -> Baseline | None:
             problem = unwritable(path)
             if problem is not None:
                 raise pytest.UsageError(f"{option.pytest_flag} {path}: {problem}")
+    if settings.values.get("otel_endpoint") or settings.values.get("otel_file"):
+        from pytest_citecheck.reports.otel import missing_sdk
+
+        missing = missing_sdk()
+        if missing is not None:
+            raise pytest.UsageError(missing)
     if settings.audit is not None:
         from pytest_citecheck.reports.audit import AuditError, AuditIndex
 

@@ -97,6 +97,8 @@ class ReportFigures:
     terms: Terms = NEUTRAL
     # The files written, as (what, where): each is named in the terminal summary.
     written: list[tuple[str, Path]] = field(default_factory=list)
+    # What was sent elsewhere (the OpenTelemetry events to a collector), one line each.
+    sent: list[str] = field(default_factory=list)
     # Claim items left out of this run (-k, -m, --lf): the gate judged a part.
     deselected: int = 0
     # The run is a part of the suite (claims deselected, or claim files or node ids

@@ -154,6 +154,8 @@ def finish_recheck(
     outputs = outputs or Outputs()
     if outputs.csv or outputs.sarif or outputs.report_url:
         raise ValueError("a recheck writes no CSV or SARIF and links no served report")
+    if outputs.otel_endpoint or outputs.otel_file:
+        raise ValueError("a recheck sends or writes no OpenTelemetry events")
     report = RecheckReport(claims=list(checks), fail_on=list(fail_on), update=update)
     failing = report.failing()
     report.gate_failures = [gate_line(failing)] if failing else []
@@ -242,7 +244,10 @@ def write_outputs(report: Report, outputs: Outputs, root: Path, checkout: Path) 
             lambda p: report.write_markdown(p, append=True),
         ),
         ("SARIF log", outputs.sarif, lambda p: _write_sarif(report, p, root, checkout)),
+        ("OpenTelemetry events (OTLP JSON)", outputs.otel_file, lambda p: _write_otel(report, p)),
     ]
+    if outputs.otel_endpoint:
+        _send_otel(report, outputs.otel_endpoint)
     for what, path, write in jobs:
         if path is None:
             continue
@@ -260,3 +265,29 @@ def _write_sarif(report: Report, path: Path, root: Path, checkout: Path) -> None
     log = github.sarif(github.annotate(report, root, checkout), __version__)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(log, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _write_otel(report: Report, path: Path) -> None:
+    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.reports import otel
+
+    try:
+        otel.write_otlp_json(otel.evaluation_events(report.results.values()), path)
+    except ConfigurationError as exc:  # the SDK is not installed: the file is not written
+        raise OSError(str(exc)) from None
+
+
+def _send_otel(report: Report, endpoint: str) -> None:
+    """The events sent to the collector; one it refuses is a file not written (the run
+    fails, the summary says why)."""
+    from pytest_citecheck.core.errors import ConfigurationError
+    from pytest_citecheck.reports import otel
+
+    events = otel.evaluation_events(report.results.values())
+    try:
+        otel.export_endpoint(events, endpoint)
+    except (OSError, ConfigurationError) as exc:
+        report.output_errors.append(scrub(f"OpenTelemetry events: {exc}"))
+    else:
+        url = scrub(otel.shown_url(otel.logs_url(endpoint)))
+        report.sent.append(f"OpenTelemetry events: {len(events)} sent to {url}")

@@ -40,3 +40,7 @@ class Outputs:
     sarif: Path | None = None
     # Where the HTML report is served: the step summary and annotations link there.
     report_url: str | None = None
+    # OpenTelemetry: one gen_ai.evaluation.result event per citation, sent to this
+    # collector (OTLP/HTTP) and/or written to this OTLP JSON file (reports/otel.py).
+    otel_endpoint: str | None = None
+    otel_file: Path | None = None

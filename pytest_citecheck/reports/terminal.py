@@ -175,6 +175,7 @@ class TerminalSummary(ReportListings):
             "yellow",
         )
         out.extend(Line(f"could not write {e}", {"red": True}) for e in self.output_errors)
+        out.extend(Line(f"citecheck {s}", {}) for s in self.sent)
         return out
 
     def _conversation_lines(self) -> list[Line]:

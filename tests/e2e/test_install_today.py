@@ -189,7 +189,7 @@ def test_a_claim_file_of_ones_own_validates_dry_runs_records_and_replays_with_a_
         dry = installed.ok("pytest --citecheck --citecheck-record=all --citecheck-dry-run", project)
         assert (api.calls, llm.calls) == ([], []), dry.stdout
         assert re.search(
-            r"^dry run: claims=1 crawls=\d+ judge_calls=1 confirm_calls=1 credits=",
+            r"^dry run: claims=1 crawls=\d+ judge_calls=1 confirm_calls=1 joint_calls=0 credits=",
             dry.stdout,
             re.M,
         ), dry.stdout
@@ -224,11 +224,56 @@ def test_saved_answers_imported_there_validate_and_replay_their_recordings_with_
     assert (project / "citecheck_answers.yaml").is_file(), imported.stdout + imported.stderr
     installed.ok("citecheck validate citecheck_answers.yaml", project)
     replay = installed.ok("pytest --citecheck --citecheck-html=citecheck-report.html", project)
-    assert "11 answers, 22 sentences, 11 uncited" in replay.stdout, replay.stdout
+    assert "11 answers, 23 sentences, 11 uncited" in replay.stdout, replay.stdout
     assert "citecheck gate passed" in replay.stdout
     assert "no_recording" not in replay.stdout
     html = (project / "citecheck-report.html").read_text(encoding="utf-8")
     assert "charlie-russell" in html
+    seen_in_a_browser(project / "citecheck-report.html", tmp_path / "imported-report.png")
+
+
+def example_claims() -> int:
+    """How many claims the example suite holds, as pytest collects them here."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--citecheck", "--co", "-q"],
+        cwd=REPO / "example_suite",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = re.search(r"^(\d+) tests? collected", listed.stdout, re.M)
+    assert found, listed.stdout + listed.stderr
+    return int(found.group(1))
+
+
+def seen_in_a_browser(report: Path, shot: Path) -> None:
+    """The report as a person opens it: headless Chromium at 1280 px, a screenshot taken;
+    the claim column readable and nothing pushed off-screen by the imported ids."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from tests.e2e.test_html_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"no browser at {CHROMIUM}: apt-get install chromium")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(report.as_uri())
+        heads = page.locator("#claims thead th").all_inner_texts()
+        widths = page.eval_on_selector_all(
+            "#claims thead th", "els => els.map(e => e.getBoundingClientRect().width)"
+        )
+        scroll_width = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(shot, ARTIFACTS / "install-today-report.png")
+    assert shot.stat().st_size > 10_000  # a picture of a page, not a blank one
+    columns = dict(zip(heads, widths, strict=True))
+    assert columns["claim"] >= 400, columns
+    assert scroll_width <= 1280
+    assert errors == []
 
 
 def test_the_example_workflow_run_steps_work_as_a_script_in_a_project_of_ones_own(
@@ -267,8 +312,11 @@ def test_the_example_workflow_run_steps_work_as_a_script_in_a_project_of_ones_ow
     assert venv.ok("pip show iniconfig", tmp_path).returncode == 0
 
     result = venv.ok(f"set -e\n{gate}", project, github)
-    # The project's own test and the example suite's 24 claims.
-    assert re.search(r"^=+ 25 passed in [\d.]+s =+$", result.stdout, re.M), result.stdout[-3000:]
+    # The project's own test and the example suite's claims.
+    claims = example_claims()
+    assert re.search(rf"^=+ {claims + 1} passed in [\d.]+s =+$", result.stdout, re.M), (
+        result.stdout[-3000:]
+    )
     assert "::notice title=citecheck gate passed::" in result.stdout
     html = re.search(r"--citecheck-html=(\S+)", gate)
     sarif = re.search(r"--citecheck-sarif=(\S+)", gate)

@@ -147,6 +147,7 @@ _SAMPLES: dict[Any, tuple[str, str]] = {
     at.judge_specs: ("openai:a,openai:b", "openai:c,openai:d"),
     at.judge_prices: ("openai:a=1/2", "openai:b=3/4"),
     at.recheck_statuses: ("page_gone", "changed"),
+    at.collector_url: ("http://127.0.0.1:4318", "http://127.0.0.1:4319/v1/logs"),
 }
 
 

@@ -64,6 +64,12 @@ def test_a_file_a_recheck_does_not_write_is_refused(tmp_path: Path) -> None:
     ):
         with pytest.raises(ValueError, match="a recheck writes no CSV or SARIF"):
             finish_recheck(checks(), [RecheckStatus.ERROR], lambda failing: "never", outputs)
+    for outputs in (
+        Outputs(otel_file=tmp_path / "events.json"),
+        Outputs(otel_endpoint="http://127.0.0.1:4318"),
+    ):
+        with pytest.raises(ValueError, match="no OpenTelemetry events"):
+            finish_recheck(checks(), [RecheckStatus.ERROR], lambda failing: "never", outputs)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -174,6 +174,10 @@ class ImportedAnswer(BaseModel):
     # the conversation's id and the turn's number; None for a single response.
     conversation: str | None = None
     turn: int | None = None
+    # An answer read from a trace (:mod:`~pytest_citecheck.claims.importers.otel`): the
+    # hex trace and span ids of the span that produced it.
+    trace_id: str | None = None
+    span_id: str | None = None
 
     @property
     def claim_list(self) -> list[Claim]:
@@ -192,6 +196,9 @@ class ImportedAnswer(BaseModel):
             sentences=[OutlineSentence(text=s.text, claim_id=s.claim_id) for s in self.sentences],
             conversation=self.conversation,
             turn=self.turn,
+            response_id=self.response_id,
+            trace_id=self.trace_id,
+            span_id=self.span_id,
         )
 
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_citecheck.claims.importers import import_response
 from pytest_citecheck.claims.importers.answer import (
@@ -108,6 +109,9 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
         events = _events_by_line(text)
         if events is not None:
             return [SavedResponse(path_name, stem, events)]
+        traces = _traces_by_line(text)
+        if traces is not None:  # a collector's file exporter: one request a line
+            return [SavedResponse(path_name, stem, traces)]
         out: list[SavedResponse | ResponseImportError] = []
         number = 0
         for line_no, raw in enumerate(text.split("\n"), start=1):
@@ -213,6 +217,24 @@ def one_line_each(failures: Sequence[ResponseImportError]) -> list[ResponseImpor
     return out
 
 
+def _traces_by_line(text: str) -> dict[str, Any] | None:
+    """A JSONL file whose every line is an OTLP JSON trace export, as one export."""
+    from pytest_citecheck.claims.importers.otlp import is_otlp_traces, merged
+
+    requests: list[dict[str, Any]] = []
+    for raw in text.split("\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not is_otlp_traces(value):
+            return None
+        requests.append(value)
+    return merged(requests) if requests else None
+
+
 def import_saved(
     saved: SavedResponse, *, format: str = "auto", documents: Sequence[str] | None = None
 ) -> ImportedAnswer:
@@ -230,6 +252,10 @@ def import_saved_answers(
 ) -> list[ImportedAnswer]:
     """The answers of one saved response: itself, or each assistant turn of a saved
     conversation (``<answer id>-t1``, ``-t2``...)."""
+    from pytest_citecheck.claims.importers.otlp import import_traces, is_otlp_traces
+
+    if is_otlp_traces(saved.data):
+        return import_traces(saved.data, name=saved.name, prefix=saved.answer_id)
     if is_conversation(saved.data):
         return import_conversation(
             saved.data,
@@ -421,6 +447,10 @@ def claim_file_text(
                 f"    conversation: {_quoted(answer.conversation or '')}",
                 f"    turn: {answer.turn}",
             ]
+        for key in ("response_id", "trace_id", "span_id"):
+            value = getattr(answer, key)
+            if value is not None:
+                lines.append(f"    {key}: {_quoted(value)}")
         lines.append("    sentences:" if answer.sentences else "    sentences: []")
         claims = {c.claim.id: c.claim for c in answer.claims}
         for sentence in answer.sentences:

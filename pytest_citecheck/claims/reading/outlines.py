@@ -9,6 +9,9 @@ from pytest_citecheck.claims.reading.base import _Broken, _has_broken
 from pytest_citecheck.claims.reading.claims import ClaimChecks
 from pytest_citecheck.claims.schema import OUTLINE_KEYS, OUTLINE_SENTENCE_KEYS, Loc, unknown_key
 
+# The span an answer came from: hex ids of OpenTelemetry's lengths (not all zero).
+_ID_DIGITS = {"trace_id": 32, "span_id": 16}
+
 
 class OutlineReading(ClaimChecks):
     """Read ``outlines:`` (what ``citecheck import`` writes beside the claims)."""
@@ -131,6 +134,7 @@ class OutlineReading(ClaimChecks):
                 continue
             out.append(OutlineSentence(text=text or claim.claim, claim_id=claim_id))
         conversation, turn = self._turn(item, loc, fix)
+        ids = self._answer_ids(item, loc, fix)
         if len(self.problems) > problems or not isinstance(answer, str):
             return None
         return AnswerOutline(
@@ -140,7 +144,28 @@ class OutlineReading(ClaimChecks):
             sentences=out,
             conversation=conversation,
             turn=turn,
+            **ids,
         )
+
+    def _answer_ids(self, item: dict[str, Any], loc: Loc, fix: str) -> dict[str, str]:
+        """The outline's response id and, for an answer read from a trace, its span."""
+        out: dict[str, str] = {}
+        for key in ("response_id", *_ID_DIGITS):
+            value = item.get(key)
+            if value is None:
+                continue
+            digits = _ID_DIGITS.get(key)
+            if not isinstance(value, str) or not value.strip():
+                self.add(self.lines[(*loc, key)], f"`{key}` must be text, not {kind(value)}", fix)
+            elif digits is not None and not _is_hex_id(value, digits):
+                self.add(
+                    self.lines[(*loc, key)],
+                    f"`{key}` must be {digits} hex digits (not all zero), not {value!r}",
+                    fix,
+                )
+            else:
+                out[key] = value.strip().lower() if digits else value.strip()
+        return out
 
     def _turn(self, item: dict[str, Any], loc: Loc, fix: str) -> tuple[str | None, int | None]:
         """An outlined turn of a conversation: its conversation and number, both or none."""
@@ -162,3 +187,12 @@ class OutlineReading(ClaimChecks):
             )
             return None, None
         return conversation.strip(), int(turn)
+
+
+def _is_hex_id(value: str, digits: int) -> bool:
+    text = value.strip()
+    return (
+        len(text) == digits
+        and all(c in "0123456789abcdefABCDEF" for c in text)
+        and int(text, 16) != 0
+    )

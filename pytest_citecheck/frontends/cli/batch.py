@@ -229,11 +229,17 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """--out and --json checked before any work: a usage error, not a lost report."""
     from pytest_citecheck.core.files import unwritable
 
-    for flag, path in (("--out", args.out), ("--json", args.json)):
+    for flag, path in (("--out", args.out), ("--json", args.json), ("--otel-file", args.otel_file)):
         if path is not None:
             problem = unwritable(path)
             if problem is not None:
                 raise UsageError(f"{flag} {path}: {problem}")
+    if args.otel_file is not None or args.otel_endpoint is not None:
+        from pytest_citecheck.reports.otel import missing_sdk
+
+        missing = missing_sdk()
+        if missing is not None:
+            raise UsageError(missing)
 
 
 def _problem_list(message: str) -> str:
