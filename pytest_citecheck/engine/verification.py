@@ -93,6 +93,7 @@ class Verification:
                 judges.name,
                 confirm=not self.settings.no_confirm,
                 batch=self.settings.judge_batch,
+                screenshots=self.settings.screenshots,
             )
         )
         if isinstance(reservation, str):

@@ -102,6 +102,16 @@ def label_mix_chart(mix: Mapping[str, int]) -> Markup:
     )
 
 
+def shot_fact(shot: Mapping[str, Any] | None) -> str | None:
+    """The picture in one line, for a verdict's facts: what it was and what it cost."""
+    if not shot:
+        return None
+    cost = f"{shot.get('credits') or 0:g} credits"
+    if shot.get("status") == "taken":
+        return f"taken ({cost}), {shot.get('sha256')}"
+    return f"missing ({cost}): {shot.get('detail')}"
+
+
 def picture(shot: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A verdict's picture for the page: ``src`` a ``data:`` image when its stored file
     is there and still is what its name says; else why it is not shown."""

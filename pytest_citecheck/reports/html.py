@@ -29,7 +29,13 @@ from pytest_citecheck.core.text import ratio
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
 from pytest_citecheck.engine.rates import RATE_NAMES
-from pytest_citecheck.reports.charts import label_mix, label_mix_chart, picture, rates_chart
+from pytest_citecheck.reports.charts import (
+    label_mix,
+    label_mix_chart,
+    picture,
+    rates_chart,
+    shot_fact,
+)
 
 if TYPE_CHECKING:
     import jinja2
@@ -125,6 +131,7 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
             else None,
         ),
         ("credits", v.get("credits") or None),
+        ("picture", shot_fact(v.get("screenshot"))),
         ("detail", v.get("detail")),
     ]
     return [(name, str(value)) for name, value in facts if value not in (None, "")]

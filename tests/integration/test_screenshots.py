@@ -150,3 +150,15 @@ def test_a_picture_gone_from_disk_replays_as_missing(tmp_path: Path) -> None:
     assert wrong.label is Label.CONTRADICTED
     assert wrong.screenshot is not None and wrong.screenshot.status == "missing"
     assert "is gone" in (wrong.screenshot.detail or "")
+
+
+def test_the_budget_and_the_dry_run_count_a_picture_per_page_at_most() -> None:
+    from pytest_citecheck.engine.estimate import estimate_claim
+
+    claim = claims()[0]
+    without = estimate_claim(claim, "openai:gpt-4o-mini")
+    with_shots = estimate_claim(claim, "openai:gpt-4o-mini", screenshots=True)
+    # At most one JavaScript-token crawl more per page; the expected spend is unchanged,
+    # since only a verdict a person must look at is pictured.
+    assert with_shots.worst_credits == without.worst_credits + 2.0
+    assert with_shots.credits == without.credits
