@@ -1,4 +1,4 @@
-"""The HTML report's pictures and charts in a real browser (issue 41 parts 4 and 5):
+"""The HTML report's pictures and charts in a real browser:
 a contradicted verdict's page picture, taken through the loopback Crawling API and
 replayed offline, drawn next to its quote; the three rates and each answer's label mix
 as inline SVG. Debian's chromium driven by Playwright, as tests/e2e/test_html_browser.py

@@ -1,4 +1,4 @@
-"""The cited page as a picture (citecheck_screenshots, issue 41 part 4), against loopback
+"""The cited page as a picture (citecheck_screenshots), against loopback
 doubles of the Crawling API (screenshot=true with the JavaScript token, a short-lived
 screenshot_url) and the judge; recorded once, replayed with nothing listening, no token."""
 
