@@ -210,7 +210,8 @@ def estimate_claim(
         input_tokens=judge_calls * tokens,
         output_tokens=judge_calls * REPLY_TOKENS,
         credits=crawls * _crawl_credits(worst=False),
-        worst_credits=crawls * (_crawl_credits(worst=True) + (_shot_credits() if screenshots else 0)),
+        worst_credits=crawls
+        * (_crawl_credits(worst=True) + (_shot_credits() if screenshots else 0)),
         local=not judge_calls and all(c.url is None for c in citations),
         batch=batch,
     )

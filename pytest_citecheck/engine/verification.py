@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.archived import Archived
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
-    from pytest_citecheck.stages.screenshot import PageShots
     from pytest_citecheck.stages.judges.base import Judge
+    from pytest_citecheck.stages.screenshot import PageShots
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:

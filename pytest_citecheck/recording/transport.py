@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import threading
 import zlib
-from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx

@@ -139,10 +139,9 @@ class PageShots:
         except GaveUp as exc:
             return _missing(f"the Crawling API did not answer ({transport_text(exc.error)})")
         headers = response.headers
-        credits = credits_for(
-            "javascript", _int(headers.get("cb_status") or headers.get("pc_status")),
-            _int(headers.get("original_status")), store=False,
-        )  # fmt: skip
+        status = _int(headers.get("cb_status") or headers.get("pc_status"))
+        original = _int(headers.get("original_status"))
+        credits = credits_for("javascript", status, original, store=False)
         if not response.is_success:
             why = f"the Crawling API answered HTTP {response.status_code}"
             if response.status_code == 401 and self.js_token is None:
@@ -158,7 +157,9 @@ class PageShots:
         try:
             response = send(self.client, request, self.retry).response
         except GaveUp as exc:
-            return _missing(f"the picture was not downloaded ({transport_text(exc.error)})", credits)
+            return _missing(
+                f"the picture was not downloaded ({transport_text(exc.error)})", credits
+            )
         if not response.is_success:
             return _missing(f"the picture's link answered HTTP {response.status_code}", credits)
         kind = media_type(response.headers.get("content-type", ""))

@@ -63,6 +63,7 @@ def png(width: int = 4, height: int = 3, rgb: tuple[int, int, int] = (200, 30, 3
         + chunk(b"IEND", b"")
     )
 
+
 RATE_LIMIT_BODY = {"error": "Concurrency limit reached", "limit": 20}
 # A failed crawl (520) or an unsolved anti-bot challenge (525): the body is empty.
 FAILED_CRAWL = frozenset({520, 525})

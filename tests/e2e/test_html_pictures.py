@@ -15,8 +15,12 @@ from pytest_citecheck.reports.html import render_html
 from pytest_citecheck.reports.report import Report
 from tests.doubles.crawlbase import CrawlbaseDouble
 from tests.doubles.llm import LLMDouble
-from tests.e2e.test_html_browser import Page, answers_report, browser, tab  # noqa: F401
+from tests.e2e import test_html_browser as in_browser
+from tests.e2e.test_html_browser import Page
 from tests.integration.test_screenshots import KEY, PICTURE, TOKENS, env, judge, pages, run
+
+# The browser and its pages, and the example answers' report, as the browser tests use them.
+browser, tab, answers_report = in_browser.browser, in_browser.tab, in_browser.answers_report
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,9 @@ PICTURE = png(6, 4, (220, 20, 60))
 
 def claims() -> list[Claim]:
     return [
-        Claim(id="wrong", claim="Water boils at 50 degrees Celsius.", citations=[Citation(url=WRONG)]),
+        Claim(
+            id="wrong", claim="Water boils at 50 degrees Celsius.", citations=[Citation(url=WRONG)]
+        ),
         Claim(id="right", claim="Ice melts at 0 degrees Celsius.", citations=[Citation(url=RIGHT)]),
     ]
 
@@ -43,9 +45,9 @@ def judge(call: JudgeCall) -> Scripted:
     """The boiling claim is contradicted by the page's sentence; the other supported."""
     if "boils" in call.claim:
         return verdict("contradicted", BOILING, 0.92)
-    return verdict("supported", MELTING, 0.93) if any(MELTING in p for p in call.passages) else (
-        quote_first_passage(call)
-    )
+    if any(MELTING in p for p in call.passages):
+        return verdict("supported", MELTING, 0.93)
+    return quote_first_passage(call)
 
 
 def pages(api: CrawlbaseDouble) -> None:
