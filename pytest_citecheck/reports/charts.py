@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 from pytest_citecheck.claims.labels import LABEL_ORDER
 from pytest_citecheck.core.text import ratio
 from pytest_citecheck.engine.rates import RATE_NAMES
+from pytest_citecheck.stages.screenshot import valid_image_name
 
 # A picture larger than this is not inlined (the report would grow past reading).
 MAX_PICTURE_BYTES = 8 * 1024 * 1024
@@ -40,7 +41,7 @@ _COLOURS = {
 
 def rates_chart(rates: Mapping[str, Any]) -> Markup:
     """The three rates (:meth:`pytest_citecheck.engine.rates.Rates.to_json`) as three
-    bars, each with its figure; a rate with nothing to rate is an empty bar and "–"."""
+    bars, each with its figure; a rate with nothing to rate is an empty bar and "n/a"."""
     rows = []
     for i, (key, name) in enumerate(RATE_NAMES.items()):
         value = rates.get(key)
@@ -120,6 +121,8 @@ def picture(shot: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if shot.get("status") != "taken" or not shot.get("file"):
         return {"src": None, "detail": shot.get("detail") or "no picture"}
     path = Path(str(shot["file"]))
+    if not valid_image_name(path.name):  # only a file the recording named by its hash
+        return {"src": None, "detail": f"not a stored picture ({path.name})"}
     try:
         if path.stat().st_size > MAX_PICTURE_BYTES:
             return {"src": None, "detail": f"the picture {path.name} is too large to inline"}
