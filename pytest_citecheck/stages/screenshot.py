@@ -167,7 +167,13 @@ class PageShots:
             return _missing("the picture's link answered no image", credits)
         stored = response.headers.get(IMAGE_FILE_HEADER)
         if stored is None:
-            return _missing("no recording to keep the picture in", credits)
+            named = response.headers.get(IMAGE_HEADER)
+            why = (
+                f"the recording names no stored picture ({named})"
+                if named
+                else ("no recording to keep the picture in")
+            )
+            return _missing(why, credits)
         path = Path(stored)
         if not path.is_file():
             return _missing(f"the stored picture {path.name} is gone", credits)

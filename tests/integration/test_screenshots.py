@@ -164,3 +164,21 @@ def test_the_budget_and_the_dry_run_count_a_picture_per_page_at_most() -> None:
     # since only a verdict a person must look at is pictured.
     assert with_shots.worst_credits == without.worst_credits + 2.0
     assert with_shots.credits == without.credits
+
+
+def test_a_cassette_naming_another_file_shows_no_picture(tmp_path: Path) -> None:
+    with CrawlbaseDouble(tokens=TOKENS) as api, LLMDouble(judge, api_key=KEY) as llm:
+        pages(api)
+        address = env(api, llm)
+        run(tmp_path, address, "once", shots=True)
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(PICTURE)
+    cassette = cassette_path(tmp_path / CLAIM_FILE, "wrong")
+    digest = hashlib.sha256(PICTURE).hexdigest()
+    text = cassette.read_text(encoding="utf-8")
+    cassette.write_text(text.replace(f"{digest}.png", "../../../outside.png"), encoding="utf-8")
+    offline = {k: v for k, v in address.items() if not k.endswith(("TOKEN", "KEY"))}
+    shot = run(tmp_path, offline, "none", shots=True)[0].verdicts[0].screenshot
+    # The edited name is no picture's: nothing outside shots/ is read.
+    assert shot is not None and shot.status == "missing" and shot.file is None
+    assert shot.detail == "the recording names no stored picture (../../../outside.png)"
