@@ -109,6 +109,12 @@ def test_a_contradicted_verdict_gets_its_page_pictured_stored_by_hash_and_replay
     report = Report(results={f"citecheck_report.yaml::{r.id}": r for r in replayed})
     page = render_html(report.scrubbed_json())
     assert f'src="data:image/png;base64,{base64.b64encode(PICTURE).decode()}"' in page
+    lines = [line.text for line in report.lines()]
+    at = lines.index("pictured (the page as a picture, in the HTML report):")
+    assert lines[at + 1 : at + 3] == [
+        f"  TAKEN   citecheck_report.yaml::wrong  {WRONG}",
+        f"      {folder / (digest + '.png')}",
+    ]
     by_id = {c["id"]: c["verdicts"][0] for c in report.scrubbed_json()["claims"]}
     assert by_id["wrong"]["screenshot"]["sha256"] == digest
     assert by_id["right"]["screenshot"] is None
@@ -135,7 +141,14 @@ def test_an_expired_link_is_a_missing_picture_never_a_failure(tmp_path: Path) ->
     assert wrong.screenshot.detail == "the picture's link answered HTTP 404"
     # Billed all the same: the crawl that took it was made.
     assert wrong.screenshot.credits == 2.0
-    page = render_html(Report(results={"f::wrong": results[0]}).scrubbed_json())
+    report = Report(results={"f::wrong": results[0]})
+    lines = [line.text for line in report.lines()]
+    at = lines.index("pictured (the page as a picture, in the HTML report):")
+    assert lines[at + 1 : at + 3] == [
+        f"  MISSING f::wrong  {WRONG}",
+        "      the picture's link answered HTTP 404",
+    ]
+    page = render_html(report.scrubbed_json())
     assert "no picture: the picture&#39;s link answered HTTP 404" in page
 
 
