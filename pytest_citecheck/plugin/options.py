@@ -110,7 +110,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "citecheck reports": (
         "citecheck: report files",
-        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit"),
+        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit", "screenshots"),
     ),
     "citecheck budget": (
         "citecheck: prices and the recording budget",
