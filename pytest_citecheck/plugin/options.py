@@ -81,6 +81,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "citecheck verification": (
         "citecheck: fetching, ranking and quote matching",
         (
+            "screenshots",
             "ranker",
             "quote_match",
             "quote_similarity",
@@ -110,7 +111,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "citecheck reports": (
         "citecheck: report files",
-        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit", "screenshots"),
+        ("report", "csv", "markdown", "html", "report_url", "sarif", "audit"),
     ),
     "citecheck budget": (
         "citecheck: prices and the recording budget",
