@@ -180,10 +180,19 @@ class PageShots:
         return Screenshot(
             status="taken",
             sha256=path.name.split(".", 1)[0],
-            file=str(path),
+            file=_shown(path),
             media_type=kind,
             credits=credits,
         )
+
+
+def _shown(path: Path) -> str:
+    """The picture's path as reports name it: from the working folder when it is under
+    it (no home directory in a committed report), else whole."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError):
+        return str(path)
 
 
 def _missing(detail: str, credits: float = 0.0) -> Screenshot:

@@ -8,6 +8,8 @@ import base64
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.claims.results import ClaimResult
@@ -195,3 +197,19 @@ def test_a_cassette_naming_another_file_shows_no_picture(tmp_path: Path) -> None
     # The edited name is no picture's: nothing outside shots/ is read.
     assert shot is not None and shot.status == "missing" and shot.file is None
     assert shot.detail == "the recording names no stored picture (../../../outside.png)"
+
+
+def test_a_picture_under_the_working_folder_is_named_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with CrawlbaseDouble(tokens=TOKENS) as api, LLMDouble(judge, api_key=KEY) as llm:
+        pages(api)
+        shot = run(Path("."), env(api, llm), "once", shots=True)[0].verdicts[0].screenshot
+    digest = hashlib.sha256(PICTURE).hexdigest()
+    assert shot is not None and shot.file == f"claims/cassettes/citecheck_report/shots/{digest}.png"
+    # Replayed with nothing set (the services' default addresses, no token), in that folder.
+    replayed = run(Path("."), {}, "none", shots=True)[0]
+    assert replayed.verdicts[0].screenshot == shot
+    page = render_html(Report(results={"f::wrong": replayed}).scrubbed_json())
+    assert "data:image/png;base64," in page
