@@ -77,6 +77,13 @@ def _crawl_credits(worst: bool) -> float:
     return 2 * normal + 2 * credits_for("javascript", 200, 200)
 
 
+def _shot_credits() -> float:
+    """A page's picture (citecheck_screenshots): one JavaScript-token crawl, not stored."""
+    from pytest_citecheck.stages.fetch import credits_for
+
+    return credits_for("javascript", 200, 200, store=False)
+
+
 def prompt_tokens(claim: str) -> int:
     """Estimated input tokens of one judge call about ``claim`` with a full passage budget."""
     from pytest_citecheck.stages.judges.prompt import verdict_ask
@@ -153,11 +160,18 @@ class ClaimEstimate:
 
 
 def estimate_claim(
-    claim: Claim, judge: str, confirm: bool = True, batch: bool = False, joint: bool = True
+    claim: Claim,
+    judge: str,
+    confirm: bool = True,
+    batch: bool = False,
+    joint: bool = True,
+    screenshots: bool = False,
 ) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
     with the confirmation calls; ``batch``: judged through the batch API, at its price;
-    ``joint``: with the joint judgment of its sources)."""
+    ``joint``: with the joint judgment of its sources; ``screenshots``: at most, every
+    page is pictured, which only the worst case counts: a picture is taken only for a
+    verdict a person must look at)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     crawls = judge_calls = 0
@@ -196,7 +210,8 @@ def estimate_claim(
         input_tokens=judge_calls * tokens,
         output_tokens=judge_calls * REPLY_TOKENS,
         credits=crawls * _crawl_credits(worst=False),
-        worst_credits=crawls * _crawl_credits(worst=True),
+        worst_credits=crawls
+        * (_crawl_credits(worst=True) + (_shot_credits() if screenshots else 0)),
         local=not judge_calls and all(c.url is None for c in citations),
         batch=batch,
     )
@@ -491,6 +506,7 @@ def plan(
     batch: bool = False,
     has_recording: Callable[[Claim], bool] | None = None,
     joint: bool = True,
+    screenshots: bool = False,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
@@ -501,7 +517,9 @@ def plan(
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, joint)
+            estimate = estimate_claim(
+                claim, judge_for(claim), confirm, batch, joint, screenshots=screenshots
+            )
             if estimate.local:
                 out.local += 1
             else:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.judges.compat import ServerFormats
     from pytest_citecheck.stages.retrieval import Ranker
+    from pytest_citecheck.stages.screenshot import PageShots
     from pytest_citecheck.stages.wayback import WaybackLookup
 
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
@@ -177,6 +178,14 @@ class StageBuilder:
                     self.environ, client=self.http_client(), retry=self.retry_policy("wayback")
                 )
             return self._wayback
+
+    def screenshots(self) -> PageShots:
+        """The cited page's picture (citecheck_screenshots), on the engine's client."""
+        from pytest_citecheck.stages.screenshot import PageShots
+
+        return PageShots.from_env(
+            self.environ, client=self.http_client(), retry=self.retry_policy("crawlbase")
+        )
 
     @property
     def custom_fetcher(self) -> bool:
