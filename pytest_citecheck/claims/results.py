@@ -263,6 +263,21 @@ class Archive(BaseModel):
     verdict: SnapshotVerdict | None = None
 
 
+class Screenshot(BaseModel):
+    """A picture of the cited page (citecheck_screenshots), taken for a verdict a person
+    must look at: ``taken`` (``file``, named by the picture's SHA-256, is in the claim
+    file's ``shots/`` folder beside its cassettes) or ``missing`` (``detail`` says why;
+    never the verdict's failure). ``credits``: what the Crawling API billed for it."""
+
+    status: Literal["taken", "missing"]
+    sha256: str | None = None
+    # The stored picture: its path as this run found it (beside the cassettes).
+    file: str | None = None
+    media_type: str | None = None
+    detail: str | None = None
+    credits: float = 0.0
+
+
 class PanelVote(BaseModel):
     """What one member of a judge panel answered for a citation, after the guard."""
 
@@ -351,6 +366,8 @@ class Verdict(BaseModel):
     # An unreachable citation looked up in the Wayback Machine (citecheck_wayback):
     # invented (never archived) or rotted (archived, now gone).
     archive: Archive | None = None
+    # The cited page as a picture (citecheck_screenshots; None: not taken or not asked).
+    screenshot: Screenshot | None = None
 
     @model_serializer(mode="wrap")
     def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:

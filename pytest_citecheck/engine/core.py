@@ -196,6 +196,7 @@ class Engine:
             pdf_fetch=self.settings.pdf_fetch,
             has_recording=None if cassette_for is None else lambda c: _exists(cassette_for(c)),
             joint=not self.settings.no_joint,
+            screenshots=self.settings.screenshots,
         )
         out.max_cost, out.max_credits = self.settings.max_cost, self.settings.max_credits
         return out

@@ -80,6 +80,13 @@ def _crawl_credits(worst: bool) -> float:
     return 2 * normal + 2 * credits_for("javascript", 200, 200)
 
 
+def _shot_credits() -> float:
+    """A page's picture (citecheck_screenshots): one JavaScript-token crawl, not stored."""
+    from pytest_citecheck.stages.fetch import credits_for
+
+    return credits_for("javascript", 200, 200, store=False)
+
+
 def prompt_tokens(claim: str) -> int:
     """Estimated input tokens of one judge call about ``claim`` with a full passage budget."""
     from pytest_citecheck.stages.judges.prompt import verdict_ask
@@ -162,11 +169,13 @@ def estimate_claim(
     batch: bool = False,
     joint: bool = True,
     pdf_fetch: str = DEFAULT_PDF_FETCH,
+    screenshots: bool = False,
 ) -> ClaimEstimate:
     """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
     with the confirmation calls; ``batch``: judged through the batch API, at its price;
     ``joint``: with the joint judgment of its sources; ``pdf_fetch``: how a ``.pdf`` URL
-    is fetched)."""
+    is fetched; ``screenshots``: at most, every page is pictured, which only the worst
+    case counts: a picture is taken only for a verdict a person must look at)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     pages = pdfs = judge_calls = 0
@@ -193,6 +202,9 @@ def estimate_claim(
         # The file is one crawl; worst, it serves HTML, then crawled as a page.
         crawls, worst_crawls = pages + pdfs, pages * WORST_CRAWLS + pdfs * (1 + WORST_CRAWLS)
         credits, worst_credits = (pages + pdfs) * normal, pages * worst + pdfs * (normal + worst)
+    if screenshots:
+        # At most every page pictured, a PDF's too (one JavaScript-token crawl each).
+        worst_credits += (pages + pdfs) * _shot_credits()
     # The joint judgment: distinct sources reaching the judge (documents and pages).
     sources = judge_calls
     joint_calls = (1 + int(confirm)) if joint and sources >= 2 else 0
@@ -511,6 +523,7 @@ def plan(
     has_recording: Callable[[Claim], bool] | None = None,
     joint: bool = True,
     pdf_fetch: str = DEFAULT_PDF_FETCH,
+    screenshots: bool = False,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
     recorded; ``name_for(claim)`` names it in the list (default: its id); ``batch``:
@@ -521,7 +534,9 @@ def plan(
         if not claim.citations:
             out.no_citations += 1
         elif will_record(claim):
-            estimate = estimate_claim(claim, judge_for(claim), confirm, batch, joint, pdf_fetch)
+            estimate = estimate_claim(
+                claim, judge_for(claim), confirm, batch, joint, pdf_fetch, screenshots
+            )
             if estimate.local:
                 out.local += 1
             else:

@@ -46,6 +46,7 @@ from pytest_citecheck.core.errors import (
 )
 from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.core.terms import NEUTRAL, Terms
+from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.engine.aggregate import claim_label
 from pytest_citecheck.engine.joint import JointStep
 from pytest_citecheck.engine.judging import MAX_DETAIL_CHARS, MAX_QUOTE_CHARS, Judging, cap
@@ -69,6 +70,7 @@ from pytest_citecheck.stages.url_policy import landing_refusal, mask_landing
 
 if TYPE_CHECKING:
     from pytest_citecheck.engine.archived import Archived
+    from pytest_citecheck.stages.screenshot import PageShots
 
 
 def ranks_passages(citation: Citation) -> bool:
@@ -130,6 +132,8 @@ class Verifier:
     joint: JointStep | None = None
     # Looks an unreachable citation up in the Wayback Machine (None: not asked).
     archive: Archived | None = None
+    # Takes the cited page's picture for a verdict a person must look at (None: not asked).
+    screenshots: PageShots | None = None
 
     def verify_claim(self, claim: Claim) -> ClaimResult:
         """Verify every citation of ``claim`` and aggregate the claim label."""
@@ -207,6 +211,10 @@ class Verifier:
         if citation.retrieved is False:
             # Known from the conversation alone: no request was made for this mark.
             verdict = verdict.model_copy(update={"url_not_retrieved": True, "review": True})
+        if archived and self.screenshots is not None and citation.url is not None:
+            shot_url = fetch_url(citation.url)
+            if check_url(self.url_policy, shot_url) is None:  # a refused URL: no request
+                verdict = self.screenshots.add(shot_url, verdict)
         return verdict
 
     def judge_names(self) -> str:

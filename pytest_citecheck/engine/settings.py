@@ -59,6 +59,8 @@ class EngineSettings:
     wayback: bool = False
     # True: a rotted citation is also verified against its snapshot (implies wayback).
     wayback_verify: bool = False
+    # True: a verdict a person must look at gets its page's picture (stages/screenshot.py).
+    screenshots: bool = False
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = DEFAULT_TIMEOUT
     max_page_bytes: int | None = DEFAULT_MAX_PAGE_BYTES

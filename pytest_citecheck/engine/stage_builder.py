@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.judges.compat import ServerFormats
     from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
     from pytest_citecheck.stages.retrieval import Ranker
+    from pytest_citecheck.stages.screenshot import PageShots
     from pytest_citecheck.stages.wayback import WaybackLookup
 
 # The temperature a sampled judge is sent (citecheck_judge_samples > 1, temperature auto).
@@ -192,6 +193,14 @@ class StageBuilder:
             url_policy=self.settings.url_policy,
             retry=self.retry_policy("crawlbase"),
             timeout=self.settings.timeout or 90.0,
+        )
+
+    def screenshots(self) -> PageShots:
+        """The cited page's picture (citecheck_screenshots), on the engine's client."""
+        from pytest_citecheck.stages.screenshot import PageShots
+
+        return PageShots.from_env(
+            self.environ, client=self.http_client(), retry=self.retry_policy("crawlbase")
         )
 
     @property

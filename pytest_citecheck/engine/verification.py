@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.engine.pipeline import Verifier
     from pytest_citecheck.recording.recorder import Recording
     from pytest_citecheck.stages.judges.base import Judge
+    from pytest_citecheck.stages.screenshot import PageShots
 
 
 def error_result(claim: Claim, reason: str, detail: str) -> ClaimResult:
@@ -93,6 +94,7 @@ class Verification:
                 confirm=not self.settings.no_confirm,
                 batch=self.settings.judge_batch,
                 pdf_fetch=self.settings.pdf_fetch,
+                screenshots=self.settings.screenshots,
             )
         )
         if isinstance(reservation, str):
@@ -208,6 +210,16 @@ class Verification:
             archive=self._archived(recording)
             if settings.wayback or settings.wayback_verify
             else None,
+            screenshots=self._shots(recording) if settings.screenshots else None,
+        )
+
+    def _shots(self, recording: Recording | None) -> PageShots:
+        """The cited page's picture, through the Crawling API on the engine's client."""
+        from dataclasses import replace
+
+        return replace(
+            self.stages.screenshots(),
+            classify_error=recording.classify_error if recording else None,
         )
 
     def _archived(self, recording: Recording | None) -> Archived:

@@ -711,6 +711,37 @@ OPTIONS: tuple[Option, ...] = (
         service=Hidden("the service answers what the page says today"),
     ),
     Option(
+        "screenshots",
+        "take a picture of the cited page for the verdicts a person must look at "
+        "(contradicted, fabricated, blocked, paywalled, review) through the Crawling API "
+        "(screenshot=true with the JavaScript token: 2 credits each); kept beside the "
+        "cassettes as a file named by its hash and shown in the HTML report",
+        default=False,
+        action="store_true",
+        shown_default="false",
+        target="engine",
+        pytest_flag="--citecheck-screenshots",
+        ini="citecheck_screenshots",
+        ini_type="bool",
+        ini_default=False,
+        plugin_term="flag",
+        cli={
+            "batch": Flag("--screenshots"),
+            "recheck": Hidden("a recheck compares live pages with the recorded ones"),
+            "serve": Hidden("the service answers JSON, not a report to look at"),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden("the service answers JSON, not a report to look at"),
+        doc=(
+            "take a [picture of the cited page](reports.md#the-page-as-a-picture) for the "
+            "verdicts a person must look at: one JavaScript-token crawl with "
+            "`screenshot=true` (2 credits) and the download of its `screenshot_url`, both "
+            "recorded; the picture is a file named by its SHA-256 in `shots/` beside the "
+            "claim file's cassettes, never in the cassette's text, and a replay shows it "
+            "offline; a picture that cannot be had never fails a run"
+        ),
+    ),
+    Option(
         "ranker",
         "how passages are ranked against the claim when recording (replay reads the "
         "recorded choice)",

@@ -82,6 +82,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "citecheck verification": (
         "citecheck: fetching, ranking and quote matching",
         (
+            "screenshots",
             "ranker",
             "quote_match",
             "quote_similarity",

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -46,6 +47,14 @@ from pytest_citecheck.core.secrets import (
 from pytest_citecheck.recording.cassette import Cassette
 from pytest_citecheck.recording.cassette_file import TOO_LARGE_HEADER, request_dict
 from pytest_citecheck.recording.matching import describe_difference, filtered_uri, match_key
+from pytest_citecheck.stages.screenshot import (
+    IMAGE_FILE_HEADER,
+    IMAGE_HEADER,
+    SHOTS_FOLDER,
+    media_type,
+    store_image,
+    valid_image_name,
+)
 
 _SECRET_HEADERS = frozenset(SECRET_HEADERS)
 _READ_CHUNK = 64 * 1024
@@ -237,7 +246,7 @@ class ClaimHTTP:
                     interaction.response["headers"],
                     interaction.body,
                 )
-                return reply.to_response(request)
+                return self._found_image(reply).to_response(request)
         if self.write_protected:
             stored_uri = self._stored_uri(uri)
             with self._lock:
@@ -248,7 +257,9 @@ class ClaimHTTP:
                 else scrub(describe_difference(nearest, request.method, stored_uri, body))
             )
             raise UnmatchedRequest(request.method, stored_uri, difference)
-        reply = redact_reply(read_live(live, request, self.max_bytes), self.secrets)
+        reply = self._stored_image(
+            redact_reply(read_live(live, request, self.max_bytes), self.secrets)
+        )
         stored = reply
         if reply.too_large:
             headers = {**reply.headers, TOO_LARGE_HEADER: [str(self.max_bytes)]}
@@ -263,7 +274,33 @@ class ClaimHTTP:
             self.cassette.append(recorded_request, stored.to_dict(), key)
         if reply.too_large:
             raise ResponseTooLarge(scrub(uri, self.secrets), self.max_bytes or 0)
-        return reply.to_response(request)
+        return self._found_image(reply).to_response(request)
+
+    # A picture (stages/screenshot.py) is kept as a file named by its hash beside the
+    # cassettes; the cassette's reply names that file and holds no image bytes.
+
+    @property
+    def shots(self) -> Path:
+        return self.cassette.path.parent / SHOTS_FOLDER
+
+    def _stored_image(self, reply: Reply) -> Reply:
+        """A live picture's reply as it is recorded: its bytes in a file, its name in
+        :data:`IMAGE_HEADER`, the body empty."""
+        kind = media_type(reply.headers.get("content-type", [""])[0])
+        if kind is None or reply.too_large or not 200 <= reply.status < 300 or not reply.body:
+            return reply
+        path = store_image(self.shots, reply.body, kind)
+        headers = {k: v for k, v in reply.headers.items() if k.lower() != "content-length"}
+        headers[IMAGE_HEADER] = [path.name]
+        return Reply(reply.status, reply.reason, headers, b"")
+
+    def _found_image(self, reply: Reply) -> Reply:
+        """A picture's reply with where its file is, for this run (never recorded)."""
+        names = reply.headers.get(IMAGE_HEADER)
+        if not names or not valid_image_name(names[0]):
+            return reply
+        headers = {**reply.headers, IMAGE_FILE_HEADER: [str(self.shots / names[0])]}
+        return Reply(reply.status, reply.reason, headers, reply.body, reply.too_large)
 
     def _stored_uri(self, uri: str) -> str:
         return redact_values(filtered_uri(uri, self.placeholder), self.secrets)

@@ -30,6 +30,13 @@ from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
 from pytest_citecheck.engine.rates import RATE_NAMES
+from pytest_citecheck.reports.charts import (
+    label_mix,
+    label_mix_chart,
+    picture,
+    rates_chart,
+    shot_fact,
+)
 
 if TYPE_CHECKING:
     import jinja2
@@ -127,6 +134,7 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
             else None,
         ),
         ("credits", v.get("credits") or None),
+        ("picture", shot_fact(v.get("screenshot"))),
         ("detail", v.get("detail")),
     ]
     return [(name, str(value)) for name, value in facts if value not in (None, "")]
@@ -210,6 +218,7 @@ def _claim(c: dict[str, Any], anchor: str, order: int) -> dict[str, Any]:
                 "passages": passages,
                 "panel": [_member(m) for m in v.get("panel") or []],
                 "archive": _archive(v.get("archive")),
+                "picture": picture(v.get("screenshot")),
                 "open": i == focus,
             }
         )
@@ -304,6 +313,8 @@ def render_html(data: dict[str, Any]) -> str:
         answer_totals=data.get("answer_totals"),
         labels=LABELS,
         rate_names=RATE_NAMES,
+        rates_chart=rates_chart,
+        mix_chart=lambda sentences: label_mix_chart(label_mix(sentences)),
         fmt=ratio,
         style=Markup(style),
         script=Markup(script),

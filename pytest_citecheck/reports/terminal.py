@@ -166,6 +166,13 @@ class TerminalSummary(ReportListings):
             archive_more,
         )
         out += self._listing(
+            "pictured (the page as a picture, in the HTML report):",
+            lambda v: v.screenshot is not None,
+            lambda nodeid, v: f"  {shot_word(v):<7} {nodeid}  {v.url}",
+            "yellow",
+            shot_more,
+        )
+        out += self._listing(
             f"{REVIEW_HEADING}:",
             lambda v: v.review,
             lambda nodeid, v: (
@@ -319,6 +326,21 @@ class TerminalSummary(ReportListings):
                 )
             )
         return out
+
+
+def shot_word(verdict: Verdict) -> str:
+    """``TAKEN`` or ``MISSING``: the citation's picture (citecheck_screenshots)."""
+    return verdict.screenshot.status.upper() if verdict.screenshot is not None else ""
+
+
+def shot_more(verdict: Verdict) -> str | None:
+    """Where the picture is kept, or why there is none."""
+    shot = verdict.screenshot
+    if shot is None:
+        return None
+    if shot.status == "taken":
+        return f"      {shot.file}"
+    return f"      {truncate(shot.detail, 400, flatten=True)}" if shot.detail else None
 
 
 def archive_word(verdict: Verdict) -> str:

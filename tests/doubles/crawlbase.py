@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -40,6 +42,28 @@ DEFAULT_TOKENS: Mapping[str, str] = {
     "javascript": "double-js-token-4567",
 }
 STORAGE_BASE = "https://api.crawlbase.com/storage"
+# Where the double serves the pictures ``screenshot=true`` takes (no token needed: the
+# real API answers a short-lived link to its own storage).
+SHOTS_PATH = "/screenshots/"
+
+
+def png(width: int = 4, height: int = 3, rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:
+    """A real (tiny, one-colour) PNG a browser draws: the double's screenshot."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    row = b"\x00" + bytes(rgb) * width
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * height))
+        + chunk(b"IEND", b"")
+    )
+
+
 RATE_LIMIT_BODY = {"error": "Concurrency limit reached", "limit": 20}
 # A failed crawl (520) or an unsolved anti-bot challenge (525): the body is empty.
 FAILED_CRAWL = frozenset({520, 525})
@@ -86,6 +110,9 @@ class Page:
     # Content-Type ``application/pdf``, and with ``get_headers=true`` the origin's
     # headers prefixed ``original_`` (``original_content-type``).
     pdf: bytes | None = None
+    # The picture ``screenshot=true`` (JavaScript token) takes of the page; None: a
+    # PNG of a colour made from the URL.
+    screenshot: bytes | None = None
 
     def body(self, readability: bool) -> str:
         if self.pc_status in FAILED_CRAWL or self.cb_status in FAILED_CRAWL:
@@ -173,6 +200,10 @@ class _State:
     # Storage kept per token (Crawlbase's plugin: "Storage is per-token"): a page is
     # read back only with the token kind that stored it, 404 for the other.
     storage_per_token: bool = False
+    # The pictures taken, by their link's name; ``expired``: every link answers 404.
+    shots: dict[str, bytes] = field(default_factory=dict)
+    shots_expired: bool = False
+    base_url: str = ""
 
     def kind_of(self, token: str | None) -> str | None:
         for kind, value in self.tokens.items():
@@ -185,6 +216,11 @@ _Reply = tuple[int, list[tuple[str, str]], bytes]
 
 
 def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
+    if path.startswith(SHOTS_PATH):
+        picture = state.shots.get(path[len(SHOTS_PATH) :])
+        if picture is None or state.shots_expired:
+            return 404, [], b""
+        return 200, [("Content-Type", "image/png")], picture
     token = params.get("token")
     kind = state.kind_of(token)
     if kind is None:
@@ -228,6 +264,11 @@ def _answer(state: _State, path: str, params: dict[str, str]) -> _Reply:
     headers.append(("url", final_url))
     if params.get("get_headers") == "true":
         headers.append(("original_content-type", kind_of_body))
+    if params.get("screenshot") == "true" and kind == "javascript":
+        picture = page.screenshot or png(rgb=tuple(hashlib.sha1(url.encode()).digest()[:3]))
+        name = f"{hashlib.sha1(f'{url}|{len(state.shots)}'.encode()).hexdigest()[:16]}.png"
+        state.shots[name] = picture
+        headers.append(("screenshot_url", f"{state.base_url.rstrip('/')}{SHOTS_PATH}{name}"))
     if params.get("store") == "true":
         rid = page.rid or hashlib.sha1(f"{kind}|{readability}|{url}".encode()).hexdigest()[:20]
         state.stored[rid] = _Stored(url=url, page=page, body=body, final_url=final_url, kind=kind)
@@ -378,6 +419,21 @@ class CrawlbaseDouble(LoopbackServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
+    @property
+    def screenshot_calls(self) -> list[Call]:
+        """The Crawling API requests that asked for a picture (``screenshot=true``)."""
+        return [c for c in self.api_calls if c.params.get("screenshot") == "true"]
+
+    @property
+    def downloads(self) -> list[Call]:
+        """The downloads of the pictures' links."""
+        return [c for c in self.calls if c.path.startswith(SHOTS_PATH)]
+
+    def expire_screenshots(self) -> None:
+        """Every picture's link expires (404), as the real ones do after about an hour."""
+        with self._state.lock:
+            self._state.shots_expired = True
+
     def handler(self) -> type[BaseHTTPRequestHandler]:
         state = self._state
         double = self
@@ -388,6 +444,8 @@ class CrawlbaseDouble(LoopbackServer):
                 params = dict(parse_qsl(split.query, keep_blank_values=True))
                 path = split.path or "/"
                 token = params.get("token")
+                if not state.base_url:
+                    state.base_url = double.base_url
                 if path == "/":  # a crawl (Storage reads are not billed)
                     double.paid("GET /", split.query.encode())
                 if path == "/" and not self._admit():
