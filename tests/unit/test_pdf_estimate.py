@@ -27,3 +27,12 @@ def test_a_pdf_is_one_billed_crawl_and_reaches_the_judge() -> None:
 def test_a_direct_download_costs_no_credits() -> None:
     estimate = estimate_claim(_claim(), "openai:gpt-4o-mini", pdf_fetch="direct")
     assert (estimate.crawls, estimate.credits, estimate.judge_calls) == (1, 1.5, 2)
+
+
+def test_with_screenshots_the_worst_case_pictures_the_pdf_too() -> None:
+    # A PDF's verdict a person must look at (pdf_no_text, review) is pictured as a page's.
+    plain = estimate_claim(_claim(), "openai:gpt-4o-mini")
+    pictured = estimate_claim(_claim(), "openai:gpt-4o-mini", screenshots=True)
+    assert pictured.credits == plain.credits  # a picture is the worst case only
+    # One JavaScript-token crawl (2 credits, not stored) for each of the two URLs.
+    assert pictured.worst_credits == plain.worst_credits + 2 * 2.0
