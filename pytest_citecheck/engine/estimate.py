@@ -9,11 +9,9 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
 - a URL citation is one crawl (normal token, readability, ``store=true``:
   1.5 credits) when the page is a plain article; the worst case is four: the
   readability retry on a thin page and both again with the JavaScript token
-  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL is one crawl of the file
-  (``get_headers``, ``store=true``: 1.5 credits, billed like a page); its worst case
-  adds a page's four (the URL served HTML after all); with ``pdf_fetch = direct`` it is
-  downloaded from its origin and costs no credits; a citation with ``paywall:`` costs
-  nothing (the provider met a paywall: not crawled, not judged);
+  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL is one crawl of its file (1.5 credits),
+  a page's four after it at worst (it served HTML); none with ``pdf_fetch = direct`` (it
+  is downloaded). A citation with ``paywall:`` costs nothing (not crawled, not judged);
 - every citation that reaches the judge is one judge call; a page that is gone
   (404/410), a redirect to the homepage, a soft 404 or a quote not in a document
   ends before the judge, so the judge-call figure is the most there can be;
@@ -171,11 +169,10 @@ def estimate_claim(
     pdf_fetch: str = DEFAULT_PDF_FETCH,
     screenshots: bool = False,
 ) -> ClaimEstimate:
-    """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
-    with the confirmation calls; ``batch``: judged through the batch API, at its price;
-    ``joint``: with the joint judgment of its sources; ``pdf_fetch``: how a ``.pdf`` URL
-    is fetched; ``screenshots``: at most, every page is pictured, which only the worst
-    case counts: a picture is taken only for a verdict a person must look at)."""
+    """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``: with the
+    confirmation calls; ``batch``: at the batch API's price; ``joint``: with the joint
+    judgment of its sources; ``pdf_fetch``: how a ``.pdf`` URL is fetched; ``screenshots``:
+    every page, a PDF too, pictured at worst: only a verdict a person must look at is)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
     pages = pdfs = judge_calls = 0
@@ -194,17 +191,13 @@ def estimate_claim(
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
     confirm_calls = judge_calls if confirm else 0
     normal, worst = _crawl_credits(worst=False), _crawl_credits(worst=True)
-    if pdf_fetch == "direct":
-        # Downloaded from the origin, no credits; worst, it serves HTML: a page's crawls.
-        crawls, worst_crawls = pages, (pages + pdfs) * WORST_CRAWLS
-        credits, worst_credits = pages * normal, (pages + pdfs) * worst
-    else:
-        # The file is one crawl; worst, it serves HTML, then crawled as a page.
-        crawls, worst_crawls = pages + pdfs, pages * WORST_CRAWLS + pdfs * (1 + WORST_CRAWLS)
-        credits, worst_credits = (pages + pdfs) * normal, pages * worst + pdfs * (normal + worst)
-    if screenshots:
-        # At most every page pictured, a PDF's too (one JavaScript-token crawl each).
-        worst_credits += (pages + pdfs) * _shot_credits()
+    # A PDF's file is one crawl (none downloaded directly); at worst it served HTML, so a
+    # page's crawls follow it.
+    files = 0 if pdf_fetch == "direct" else pdfs
+    crawls, worst_crawls = pages + files, (pages + pdfs) * WORST_CRAWLS + files
+    credits = (pages + files) * normal
+    shot = _shot_credits() if screenshots else 0.0
+    worst_credits = (pages + pdfs) * (worst + shot) + files * normal
     # The joint judgment: distinct sources reaching the judge (documents and pages).
     sources = judge_calls
     joint_calls = (1 + int(confirm)) if joint and sources >= 2 else 0
