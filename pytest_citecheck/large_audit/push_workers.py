@@ -13,7 +13,7 @@ import functools
 import threading
 
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.engine.run_loop import start_worker
+from pytest_citecheck.engine.run_loop import WorkerErrors, start_worker
 from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
@@ -40,7 +40,6 @@ class PushWorkers:
         retry_pause: float,
     ) -> None:
         self.store = store
-        self.job = store.path.parent.name
         self.pusher = pusher
         self.js_pusher = js_pusher
         self.rate = rate
@@ -48,7 +47,7 @@ class PushWorkers:
         self.retry_pause = retry_pause
         self.stopped = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._errors: list[BaseException] = []
+        self._errors = WorkerErrors()
         self._tries: dict[str, int] = {}
         self._lock = threading.Lock()
         # Pushes accepted or possibly queued at Crawlbase.
@@ -69,10 +68,7 @@ class PushWorkers:
             thread.join()
 
     def raise_errors(self) -> None:
-        with self._lock:
-            errors = list(self._errors)
-        if errors:
-            raise errors[0]
+        self._errors.raise_first()
 
     def _push_loop(self) -> None:
         # Without a JavaScript Crawler a JavaScript push an earlier run queued waits.
@@ -87,12 +83,11 @@ class PushWorkers:
                 if is_js_citation(cid) and self.js_pusher is not None:
                     pusher = self.js_pusher
                 self.rate.wait()
-                echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
+                echo = {JOB_HEADER: self.store.job, CITATION_HEADER: cid}
                 sending = functools.partial(self.store.mark_sending, cid)
                 self._settle(cid, pusher.push(url, echo, about_to_send=sending))
         except BaseException as exc:  # a dead pusher stops the run; the state stays
-            with self._lock:
-                self._errors.append(exc)
+            self._errors.add(exc)
             self.stopped.set()
 
     def _settle(self, cid: str, result: PushResult) -> None:
