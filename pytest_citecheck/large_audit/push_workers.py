@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from dataclasses import dataclass, field
 
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.engine.run_loop import WorkerErrors, start_worker
@@ -26,32 +27,24 @@ from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate, PushRes
 MAX_PUSH_TRIES = 5
 
 
+@dataclass(eq=False)
 class PushWorkers:
     """Up to ``threads`` push threads for one run of a job; a dead one stops them all
     and :meth:`raise_errors` raises why (the job's state stays as it was)."""
 
-    def __init__(
-        self,
-        store: JobStore,
-        pusher: CrawlerPusher,
-        js_pusher: CrawlerPusher | None,
-        rate: PushRate,
-        threads: int,
-        retry_pause: float,
-    ) -> None:
-        self.store = store
-        self.pusher = pusher
-        self.js_pusher = js_pusher
-        self.rate = rate
-        self.threads = threads
-        self.retry_pause = retry_pause
-        self.stopped = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._errors = WorkerErrors()
-        self._tries: dict[str, int] = {}
-        self._lock = threading.Lock()
-        # Pushes accepted or possibly queued at Crawlbase.
-        self.pushed = 0
+    store: JobStore
+    pusher: CrawlerPusher
+    js_pusher: CrawlerPusher | None
+    rate: PushRate
+    threads: int
+    retry_pause: float
+    stopped: threading.Event = field(default_factory=threading.Event, init=False)
+    # Pushes accepted or possibly queued at Crawlbase.
+    pushed: int = field(default=0, init=False)
+    _threads: list[threading.Thread] = field(default_factory=list, init=False)
+    _errors: WorkerErrors = field(default_factory=WorkerErrors, init=False)
+    _tries: dict[str, int] = field(default_factory=dict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def start(self) -> None:
         """Push threads up to ``threads`` (each ends when the queue is empty; a
