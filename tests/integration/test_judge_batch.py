@@ -385,9 +385,6 @@ def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> 
     assert "no recording" not in done.stdout
 
 
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_a_claim_two_pages_support_together_is_judged_jointly_through_the_batch_api(
     world: World,
 ) -> None:
