@@ -82,6 +82,15 @@ def _max_claim_chars_fix(context: Any) -> str:
     )
 
 
+# How to fix an optional text field of a citation written empty.
+_EMPTY_FIX = {
+    "quote": "give the quoted text or remove 'quote'",
+    "section": "give the section, e.g. 4.1.4 or remove 'section'",
+    "paywall": "say who reported the paywall (as `citecheck import` writes it), or remove "
+    "'paywall' to crawl the page",
+}
+
+
 def check_text(name: str, value: str) -> str:
     """Refuse lone surrogates and control characters (but tab, newline, CR) in ``value``."""
     problem = text_problem(value)
@@ -265,24 +274,11 @@ class Citation(BaseModel):
             )
         return document
 
-    @field_validator("paywall")
+    @field_validator("quote", "section", "paywall")
     @classmethod
-    def _paywall(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = check_text("'paywall'", value.strip())
-        if not value:
-            raise _invalid(
-                "'paywall' is empty",
-                "say who reported the paywall (as `citecheck import` writes it), or remove "
-                "'paywall' to crawl the page",
-            )
-        return value
-
-    @field_validator("quote", "section")
-    @classmethod
-    def _quote_or_section(cls, value: str | None, info: ValidationInfo) -> str | None:
-        name = info.field_name
+    def _optional_text(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An optional text field: null is none; stripped, it must be usable, non-empty text."""
+        name = str(info.field_name)
         if value is None:  # null means "no quote" (generators write it)
             return None
         if name == "section" and info.data.get("url") is not None:
@@ -293,11 +289,7 @@ class Citation(BaseModel):
             )
         value = check_text(repr(name), value.strip())
         if not value:
-            raise _invalid(
-                f"{name!r} is empty",
-                f"give the {'quoted text' if name == 'quote' else 'section, e.g. 4.1.4'} "
-                f"or remove {name!r}",
-            )
+            raise _invalid(f"{name!r} is empty", _EMPTY_FIX[name])
         return value
 
     @field_validator("quote_by", mode="before")

@@ -23,6 +23,10 @@ from pytest_citecheck.core.secrets import without_credentials
 from pytest_citecheck.engine.judging import MAX_DETAIL_CHARS, cap
 from pytest_citecheck.stages.wayback import WaybackLookup, looks_up
 
+# What a snapshot's verdict keeps of a Verdict (every field of SnapshotVerdict but the
+# confirmation's tokens, which the Verdict holds in its confirmation).
+_FROM_VERDICT = tuple(name for name in SnapshotVerdict.model_fields if name != "confirmation_usage")
+
 
 class Verifies(Protocol):
     """What verifies the snapshot: the Verifier (engine/pipeline.py)."""
@@ -57,15 +61,10 @@ class Archived:
             claim, Citation(url=archive.snapshot_url), archived=False
         )
         confirmation = snapshot.confirmation.usage if snapshot.confirmation else None
+        # The snapshot's verdict as a SnapshotVerdict holds it: its fields of the
+        # verdict's, and the confirmation's tokens.
         on_snapshot = SnapshotVerdict(
-            url=snapshot.url,
-            label=snapshot.label,
-            evidence_quote=snapshot.evidence_quote,
-            confidence=snapshot.confidence,
-            reason=snapshot.reason,
-            detail=snapshot.detail,
-            judge=snapshot.judge,
-            usage=snapshot.usage,
+            **{name: getattr(snapshot, name) for name in _FROM_VERDICT},
             confirmation_usage=confirmation,
         )
         return verdict.model_copy(

@@ -35,7 +35,7 @@ them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -382,19 +382,16 @@ class Plan:
         per_judge = ", ".join(f"{spec} {n}" for spec, n in sorted(self.judge_calls.items()))
         calls = f"  judge calls: {self.total_judge_calls} at most"
         out.append(calls + (f" ({per_judge})" if per_judge else ""))
-        tin = sum(i for i, _ in self.tokens.values())
-        tout = sum(o for _, o in self.tokens.values())
+        tin, tout = _in_and_out(self.tokens)
         out.append(f"  judge tokens (estimate): {tin} in / {tout} out")
         if self.confirm_calls:
-            cin = sum(i for i, _ in self.confirm_tokens.values())
-            cout = sum(o for _, o in self.confirm_tokens.values())
+            cin, cout = _in_and_out(self.confirm_tokens)
             out.append(
                 f"  confirmation calls: {self.confirm_calls} at most, tokens (estimate) "
                 f"{cin} in / {cout} out (off with {terms.option('no_confirm')})"
             )
         if self.joint_calls:
-            jin = sum(i for i, _ in self.joint_tokens.values())
-            jout = sum(o for _, o in self.joint_tokens.values())
+            jin, jout = _in_and_out(self.joint_tokens)
             out.append(
                 f"  joint judgments: {self.joint_calls} judge calls at most (claims whose "
                 f"sources none supports alone, with the confirmation), tokens (estimate) "
@@ -598,3 +595,8 @@ def _count(
             batch[judge] = (i + usage.input_tokens, o + usage.output_tokens)
             batch_calls += 1
     return batch_calls
+
+
+def _in_and_out(by_judge: Mapping[str, tuple[int, int]]) -> tuple[int, int]:
+    """The tokens in and out of every judge of ``by_judge`` together."""
+    return sum(i for i, _ in by_judge.values()), sum(o for _, o in by_judge.values())

@@ -171,8 +171,9 @@ def claim_problems(result: ClaimResult, settings: GateSettings) -> list[str]:
     out = _label_problems(counts, settings, per="claim" if result.expect is None else "expect")
     if result.expect is not None and result.label is not result.expect:
         out.append(f"claim label is {result.label.value}, expected {result.expect.value}")
-    out += _review_problem(sum(v.review for v in verdicts), settings)
-    out += _not_retrieved_problem(sum(v.url_not_retrieved for v in verdicts), settings)
+    out += _flagged_problems(
+        sum(v.review for v in verdicts), sum(v.url_not_retrieved for v in verdicts), settings
+    )
     return out
 
 
@@ -201,22 +202,22 @@ def _label_problems(counts: Mapping[Label, int], settings: GateSettings, per: st
     return out
 
 
-def _review_problem(review: int, settings: GateSettings) -> list[str]:
+def _flagged_problems(review: int, not_retrieved: int, settings: GateSettings) -> list[str]:
+    """What the gate's flags fail: verdicts that need review (``strict_review``) and
+    citations of a URL no tool result returned (``fail_not_retrieved``)."""
+    out = []
     if settings.strict_review and review:
-        return [
+        out.append(
             f"{plural(review, 'verdict')} below the confidence gate need review "
             f"({settings.terms.option('strict_review')})"
-        ]
-    return []
-
-
-def _not_retrieved_problem(count: int, settings: GateSettings) -> list[str]:
-    if settings.fail_not_retrieved and count:
-        return [
-            f"{plural(count, 'citation')} cite a URL that no tool result of the conversation "
-            f"returned ({Reason.URL_NOT_RETRIEVED}; {settings.terms.option('fail_not_retrieved')})"
-        ]
-    return []
+        )
+    if settings.fail_not_retrieved and not_retrieved:
+        out.append(
+            f"{plural(not_retrieved, 'citation')} cite a URL that no tool result of the "
+            f"conversation returned ({Reason.URL_NOT_RETRIEVED}; "
+            f"{settings.terms.option('fail_not_retrieved')})"
+        )
+    return out
 
 
 def _below(what: str, value: float, bar: str, floor: float, detail: str = "") -> str:
@@ -243,8 +244,7 @@ def evaluate(
     precision = totals.citation_precision
     counts = {label: totals.count(label) for label in Label}
     failures += _label_problems(counts, settings, per="session")
-    failures += _review_problem(totals.review, settings)
-    failures += _not_retrieved_problem(totals.url_not_retrieved, settings)
+    failures += _flagged_problems(totals.review, totals.url_not_retrieved, settings)
     if baseline_precision is not None and precision is not None:
         drop = baseline_precision - precision
         if drop > settings.max_drop + 1e-12:

@@ -83,6 +83,25 @@ def start_worker(target: Callable[[], object], name: str) -> threading.Thread:
     return thread
 
 
+class WorkerErrors:
+    """What a run's workers (:func:`start_worker`) died of, kept for the run's own
+    thread, which raises the first: a dead worker stops its run, never silently."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._errors: list[BaseException] = []
+
+    def add(self, exc: BaseException) -> None:
+        with self._lock:
+            self._errors.append(exc)
+
+    def raise_first(self) -> None:
+        with self._lock:
+            first = self._errors[0] if self._errors else None
+        if first is not None:
+            raise first
+
+
 class Source(Protocol[Item, Out]):
     """Claims for :meth:`RunLoop.run`: the ready ones at each look, each run on the
     loop's pool, each settled in the loop's thread as it finishes."""

@@ -181,7 +181,6 @@ class CrawlerJob(Generic[R]):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
-        self.job = store.path.parent.name
         self.work = work
         self.transport = transport
         # The push threads, with the Crawler(s) they push to and the push rate.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from pytest_citecheck.engine.judge_batch import MAX_ROUNDS, JudgeBatch
-from pytest_citecheck.engine.run_loop import start_worker
+from pytest_citecheck.engine.run_loop import WorkerErrors, start_worker
 from pytest_citecheck.stages.judges.batch import Submitted
 
 log = logging.getLogger("pytest_citecheck")
@@ -62,7 +62,7 @@ class JobBatches(Generic[T]):
         self._parked: dict[str, tuple[T, str]] = {}  # claim key -> (claim, its request)
         self._runs: dict[str, int] = {}
         self._again: list[T] = []
-        self._errors: list[BaseException] = []
+        self._errors = WorkerErrors()
         self._answered = threading.Event()
         self._lock = threading.Lock()
         for entry in self._saved:
@@ -119,10 +119,7 @@ class JobBatches(Generic[T]):
         return bool(self._parked or self._again) or self.batch.pending > 0
 
     def raise_errors(self) -> None:
-        with self._lock:
-            errors = list(self._errors)
-        if errors:
-            raise errors[0]
+        self._errors.raise_first()
 
     def finished(self) -> None:
         """Every claim of the job has its result: no batch is waited for again."""
@@ -142,8 +139,7 @@ class JobBatches(Generic[T]):
             try:
                 work()
             except BaseException as exc:  # the job's loop raises it
-                with self._lock:
-                    self._errors.append(exc)
+                self._errors.add(exc)
             finally:
                 self._answered.set()
 

@@ -28,6 +28,11 @@ class JobFile:
         self.busy_timeout = busy_timeout
         self._local = threading.local()
 
+    @property
+    def job(self) -> str:
+        """The job's name: its folder's."""
+        return self.path.parent.name
+
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:

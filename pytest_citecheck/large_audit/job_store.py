@@ -425,7 +425,7 @@ class JobStore(_Deliveries):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 raise JobBusy(
-                    f"job {self.path.parent.name!r} is being run by another process "
+                    f"job {self.job!r} is being run by another process "
                     f"(lock {path}); wait for it or stop it, then run again"
                 ) from None
             yield

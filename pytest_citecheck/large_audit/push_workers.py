@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import threading
+from dataclasses import dataclass, field
 
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.engine.run_loop import start_worker
+from pytest_citecheck.engine.run_loop import WorkerErrors, start_worker
 from pytest_citecheck.large_audit.job_store import (
     CITATION_HEADER,
     JOB_HEADER,
@@ -26,33 +27,24 @@ from pytest_citecheck.large_audit.pusher import CrawlerPusher, PushRate, PushRes
 MAX_PUSH_TRIES = 5
 
 
+@dataclass(eq=False)
 class PushWorkers:
     """Up to ``threads`` push threads for one run of a job; a dead one stops them all
     and :meth:`raise_errors` raises why (the job's state stays as it was)."""
 
-    def __init__(
-        self,
-        store: JobStore,
-        pusher: CrawlerPusher,
-        js_pusher: CrawlerPusher | None,
-        rate: PushRate,
-        threads: int,
-        retry_pause: float,
-    ) -> None:
-        self.store = store
-        self.job = store.path.parent.name
-        self.pusher = pusher
-        self.js_pusher = js_pusher
-        self.rate = rate
-        self.threads = threads
-        self.retry_pause = retry_pause
-        self.stopped = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._errors: list[BaseException] = []
-        self._tries: dict[str, int] = {}
-        self._lock = threading.Lock()
-        # Pushes accepted or possibly queued at Crawlbase.
-        self.pushed = 0
+    store: JobStore
+    pusher: CrawlerPusher
+    js_pusher: CrawlerPusher | None
+    rate: PushRate
+    threads: int
+    retry_pause: float
+    stopped: threading.Event = field(default_factory=threading.Event, init=False)
+    # Pushes accepted or possibly queued at Crawlbase.
+    pushed: int = field(default=0, init=False)
+    _threads: list[threading.Thread] = field(default_factory=list, init=False)
+    _errors: WorkerErrors = field(default_factory=WorkerErrors, init=False)
+    _tries: dict[str, int] = field(default_factory=dict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def start(self) -> None:
         """Push threads up to ``threads`` (each ends when the queue is empty; a
@@ -69,10 +61,7 @@ class PushWorkers:
             thread.join()
 
     def raise_errors(self) -> None:
-        with self._lock:
-            errors = list(self._errors)
-        if errors:
-            raise errors[0]
+        self._errors.raise_first()
 
     def _push_loop(self) -> None:
         # Without a JavaScript Crawler a JavaScript push an earlier run queued waits.
@@ -87,12 +76,11 @@ class PushWorkers:
                 if is_js_citation(cid) and self.js_pusher is not None:
                     pusher = self.js_pusher
                 self.rate.wait()
-                echo = {JOB_HEADER: self.job, CITATION_HEADER: cid}
+                echo = {JOB_HEADER: self.store.job, CITATION_HEADER: cid}
                 sending = functools.partial(self.store.mark_sending, cid)
                 self._settle(cid, pusher.push(url, echo, about_to_send=sending))
         except BaseException as exc:  # a dead pusher stops the run; the state stays
-            with self._lock:
-                self._errors.append(exc)
+            self._errors.add(exc)
             self.stopped.set()
 
     def _settle(self, cid: str, result: PushResult) -> None:

@@ -106,7 +106,8 @@ def sync_labels(records: Path, tmp_path: Path, name: str) -> dict[tuple[str, str
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claim boiling's two pages hold the same text in the doubles: its two citations ask "
+    "the judge the same question (both recorded)"
 )
 def test_a_page_that_needs_javascript_is_pushed_to_the_js_crawler_and_replays_offline(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -171,7 +172,8 @@ def test_a_page_that_needs_javascript_is_pushed_to_the_js_crawler_and_replays_of
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claim boiling's two pages hold the same text in the doubles: its two citations ask "
+    "the judge the same question (both recorded)"
 )
 def test_without_a_js_crawler_the_labels_are_a_run_without_the_javascript_token(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -228,7 +230,8 @@ def test_without_a_js_crawler_the_labels_are_a_run_without_the_javascript_token(
     ],
 )
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "claim boiling's two pages hold the same text in the doubles: its two citations ask "
+    "the judge the same question (both recorded)"
 )
 def test_a_job_killed_after_queueing_a_javascript_push_resumes_without_pushing_it_twice(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -300,7 +303,8 @@ def test_js_crawler_needs_via_crawler_and_the_javascript_token(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claim boiling's two pages hold the same text in the doubles: its two citations ask "
+    "the judge the same question (both recorded)"
 )
 def test_a_recheck_through_both_crawlers_finds_what_a_synchronous_recheck_finds(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -388,7 +392,8 @@ def test_a_claim_with_two_javascript_pages_waits_for_both_and_is_judged_once(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claim boiling's two pages hold the same text in the doubles: its two citations ask "
+    "the judge the same question (both recorded)"
 )
 def test_a_javascript_crawler_and_a_judge_batch_together_give_the_synchronous_labels(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

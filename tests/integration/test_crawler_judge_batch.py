@@ -198,9 +198,6 @@ def test_a_failed_batch_item_errors_only_its_citations(world: World) -> None:
     assert tapes == {"boiling", "eiffel"}
 
 
-@pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
-)
 def test_a_runner_stopped_while_a_batch_is_out_waits_for_it_again_on_resume(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

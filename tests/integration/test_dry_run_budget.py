@@ -97,7 +97,8 @@ def where(root: Path) -> object:
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims again and two cite one page in one run, and each claim's cassette crawls "
+    "what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_the_dry_run_counts_what_the_recording_then_makes(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -218,7 +219,9 @@ def test_a_credit_budget_stops_the_recording_and_reports_every_unrecorded_claim(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims c00, c01, c08 and c09 cite 2 pages between them in one run, and each "
+    "claim's cassette crawls what it cites (billed and counted per claim, "
+    "docs/recording.md)"
 )
 def test_a_cost_budget_counts_credits_and_tokens_at_the_users_prices(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]

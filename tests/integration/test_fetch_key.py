@@ -124,7 +124,11 @@ def test_a_recheck_of_a_cited_url_with_a_fragment_compares_its_recorded_page(
 
 
 @pytest.mark.allow_resend(
-    "the same claim through two paths (or with and without its fragment) on purpose"
+    "claims r000001, r000002, r000003 and r000004 cite 2 pages between them in one run, "
+    "and each claim's cassette crawls what it cites (billed and counted per claim, "
+    "docs/recording.md); claims r000001, r000002, r000003 and r000004 ask the judge the "
+    "same question in one run (the same claim text on the same page): each claim "
+    "records its own call"
 )
 def test_the_service_fetches_a_cited_url_with_a_fragment_as_without_it(
     world: tuple[CrawlbaseDouble, LLMDouble],

@@ -204,7 +204,9 @@ def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
+    "pages between them in one run, and each claim's cassette crawls what it cites "
+    "(billed and counted per claim, docs/recording.md)"
 )
 def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())) as llm:
@@ -228,7 +230,9 @@ def test_the_batch_recording_replays_offline_identically(world: World) -> None:
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
+    "pages between them in one run, and each claim's cassette crawls what it cites "
+    "(billed and counted per claim, docs/recording.md)"
 )
 def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: World) -> None:
     failing = "Water boils at 50 degrees Celsius at sea level."
@@ -247,7 +251,9 @@ def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: Wo
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
+    "pages between them in one run, and each claim's cassette crawls what it cites "
+    "(billed and counted per claim, docs/recording.md)"
 )
 def test_an_expired_batch_makes_its_claims_errors_never_labels(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), expire=True)) as llm:
@@ -262,7 +268,9 @@ def test_an_expired_batch_makes_its_claims_errors_never_labels(world: World) -> 
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
+    "pages between them in one run, and each claim's cassette crawls what it cites "
+    "(billed and counted per claim, docs/recording.md)"
 )
 def test_a_batch_that_never_ends_is_cancelled_after_the_wait(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), never_end=True)) as llm:
@@ -313,7 +321,9 @@ def test_a_feature_the_model_refuses_in_the_batch_is_asked_again_in_the_next_bat
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite "
+    "one page in one run, and each claim's cassette crawls what it cites (billed and "
+    "counted per claim, docs/recording.md)"
 )
 def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(world: World) -> None:
     from pytest_citecheck.engine.judge_batch import JudgeBatch
@@ -362,7 +372,9 @@ def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: Worl
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
+    "pages between them in one run, and each claim's cassette crawls what it cites "
+    "(billed and counted per claim, docs/recording.md)"
 )
 def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> None:
     # Recorded where the plugin keeps cassettes (cassettes/<file stem>/ beside the files).
@@ -385,9 +397,6 @@ def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> 
     assert "no recording" not in done.stdout
 
 
-@pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
-)
 def test_a_claim_two_pages_support_together_is_judged_jointly_through_the_batch_api(
     world: World,
 ) -> None:

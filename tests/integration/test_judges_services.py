@@ -245,7 +245,8 @@ def test_auto_falls_back_to_json_object_after_a_4xx_refusal_too() -> None:
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims boiling, boiling-90 and eiffel cite one page in one run, and each claim's "
+    "cassette crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run(
     tmp_path: Path,
@@ -286,7 +287,10 @@ def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run
         assert "set citecheck_judge_response_format = auto or" in (v.detail or "")
 
 
-@pytest.mark.allow_resend("its claims cite one page: each claim's cassette crawls it")
+@pytest.mark.allow_resend(
+    "claims boiling, boiling-90 and eiffel cite one page in one run, and each claim's "
+    "cassette crawls what it cites (billed and counted per claim, docs/recording.md)"
+)
 def test_auto_asks_a_server_that_refuses_json_schema_once_per_run(tmp_path: Path) -> None:
     """llama-cpp-python's server refuses json_schema with a 500: ``auto`` asks again
     with json_object, and asks that server so from then on -- every claim's judge

@@ -53,7 +53,8 @@ def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "15 of its claims cite 4 pages between them in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
     exp: Experiment, tmp_path: Path
@@ -66,7 +67,8 @@ def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "15 of its claims cite 4 pages between them in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_the_same_quotes_written_by_a_model_are_still_fabricated_when_absent(
     exp: Experiment, tmp_path: Path

@@ -80,7 +80,8 @@ def agreeing() -> dict[str, Scripted]:
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims altitude and boiling cite one page in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
     tmp_path: Path,
@@ -116,7 +117,8 @@ def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "claims altitude and boiling cite one page in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_a_member_that_fails_is_an_error_vote_and_cannot_tip_the_majority(
     tmp_path: Path,
@@ -176,7 +178,8 @@ def test_an_error_vote_counts_under_each_rule(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "claims altitude and boiling cite one page in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
     answers = {

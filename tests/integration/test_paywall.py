@@ -189,7 +189,6 @@ def outcome(results: list[ClaimResult]) -> dict[str, tuple[Label, str | None, bo
     }
 
 
-@pytest.mark.allow_resend("records the claims, then replays them offline on purpose")
 def test_paywalls_are_named_through_the_engine_and_replay_offline(api, tmp_path):
     paywalled = (Label.NOT_FOUND, Reason.PAYWALLED, True)
     with LLMDouble(api_key=KEY) as llm:

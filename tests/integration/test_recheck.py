@@ -136,7 +136,8 @@ def statuses(report: Path) -> dict[str, str]:
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_recheck_classifies_each_page_and_leaves_the_recordings_alone(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -208,7 +209,8 @@ def test_a_second_recheck_fetches_live_again(
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_fail_on_chooses_what_fails(
     world: tuple[CrawlbaseDouble, LLMDouble], recorded: Path, capsys: pytest.CaptureFixture[str]
@@ -233,7 +235,8 @@ def test_fail_on_rejects_an_unknown_status(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_update_rewrites_the_changed_claims_and_a_replay_then_agrees(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -310,7 +313,8 @@ def test_a_claim_without_a_recording_is_an_error_and_fetches_nothing(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_recheck_needs_the_crawling_api_token(
     recorded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -322,7 +326,8 @@ def test_recheck_needs_the_crawling_api_token(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_markdown_and_step_summary_list_what_changed(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -348,7 +353,8 @@ def test_markdown_and_step_summary_list_what_changed(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_html_shows_the_recorded_and_the_live_passage_side_by_side(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -371,7 +377,8 @@ def test_html_shows_the_recorded_and_the_live_passage_side_by_side(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_the_recheck_page_shows_what_this_recheck_prints(
     world: tuple[CrawlbaseDouble, LLMDouble], recorded: Path, capsys: pytest.CaptureFixture[str]
@@ -392,7 +399,8 @@ def test_the_recheck_page_shows_what_this_recheck_prints(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_recheck_replays_under_the_quote_policy_it_is_given(
     world: tuple[CrawlbaseDouble, LLMDouble],
@@ -415,7 +423,8 @@ def test_recheck_replays_under_the_quote_policy_it_is_given(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "6 of its claims ask the judge the same question in one run (the same claim text on "
+    "the same page): each claim records its own call"
 )
 def test_offline_the_recheck_names_the_host_and_a_synthesized_rid_gets_no_audit_line(
     recorded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -244,7 +244,10 @@ def test_openapi_docs_describe_verify(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "200 of its claims cite 8 pages between them in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md); 200 of its "
+    "claims ask the judge the same question in one run (the same claim text on the same "
+    "page): each claim records its own call"
 )
 def test_load_200_requests_16_in_flight_no_errors_no_lost_audit_rows(
     doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path

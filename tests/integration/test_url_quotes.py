@@ -98,7 +98,8 @@ def test_a_quote_not_on_the_recorded_page_is_fabricated_without_a_judge_call(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "the confirmation's request equals the first reading's: the one passage shown is "
+    "the quote's sentence (the same prompt and passage, both recorded)"
 )
 def test_a_found_quote_makes_the_judge_read_the_passage_holding_it(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -156,7 +157,10 @@ def test_a_dead_page_keeps_its_label_whatever_the_quote(
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "the confirmation's request equals the first reading's: the one passage shown is "
+    "the quote's sentence (the same prompt and passage, both recorded); claims changed "
+    "and edited cite one page in one run, and each claim's cassette crawls what it "
+    "cites (billed and counted per claim, docs/recording.md)"
 )
 def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_number(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -181,7 +185,8 @@ def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_num
 
 
 @pytest.mark.allow_resend(
-    "retries a fault on purpose: the double fails a request and it is sent again"
+    "claims model and provider cite one page in one run, and each claim's cassette "
+    "crawls what it cites (billed and counted per claim, docs/recording.md)"
 )
 def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fabricated(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -222,7 +227,8 @@ def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fa
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "the confirmation's request equals the first reading's: the one passage shown is "
+    "the quote's sentence (the same prompt and passage, both recorded)"
 )
 def test_a_found_provider_quote_steers_the_judge_like_any_other(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -239,7 +245,8 @@ def test_a_found_provider_quote_steers_the_judge_like_any_other(
 
 
 @pytest.mark.allow_resend(
-    "runs the same claims more than once on purpose (record, replay, recheck, compare)"
+    "the confirmation's request equals the first reading's: the one passage shown is "
+    "the quote's sentence (the same prompt and passage, both recorded)"
 )
 def test_a_text_fragment_range_marks_its_whole_span_and_is_never_sent(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]

@@ -35,7 +35,12 @@ from pytest_citecheck.claims.importers import (
     streams,
     xai,
 )
-from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader, ResponseImportError
+from pytest_citecheck.claims.importers.answer import (
+    ImportedAnswer,
+    Reader,
+    ResponseImportError,
+    guarded,
+)
 from pytest_citecheck.claims.importers.checks import (
     MAX_RESPONSE_CHARS,
     check_draft,
@@ -46,7 +51,7 @@ from pytest_citecheck.claims.importers.draft import LINK, Draft, dedup_key
 from pytest_citecheck.claims.importers.text import build
 from pytest_citecheck.claims.importers.turns import conversation_format
 from pytest_citecheck.claims.models import kind
-from pytest_citecheck.core.text import plural, shown, terminal_safe, text_problem
+from pytest_citecheck.core.text import plural, shown, text_problem
 
 # The answer's parts (sentences, claims, sources) live in
 # pytest_citecheck.claims.importers.answer.
@@ -190,25 +195,16 @@ def import_response(
     ``document_index`` to paths. ``name`` is how errors name the response (a file).
     """
     label = name or answer_id or "response"
-    try:
-        return _import(data, format, answer_id, documents, label)
-    except ResponseImportError:
-        raise
-    except RecursionError:
-        raise ResponseImportError(
-            label,
-            "",
-            "the response is nested too deeply",
+    return guarded(
+        label,
+        "response",
+        (
             "pass the response body as the API returned it",
-        ) from None
-    except Exception as exc:  # one response's surprise must not cost the others
-        raise ResponseImportError(
-            label,
-            "",
-            f"the response cannot be imported ({type(exc).__name__}: {terminal_safe(str(exc))})",
             "save the response body exactly as the API returned it; if it is, report this "
             "response to citecheck's maintainers",
-        ) from exc
+        ),
+        lambda: _import(data, format, answer_id, documents, label),
+    )
 
 
 def _import(

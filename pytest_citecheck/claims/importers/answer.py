@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,7 +32,9 @@ from pytest_citecheck.claims.models import (
     suggest_id,
 )
 from pytest_citecheck.core.errors import CitecheckError
-from pytest_citecheck.core.text import shown
+from pytest_citecheck.core.text import shown, terminal_safe
+
+T = TypeVar("T")
 
 __all__ = [
     "AnswerSentence",
@@ -70,6 +72,26 @@ class ResponseImportError(CitecheckError, ValueError):
     def __str__(self) -> str:
         place = f"{self.response}: {self.where}" if self.where else self.response
         return f"{place}: {self.problem}\n  fix: {self.fix}"
+
+
+def guarded(label: str, what: str, fixes: tuple[str, str], run: Callable[[], T]) -> T:
+    """``run()`` of one ``what`` (a response, a conversation) named ``label``: any
+    surprise is its :class:`ResponseImportError`, so one input's surprise never costs
+    the others. ``fixes``: the fix when it is nested too deeply, and when it fails."""
+    nested, failed = fixes
+    try:
+        return run()
+    except ResponseImportError:
+        raise
+    except RecursionError:
+        raise ResponseImportError(label, "", f"the {what} is nested too deeply", nested) from None
+    except Exception as exc:
+        raise ResponseImportError(
+            label,
+            "",
+            f"the {what} cannot be imported ({type(exc).__name__}: {terminal_safe(str(exc))})",
+            failed,
+        ) from exc
 
 
 def provider_quote(quote: str | None) -> QuoteBy | None:

@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
-from pytest_citecheck.claims.importers.draft import Draft, Span, clean_url, url_or_document
+from pytest_citecheck.claims.importers.draft import (
+    Draft,
+    Span,
+    clean_url,
+    provider_url,
+    url_or_document,
+)
 from pytest_citecheck.claims.importers.openai_responses import no_text
 
 FORMAT = "anthropic"
@@ -170,13 +176,7 @@ def _source(
     title = citation.get("title") if isinstance(citation.get("title"), str) else None
     if kind == "web_search_result_location":
         url = reader.text(citation.get("url"), f"{where}.url")
-        return CitedSource(
-            url=clean_url(url),
-            quote=quote,
-            quote_by=by,
-            title=title,
-            where=where,
-        )
+        return provider_url(url, quote, title=title, where=where)
     if kind in _DOCUMENT_LOCATIONS:
         index = reader.index(citation.get("document_index"), f"{where}.document_index")
         doc_title = reader.optional_text(citation.get("document_title"), f"{where}.document_title")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
-from pytest_citecheck.claims.importers.draft import Draft, Marker, Span, clean_url
+from pytest_citecheck.claims.importers.draft import Draft, Marker, Span, provider_url
 from pytest_citecheck.claims.importers.openai_responses import no_text
 
 FORMAT = "bedrock-converse"
@@ -96,12 +96,10 @@ def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | N
     if "web" in location:
         web = reader.mapping(location["web"], f"{where}.location.web")
         url = reader.text(web.get("url"), f"{where}.location.web.url")
-        return CitedSource(url=clean_url(url), quote=quote, quote_by=by, title=title, where=where)
+        return provider_url(url, quote, title=title, where=where)
     source = citation.get("source")
     if isinstance(source, str) and source.strip().lower().startswith(("http://", "https://")):
-        return CitedSource(
-            url=clean_url(source), quote=quote, quote_by=by, title=title, where=where
-        )
+        return provider_url(source, quote, title=title, where=where)
     for kind in _DOCUMENT_LOCATIONS:
         if kind not in location:
             continue

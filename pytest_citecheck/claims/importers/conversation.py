@@ -26,7 +26,7 @@ from pytest_citecheck.claims.importers.answer import (
     ImportedAnswer,
     ImportedClaim,
     Reader,
-    ResponseImportError,
+    guarded,
 )
 from pytest_citecheck.claims.importers.draft import LINK, dedup_key
 from pytest_citecheck.claims.importers.markdown import FORMAT as MARKDOWN
@@ -83,21 +83,12 @@ def import_conversation(
     name it (a file).
     """
     label = name or conversation_id or "conversation"
-    try:
-        return _import(data, format, conversation_id, documents, label)
-    except ResponseImportError:
-        raise
-    except RecursionError:
-        raise ResponseImportError(
-            label, "", "the conversation is nested too deeply", _SAVE
-        ) from None
-    except Exception as exc:  # one conversation's surprise must not cost the others
-        raise ResponseImportError(
-            label,
-            "",
-            f"the conversation cannot be imported ({type(exc).__name__}: {exc})",
-            f"{_SAVE}; if it is, report it to citecheck's maintainers",
-        ) from exc
+    return guarded(
+        label,
+        "conversation",
+        (_SAVE, f"{_SAVE}; if it is, report it to citecheck's maintainers"),
+        lambda: _import(data, format, conversation_id, documents, label),
+    )
 
 
 def _import(

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from pytest_citecheck.claims.importers.answer import (
     CitedSource,
     Reader,
+    provider_quote,
 )
 
 
@@ -105,6 +106,12 @@ def clean_url(url: str) -> str:
     if len(kept) == len(pieces):
         return url
     return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def provider_url(url: str, quote: str | None, **fields: Any) -> CitedSource:
+    """A URL the provider's API cited with the quote it extracted from what it read
+    (None: none): the URL cleaned (:func:`clean_url`), the quote the provider's."""
+    return CitedSource(url=clean_url(url), quote=quote, quote_by=provider_quote(quote), **fields)
 
 
 def url_or_document(target: str, **fields: Any) -> CitedSource:

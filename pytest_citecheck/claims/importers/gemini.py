@@ -40,7 +40,14 @@ from pytest_citecheck.claims.importers.answer import (
     provider_quote,
 )
 from pytest_citecheck.claims.importers.answer import either_case as _get
-from pytest_citecheck.claims.importers.draft import Draft, Paragraphs, Span, clean_url, dedup_key
+from pytest_citecheck.claims.importers.draft import (
+    Draft,
+    Paragraphs,
+    Span,
+    clean_url,
+    dedup_key,
+    provider_url,
+)
 from pytest_citecheck.claims.importers.openai_responses import no_text
 
 FORMAT = "gemini"
@@ -189,10 +196,9 @@ def _chunk(
         by = provider_quote(quote)
         if uri is not None and uri.strip().lower().startswith(("http://", "https://")):
             note = (statuses or {}).get(dedup_key(uri))
-            return CitedSource(
-                url=clean_url(uri),
-                quote=quote,
-                quote_by=by,
+            return provider_url(
+                uri,
+                quote,
                 title=title,
                 note=note,
                 paywall=PAYWALL_SAID_BY if note == _status_note(_PAYWALL) else None,

@@ -40,6 +40,15 @@ class UsageError(Exception):
     """Bad options or setup: printed as ``citecheck: ...``, exit code 2."""
 
 
+def subcommands(
+    parser: argparse.ArgumentParser, dest: str, metavar: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """``parser``'s sub-commands, named in ``dest``; a command line that names none
+    prints ``parser``'s own help (its ``help_parser``)."""
+    parser.set_defaults(help_parser=parser)
+    return parser.add_subparsers(dest=dest, metavar=metavar)
+
+
 def _values(args: argparse.Namespace) -> dict[str, Any]:
     """The settings ``args`` holds, by the option table's names (a subcommand's own
     flags only: a setting it lacks is left to the default of what it sets)."""

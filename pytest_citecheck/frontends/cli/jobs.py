@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 from pytest_citecheck.claims.models import Claim
 from pytest_citecheck.core.defaults import BATCH_LIVE
 from pytest_citecheck.core.record_mode import RecordMode
-from pytest_citecheck.frontends.cli.common import EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+from pytest_citecheck.frontends.cli.common import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    subcommands,
+)
 from pytest_citecheck.options.table import Flag, add_flag, option_named
 
 if TYPE_CHECKING:
@@ -241,8 +247,7 @@ def add_jobs_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         description="Read the state of a Crawler job started by `citecheck batch "
         "--via-crawler NAME`.",
     )
-    jobs.set_defaults(help_parser=jobs)
-    actions = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
+    actions = subcommands(jobs, "jobs_command", "ACTION")
     status = actions.add_parser(
         "status",
         help="counts per state and a progress bar.",

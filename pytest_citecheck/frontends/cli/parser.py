@@ -12,7 +12,7 @@ from pytest_citecheck import __version__
 from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.core.argtypes import positive_int
 from pytest_citecheck.core.providers import SERVICE_KEY_ENV
-from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES
+from pytest_citecheck.frontends.cli.common import BATCH_SUFFIXES, subcommands
 from pytest_citecheck.options.table import OPTIONS, Flag, Hidden, add_flag
 
 # -- argument types (validated at parse time) -------------------------------------------
@@ -127,8 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         "citecheck-audit.db).",
     )
     parser.add_argument("-V", "--version", action="version", version=f"citecheck {__version__}")
-    parser.set_defaults(help_parser=parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = subcommands(parser, "command", "COMMAND")
 
     batch = commands.add_parser(
         "batch",
@@ -174,8 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="read the audit index, or re-read a stored page.",
         description="Read the SQLite audit index written by --audit / --citecheck-audit.",
     )
-    audit.set_defaults(help_parser=audit)
-    audit_commands = audit.add_subparsers(dest="audit_command", metavar="ACTION")
+    audit_commands = subcommands(audit, "audit_command", "ACTION")
     listing = audit_commands.add_parser(
         "list",
         help="print the audit rows.",

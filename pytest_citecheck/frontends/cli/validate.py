@@ -116,20 +116,13 @@ def _in_venv(folder: Path) -> bool:
 def _ini_section(folder: Path) -> dict[str, list[str]] | None:
     """The pytest section of ``folder``'s ini file, its values split as pytest splits
     ``args`` options (None: no file pytest would take for its ini here)."""
-    import configparser
     import shlex
     import tomllib
 
-    for name, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest")):
+    for name in ("pytest.ini", ".pytest.ini"):
         path = folder / name
-        if path.is_file():
-            parser = configparser.ConfigParser(interpolation=None)
-            try:
-                parser.read(path, encoding="utf-8")
-            except (configparser.Error, UnicodeDecodeError):
-                return {}
-            items = dict(parser.items(section)) if parser.has_section(section) else {}
-            return {k: shlex.split(v) for k, v in items.items()}
+        if path.is_file():  # pytest takes this file even without a [pytest] section
+            return _ini_file_section(path, "pytest") or {}
     pyproject = folder / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -145,12 +138,23 @@ def _ini_section(folder: Path) -> dict[str, list[str]] | None:
             }
     for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         path = folder / name
-        if path.is_file():
-            parser = configparser.ConfigParser(interpolation=None)
-            try:
-                parser.read(path, encoding="utf-8")
-            except (configparser.Error, UnicodeDecodeError):
-                continue
-            if parser.has_section(section):
-                return {k: shlex.split(v) for k, v in parser.items(section)}
+        found = _ini_file_section(path, section) if path.is_file() else None
+        if found is not None:  # pytest passes over this file without its section
+            return found
     return None
+
+
+def _ini_file_section(path: Path, section: str) -> dict[str, list[str]] | None:
+    """``section`` of the ini file ``path``, split as pytest splits ``args`` options
+    (None: no such section, or a file that cannot be read)."""
+    import configparser
+    import shlex
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    if not parser.has_section(section):
+        return None
+    return {k: shlex.split(v) for k, v in parser.items(section)}
