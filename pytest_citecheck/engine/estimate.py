@@ -191,12 +191,10 @@ def estimate_claim(
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
     confirm_calls = judge_calls if confirm else 0
     normal, worst = _crawl_credits(worst=False), _crawl_credits(worst=True)
-    # A PDF's file is one crawl (none downloaded directly); at worst it served HTML, so a
-    # page's crawls follow it.
+    # A PDF's file: one crawl (none downloaded directly), a page's crawls after it at worst.
     files = 0 if pdf_fetch == "direct" else pdfs
     crawls, worst_crawls = pages + files, (pages + pdfs) * WORST_CRAWLS + files
-    credits = (pages + files) * normal
-    shot = _shot_credits() if screenshots else 0.0
+    credits, shot = (pages + files) * normal, _shot_credits() if screenshots else 0.0
     worst_credits = (pages + pdfs) * (worst + shot) + files * normal
     # The joint judgment: distinct sources reaching the judge (documents and pages).
     sources = judge_calls
