@@ -56,6 +56,7 @@ from tests.doubles.llm import (  # noqa: E402
     joint_verdict,
     verdict,
 )
+from tests.doubles.pdfs import make_pdf  # noqa: E402
 
 SUITE = REPO / "example_suite"
 FAILING = REPO / "example_suite_failing"
@@ -182,6 +183,15 @@ def site_pages() -> dict[str, Page]:
         # A page that tries to instruct the judge (example_suite_failing).
         "https://bear-facts.example.net/charlie-russell-kamchatka": Page(
             markdown=page("hostile-bear-facts.md")
+        ),
+        # A PDF (docs/verification.md, "PDF sources"): a real file, read page by page.
+        "https://example.com/papers/the-crazy-ones.pdf": Page(
+            pdf=(PAGES / "crazy-ones.pdf").read_bytes()
+        ),
+        # A PDF whose text is in no archive the suite draws on: served without a text
+        # layer (pdf_no_text) rather than with invented words (pages/SOURCES.md).
+        "https://www.nps.gov/crla/planyourvisit/upload/CRLA-Winter-Trip-Planner-2019.pdf": Page(
+            pdf=make_pdf([[], []])
         ),
         # Gone for good (step 4).
         "https://techcrunch.com/2015/10/15/opengov-series-b-andreessen-horowitz/": Page(
@@ -384,6 +394,10 @@ VERDICTS: dict[str, Plan] = {
     "The exp claim must be signed with the RS256 algorithm.": Plan("not_found", 0.88),
     "The iat claim records when a JWT was issued and can be used to determine its age.": Plan(
         "supported", 0.95, "can be used to determine the age"
+    ),
+    # citecheck_pdf.yaml (a real PDF)
+    "The Crazy Ones says that the crazy ones are not fond of rules.": Plan(
+        "supported", 0.92, "not fond of rules"
     ),
     # citecheck_research_answers.yaml (WiCE pages)
     "Charlie Russell died on May 7, 2018, in Calgary, Alberta, after complications from "

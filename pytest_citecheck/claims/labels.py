@@ -46,11 +46,18 @@ class Reason:
     # A bot challenge, captcha interstitial or an origin 401/403/429: not evidence
     # either way, and a person should look (the verdict carries the review flag).
     BLOCKED = "blocked"
+    # A cited PDF that cannot be read (stages/pdf.py): encrypted, no text layer (scanned
+    # images), over the size, page or extraction-time cap, or not a well-formed PDF.
+    PDF_ENCRYPTED = "pdf_encrypted"
+    PDF_NO_TEXT = "pdf_no_text"
+    PDF_TOO_LARGE = "pdf_too_large"
+    PDF_MALFORMED = "pdf_malformed"
+    # A quote found only in a PDF's references or bibliography: never evidence for the body.
+    QUOTE_IN_REFERENCES = "quote_in_references"
     # A structured signal says the page is behind a paywall (an origin 402, schema.org
     # isAccessibleForFree: false, the provider's own paywall status): not the article,
     # so not evidence either way, and a person with access should look (review).
     PAYWALLED = "paywalled"
-    PDF_UNSUPPORTED = "pdf_unsupported"
     # The site answered with a server error (an origin 5xx, or a short "502 Bad
     # Gateway" page served with 200): not the page, and maybe not for long.
     ORIGIN_ERROR = "origin_error"

@@ -196,6 +196,9 @@ class Citation(BaseModel):
     quote: str | None = None
     quote_by: QuoteBy = "user"
     section: str | None = None
+    # The page of a PDF the quote is on (1-based: a claim file's ``page:``, Anthropic's
+    # ``page_location``, Bedrock's ``documentPage``): the quote is looked for there first.
+    page: int | None = Field(default=None, ge=1)
     # Who said the page is behind a paywall (a provider's own retrieval status, written
     # by `citecheck import`): the page is not crawled, the verdict is `paywalled`
     # (stages/paywall.py). Only with `url`.

@@ -24,7 +24,9 @@ from pytest_citecheck.core.providers import TokenKind, token_kind
 class Fetch(BaseModel):
     """One billed (or attempted) Crawling API call made for a citation."""
 
-    token: str  # which token kind was used: "normal" or "javascript" (never the value)
+    # Which token kind was used: "normal" or "javascript" (never the value); "direct" for a
+    # PDF downloaded from its origin (pdf_fetch = direct: no token, no credits).
+    token: str
     readability: bool
     status_code: int
     original_status: int | None = None
@@ -41,6 +43,16 @@ class Passage(BaseModel):
     index: int
     text: str
     score: float | None = None
+    # The 1-based page of a PDF the passage is on (None: a web page or a text document).
+    page: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A web page's passage serialises as it always did (recordings compare them).
+        data = handler(self)
+        if isinstance(data, dict) and self.page is None:
+            data.pop("page", None)
+        return data
 
 
 class Usage(BaseModel):
@@ -307,6 +319,8 @@ class Verdict(BaseModel):
     # Below the confidence gate: a human should look at it.
     review: bool = False
     section: str | None = None
+    # The 1-based page of a PDF the evidence is on (reports link ``URL#page=N``).
+    page: int | None = None
     fetches: list[Fetch] = Field(default_factory=list)
     credits: float = 0.0
     passages: list[Passage] = Field(default_factory=list)
@@ -354,6 +368,14 @@ class Verdict(BaseModel):
     archive: Archive | None = None
     # The cited page as a picture (citecheck_screenshots; None: not taken or not asked).
     screenshot: Screenshot | None = None
+
+    @model_serializer(mode="wrap")
+    def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A web page's verdict serialises as it always did.
+        data = handler(self)
+        if isinstance(data, dict) and self.page is None:
+            data.pop("page", None)
+        return data
 
     def confirmations(self) -> list[Confirmation]:
         """Every confirmation behind this verdict: its own, or its panel members'."""

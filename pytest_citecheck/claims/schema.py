@@ -51,7 +51,16 @@ OUTLINE_SENTENCE_KEYS = ("claim", "text")
 # An item of `answers:`: a saved response, expanded into claims when the file is read.
 ANSWER_KEYS = ("id", "response", "format", "documents")
 CLAIM_KEYS = ("id", "claim", "citations", "expect")
-CITATION_KEYS = ("url", "document", "quote", "quote_by", "section", "paywall", "retrieved")
+CITATION_KEYS = (
+    "url",
+    "document",
+    "quote",
+    "quote_by",
+    "section",
+    "page",
+    "paywall",
+    "retrieved",
+)
 
 # A key written at the wrong level: say where it belongs instead of "unknown".
 _BELONGS_IN_CLAIM = "belongs to a claim: put it in an item of the `claims:` list"

@@ -33,6 +33,15 @@ DEFAULT_TOP_K = 3
 DEFAULT_CONCURRENCY = 48
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_PAGE_BYTES = 2_000_000
+# A cited PDF's caps besides the page-size cap on its bytes (stages/pdf.py): more pages
+# or a longer extraction than this is ``pdf_too_large`` (a 117-page lecture script is
+# read in 2-5 s on one core; a 50,000-page file is refused before any page is read).
+DEFAULT_PDF_MAX_PAGES = 2000
+DEFAULT_PDF_MAX_SECONDS = 30.0
+# How a cited PDF is fetched: through the Crawling API like any page (its proxies, its
+# billing), or downloaded directly under the URL policy (stages/pdf_fetch.py).
+PDF_FETCHES = ("crawling-api", "direct")
+DEFAULT_PDF_FETCH = "crawling-api"
 # The least free space a recording run starts with on the disk of its cassette
 # folder (bytes): a claim's cassette holds its pages (each up to
 # DEFAULT_MAX_PAGE_BYTES) and judge exchanges, so 64 MiB is a few dozen full

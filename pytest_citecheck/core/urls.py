@@ -29,3 +29,11 @@ def fetch_url(url: str) -> str:
         return url
     route = fragment.split(_DIRECTIVE, 1)[0]
     return f"{head}#{route}" if route.startswith(_ROUTE_STARTS) else head
+
+
+def page_link(url: str, page: int | None) -> str:
+    """``url`` opened at ``page`` of a PDF (``URL#page=12``, the fragment PDF viewers
+    read); ``url`` itself when there is no page."""
+    if page is None:
+        return url
+    return f"{url.split('#', 1)[0]}#page={page}"

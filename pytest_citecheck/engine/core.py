@@ -193,6 +193,7 @@ class Engine:
             name_for,
             confirm=not self.settings.no_confirm,
             batch=self.settings.judge_batch,
+            pdf_fetch=self.settings.pdf_fetch,
             has_recording=None if cassette_for is None else lambda c: _exists(cassette_for(c)),
             joint=not self.settings.no_joint,
             screenshots=self.settings.screenshots,

@@ -9,8 +9,9 @@ and :class:`~pytest_citecheck.stages.fetch.CrawlbaseFetcher` do:
 - a URL citation is one crawl (normal token, readability, ``store=true``:
   1.5 credits) when the page is a plain article; the worst case is four: the
   readability retry on a thin page and both again with the JavaScript token
-  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL costs nothing; neither does a
-  citation with ``paywall:`` (the provider met a paywall: not crawled, not judged);
+  (2 x 1.5 + 2 x 2.5 = 8 credits). A ``.pdf`` URL is one crawl of its file (1.5 credits),
+  a page's four after it at worst (it served HTML); none with ``pdf_fetch = direct`` (it
+  is downloaded). A citation with ``paywall:`` costs nothing (not crawled, not judged);
 - every citation that reaches the judge is one judge call; a page that is gone
   (404/410), a redirect to the homepage, a soft 404 or a quote not in a document
   ends before the judge, so the judge-call figure is the most there can be;
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.claims.results import Usage
-from pytest_citecheck.core.defaults import DEFAULT_TOP_K
+from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH, DEFAULT_TOP_K
 from pytest_citecheck.core.prices import Prices, money
 from pytest_citecheck.core.record_mode import RecordMode
 from pytest_citecheck.core.terms import NEUTRAL, Terms
@@ -165,29 +166,36 @@ def estimate_claim(
     confirm: bool = True,
     batch: bool = False,
     joint: bool = True,
+    pdf_fetch: str = DEFAULT_PDF_FETCH,
     screenshots: bool = False,
 ) -> ClaimEstimate:
-    """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``:
-    with the confirmation calls; ``batch``: judged through the batch API, at its price;
-    ``joint``: with the joint judgment of its sources; ``screenshots``: at most, every
-    page is pictured, which only the worst case counts: a picture is taken only for a
-    verdict a person must look at)."""
+    """The estimate for recording ``claim`` with the judge ``judge`` (``confirm``: with the
+    confirmation calls; ``batch``: at the batch API's price; ``joint``: with the joint
+    judgment of its sources; ``pdf_fetch``: how a ``.pdf`` URL is fetched; ``screenshots``:
+    every page, a PDF too, pictured at worst: only a verdict a person must look at is)."""
     from pytest_citecheck.stages.fetch_rules import is_pdf
 
-    crawls = judge_calls = 0
+    pages = pdfs = judge_calls = 0
     citations = list(dict.fromkeys(claim.citations))
     for citation in citations:
         if citation.url is not None:
             if citation.paywall is not None:
                 continue  # a known paywall: settled without a request
             if is_pdf(citation.url):
-                continue
-            crawls += 1
+                pdfs += 1
+            else:
+                pages += 1
         elif not _document_reaches_judge(citation):
             continue
         judge_calls += 1
     tokens = prompt_tokens(claim.claim) if judge_calls else 0
     confirm_calls = judge_calls if confirm else 0
+    normal, worst = _crawl_credits(worst=False), _crawl_credits(worst=True)
+    # A PDF's file: one crawl (none downloaded directly), a page's crawls after it at worst.
+    files = 0 if pdf_fetch == "direct" else pdfs
+    crawls, worst_crawls = pages + files, (pages + pdfs) * WORST_CRAWLS + files
+    credits, shot = (pages + files) * normal, _shot_credits() if screenshots else 0.0
+    worst_credits = (pages + pdfs) * (worst + shot) + files * normal
     # The joint judgment: distinct sources reaching the judge (documents and pages).
     sources = judge_calls
     joint_calls = (1 + int(confirm)) if joint and sources >= 2 else 0
@@ -205,13 +213,12 @@ def estimate_claim(
         confirm_output_tokens=confirm_calls * REPLY_TOKENS,
         judge=judge,
         crawls=crawls,
-        worst_crawls=crawls * WORST_CRAWLS,
+        worst_crawls=worst_crawls,
         judge_calls=judge_calls,
         input_tokens=judge_calls * tokens,
         output_tokens=judge_calls * REPLY_TOKENS,
-        credits=crawls * _crawl_credits(worst=False),
-        worst_credits=crawls
-        * (_crawl_credits(worst=True) + (_shot_credits() if screenshots else 0)),
+        credits=credits,
+        worst_credits=worst_credits,
         local=not judge_calls and all(c.url is None for c in citations),
         batch=batch,
     )
@@ -503,6 +510,7 @@ def plan(
     batch: bool = False,
     has_recording: Callable[[Claim], bool] | None = None,
     joint: bool = True,
+    pdf_fetch: str = DEFAULT_PDF_FETCH,
     screenshots: bool = False,
 ) -> Plan:
     """The plan for ``claims``: ``will_record(claim)`` says whether it would be
@@ -515,7 +523,7 @@ def plan(
             out.no_citations += 1
         elif will_record(claim):
             estimate = estimate_claim(
-                claim, judge_for(claim), confirm, batch, joint, screenshots=screenshots
+                claim, judge_for(claim), confirm, batch, joint, pdf_fetch, screenshots
             )
             if estimate.local:
                 out.local += 1

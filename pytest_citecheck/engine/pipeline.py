@@ -54,6 +54,14 @@ from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult, fetch_page
 from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
 from pytest_citecheck.stages.passages import split_passages
 from pytest_citecheck.stages.paywall import known_paywall_verdict
+from pytest_citecheck.stages.pdf import (
+    PdfText,
+    PdfUnreadable,
+    holding_in_pdf,
+    page_passages,
+    references_verdict,
+    with_pages,
+)
 from pytest_citecheck.stages.quote_policy import thin_piece, too_short
 from pytest_citecheck.stages.rendered import quote_pieces
 from pytest_citecheck.stages.retrieval import Ranker
@@ -89,7 +97,7 @@ def asks_judge(citation: Citation) -> bool:
 
     try:
         document = Document.load(citation.document_path)
-    except ConfigurationError:
+    except (ConfigurationError, PdfUnreadable):
         return False
     return (
         citation.quote_by == "provider"
@@ -158,7 +166,9 @@ class Verifier:
             if citation.paywall is not None and citation.url is not None:
                 verdict = known_paywall_verdict(citation.url, citation.paywall)
             elif citation.url is not None:
-                verdict = self._verify_url(claim, citation.url, *_url_quote(citation))
+                verdict = self._verify_url(
+                    claim, citation.url, *_url_quote(citation), page=citation.page
+                )
             else:
                 verdict = self._verify_document(claim, citation)
         except ConfigurationError as exc:
@@ -223,6 +233,7 @@ class Verifier:
         quote: str | None = None,
         quote_by: QuoteBy = "user",
         fragment: bool = False,
+        page: int | None = None,
     ) -> Verdict:
         """``fragment``: the quote is the URL's text fragment, whose ``start,end`` range
         marks the whole span between them (nothing is left out, so no gap is refused);
@@ -253,6 +264,8 @@ class Verifier:
                     "detail": fetched.detail,
                 }
             )
+        if fetched.pdf_text is not None:
+            return _verify_pdf(self, claim, fetched.pdf_text, base, quote, quote_by, page)
         texts = split_passages(fetched.text)
         if not texts:
             return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
@@ -317,8 +330,16 @@ class Verifier:
         path = citation.document_path
         if path is None:
             raise StageFailed(Reason.INTERNAL, f"document {citation.document!r} was not resolved")
-        document = Document.load(path)
         base = Verdict(url=citation.target, label=Label.ERROR)
+        try:
+            document = Document.load(path)
+        except PdfUnreadable as exc:
+            return base.model_copy(
+                update={"label": Label.NOT_FOUND, "reason": exc.reason, "detail": exc.detail}
+            )
+        if document.pdf is not None and citation.section is None:
+            quote, by, page = citation.quote, citation.quote_by, citation.page
+            return _verify_pdf(self, claim, document.pdf, base, quote, by, page, document=True)
         if citation.quote is not None:
             provider = citation.quote_by == "provider"
             section = document.find_quote(citation.quote, near=citation.section, provider=provider)
@@ -375,6 +396,43 @@ class Verifier:
             and verdict.confidence < self.review_below
         )
         return verdict.model_copy(update={"review": needs_review}) if needs_review else verdict
+
+
+def _verify_pdf(
+    verifier: Verifier,
+    claim: str,
+    pdf: PdfText,
+    base: Verdict,
+    quote: str | None,
+    quote_by: QuoteBy,
+    page: int | None,
+    document: bool = False,
+) -> Verdict:
+    """A PDF source (stages/pdf.py), for ``verifier``: its passages carry their page, a
+    quote is looked for on the citation's page first and as the text layer may hold it,
+    a quote only the references have is no evidence, and the verdict names its
+    evidence's page."""
+    passages = page_passages(pdf)
+    texts, provider = passages.texts, quote_by == "provider"
+    if not texts:
+        return base.model_copy(update={"label": Label.NOT_FOUND, "reason": Reason.EMPTY_PAGE})
+    holding = None
+    if quote is not None:
+        ask = lambda q, t: verifier._passages_holding(q, t, provider)  # noqa: E731
+        holding = holding_in_pdf(quote, passages, page, ask)
+        refused = references_verdict(base, quote, pdf) if holding is None else None
+        if refused is not None:
+            return refused
+        if holding is None and not provider:
+            elided = QuoteIndex(texts).elision_refusal(quote)
+            reason = Reason.QUOTE_NOT_IN_DOCUMENT if document else Reason.QUOTE_NOT_IN_PAGE
+            return _quote_missing(base, quote, reason, "PDF", elided)
+    if quote is not None and holding is None:
+        verdict = verifier._provider_quote_missing(claim, texts, base)
+    else:
+        shown = holding or verifier._top_passages(claim, texts)
+        verdict = verifier._judge(claim, shown, base)
+    return with_pages(verdict, passages)
 
 
 def _url_quote(citation: Citation) -> tuple[str | None, QuoteBy, bool]:

@@ -47,13 +47,13 @@ _NOT_READ = frozenset(
         Reason.ORIGIN_ERROR,
         Reason.EMPTY_PAGE,
         Reason.CRAWL_FAILED,
-        Reason.PDF_UNSUPPORTED,
         Reason.PAGE_TOO_LARGE,
-        # Reasons of newer page kinds, by their stable strings.
-        "paywalled",
-        "pdf_no_text",
-        "pdf_encrypted",
-        "pdf_too_large",
+        Reason.PAYWALLED,
+        # A cited PDF whose text could not be read (stages/pdf.py).
+        Reason.PDF_NO_TEXT,
+        Reason.PDF_ENCRYPTED,
+        Reason.PDF_TOO_LARGE,
+        Reason.PDF_MALFORMED,
     }
 )
 # Reasons for which nothing was checked: the citation is not rated.

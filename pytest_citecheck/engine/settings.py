@@ -17,6 +17,7 @@ from pytest_citecheck.core.defaults import (
     DEFAULT_JUDGE_BATCH_WAIT,
     DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_PANEL_RULE,
+    DEFAULT_PDF_FETCH,
     DEFAULT_REVIEW_BELOW,
     DEFAULT_TIMEOUT,
     DEFAULT_URL_POLICY,
@@ -74,6 +75,8 @@ class EngineSettings:
     # Which cited URLs may be fetched (pytest_citecheck.stages.url_policy); a refused
     # one is a ``url_refused`` verdict and no request.
     url_policy: str = DEFAULT_URL_POLICY
+    # How a cited .pdf URL is fetched (stages/pdf_fetch.py): the Crawling API or direct.
+    pdf_fetch: str = DEFAULT_PDF_FETCH
     # Requests in flight per service (pytest_citecheck.core.limits): the Crawling API's
     # documented 20 per token; None for a judge: its provider's default cap.
     crawl_concurrency: int = CRAWLING_API_CAP

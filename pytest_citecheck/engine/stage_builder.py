@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.fetch_rules import Fetcher
     from pytest_citecheck.stages.judges.base import Judge
     from pytest_citecheck.stages.judges.compat import ServerFormats
+    from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
     from pytest_citecheck.stages.retrieval import Ranker
     from pytest_citecheck.stages.screenshot import PageShots
     from pytest_citecheck.stages.wayback import WaybackLookup
@@ -165,6 +166,8 @@ class StageBuilder:
                         retry=self.retry_policy("crawlbase"),
                         client=self.http_client(),
                         terms=self.settings.terms,
+                        pdf_fetch=self.settings.pdf_fetch,
+                        direct=self._direct_pdf(),
                     )
             return self._fetcher
 
@@ -178,6 +181,19 @@ class StageBuilder:
                     self.environ, client=self.http_client(), retry=self.retry_policy("wayback")
                 )
             return self._wayback
+
+    def _direct_pdf(self) -> DirectPdfFetcher | None:
+        """The direct PDF download (``pdf_fetch = direct``) on the engine's client."""
+        if self.settings.pdf_fetch != "direct":
+            return None
+        from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
+
+        return DirectPdfFetcher(
+            self.http_client(),
+            url_policy=self.settings.url_policy,
+            retry=self.retry_policy("crawlbase"),
+            timeout=self.settings.timeout or 90.0,
+        )
 
     def screenshots(self) -> PageShots:
         """The cited page's picture (citecheck_screenshots), on the engine's client."""

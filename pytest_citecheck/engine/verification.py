@@ -93,6 +93,7 @@ class Verification:
                 judges.name,
                 confirm=not self.settings.no_confirm,
                 batch=self.settings.judge_batch,
+                pdf_fetch=self.settings.pdf_fetch,
                 screenshots=self.settings.screenshots,
             )
         )

@@ -110,7 +110,8 @@ class JobClaim:
 
 def fetched_citations(jc: JobClaim) -> list[tuple[str, str]]:
     """``(citation id, fetch key)`` of every web citation of ``jc`` whose page is
-    crawled (a PDF never is), by position among all its citations."""
+    crawled by the Crawler (a ``.pdf`` URL never is: the file is crawled synchronously,
+    large_audit/delivery_transport.py), by position among all its citations."""
     return [
         (citation_id(jc.ident, position), fetch_url(c.url))
         for position, c in enumerate(jc.claim.citations, 1)

@@ -8,7 +8,8 @@ answers those requests from the deliveries, in the Crawling API's own reply form
 (``original_status``, ``pc_status`` and ``url`` headers, the markdown body). So the
 claim's cassette records each page as a synchronous crawl would have, with one more
 header naming the Crawler's rid (:data:`CRAWLER_RID_HEADER`), and a replay reads it
-like any recording. Every other request (the judges') goes to the network.
+like any recording. Every other request (the judges', and a ``.pdf`` URL's request for
+the file, which is never pushed) goes to the network.
 
 Which deliveries answer is set per claim, for the thread verifying it
 (:meth:`DeliveryTransport.serving`): claims verified in parallel each see their own.
@@ -85,6 +86,15 @@ def needs_javascript_message(url: str) -> str:
         "JavaScript Crawler: add --js-crawler NAME (a Crawler created for your Crawlbase "
         f"JavaScript token, {TOKEN_ENV['javascript']}) and run the same command again"
     )
+
+
+def _asks_for_a_pdf(request: httpx.Request, target: str) -> bool:
+    """A ``.pdf`` URL asked for as the file (stages/fetch.py's ``PDF_PARAMS``)."""
+    from pytest_citecheck.stages.fetch import PDF_PARAMS
+    from pytest_citecheck.stages.fetch_rules import is_pdf
+
+    params = request.url.params
+    return is_pdf(target) and all(params.get(k) == v for k, v in PDF_PARAMS)
 
 
 class DeliveryTransport(httpx.BaseTransport):
@@ -176,6 +186,10 @@ class DeliveryTransport(httpx.BaseTransport):
         if request.url.params.get("token") in self._js_tokens:
             return self._javascript(serving, target, request)
         delivery = None if serving is None else serving.pages.get(target)
+        if delivery is None and _asks_for_a_pdf(request, target):
+            # A PDF is never pushed (crawler_job.fetched_citations): the file is
+            # crawled synchronously, as in a run without a job.
+            return self._fallback.handle_request(request)
         if delivery is None:
             raise NoDelivery(f"no Crawler delivery for {target}")
         return delivery_reply(delivery, request)

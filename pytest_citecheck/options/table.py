@@ -884,6 +884,35 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "pdf_fetch",
+        "how a cited .pdf URL is fetched: crawling-api (like any page: its proxies, its "
+        "billing) or direct (downloaded from the origin, under the URL policy, no credits)",
+        default=d.DEFAULT_PDF_FETCH,
+        choices=d.PDF_FETCHES,
+        target="engine",
+        pytest_flag="--citecheck-pdf-fetch",
+        ini="citecheck_pdf_fetch",
+        plugin_term="ini",
+        cli={
+            "batch": Flag("--pdf-fetch"),
+            "recheck": Hidden("the recheck fetches the URLs the recordings fetched"),
+            "serve": Hidden(
+                "the service fetches through the Crawling API only: a direct download "
+                "would reach the network from the operator's host"
+            ),
+            "validate": Hidden(_NOT_JUDGING),
+        },
+        service=Hidden(
+            "the service fetches through the Crawling API only: a direct download would "
+            "reach the network from the operator's host"
+        ),
+        doc=(
+            "`direct`: a cited `.pdf` URL is downloaded from its origin (redirects checked "
+            "against the URL policy, recorded in the cassette like any exchange) instead of "
+            "through the Crawling API (see [PDF sources](verification.md#pdf-sources))"
+        ),
+    ),
+    Option(
         "concurrency",
         "claims verified at once (replaying does not need it)",
         default=d.DEFAULT_CONCURRENCY,

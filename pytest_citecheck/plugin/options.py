@@ -90,6 +90,7 @@ HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "concurrency",
             "timeout",
             "max_page_bytes",
+            "pdf_fetch",
             "cache_dir",
             "max_claim_chars",
             "document_roots",

@@ -26,6 +26,7 @@ from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label, Reaso
 from pytest_citecheck.core.prices import money
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import ratio
+from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import deciding, shown_label
 from pytest_citecheck.engine.gate import gate_title, stopped_text
 from pytest_citecheck.engine.rates import RATE_NAMES
@@ -110,6 +111,8 @@ def _facts(v: dict[str, Any]) -> list[tuple[str, str]]:
         ("original status", v.get("original_status")),
         ("rid", v.get("rid")),
         ("section", v.get("section")),
+        # A PDF's page the evidence is on, as a link that opens the file there.
+        ("page", None if v.get("page") is None else page_link(v["url"], v["page"])),
         # A citation with no recording names the judge that would record it, not one that judged.
         ("records with" if v.get("reason") == Reason.NO_RECORDING else "judge", v.get("judge")),
         # Set when the guard overruled the judge (injection, relevance, a refused quote).

@@ -14,6 +14,7 @@ from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER
 from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.text import plural, ratio, truncate
+from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     alce_line,
@@ -151,7 +152,8 @@ def render_markdown(data: dict[str, Any], report_url: str | None = None) -> str:
         ]
         out += [
             f"| {v['label']} | {_linked(claim, links, report_url)}: {cell(claim['claim'], 120)} | "
-            f"{cell(v['url'])} | {cell(v.get('evidence_quote') or '', 200)} |"
+            f"{cell(page_link(v['url'], v.get('page')))} | "
+            f"{cell(v.get('evidence_quote') or '', 200)} |"
             for claim, v in bad
         ]
         out.append("")

@@ -9,6 +9,7 @@ from pytest_citecheck.claims.labels import Reason
 from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import terminal_safe, truncate
+from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import shown_label
 from pytest_citecheck.reports.listings import missing_recording
 
@@ -34,7 +35,7 @@ def citation_table(result: ClaimResult, *, verbose: bool = True) -> list[str]:
                 v.reason
                 or (Reason.PROVIDER_QUOTE_NOT_ON_PAGE if v.provider_quote_not_on_page else "-"),
                 conf,
-                truncate(scrub(v.final_url or v.url), 60, flatten=True),
+                truncate(scrub(page_link(v.final_url or v.url, v.page)), 60, flatten=True),
                 truncate(scrub(v.evidence_quote or ""), 70, flatten=True),
             )
         )
@@ -72,7 +73,7 @@ def explain_label(
             conf = "" if v.confidence is None else f" ({v.confidence:.2f})"
             said = truncate(v.evidence_quote, 80, flatten=True)
             quote = f': "{said}"' if v.evidence_quote else ""
-            lines.append(f"  {i}. {v.label.value}{reason}{conf} {v.url}{quote}")
+            lines.append(f"  {i}. {v.label.value}{reason}{conf} {page_link(v.url, v.page)}{quote}")
             if v.detail and v.detail not in details:
                 details.append(v.detail)
     lines.extend(truncate(d, 400, flatten=True) for d in details)

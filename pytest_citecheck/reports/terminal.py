@@ -14,6 +14,7 @@ from pytest_citecheck.claims.results import Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio, terminal_safe, truncate
+from pytest_citecheck.core.urls import page_link
 from pytest_citecheck.engine.aggregate import (
     REVIEW_HEADING,
     Totals,
@@ -136,7 +137,7 @@ class TerminalSummary(ReportListings):
         out += self._listing(
             "contradicted and fabricated:",
             lambda v: v.label in BAD_LABELS,
-            lambda nodeid, v: f"  {v.label.value.upper():<12} {nodeid}  {v.url}",
+            lambda nodeid, v: f"  {v.label.value.upper():<12} {nodeid}  {page_link(v.url, v.page)}",
             "red",
             lambda v: (
                 f'      "{truncate(v.evidence_quote, 110, flatten=True)}"'
@@ -175,7 +176,8 @@ class TerminalSummary(ReportListings):
             f"{REVIEW_HEADING}:",
             lambda v: v.review,
             lambda nodeid, v: (
-                f"  {v.label.value:<12} {_confidence(v)}  {nodeid}  {v.url}  [{review_why(v)}]"
+                f"  {v.label.value:<12} {_confidence(v)}  {nodeid}  "
+                f"{page_link(v.url, v.page)}  [{review_why(v)}]"
             ),
             "yellow",
         )

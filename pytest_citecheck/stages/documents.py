@@ -12,7 +12,11 @@ that encloses it is what the judge reads. Three layouts are understood:
   ``Abstract``; ``ref`` is the number (``4.1.4``, ``A.1``, ``Appendix A``).
   Running page headers and footers are removed first and blank runs collapse
   to one blank line, so a quote that runs across a page break still matches;
-- any other text: paragraphs, ``ref`` ``paragraph N``.
+- any other text: paragraphs, ``ref`` ``paragraph N``;
+- a PDF (``.pdf``, or a file starting ``%PDF-``): its text extracted page by page
+  (:mod:`pytest_citecheck.stages.pdf`), one section a page, ``ref`` ``page N``, the
+  references section cut off; a quote is looked for as the text layer may hold it.
+  One that cannot be read raises :class:`~pytest_citecheck.stages.pdf.PdfUnreadable`.
 
 Text before the first heading is a section with ref ``preamble``.
 """
@@ -28,9 +32,10 @@ from typing import Literal
 
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.stages.guard import ElisionRefused, QuoteIndex
+from pytest_citecheck.stages.pdf import PdfText, is_pdf_body
 from pytest_citecheck.stages.text import normalise
 
-Kind = Literal["markdown", "rfc", "plain"]
+Kind = Literal["markdown", "rfc", "plain", "pdf"]
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
 PREAMBLE = "preamble"
@@ -92,6 +97,8 @@ class Document:
         self.text = text
         self.sections = sections
         self.kind: Kind = kind
+        # A PDF's text page by page (kind "pdf"), else None.
+        self.pdf: PdfText | None = None
         # The normalised document, section after section: where a quote is.
         self._index = QuoteIndex([section.text for section in sections])
 
@@ -116,12 +123,29 @@ class Document:
             raise ConfigurationError(
                 f"cannot read document {str(path)!r}: {exc.strerror or exc}"
             ) from exc
-        document = cls.parse(_decode(raw), path=resolved)
+        document = cls.from_pdf(raw, resolved) if _is_pdf_file(resolved, raw) else None
+        if document is None:
+            document = cls.parse(_decode(raw), path=resolved)
         with _cache_lock:
             # One entry per file: an edited file replaces its stale version.
             for stale in [k for k in _cache if k[0] == resolved]:
                 del _cache[stale]
             _cache[key] = document
+        return document
+
+    @classmethod
+    def from_pdf(cls, data: bytes, path: Path) -> Document:
+        """A PDF document: one section a page (``page N``); raises ``PdfUnreadable``."""
+        from pytest_citecheck.stages.pdf import extract
+
+        pdf = extract(data)
+        sections = [
+            Section(ref=f"page {number}", title="", text=text, line=number)
+            for number, text in enumerate(pdf.pages, start=1)
+            if text.strip()
+        ]
+        document = cls(path, pdf.text, sections, "pdf")
+        document.pdf = pdf
         return document
 
     @classmethod
@@ -153,7 +177,13 @@ class Document:
         gives a section spanning them (ref ``"4.1.3-4.1.4"``) so that the
         judge reads all of the quoted text.
         """
-        occurrences = self._index.find(quote, provider)
+        from pytest_citecheck.stages.pdf import quote_variants
+
+        occurrences: list[tuple[int, int]] = []
+        for variant in quote_variants(quote) if self.kind == "pdf" else [quote]:
+            occurrences = self._index.find(variant, provider)
+            if occurrences:
+                break
         if not occurrences:
             return None
         if near is not None:
@@ -391,3 +421,7 @@ def _span(sections: list[Section]) -> Section:
         text="\n\n".join(s.text for s in sections),
         line=sections[0].line,
     )
+
+
+def _is_pdf_file(path: Path, raw: bytes) -> bool:
+    return path.suffix.lower() == ".pdf" or is_pdf_body(raw)

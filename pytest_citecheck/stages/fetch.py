@@ -18,7 +18,10 @@ large, a soft 404) is decided by :mod:`pytest_citecheck.stages.fetch_rules` alon
 after the fetcher returns; the fetcher asks its predicates only to stop crawling:
 a page that is gone (404/410), a deep link that lands on ``/``, a wall a browser
 does not pass or a paywall (:mod:`pytest_citecheck.stages.paywall`) is not fetched
-again, and a ``.pdf`` URL is not fetched at all.
+again. A ``.pdf`` URL is asked for as the file itself (:data:`PDF_PARAMS`; or
+downloaded directly, ``pdf_fetch = direct``), and any reply that is a PDF (its body or
+its Content-Type) is handed back as bytes for the rules to extract
+(:mod:`pytest_citecheck.stages.pdf`).
 What only the crawl can tell stays here: a failed crawl (``crawl_failed``) and a
 page with no text even rendered with JavaScript (``empty_page``).
 
@@ -55,13 +58,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.results import Fetch
+from pytest_citecheck.core.defaults import DEFAULT_PDF_FETCH
 from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.core.providers import TOKEN_ENV, TokenKind
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
@@ -79,9 +83,13 @@ from pytest_citecheck.stages.fetch_rules import (
     redirected_to_homepage,
 )
 from pytest_citecheck.stages.paywall import paywall_signal
+from pytest_citecheck.stages.pdf import pdf_reply
 
 # -- the rules' constants ------------------------------------------------------
 
+
+if TYPE_CHECKING:
+    from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
 
 DEFAULT_BASE_URL = "https://api.crawlbase.com/"
 BASE_URL_ENV = "CITECHECK_CRAWLBASE_URL"
@@ -105,6 +113,11 @@ _CREDITS = {"normal": 1.0, "javascript": 2.0}
 _STORE_CREDITS = 0.5
 
 DEFAULT_RETRY = RetryPolicy()
+
+# A ``.pdf`` URL is asked for as the file (no ``format=md``: it converts HTML) with the
+# origin's headers (``get_headers=true``: its Content-Type). docs/verification.md, "PDF
+# sources", says what the Crawling API is assumed to answer where its docs are silent.
+PDF_PARAMS = (("get_headers", "true"),)
 
 
 def base_url_from(environ: Mapping[str, str]) -> str:
@@ -146,6 +159,8 @@ class _Reply:
     stopped: str | None = None  # why a reply asked to be retried was not (Sent.stopped)
     # The Crawler's rid when the reply is a Crawler delivery (billed once, no storage).
     crawler_rid: str | None = None
+    # The body when it is a PDF (stages/pdf.py): bytes, never decoded as text.
+    pdf: bytes | None = None
 
     @property
     def chars(self) -> int:
@@ -199,7 +214,9 @@ class _Crawl:
         return out
 
     def page(self, reply: _Reply) -> FetchResult:
-        """The raw page ``reply`` gave, for the page rules to read."""
+        """The raw page ``reply`` gave, for the page rules to read (a PDF's bytes as such)."""
+        if reply.pdf is not None:
+            return replace(self.result(reply), pdf=reply.pdf)
         return self.result(reply, text=reply.text)
 
     def failed(self, reply: _Reply | None, detail: str) -> FetchResult:
@@ -267,10 +284,9 @@ def _rid(headers: Mapping[str, str]) -> str | None:
 class CrawlbaseFetcher:
     """Fetches URL citations through the Crawling API (docs/architecture.md, "A claim's path").
 
-    ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one
-    raises :class:`ConfigurationError` when it is needed, unless
-    ``require_tokens`` is False (replaying recordings: the cassette stores the
-    token as a placeholder), in which case a placeholder is sent in its place.
+    ``token``/``js_token`` are the Normal and JavaScript tokens. A missing one raises
+    :class:`ConfigurationError` when it is needed, unless ``require_tokens`` is False
+    (replaying recordings: the cassette stores the token as a placeholder, sent instead).
     """
 
     def __init__(
@@ -284,8 +300,13 @@ class CrawlbaseFetcher:
         retry: RetryPolicy = DEFAULT_RETRY,
         timeout: float = 90.0,
         terms: Terms = NEUTRAL,
+        pdf_fetch: str = DEFAULT_PDF_FETCH,
+        direct: DirectPdfFetcher | None = None,
     ) -> None:
         self.terms = terms
+        # How a ``.pdf`` URL is fetched: the API, or ``direct`` (stages/pdf_fetch.py).
+        self.pdf_fetch = pdf_fetch
+        self.direct = direct
         self._tokens: dict[TokenKind, str | None] = {
             "normal": token or None,
             "javascript": js_token or None,
@@ -297,10 +318,8 @@ class CrawlbaseFetcher:
         self._owns_client = client is None
         # Only what the Crawling API calls transient is retried: a 520 goes
         # to the JavaScript token at once instead of burning retries.
-        self.retry = replace(
-            retry,
-            retry_statuses=frozenset(retry.retry_statuses) & CRAWL_TRANSIENT_STATUSES,
-        )
+        transient = frozenset(retry.retry_statuses) & CRAWL_TRANSIENT_STATUSES
+        self.retry = replace(retry, retry_statuses=transient)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **kw: Any) -> CrawlbaseFetcher:
@@ -330,8 +349,9 @@ class CrawlbaseFetcher:
     def fetch(self, url: str) -> FetchResult:
         crawl = _Crawl(url)
         if is_pdf(url):
-            # No text is extracted from a PDF: not worth a call (the rules say why).
-            return crawl.result(None)
+            fetched = self._fetch_pdf(crawl)
+            if fetched is not None:
+                return fetched
         normal = self._crawl_with(crawl, "normal")
         if isinstance(normal, FetchResult):
             return normal
@@ -390,6 +410,8 @@ class CrawlbaseFetcher:
             return _Escalate(
                 f"cb_status {reply.cb_status} in an HTTP {reply.status_code} reply", failed=True
             )
+        if reply.pdf is not None and 200 <= reply.status_code < 300:
+            return crawl.page(reply)  # a PDF whatever its URL said: its text is extracted
         if not 200 <= reply.status_code < 300:
             if reply.stopped is not None:
                 why = f": {reply.stopped}."
@@ -424,6 +446,28 @@ class CrawlbaseFetcher:
             return reply
         return crawl.page(reply)
 
+    # -- PDFs (stages/pdf.py) -------------------------------------------------
+
+    def _fetch_pdf(self, crawl: _Crawl) -> FetchResult | None:
+        """A ``.pdf`` URL: one call for the file itself (no ``format=md``, which renders
+        HTML; ``get_headers`` for the origin's ``Content-Type``), or a direct download
+        when ``pdf_fetch`` says so. None: the reply is not a PDF after all (an HTML
+        landing page), so the page is crawled as any page is."""
+        if self.pdf_fetch == "direct" and self.direct is not None:
+            return self.direct.fetch(crawl.url)
+        reply = self._call(crawl, "normal", False, None, as_pdf=True)
+        if reply.failure is not None:
+            return crawl.failed(
+                reply, f"The Crawling API could not crawl the PDF: {reply.failure}."
+            )
+        if is_gone(reply.original_status) or reply.pdf is not None:
+            return crawl.page(reply)
+        if reply.status_code in FAILED_CRAWL_STATUSES or reply.cb_status in FAILED_CRAWL_STATUSES:
+            return None  # the page path escalates a failed crawl as it does for a page
+        if not 200 <= reply.status_code < 300:
+            return crawl.failed(reply, f"The Crawling API answered HTTP {reply.status_code}.")
+        return None
+
     # -- the wire ------------------------------------------------------------
 
     def _has_token(self, kind: TokenKind) -> bool:
@@ -448,17 +492,21 @@ class CrawlbaseFetcher:
         )
 
     def _call(
-        self, crawl: _Crawl, kind: TokenKind, readability: bool, after: _Escalate | None
+        self,
+        crawl: _Crawl,
+        kind: TokenKind,
+        readability: bool,
+        after: _Escalate | None,
+        *,
+        as_pdf: bool = False,
     ) -> _Reply:
         token = self._token(kind, after)
         # Like the SDK: token, then the options, ``url`` last.
-        params = (
-            ("token", token),
-            ("format", "md"),
-            *((("md_readability", "true"),) if readability else ()),
-            ("store", "true"),
-            ("url", crawl.url),
-        )
+        if as_pdf:
+            options: tuple[tuple[str, str], ...] = PDF_PARAMS
+        else:
+            options = (("format", "md"), *((("md_readability", "true"),) if readability else ()))
+        params = (("token", token), *options, ("store", "true"), ("url", crawl.url))
         request = self._client.build_request(
             "GET", self.base_url, params=params, timeout=self.timeout
         )
@@ -485,11 +533,13 @@ class CrawlbaseFetcher:
             )
         headers = response.headers
         cb_status = _int_header(headers, "cb_status")
+        pdf = pdf_reply(response.is_success, response.content, response.headers)
         reply = _Reply(
             kind,
-            readability,
+            readability and not as_pdf,
             status_code=response.status_code,
-            text=response.text if response.is_success else "",
+            text=response.text if response.is_success and pdf is None else "",
+            pdf=pdf,
             original_status=_int_header(headers, "original_status"),
             cb_status=cb_status if cb_status is not None else _int_header(headers, "pc_status"),
             final_url=_final_url(headers),

@@ -10,7 +10,10 @@ only to decide whether to fetch again or to stop; it never words a page verdict:
 1. ``original_status`` 404 or 410 -> ``unreachable`` (``http_404`` / ``http_410``);
 2. a deep link whose final URL is the homepage -> ``not_found``,
    ``redirected_to_homepage``;
-3. a ``.pdf`` URL -> ``not_found``, ``pdf_unsupported``;
+3. a PDF (the fetcher hands back its bytes: a ``.pdf`` URL, or a reply that is one) ->
+   its text, page by page (:mod:`pytest_citecheck.stages.pdf`), or ``not_found`` with
+   ``pdf_encrypted``, ``pdf_no_text``, ``pdf_too_large`` or ``pdf_malformed``
+   (:func:`pdf_rule`); no page rule below reads a PDF's text;
 4. a blocked page (:func:`blocked_page`: a short bot-challenge or captcha
    interstitial, or an origin 401/403/429) -> ``not_found``, ``blocked``, marked
    for review (:func:`blocked_rule`); a paywall named by a structured signal (an
@@ -42,6 +45,7 @@ from pytest_citecheck.core.errors import ResponseTooLarge
 from pytest_citecheck.core.terms import NEUTRAL, Terms
 from pytest_citecheck.core.urls import fetch_url
 from pytest_citecheck.stages.paywall import paywall_signal, paywalled_detail
+from pytest_citecheck.stages.pdf import PdfLimits, PdfText, PdfUnreadable
 from pytest_citecheck.stages.text import remembered
 
 
@@ -65,6 +69,10 @@ class FetchResult:
     fetches: list[Fetch] = field(default_factory=list)
     # A person should look at the page (a blocked page is not evidence either way).
     review: bool = False
+    # A PDF's bytes as the fetcher got them (the rules extract them), then its text
+    # page by page (``text`` is then the body's text, pages apart).
+    pdf: bytes | None = None
+    pdf_text: PdfText | None = None
 
     @property
     def credits(self) -> float:
@@ -253,7 +261,7 @@ def non_whitespace_chars(text: str) -> int:
 
 
 def is_pdf(url: str) -> bool:
-    """Whether ``url`` names a PDF document ."""
+    """Whether ``url``'s path names a PDF document (a reply may say so too: stages/pdf.py)."""
     return urlsplit(url).path.lower().endswith(".pdf")
 
 
@@ -283,10 +291,19 @@ def redirected_to_homepage(url: str, final_url: str | None) -> bool:
 
 # -- the messages a user reads (the same from every fetcher) ---------------------------
 
-PDF_DETAIL = (
-    "PDF documents are not supported: only a page's text is judged, and no text is "
-    "extracted from a PDF."
-)
+
+def pdf_rule(result: FetchResult, max_page_bytes: int | None) -> FetchResult:
+    """A fetched PDF's text (``pdf_text``, ``text``) or the reason it cannot be read."""
+    from pytest_citecheck.stages.pdf import extract
+
+    assert result.pdf is not None
+    try:
+        text = extract(result.pdf, PdfLimits(max_bytes=max_page_bytes))
+    except PdfUnreadable as exc:
+        return replace(
+            _settled(result, Label.NOT_FOUND, exc.reason, exc.detail), pdf=None, pdf_text=None
+        )
+    return replace(result, pdf=None, pdf_text=text, text=text.text)
 
 
 def gone_detail(status: int | None) -> str:
@@ -349,7 +366,7 @@ def fetch_raw(fetcher: Fetcher, url: str, terms: Terms = NEUTRAL) -> FetchResult
         return FetchResult(
             url=url,
             label=Label.NOT_FOUND,
-            reason=Reason.PAGE_TOO_LARGE,
+            reason=Reason.PDF_TOO_LARGE if is_pdf(url) else Reason.PAGE_TOO_LARGE,
             detail=too_large_detail(exc.limit, terms),
         )
 
@@ -378,8 +395,8 @@ def apply_rules(
             Reason.REDIRECTED_TO_HOMEPAGE,
             homepage_detail(result.final_url),
         )
-    if is_pdf(url):
-        return _settled(result, Label.NOT_FOUND, Reason.PDF_UNSUPPORTED, PDF_DETAIL)
+    if result.pdf is not None:
+        return pdf_rule(result, max_page_bytes)
     blocked = blocked_rule(result)
     if blocked is not None:
         return blocked

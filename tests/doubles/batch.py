@@ -13,7 +13,7 @@ boiling            /old-report                      unreachable (http_404)
 boiling            /science/deep/link               not_found (redirected_to_homepage)
 eiffel             /landmarks/eiffel                supported
 eiffel             /gone                            unreachable (http_410)
-eiffel             /landmarks/eiffel-report.pdf     not_found (pdf_unsupported)
+eiffel             /landmarks/eiffel-report.pdf     not_found (pdf_no_text: a scan)
 boiling-90         /articles/sea-level              contradicted
 boiling-90         /missing                         unreachable (http_404)
 boiling-90         /articles/unrelated              not_found (the judge found nothing)
@@ -32,6 +32,7 @@ import pytest
 
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, verdict
+from tests.doubles.pdfs import make_pdf
 
 SITE = "https://example.com"
 FILLER = (
@@ -57,6 +58,8 @@ PAGES: dict[str, Page] = {
     f"{SITE}/articles/sea-level": Page(markdown=f"# Sea level\n\n{SEA_LEVEL}{FILLER}\n"),
     f"{SITE}/missing": Page(markdown="Not Found", original_status=404),
     f"{SITE}/articles/unrelated": Page(markdown=f"# Kettles\n\n{UNRELATED}{FILLER}\n"),
+    # Two pages of images and no text layer.
+    f"{SITE}/landmarks/eiffel-report.pdf": Page(pdf=make_pdf([[], []])),
 }
 
 RECORDS = [

@@ -33,7 +33,7 @@ REASONS = {
     "http_410",
     "redirected_to_homepage",
     "soft_404",
-    "pdf_unsupported",
+    "pdf_no_text",
     "evidence_quote_not_in_source",
     "quote_not_in_document",
     "blocked",

@@ -116,14 +116,14 @@ def tab(browser: Any) -> Iterator[Page]:
     page.context.close()
 
 
-def test_example_report_lists_all_25_claims_and_fetches_nothing(
+def test_example_report_lists_all_26_claims_and_fetches_nothing(
     tab: Page, example: tuple[Path, dict[str, Any]]
 ) -> None:
     path, data = example
     page = tab.open(path)
-    assert len(data["claims"]) == 25
-    assert tab.visible_claims() == 25
-    assert page.inner_text("#shown") == "25 of 25 claims"
+    assert len(data["claims"]) == 26
+    assert tab.visible_claims() == 26
+    assert page.inner_text("#shown") == "26 of 26 claims"
     assert page.inner_text("#gate") == "gate passed"
     assert tab.errors == []
     assert tab.requests == [path.as_uri()]
@@ -141,7 +141,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
     page.select_option("#filter-label", "contradicted")
     shown = page.locator("tbody.claim:visible button.toggle").all_inner_texts()
     assert sorted(shown) == sorted(contradicted)
-    assert page.inner_text("#shown") == f"{len(contradicted)} of 25 claims (label contradicted)"
+    assert page.inner_text("#shown") == f"{len(contradicted)} of 26 claims (label contradicted)"
 
     page.select_option("#filter-label", "")
     page.fill("#filter-text", "boiling-point-50")
@@ -149,7 +149,7 @@ def test_label_and_text_filters(tab: Page, example: tuple[Path, dict[str, Any]])
         "boiling-point-50-degrees"
     ]
     page.fill("#filter-text", "")
-    assert tab.visible_claims() == 25
+    assert tab.visible_claims() == 26
     assert tab.errors == []
 
 
@@ -209,7 +209,7 @@ def test_claim_table_shows_the_deciding_reason_fabricated_and_what_the_judge_sai
         texts: list[str] = row.locator("tr.row td").all_inner_texts()
         return [t.strip() for t in texts]
 
-    # supported by one citation; the PDF's pdf_unsupported did not decide it.
+    # supported by one citation; the PDF's pdf_no_text did not decide it.
     assert cells("crater-lake-winter-closures")[3:5] == ["supported", "–"]
     assert cells("jwt-exp-mandatory-invented-quote")[3:5] == [
         "fabricated",

@@ -48,21 +48,21 @@ def test_one_line_says_how_many_lack_a_recording_and_the_one_command(imported: P
     assert result.returncode == 1, out
     lines = [line for line in out.splitlines() if COMMAND in line]
     assert lines == [
-        "citecheck: 15 citations in 12 claims have no recording; record them with: "
+        "citecheck: 16 citations in 12 claims have no recording; record them with: "
         f"{COMMAND} citecheck_answers.yaml (recording needs CRAWLBASE_TOKEN, OPENAI_API_KEY "
         "for the judge openai:gpt-4o-mini and the embed or bm25 extra); -v lists each"
     ], out
     # Each citation still fails on its own, in its claim's table, naming its reason.
     rows = [line for line in out.splitlines() if TABLE_ROW.match(line)]
     elsewhere = [line for line in out.splitlines() if "no_recording" in line and line not in rows]
-    assert len(rows) == 15, (elsewhere, out)
+    assert len(rows) == 16, (elsewhere, out)
     assert not elsewhere, (elsewhere, out)
 
 
 def test_verbose_lists_each_claim_with_its_own_command(imported: Path) -> None:
     out = run(imported, ".", "-v").stdout
     # Once in each claim's failure, once in the error list, once in the summary line.
-    assert out.count(COMMAND) == 15 + 15 + 1, (
+    assert out.count(COMMAND) == 16 + 16 + 1, (
         [line for line in out.splitlines() if COMMAND in line],
         out,
     )
@@ -75,7 +75,7 @@ def test_on_ci_each_claim_table_prints_once_and_the_summary_names_the_problem(
 ) -> None:
     # CI=true (GitHub Actions sets it): pytest stops trimming short-summary lines.
     out = run(imported, ".", extra_env={"CI": "true"}).stdout
-    assert len([line for line in out.splitlines() if TABLE_ROW.match(line)]) == 15, out
+    assert len([line for line in out.splitlines() if TABLE_ROW.match(line)]) == 16, out
     summary = out[out.index("short test summary info") :].splitlines()[1:-2]
     assert len(summary) == 12, out
     for line in summary:

@@ -87,7 +87,7 @@ def test_batch_writes_one_csv_row_per_citation(
         ("boiling", "/science/deep/link"): ("not_found", "redirected_to_homepage"),
         ("eiffel", "/landmarks/eiffel"): ("supported", ""),
         ("eiffel", "/gone"): ("unreachable", "http_410"),
-        ("eiffel", "/landmarks/eiffel-report.pdf"): ("not_found", "pdf_unsupported"),
+        ("eiffel", "/landmarks/eiffel-report.pdf"): ("not_found", "pdf_no_text"),
         ("boiling-90", "/articles/sea-level"): ("contradicted", ""),
         ("boiling-90", "/missing"): ("unreachable", "http_404"),
         ("boiling-90", "/articles/unrelated"): ("not_found", ""),
@@ -388,7 +388,7 @@ def test_without_record_the_batch_replays_as_pytest_does_and_needs_no_token(
     # Nothing recorded yet: each citation has no recording, and says how to record it;
     # nothing asks for a token, since replaying needs none.
     assert code == 1, out + err
-    assert "error 8" in out  # (the ninth, a PDF link, is decided without a request)
+    assert "error 9" in out  # (a PDF link is fetched too: it has no recording either)
     assert "no recording" in out and "--record once" in out
     assert "not set" not in out + err
     assert not (tmp_path / "cassettes").exists()
@@ -422,7 +422,9 @@ def test_batch_audit_rows_have_the_rid_of_stored_pages_only(
     assert len(rows) == 9
     by_url = {url.removeprefix(SITE): (label, rid) for url, label, rid, _ in rows}
     assert by_url["/articles/boiling"][1] != ""
-    assert by_url["/landmarks/eiffel-report.pdf"] == ("not_found", "")
+    # A PDF is crawled with store=true like a page: the stored file has a rid.
+    assert by_url["/landmarks/eiffel-report.pdf"][0] == "not_found"
+    assert by_url["/landmarks/eiffel-report.pdf"][1] != ""
     assert len({run for *_, run in rows}) == 1
     assert f"audit: run {rows[0][3]} in {audit}" in out
     for suffix in ("", "-wal", "-shm"):

@@ -50,7 +50,8 @@ OPENAI_KEY = "sk-test-crawler-0123456789"
 CRAWLER = "citecheck-audit"
 JOB = "nightly"
 # The nine citations of tests/doubles/batch.py but the PDF (never crawled, never pushed).
-PUSHED_URLS = sorted(url for url in PAGES)
+# A PDF is never pushed: the file is crawled synchronously (delivery_transport.py).
+PUSHED_URLS = sorted(url for url in PAGES if not url.endswith(".pdf"))
 PRECISION = "citation_precision=0.2222 (2/9)"
 # The push threads a job runs (large_audit/assemble.py: PUSH_THREADS).
 PUSH_THREADS = 4
@@ -164,12 +165,16 @@ def test_a_crawler_job_records_cassettes_that_replay_offline_with_the_same_label
     out = capsys.readouterr().out
     assert code == 0, out
     assert PRECISION in out.splitlines()
-    # One crawl per pushed page, billed once each (a push stores nothing).
-    assert "crawling API credits 8," in out
+    # One crawl per pushed page, billed once each (a push stores nothing), and the PDF
+    # crawled synchronously (1 credit + 0.5 for store=true).
+    assert "crawling API credits 9.5," in out
 
-    # Every page came through the Crawler: one push per crawlable citation, no
-    # synchronous crawl, each push asking for the fetcher's format and echoing its ids.
-    assert [c.params.get("callback") for c in api.api_calls] == ["true"] * len(PUSHED_URLS)
+    # Every page came through the Crawler: one push per crawlable citation, and the PDF
+    # as a synchronous crawl, each push asking for the fetcher's format and echoing its ids.
+    pushed = [c for c in api.api_calls if c.params.get("callback") == "true"]
+    assert len(pushed) == len(PUSHED_URLS)
+    synchronous = [c.url for c in api.api_calls if c not in pushed]
+    assert synchronous == [f"{SITE}/landmarks/eiffel-report.pdf"]
     assert sorted(p.url for p in api.pushes) == PUSHED_URLS
     for push in api.pushes:
         assert push.crawler == CRAWLER
@@ -523,7 +528,10 @@ def test_a_recheck_through_the_crawler_finds_what_a_synchronous_recheck_finds(
     out = capsys.readouterr().out
     assert code == 1, out  # evidence_gone fails the recheck
     assert sorted(p.url for p in api.pushes) == PUSHED_URLS
-    assert [c for c in api.api_calls if c.params.get("callback") != "true"] == []
+    # Nothing synchronous but the PDF's file (never pushed).
+    assert [c.url for c in api.api_calls if c.params.get("callback") != "true"] == [
+        f"{SITE}/landmarks/eiffel-report.pdf"
+    ]
     store = JobStore.open(jobs, "rot")
     assert store is not None
     assert store.counts()[JobState.JUDGED] == len(PUSHED_URLS)

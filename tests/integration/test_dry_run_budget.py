@@ -21,6 +21,7 @@ from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
+from tests.doubles.pdfs import make_pdf
 from tests.doubles.ranking import WordOverlap
 
 TOKENS = {"normal": "planted-normal-token-dry-1", "javascript": "planted-js-token-dry-2"}
@@ -33,6 +34,7 @@ def article(topic: str) -> str:
 
 
 URLS = [f"https://example.com/articles/{n}" for n in ("alpha", "beta", "gamma", "delta")]
+PDF = "https://example.com/paper.pdf"
 SPA = "https://example.com/app/spa"
 
 
@@ -49,6 +51,7 @@ def doubles() -> Iterator[tuple[CrawlbaseDouble, StableLLM]]:
             api.add(url, Page(markdown=article(url.rsplit("/", 1)[1])))
         # The normal crawl fails (520): the JavaScript token renders it, a worst-case path.
         api.add(SPA, Page(http_status=520, js=Page(markdown=article("spa"))))
+        api.add(PDF, Page(pdf=make_pdf([article("pdf").splitlines()[-1:] * 3])))
         yield api, llm
 
 
@@ -69,12 +72,13 @@ def claim(claim_id: str, *urls: str) -> Claim:
     )
 
 
-# Ordinary pages: one URL, two URLs, the same URL twice (verified once), a PDF (no call).
+# Ordinary pages: one URL, two URLs, the same URL twice (verified once), a PDF (one
+# crawl of the file, billed like a page).
 CLAIMS = [
     claim("one", URLS[0]),
     claim("two", URLS[1], URLS[2]),
     claim("twice", URLS[3], URLS[3]),
-    claim("pdf-and-page", "https://example.com/paper.pdf", URLS[0]),
+    claim("pdf-and-page", PDF, URLS[0]),
     claim("again", URLS[2]),
 ]
 
@@ -113,23 +117,24 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     assert (plan.to_record, plan.recorded) == (4, 1)
     lines = plan.lines()
     assert lines[-1] == (
-        f"dry run: claims=4 crawls={plan.worst_crawls} judge_calls=5 confirm_calls=5 "
-        f"joint_calls=2 credits={plan.worst_credits:g}"
+        f"dry run: claims=4 crawls={plan.worst_crawls} judge_calls=6 confirm_calls=6 "
+        f"joint_calls=4 credits={plan.worst_credits:g}"
     )
 
     with engine_for(env_for(api, llm), "once") as engine:
         results = engine.verify_claims_sync(CLAIMS, cassette_for=cassette_for)  # type: ignore[arg-type]
     assert all(r.label is not Label.ERROR for r in results)
     # Plain articles: the normal case is exact.
-    assert plan.crawls == len(api.api_calls) == 5
-    assert plan.total_judge_calls == len(llm.calls) == 5
-    # "two" cites two pages: its joint judgment is the most it could make (its two
-    # pages each support it alone here, so none is made).
-    assert plan.joint_calls == 2 and llm.joint_calls == []
+    assert plan.crawls == len(api.api_calls) == 6
+    assert plan.total_judge_calls == len(llm.calls) == 6
+    # "two" and "pdf-and-page" cite two sources each: their joint judgments are the most
+    # they could make (each source supports its claim alone here, so none is made).
+    assert plan.joint_calls == 4 and llm.joint_calls == []
     # Billed: each distinct citation of each recorded claim once (the replayed one is free).
     billed = {(r.id, v.url): v.credits for r in results[1:] for v in r.verdicts}
-    assert plan.credits == sum(billed.values()) == 7.5
-    assert plan.worst_crawls == 4 * plan.crawls
+    assert plan.credits == sum(billed.values()) == 9.0
+    # Four crawls a page at worst, and a PDF's file before them (it might serve HTML).
+    assert plan.worst_crawls == 4 * 5 + 5
 
 
 def test_the_last_line_counts_the_confirmation_calls_the_recording_makes(tmp_path: Path) -> None:

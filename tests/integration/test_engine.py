@@ -532,6 +532,23 @@ class _Fetcher:
         return self.results[url]
 
 
+def encrypted_pdf() -> bytes:
+    """A PDF whose text needs a password (made here with pypdf: no shared file needed)."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    from tests.doubles.pdfs import make_pdf
+
+    writer = PdfWriter()
+    for page in PdfReader(io.BytesIO(make_pdf([["Secret text on the page."] * 5]))).pages:
+        writer.add_page(page)
+    writer.encrypt(user_password="open-sesame", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def test_design_rules_apply_to_a_custom_fetchers_result() -> None:
     article = "Water boils at 100 degrees Celsius at sea level. " * 30
     results = {
@@ -544,8 +561,9 @@ def test_design_rules_apply_to_a_custom_fetchers_result() -> None:
         "https://example.com/missing": FetchResult(
             url="https://example.com/missing", text="# 404\n\nThis page does not exist."
         ),
+        # A custom fetcher's PDF bytes are read by the same rules (here: encrypted).
         "https://example.com/paper.pdf": FetchResult(
-            url="https://example.com/paper.pdf", text=article
+            url="https://example.com/paper.pdf", pdf=encrypted_pdf()
         ),
     }
     engine = Engine.from_settings(
@@ -558,7 +576,7 @@ def test_design_rules_apply_to_a_custom_fetchers_result() -> None:
         (Label.UNREACHABLE, Reason.HTTP_410),
         (Label.NOT_FOUND, Reason.REDIRECTED_TO_HOMEPAGE),
         (Label.NOT_FOUND, Reason.SOFT_404),
-        (Label.NOT_FOUND, Reason.PDF_UNSUPPORTED),
+        (Label.NOT_FOUND, Reason.PDF_ENCRYPTED),
     ]
 
 

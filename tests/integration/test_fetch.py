@@ -20,6 +20,9 @@ from pytest_citecheck.core.secrets import TOKEN_PLACEHOLDERS
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher, FetchResult
 from pytest_citecheck.stages.fetch_rules import fetch_page
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.doubles.pdfs import decompression_bomb, deep_nesting, make_pdf, many_pages, truncated
+
+PDF_LINE = "The bridge opened to traffic in 1932 after six years of work."
 
 URL = "https://example.com/articles/water-boiling-point"
 ARTICLE = "\n\n".join(
@@ -428,13 +431,71 @@ def test_thin_page_that_is_not_a_template_is_judged(api, fetcher):
 @pytest.mark.parametrize(
     "url", ["https://example.com/report.pdf", "https://example.com/a/B.PDF?x=1"]
 )
-def test_pdf_is_not_found_without_any_call(api, fetcher, url):
-    api.add(url, Page(markdown=ARTICLE))
+def test_a_pdf_url_is_asked_for_as_the_file_and_its_text_extracted(api, fetcher, url):
+    api.add(url, Page(pdf=make_pdf([[PDF_LINE] * 12, [PDF_LINE] * 12])))
     result = fetch_page(fetcher, url, None)
 
-    assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.PDF_UNSUPPORTED)
-    assert api.calls == []
-    assert result.credits == 0.0
+    assert result.label is None and result.pdf_text is not None
+    assert len(result.pdf_text.pages) == 2 and PDF_LINE in result.text
+    # One call: the file itself (no format=md, which converts HTML), the origin's headers.
+    [call] = api.calls
+    assert (call.format, call.params.get("get_headers"), call.store) == (None, "true", True)
+    assert result.credits == 1.5
+
+
+def test_a_pdf_url_that_serves_html_is_crawled_as_a_page(api, fetcher):
+    url = "https://example.com/landing.pdf"
+    result = fetch(api, fetcher, Page(markdown=ARTICLE), url=url)
+
+    assert result.text == ARTICLE and result.pdf_text is None
+    # The file was asked for first, then the page as markdown: both billed.
+    assert [c.format for c in api.calls] == [None, "md"]
+    assert result.credits == 3.0
+
+
+def test_a_reply_that_is_a_pdf_is_read_as_one_whatever_its_url(api, fetcher):
+    url = "https://example.com/download?id=7"
+    api.add(url, Page(pdf=make_pdf([[PDF_LINE] * 12])))
+    result = fetch_page(fetcher, url, None)
+
+    assert result.pdf_text is not None and PDF_LINE in result.text
+    assert [c.format for c in api.calls] == ["md"]  # one call: no readability retry
+
+
+def test_an_unreadable_pdf_gets_its_reason(api, fetcher):
+    url = "https://example.com/scan.pdf"
+    api.add(url, Page(pdf=make_pdf([[], []])))
+    result = fetch_page(fetcher, url, None)
+
+    assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.PDF_NO_TEXT)
+    assert result.text is None and result.pdf is None
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (many_pages, Reason.PDF_TOO_LARGE),
+        (decompression_bomb, Reason.PDF_TOO_LARGE),
+        (deep_nesting, Reason.PDF_MALFORMED),
+        (truncated, Reason.PDF_MALFORMED),
+    ],
+    ids=["50000-pages", "decompression-bomb", "deep-nesting", "truncated"],
+)
+def test_a_hostile_pdf_from_the_api_gets_its_reason(api, fetcher, make, reason):
+    url = "https://example.com/hostile.pdf"
+    api.add(url, Page(pdf=make()))
+    result = fetch_page(fetcher, url, 2_000_000)
+
+    assert (result.label, result.reason) == (Label.NOT_FOUND, reason)
+    assert result.text is None and result.detail
+
+
+def test_a_pdf_over_the_size_cap_is_pdf_too_large(api, fetcher):
+    url = "https://example.com/big.pdf"
+    api.add(url, Page(pdf=make_pdf([[PDF_LINE] * 12])))
+    result = fetch_page(fetcher, url, 200)
+
+    assert (result.label, result.reason) == (Label.NOT_FOUND, Reason.PDF_TOO_LARGE)
 
 
 def test_pdf_named_in_the_query_only_is_fetched(api, fetcher):
@@ -611,7 +672,7 @@ _RULED = {
         Page(markdown=ARTICLE, final_url="https://example.com/"),
         Reason.REDIRECTED_TO_HOMEPAGE,
     ),
-    "pdf": ("https://example.com/paper.pdf", Page(markdown=ARTICLE), Reason.PDF_UNSUPPORTED),
+    "pdf": ("https://example.com/paper.pdf", Page(pdf=make_pdf([[], []])), Reason.PDF_NO_TEXT),
     "blocked": (URL, Page(markdown="Verify you are human", pc_status=503), Reason.BLOCKED),
     "soft_404": (URL, Page(markdown=SOFT_404 + "\n\n" + "Menu Home About " * 20), Reason.SOFT_404),
 }

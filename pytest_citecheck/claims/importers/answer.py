@@ -136,9 +136,13 @@ class CitedSource(BaseModel):
     note: str | None = None
     paywall: str | None = None
     where: str = ""
+    # The 1-based page of a PDF the provider says the quote is on.
+    page: int | None = None
 
     def citation(self) -> Citation:
         fields: dict[str, Any] = {"url": self.url, "document": self.document, "quote": self.quote}
+        if self.page is not None:
+            fields["page"] = self.page
         if self.paywall is not None and self.url is not None:
             fields["paywall"] = self.paywall
         if self.quote is not None:

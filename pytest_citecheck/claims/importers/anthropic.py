@@ -180,6 +180,7 @@ def _source(
     if kind in _DOCUMENT_LOCATIONS:
         index = reader.index(citation.get("document_index"), f"{where}.document_index")
         doc_title = reader.optional_text(citation.get("document_title"), f"{where}.document_title")
+        page_number = _page_number(citation) if kind == "page_location" else None
         page = _fetched_page(index, doc_title, documents, fetched or [])
         if page is not None:
             return CitedSource(
@@ -189,9 +190,12 @@ def _source(
                 title=page.title,
                 retrieved_at=page.retrieved_at,
                 where=where,
+                page=page_number,
             )
         name = reader.document(documents, index, doc_title, where, "document_index", str(kind))
-        return CitedSource(document=name, quote=quote, quote_by=by, title=doc_title, where=where)
+        return CitedSource(
+            document=name, quote=quote, quote_by=by, title=doc_title, where=where, page=page_number
+        )
     if kind == "search_result_location":
         source = reader.text(citation.get("source"), f"{where}.source")
         return url_or_document(source, quote=quote, quote_by=by, title=title, where=where)
@@ -201,3 +205,9 @@ def _source(
         "web_search_result_location, search_result_location, char_location, "
         "page_location and content_block_location are understood",
     )
+
+
+def _page_number(citation: dict[str, Any]) -> int | None:
+    """A ``page_location``'s first page (``start_page_number``, 1-based), or None."""
+    start = citation.get("start_page_number")
+    return start if isinstance(start, int) and not isinstance(start, bool) and start >= 1 else None

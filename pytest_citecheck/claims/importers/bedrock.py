@@ -108,7 +108,13 @@ def _source(reader: Reader, value: Any, where: str, documents: Sequence[str] | N
         name = reader.document(
             documents, index, title, f"{where}.location.{kind}", "documentIndex", kind
         )
-        return CitedSource(document=name, quote=quote, quote_by=by, title=title, where=where)
+        start = place.get("start") if kind == "documentPage" else None
+        page = (
+            start if isinstance(start, int) and not isinstance(start, bool) and start >= 1 else None
+        )
+        return CitedSource(
+            document=name, quote=quote, quote_by=by, title=title, where=where, page=page
+        )
     name = source.strip() if isinstance(source, str) and source.strip() else (title or "").strip()
     if "searchResultLocation" in location and name:
         return CitedSource(document=name, quote=quote, quote_by=by, title=title, where=where)

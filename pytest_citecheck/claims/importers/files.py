@@ -316,6 +316,8 @@ def _citation_lines(citation: Citation, sources: Sequence[CitedSource]) -> list[
     if citation.own_quote()[0] is not None and citation.quote_by != "user":
         # Who wrote the quote (its URL's text fragment too: who wrote the URL).
         lines.append(f"        quote_by: {citation.quote_by}")
+    if citation.page is not None:
+        lines.append(f"        page: {citation.page}")  # the provider's page of a PDF
     if citation.paywall is not None:
         # The provider met a paywall: the page is not crawled (remove it to crawl anyway).
         lines.append(f"        paywall: {_quoted(citation.paywall)}")

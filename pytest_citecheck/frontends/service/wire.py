@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.models import check_judge
@@ -53,6 +60,18 @@ class CitationVerdict(BaseModel):
     )
     review: bool = False
     detail: str | None = None
+    page: int | None = Field(
+        default=None,
+        description="The page of a PDF the evidence is on (absent for a web page).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A web page's verdict is answered as it always was.
+        data = handler(self)
+        if isinstance(data, dict) and self.page is None:
+            data.pop("page", None)
+        return data
 
 
 class VerifyResponse(BaseModel):
