@@ -6,7 +6,7 @@ text, and returns an :class:`ImportedAnswer`: every sentence, and one claim per 
 sentence whose citations are the distinct URLs or documents cited for it. Formats,
 one module each: ``openai-responses``, ``openai-chat``, ``anthropic``, ``perplexity``,
 ``perplexity-agent``, ``gemini``, ``gemini-interactions``, ``cohere``, ``mistral``,
-``bedrock-converse``, ``xai``, ``markdown``. A stream saved as its list of events (or
+``bedrock-converse``, ``xai``, ``inspect`` (an Inspect AI assistant message), ``markdown``. A stream saved as its list of events (or
 as SSE text) is reassembled first (:mod:`~pytest_citecheck.claims.importers.streams`). Anything that
 cannot be mapped raises :class:`ResponseImportError` naming the response and the place.
 
@@ -26,6 +26,7 @@ from pytest_citecheck.claims.importers import (
     cohere,
     gemini,
     gemini_interactions,
+    inspect_message,
     markdown,
     mistral,
     openai_chat,
@@ -71,10 +72,13 @@ _READERS: dict[str, Callable[..., tuple[Draft, str | None]]] = {
     mistral.FORMAT: mistral.read,
     bedrock.FORMAT: bedrock.read,
     xai.FORMAT: xai.read,
+    inspect_message.FORMAT: inspect_message.read,
     markdown.FORMAT: markdown.read,
 }
 # Readers whose citations may name the request's documents by their place.
-_WITH_DOCUMENTS = frozenset({anthropic.FORMAT, cohere.FORMAT, mistral.FORMAT, bedrock.FORMAT})
+_WITH_DOCUMENTS = frozenset(
+    {anthropic.FORMAT, cohere.FORMAT, mistral.FORMAT, bedrock.FORMAT, inspect_message.FORMAT}
+)
 FORMATS = tuple(_READERS)
 
 
