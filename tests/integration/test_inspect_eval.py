@@ -1,0 +1,194 @@
+"""``inspect eval`` of a small task scored by citecheck_scorer, end to end: the mock model's
+output carries citations (ContentText.citations), the scorer verifies them against loopback
+pages and a loopback judge, records one cassette per sample, then a second ``inspect eval``
+passes from those recordings with no network and no key; a contradicted citation fails its
+sample's score. The eval log the run wrote imports back (`citecheck import`) into the same
+claims."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.doubles.crawlbase import CrawlbaseDouble, Page
+from tests.doubles.llm import JudgeCall, Scripted, verdict
+from tests.integration.test_engine import KEY, TOKENS, StableLLM, env_for
+
+pytest.importorskip(
+    "inspect_ai", reason="Inspect AI is not installed: pip install 'pytest-citecheck[inspect]'"
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BOIL_URL = "https://science.example/water/boiling"
+SALT_URL = "https://kitchen.example/salt-and-water"
+BOILS = "Water boils at 100 degrees Celsius at sea level."
+RAISES = "Adding salt raises the boiling point of water slightly."
+PAGES = {
+    BOIL_URL: "# Boiling point\n\n"
+    + f"{BOILS} At higher altitudes it boils at a lower temperature. " * 3
+    + "\n\nAir pressure falls with altitude, so the boiling point drops as you climb.\n",
+    SALT_URL: "# Salt and water\n\n"
+    + f"{RAISES} The effect is small for the amounts used in cooking. " * 3
+    + "\n\nCooks salt pasta water for taste, not to change how fast it boils.\n",
+}
+CLAIM_BOILS = "Water boils at 100 degrees Celsius at sea level."
+CLAIM_SALT = "Adding salt lowers the boiling point of water."
+
+TASK = '''
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import (
+    ChatMessageAssistant, ContentText, ModelOutput, ModelUsage, UrlCitation, get_model,
+)
+from inspect_ai.solver import generate
+
+from pytest_citecheck.inspect import citecheck_scorer
+
+ANSWERS = {
+    "How hot does water boil?": [
+        ContentText(text=%(boils)r, citations=[UrlCitation(url=%(boil_url)r, cited_text=%(quote)r)]),
+        ContentText(text=" Nobody cited this sentence."),
+    ],
+    "Does salt change boiling?": [
+        ContentText(text=%(salt)r + " ([kitchen](%(salt_url)s))",
+                    citations=[UrlCitation(url=%(salt_url)r, cited_text=(%(start)d, %(end)d))]),
+    ],
+}
+
+
+def answer(messages, tools, tool_choice, config):
+    content = ANSWERS[messages[-1].text]
+    output = ModelOutput.from_message(ChatMessageAssistant(content=content, model="mockllm/model"))
+    # Usage given: the mock model would otherwise count tokens with tiktoken, whose
+    # encoding is downloaded on first use (this run is offline).
+    output.usage = ModelUsage(input_tokens=12, output_tokens=30, total_tokens=42)
+    return output
+
+
+@task
+def cited():
+    return Task(
+        dataset=[
+            Sample(id="boiling", input="How hot does water boil?"),
+            Sample(id="salt", input="Does salt change boiling?"),
+        ],
+        solver=generate(),
+        scorer=citecheck_scorer(cassettes=%(cassettes)r, ranker="bm25"),
+        model=get_model("mockllm/model", custom_outputs=answer),
+    )
+'''
+
+
+def judge(call: JudgeCall) -> Scripted:
+    """Supported on the boiling page, contradicted on the salt page (quoting it)."""
+    text = " ".join(call.passages)
+    if RAISES in text:
+        return verdict("contradicted", RAISES, 0.95)
+    if BOILS in text:
+        return verdict("supported", BOILS, 0.95)
+    return verdict("not_found", None, 0.9)
+
+
+def write_task(tmp_path: Path) -> Path:
+    salt_text = CLAIM_SALT + f" ([kitchen]({SALT_URL}))"
+    start = len(CLAIM_SALT) + 1
+    task = tmp_path / "cited_task.py"
+    task.write_text(
+        TASK
+        % {
+            "boils": CLAIM_BOILS,
+            "boil_url": BOIL_URL,
+            "quote": "boils at 100 degrees Celsius",
+            "salt": CLAIM_SALT,
+            "salt_url": SALT_URL,
+            "start": start,
+            "end": len(salt_text),
+            "cassettes": str(tmp_path / "cassettes"),
+        },
+        encoding="utf-8",
+    )
+    return task
+
+
+def inspect_eval(task: Path, logs: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Run ``inspect eval`` in a child process; the JSON log it wrote."""
+    keep = {k: v for k, v in os.environ.items() if not k.endswith(("_KEY", "_TOKEN"))}
+    keep.pop("CITECHECK_RECORD", None)
+    child_env = {
+        **keep,
+        **env,
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "INSPECT_TELEMETRY": "",
+        "NO_COLOR": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "eval", task.name, "--log-dir", str(logs),
+         "--log-format", "json", "--display", "plain"],
+        cwd=task.parent,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (log,) = sorted(logs.glob("*.json"))
+    data: dict[str, Any] = json.loads(log.read_text(encoding="utf-8"))
+    return data
+
+
+def scores(log: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["id"]: s["scores"]["citecheck_scorer"] for s in log["samples"]}
+
+
+def test_inspect_eval_records_then_passes_offline_and_fails_a_contradicted_citation(
+    tmp_path: Path,
+) -> None:
+    task = write_task(tmp_path)
+    with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(judge, api_key=KEY) as llm:
+        for url, text in PAGES.items():
+            api.add(url, Page(markdown=text))
+        recorded = inspect_eval(
+            task, tmp_path / "logs-record", {**env_for(api, llm), "CITECHECK_RECORD": "once"}
+        )
+        crawled = sorted({c.url for c in api.api_calls})
+    assert crawled == sorted(PAGES)
+    assert sorted(p.name for p in (tmp_path / "cassettes").iterdir()) == [
+        "boiling.yaml",
+        "salt.yaml",
+    ]
+    # Replay: no key, no token, the services' addresses dead: only the cassettes answer.
+    dead = env_for("http://127.0.0.1:9", "http://127.0.0.1:9/v1", keys=False)
+    replayed = inspect_eval(task, tmp_path / "logs-replay", dead)
+    for log in (recorded, replayed):
+        by_sample = scores(log)
+        boiling, salt = by_sample["boiling"], by_sample["salt"]
+        assert boiling["value"] == {
+            "passed": 1.0,
+            "support": 1.0,
+            "citation_precision": 1.0,
+            "citation_recall": 0.5,  # one of the two sentences is cited and supported
+        }
+        assert "supported: " + CLAIM_BOILS in boiling["explanation"]
+        assert boiling["metadata"]["uncited"] == ["Nobody cited this sentence."]
+        assert salt["value"]["passed"] == 0.0
+        assert salt["value"]["support"] == 0.0
+        assert f"{SALT_URL}: contradicted" in salt["explanation"]
+        assert RAISES in salt["explanation"]
+        (claim,) = salt["metadata"]["claims"]
+        assert claim["label"] == "contradicted"
+        assert claim["citations"][0]["evidence_quote"] == RAISES
+        # The task's figures: the mean over its samples.
+        means = {s["name"]: s["metrics"]["mean"]["value"] for s in log["results"]["scores"]}
+        assert means == {
+            "passed": 0.5,
+            "support": 0.5,
+            "citation_precision": 0.5,
+            "citation_recall": 0.25,
+        }
