@@ -192,3 +192,64 @@ def test_inspect_eval_records_then_passes_offline_and_fails_a_contradicted_citat
             "citation_precision": 0.5,
             "citation_recall": 0.25,
         }
+
+
+def test_citecheck_import_reads_the_eval_log_into_the_scorers_claims(tmp_path: Path) -> None:
+    """The log `inspect eval` wrote (.eval, its default format, and .json) imports into a
+    claim file with the claims the scorer verified: one per cited sentence, its URL."""
+    from inspect_ai.log import EvalLog, EvalSample, write_eval_log
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageUser,
+        ContentText,
+        ModelOutput,
+        UrlCitation,
+    )
+
+    from pytest_citecheck.claims.importers.inspect_log import import_eval_log
+    from pytest_citecheck.frontends.cli import main
+
+    message = ChatMessageAssistant(
+        content=[
+            ContentText(
+                text=CLAIM_BOILS,
+                citations=[UrlCitation(url=BOIL_URL, cited_text="boils at 100 degrees Celsius")],
+            ),
+            ContentText(text=" Nobody cited this sentence."),
+        ]
+    )
+    sample = EvalSample(
+        id="boiling",
+        epoch=1,
+        input="How hot does water boil?",
+        target="",
+        messages=[ChatMessageUser(content="How hot does water boil?"), message],
+        output=ModelOutput.from_message(message),
+    )
+    log = EvalLog.model_validate(
+        {
+            "eval": {
+                "task": "cited",
+                "dataset": {"name": "cited"},
+                "model": "mockllm/model",
+                "config": {},
+                "created": "2026-12-04T00:00:00+00:00",
+            },
+            "samples": [sample.model_dump()],
+        }
+    )
+    for suffix in ("eval", "json"):
+        path = tmp_path / f"run.{suffix}"
+        write_eval_log(log, str(path), format=suffix)
+        (answer,) = import_eval_log(path)
+        (claim,) = answer.claim_list
+        assert answer.id == "boiling"
+        assert claim.claim == CLAIM_BOILS
+        assert [(c.url, c.quote, c.quote_by) for c in claim.citations] == [
+            (BOIL_URL, "boils at 100 degrees Celsius", "provider")
+        ]
+        out = tmp_path / f"citecheck_{suffix}.yaml"
+        assert main(["import", str(path), "-o", str(out)]) == 0
+        written = out.read_text(encoding="utf-8")
+        assert f"id: {claim.id}" in written and BOIL_URL in written
+        assert "Nobody cited this sentence." in written  # uncited, kept as a comment

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,15 @@ from pytest_citecheck.claims.importers.inspect_message import FORMAT
 from pytest_citecheck.claims.importers.turns import Turn
 from pytest_citecheck.claims.models import suggest_id
 
-__all__ = ["import_eval_log", "import_sample", "is_eval_log", "sample_answer_id"]
+__all__ = [
+    "EvalLogSamples",
+    "eval_log_samples",
+    "import_eval_log",
+    "import_log_samples",
+    "import_sample",
+    "is_eval_log_value",
+    "sample_answer_id",
+]
 
 # Caps on what a .eval file may hold, read before anything is inflated.
 _MAX_SAMPLE_BYTES = 64 * 1024 * 1024
@@ -123,22 +132,20 @@ def _given(messages: list[Any], final: dict[str, Any]) -> Turn:
 # -- eval logs -----------------------------------------------------------------------------
 
 
-def is_eval_log(path: Path) -> bool:
-    """Whether ``path`` is an Inspect eval log (a ``.eval`` zip, or JSON with ``eval`` and
-    ``samples``)."""
-    if path.suffix == ".eval":
-        return zipfile.is_zipfile(path)
-    if path.suffix != ".json":
-        return False
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return head.lstrip().startswith("{") and '"eval"' in head and '"version"' in head
+def is_eval_log_value(value: object) -> bool:
+    """Whether parsed JSON is an eval log (``version``, ``eval`` and ``samples``)."""
+    return isinstance(value, dict) and {"version", "eval"} <= value.keys()
 
 
-def _samples(path: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class EvalLogSamples:
+    """The samples of one eval log, as read from its file."""
+
+    samples: list[dict[str, Any]]
+
+
+def eval_log_samples(path: Path) -> list[dict[str, Any]]:
+    """The samples of the eval log at ``path`` (``.eval`` or ``.json``), in its order."""
     name = path.name
     reader = Reader(name)
     if path.suffix == ".eval":
@@ -166,31 +173,41 @@ def _samples(path: Path) -> list[dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise reader.fail("", f"the log is not valid JSON ({exc})", _WRITE) from None
+    return log_value_samples(data, name)
+
+
+def log_value_samples(data: object, name: str) -> list[dict[str, Any]]:
+    """The samples of a parsed JSON eval log."""
+    reader = Reader(name)
     body = reader.mapping(data, "")
-    return [reader.mapping(s, f"samples[{i}]") for i, s in enumerate(
-        reader.optional_items(body.get("samples"), "samples")
-    )]
+    listed = reader.optional_items(body.get("samples"), "samples")
+    return [reader.mapping(s, f"samples[{i}]") for i, s in enumerate(listed)]
 
 
 _WRITE = "import the log as `inspect eval` wrote it (.eval, or .json with --log-format json)"
 
 
-def import_eval_log(
-    path: Path, *, documents: Sequence[str] | None = None
+def import_eval_log(path: Path, *, documents: Sequence[str] | None = None) -> list[ImportedAnswer]:
+    """One answer per sample of the eval log at ``path``, in the log's order; a sample
+    whose citations cannot be mapped raises, naming the sample."""
+    return import_log_samples(eval_log_samples(path), path.name, documents=documents)
+
+
+def import_log_samples(
+    samples: Sequence[dict[str, Any]], name: str, *, documents: Sequence[str] | None = None
 ) -> list[ImportedAnswer]:
-    """One answer per sample of the eval log at ``path`` that has a text answer, in the
-    log's order; a sample whose citations cannot be mapped raises, naming the sample."""
+    """One answer per sample (``name``: the log, in messages)."""
     answers = []
-    samples = _samples(path)
     if not samples:
         raise ResponseImportError(
-            path.name,
+            name,
             "samples",
             "the log holds no sample",
             "run the eval to its end (or with --log-samples), then import its log",
         )
     for sample in samples:
         sid = sample_answer_id(sample.get("id", "sample"), sample.get("epoch", 1))
-        answers.append(import_sample(sample, answer_id=sid, documents=documents,
-                                     name=f"{path.name} sample {sid}"))
+        answers.append(
+            import_sample(sample, answer_id=sid, documents=documents, name=f"{name} sample {sid}")
+        )
     return answers
