@@ -13,7 +13,9 @@ from:
 - a ``[start, end]`` range (OpenAI's ``url_citation``, Gemini's grounding segments): code
   points of the part's text, read as the Responses importer reads an annotation's offsets:
   a link the model printed there is a marker, other text a cited span
-  (:func:`~pytest_citecheck.claims.importers.draft.add_url_annotation`);
+  (:func:`~pytest_citecheck.claims.importers.draft.add_url_annotation`), and a link the model
+  printed again to a URL cited elsewhere in the part cites its sentence too (Azure annotates
+  only the first);
 - none: the citation supports the part as a whole (Inspect's own definition of
   ``ContentText.citations``), a span over it.
 
@@ -29,7 +31,7 @@ from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
 from pytest_citecheck.claims.importers.draft import Draft, Span, add_url_annotation, clean_url
-from pytest_citecheck.claims.importers.openai_responses import check_offsets
+from pytest_citecheck.claims.importers.openai_responses import check_offsets, cite_repeated_links
 
 FORMAT = "inspect"
 
@@ -55,6 +57,8 @@ def read(
         citations = reader.optional_items(part.get("citations"), f"{where}.citations")
         for k, citation in enumerate(citations):
             _cite(reader, draft, text, offset, citation, f"{where}.citations[{k}]", documents)
+        if citations:
+            cite_repeated_links(draft, text, offset, f"{where}.text")
         pieces.append(text)
         offset += len(text)
     if not pieces:
