@@ -20,8 +20,10 @@ from:
   ``ContentText.citations``), a span over it.
 
 The answer is the text parts concatenated as they come (the providers' answer text: an
-Anthropic sentence is often split over parts); reasoning, images and tool-use parts are
-not answer text.
+Anthropic sentence is often split over parts), as the Anthropic importer reads its blocks:
+a server tool's part (``tool_use``: web search, MCP) ends a run of text, runs are
+paragraphs, and a run that cites nothing before a tool call is narration ("Let me
+search..."), not answer. Reasoning and images are not answer text.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from pytest_citecheck.claims.importers.draft import Draft, Span, add_url_annotat
 from pytest_citecheck.claims.importers.openai_responses import check_offsets, cite_repeated_links
 
 FORMAT = "inspect"
+# A server tool's call and result in the message (ContentToolUse): it ends a run of text.
+_TOOL_USE = "tool_use"
 
 
 def read(
@@ -46,27 +50,48 @@ def read(
         draft.text = content
         return draft, _message_id(message)
     parts = reader.items(content, "content")
-    pieces: list[str] = []
-    offset = 0
+    # Runs of text parts, cut by the server tools' parts (web search, MCP) between them.
+    runs: list[list[tuple[int, dict[str, Any]]]] = [[]]
+    tool_after: list[bool] = []
     for i, part in enumerate(parts):
-        where = f"content[{i}]"
-        part = reader.mapping(part, where)
-        if part.get("type") != "text":
-            continue
-        text = reader.text(part.get("text"), f"{where}.text")
-        citations = reader.optional_items(part.get("citations"), f"{where}.citations")
-        for k, citation in enumerate(citations):
-            _cite(reader, draft, text, offset, citation, f"{where}.citations[{k}]", documents)
-        if citations:
-            cite_repeated_links(draft, text, offset, f"{where}.text")
-        pieces.append(text)
-        offset += len(text)
-    if not pieces:
+        part = reader.mapping(part, f"content[{i}]")
+        if part.get("type") == "text":
+            runs[-1].append((i, part))
+        elif part.get("type") == _TOOL_USE:
+            tool_after = [True] * len(runs)
+            runs.append([])
+    tool_after += [False] * (len(runs) - len(tool_after))
+    answer = []
+    narration = 0
+    for run, followed_by_tool in zip(runs, tool_after, strict=True):
+        if run and followed_by_tool and not any(p.get("citations") for _, p in run):
+            narration += 1
+        elif run:
+            answer.append(run)
+    if not answer:
         raise reader.fail(
             "content",
-            "the message has no text part",
+            "the message has no answer text",
             "score the model's final answer (state.output.message), the one with text",
         )
+    if narration:
+        draft.notes.append(f"{narration} narration text run(s) between tool calls are not claims")
+    pieces: list[str] = []
+    offset = 0
+    for r, run in enumerate(answer):
+        if r:
+            pieces.append("\n\n")
+            offset += 2
+        for i, part in run:
+            where = f"content[{i}]"
+            text = reader.text(part.get("text"), f"{where}.text")
+            citations = reader.optional_items(part.get("citations"), f"{where}.citations")
+            for k, citation in enumerate(citations):
+                _cite(reader, draft, text, offset, citation, f"{where}.citations[{k}]", documents)
+            if citations:
+                cite_repeated_links(draft, text, offset, f"{where}.text")
+            pieces.append(text)
+            offset += len(text)
     draft.text = "".join(pieces)
     return draft, _message_id(message)
 
