@@ -121,6 +121,8 @@ def detect_format(data: object) -> str | None:
         if "citations" in data or "search_results" in data or sonar:
             return perplexity.FORMAT
         return openai_chat.FORMAT
+    if inspect_message.is_inspect_message(data):
+        return inspect_message.FORMAT
     if isinstance(data.get("content"), list) and (
         data.get("type") == "message" or data.get("role") == "assistant"
     ):

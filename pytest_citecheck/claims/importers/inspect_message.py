@@ -40,6 +40,26 @@ FORMAT = "inspect"
 _TOOL_USE = "tool_use"
 
 
+_CITATION_TYPES = frozenset({"url", "document", "content"})
+
+
+def is_inspect_message(data: dict[str, Any]) -> bool:
+    """Whether a JSON object is an Inspect assistant message, not an Anthropic response
+    (which says ``"type": "message"`` and cites by location types): Inspect's ``source``
+    field, or its citation types."""
+    if data.get("role") != "assistant" or data.get("type") == "message":
+        return False
+    content = data.get("content")
+    if "source" in data and isinstance(content, list | str):
+        return True
+    return isinstance(content, list) and any(
+        isinstance(part, dict)
+        and isinstance(part.get("citations"), list)
+        and any(isinstance(c, dict) and c.get("type") in _CITATION_TYPES for c in part["citations"])
+        for part in content
+    )
+
+
 def read(
     data: Any, reader: Reader, documents: Sequence[str] | None = None
 ) -> tuple[Draft, str | None]:
