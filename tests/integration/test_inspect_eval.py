@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,49 +41,7 @@ PAGES = {
 CLAIM_BOILS = "Water boils at 100 degrees Celsius at sea level."
 CLAIM_SALT = "Adding salt lowers the boiling point of water."
 
-TASK = '''
-from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.model import (
-    ChatMessageAssistant, ContentText, ModelOutput, ModelUsage, UrlCitation, get_model,
-)
-from inspect_ai.solver import generate
-
-from pytest_citecheck.inspect import citecheck_scorer
-
-ANSWERS = {
-    "How hot does water boil?": [
-        ContentText(text=%(boils)r, citations=[UrlCitation(url=%(boil_url)r, cited_text=%(quote)r)]),
-        ContentText(text=" Nobody cited this sentence."),
-    ],
-    "Does salt change boiling?": [
-        ContentText(text=%(salt)r + " ([kitchen](%(salt_url)s))",
-                    citations=[UrlCitation(url=%(salt_url)r, cited_text=(%(start)d, %(end)d))]),
-    ],
-}
-
-
-def answer(messages, tools, tool_choice, config):
-    content = ANSWERS[messages[-1].text]
-    output = ModelOutput.from_message(ChatMessageAssistant(content=content, model="mockllm/model"))
-    # Usage given: the mock model would otherwise count tokens with tiktoken, whose
-    # encoding is downloaded on first use (this run is offline).
-    output.usage = ModelUsage(input_tokens=12, output_tokens=30, total_tokens=42)
-    return output
-
-
-@task
-def cited():
-    return Task(
-        dataset=[
-            Sample(id="boiling", input="How hot does water boil?"),
-            Sample(id="salt", input="Does salt change boiling?"),
-        ],
-        solver=generate(),
-        scorer=citecheck_scorer(cassettes=%(cassettes)r, ranker="bm25"),
-        model=get_model("mockllm/model", custom_outputs=answer),
-    )
-'''
+EXAMPLE = ROOT / "docs" / "examples" / "inspect"
 
 
 def judge(call: JudgeCall) -> Scripted:
@@ -95,28 +54,16 @@ def judge(call: JudgeCall) -> Scripted:
     return verdict("not_found", None, 0.9)
 
 
-def write_task(tmp_path: Path) -> Path:
-    salt_text = CLAIM_SALT + f" ([kitchen]({SALT_URL}))"
-    start = len(CLAIM_SALT) + 1
+def copy_example(tmp_path: Path) -> Path:
+    """docs/examples/inspect's task, alone in a folder: its cassettes are made anew."""
     task = tmp_path / "cited_task.py"
-    task.write_text(
-        TASK
-        % {
-            "boils": CLAIM_BOILS,
-            "boil_url": BOIL_URL,
-            "quote": "boils at 100 degrees Celsius",
-            "salt": CLAIM_SALT,
-            "salt_url": SALT_URL,
-            "start": start,
-            "end": len(salt_text),
-            "cassettes": str(tmp_path / "cassettes"),
-        },
-        encoding="utf-8",
-    )
+    shutil.copy(EXAMPLE / "cited_task.py", task)
     return task
 
 
-def inspect_eval(task: Path, logs: Path, env: dict[str, str]) -> dict[str, Any]:
+def inspect_eval(
+    task: Path, logs: Path, env: dict[str, str], cwd: Path | None = None
+) -> dict[str, Any]:
     """Run ``inspect eval`` in a child process; the JSON log it wrote."""
     keep = {k: v for k, v in os.environ.items() if not k.endswith(("_KEY", "_TOKEN"))}
     keep.pop("CITECHECK_RECORD", None)
@@ -129,9 +76,20 @@ def inspect_eval(task: Path, logs: Path, env: dict[str, str]) -> dict[str, Any]:
         "NO_COLOR": "1",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", task.name, "--log-dir", str(logs),
-         "--log-format", "json", "--display", "plain"],
-        cwd=task.parent,
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            task.relative_to(cwd or task.parent).as_posix(),
+            "--log-dir",
+            str(logs),
+            "--log-format",
+            "json",
+            "--display",
+            "plain",
+        ],
+        cwd=cwd or task.parent,
         env=child_env,
         capture_output=True,
         text=True,
@@ -147,10 +105,39 @@ def scores(log: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {s["id"]: s["scores"]["citecheck_scorer"] for s in log["samples"]}
 
 
+def check_scores(log: dict[str, Any]) -> None:
+    """The boiling sample passes (its one cited sentence supported), the salt sample fails
+    (its citation contradicted, the page's sentence quoted); the task's means."""
+    by_sample = scores(log)
+    boiling, salt = by_sample["boiling"], by_sample["salt"]
+    assert boiling["value"] == {
+        "passed": 1.0,
+        "support": 1.0,
+        "citation_precision": 1.0,
+        "citation_recall": 0.5,  # one of the two sentences is cited and supported
+    }
+    assert "supported: " + CLAIM_BOILS in boiling["explanation"]
+    assert boiling["metadata"]["uncited"] == ["Nobody cited this sentence."]
+    assert salt["value"]["passed"] == 0.0
+    assert salt["value"]["support"] == 0.0
+    assert f"{SALT_URL}: contradicted" in salt["explanation"]
+    assert RAISES in salt["explanation"]
+    (claim,) = salt["metadata"]["claims"]
+    assert claim["label"] == "contradicted"
+    assert claim["citations"][0]["evidence_quote"] == RAISES
+    means = {s["name"]: s["metrics"]["mean"]["value"] for s in log["results"]["scores"]}
+    assert means == {
+        "passed": 0.5,
+        "support": 0.5,
+        "citation_precision": 0.5,
+        "citation_recall": 0.25,
+    }
+
+
 def test_inspect_eval_records_then_passes_offline_and_fails_a_contradicted_citation(
     tmp_path: Path,
 ) -> None:
-    task = write_task(tmp_path)
+    task = copy_example(tmp_path)
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(judge, api_key=KEY) as llm:
         for url, text in PAGES.items():
             api.add(url, Page(markdown=text))
@@ -166,32 +153,17 @@ def test_inspect_eval_records_then_passes_offline_and_fails_a_contradicted_citat
     # Replay: no key, no token, the services' addresses dead: only the cassettes answer.
     dead = env_for("http://127.0.0.1:9", "http://127.0.0.1:9/v1", keys=False)
     replayed = inspect_eval(task, tmp_path / "logs-replay", dead)
-    for log in (recorded, replayed):
-        by_sample = scores(log)
-        boiling, salt = by_sample["boiling"], by_sample["salt"]
-        assert boiling["value"] == {
-            "passed": 1.0,
-            "support": 1.0,
-            "citation_precision": 1.0,
-            "citation_recall": 0.5,  # one of the two sentences is cited and supported
-        }
-        assert "supported: " + CLAIM_BOILS in boiling["explanation"]
-        assert boiling["metadata"]["uncited"] == ["Nobody cited this sentence."]
-        assert salt["value"]["passed"] == 0.0
-        assert salt["value"]["support"] == 0.0
-        assert f"{SALT_URL}: contradicted" in salt["explanation"]
-        assert RAISES in salt["explanation"]
-        (claim,) = salt["metadata"]["claims"]
-        assert claim["label"] == "contradicted"
-        assert claim["citations"][0]["evidence_quote"] == RAISES
-        # The task's figures: the mean over its samples.
-        means = {s["name"]: s["metrics"]["mean"]["value"] for s in log["results"]["scores"]}
-        assert means == {
-            "passed": 0.5,
-            "support": 0.5,
-            "citation_precision": 0.5,
-            "citation_recall": 0.25,
-        }
+    check_scores(recorded)
+    check_scores(replayed)
+
+
+def test_the_documented_example_replays_offline_from_its_committed_cassettes(
+    tmp_path: Path,
+) -> None:
+    """docs/inspect.md's command, `inspect eval docs/examples/inspect/cited_task.py`, as a
+    user pastes it: no key, no token, no network."""
+    dead = env_for("http://127.0.0.1:9", "http://127.0.0.1:9/v1", keys=False)
+    check_scores(inspect_eval(EXAMPLE / "cited_task.py", tmp_path / "logs", dead, cwd=ROOT))
 
 
 def test_citecheck_import_reads_the_eval_log_into_the_scorers_claims(tmp_path: Path) -> None:
