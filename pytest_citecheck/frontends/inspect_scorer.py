@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_citecheck.claims.importers.answer import ImportedAnswer, ResponseImportError
 from pytest_citecheck.claims.importers.inspect_log import import_sample, sample_answer_id
+from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.terms import JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.options.settings_map import engine_settings, gate_settings
@@ -161,6 +162,8 @@ def _explanation(
             reason = f" ({verdict.reason})" if verdict.reason else ""
             quote = f' "{verdict.evidence_quote}"' if verdict.evidence_quote else ""
             lines.append(f"  {where}: {verdict.label.value}{reason}{quote}")
+            if verdict.detail and verdict.label is Label.ERROR:
+                lines.append(f"    {verdict.detail}")
         lines += [f"  fails: {p}" for p in problems[result.id]]
     return "\n".join(lines)
 
@@ -175,6 +178,7 @@ def _claim_metadata(result: ClaimResult, problems: list[str]) -> dict[str, Any]:
                 "url": v.url,
                 "label": v.label.value,
                 "reason": v.reason,
+                "detail": v.detail,
                 "evidence_quote": v.evidence_quote,
                 "confidence": v.confidence,
                 "review": v.review,
