@@ -25,7 +25,9 @@ def url(address: str, cited: object = None) -> dict[str, Any]:
     return {"type": "url", "url": address, "cited_text": cited}
 
 
-def sample(*content: dict[str, Any], messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def sample(
+    *content: dict[str, Any], messages: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     message = {"role": "assistant", "content": list(content)}
     return {
         "id": "q1",
@@ -37,7 +39,9 @@ def sample(*content: dict[str, Any], messages: list[dict[str, Any]] | None = Non
 
 def cited(content: list[dict[str, Any]]) -> list[tuple[str, list[str | None]]]:
     answer = import_response({"role": "assistant", "content": content}, format="inspect")
-    return [(c.claim.claim, [x.url or x.document for x in c.claim.citations]) for c in answer.claims]
+    return [
+        (c.claim.claim, [x.url or x.document for x in c.claim.citations]) for c in answer.claims
+    ]
 
 
 def test_a_range_over_plain_text_cites_the_sentences_it_covers() -> None:

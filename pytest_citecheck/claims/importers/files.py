@@ -100,7 +100,9 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
             samples = eval_log_samples(path)
         except ResponseImportError as exc:
             return [exc]
-        return [SavedResponse(shown(str(path), surrogates=False), path.stem, EvalLogSamples(samples))]
+        return [
+            SavedResponse(shown(str(path), surrogates=False), path.stem, EvalLogSamples(samples))
+        ]
     try:
         size = path.stat().st_size
         if size > MAX_RESPONSE_CHARS:

@@ -162,8 +162,12 @@ def _cite(
         internal = citation.get("internal")
         index = internal.get("document_index") if isinstance(internal, dict) else None
         name = reader.document(
-            documents, reader.index(index, f"{where}.internal.document_index"), title, where,
-            "internal.document_index", "document",
+            documents,
+            reader.index(index, f"{where}.internal.document_index"),
+            title,
+            where,
+            "internal.document_index",
+            "document",
         )
         source = CitedSource(
             document=name, quote=quote, quote_by=provider_quote(quote), title=title, where=where
