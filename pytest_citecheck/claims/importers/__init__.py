@@ -8,7 +8,8 @@ one module each: ``openai-responses``, ``openai-chat``, ``anthropic``, ``perplex
 ``perplexity-agent``, ``gemini``, ``gemini-interactions``, ``cohere``, ``mistral``,
 ``bedrock-converse``, ``xai``, ``inspect`` (an Inspect AI assistant message),
 ``markdown``. A stream saved as its list of events (or as SSE text) is reassembled first
-(:mod:`~pytest_citecheck.claims.importers.streams`). Anything that cannot be mapped raises :class:`ResponseImportError` naming the response and the place.
+(:mod:`~pytest_citecheck.claims.importers.streams`). Anything that cannot be mapped raises
+:class:`ResponseImportError` naming the response and the place.
 
 An answer in which no sentence is cited while the response carries sources gets a
 warning naming the format it was read as and how many sources went unused, so a
