@@ -32,6 +32,7 @@ from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.terms import JUDGE_FROM_FLAG, Terms
 from pytest_citecheck.options.settings_map import engine_settings, gate_settings
 from pytest_citecheck.options.table import OPTIONS
+from pytest_citecheck.recording.recorder import sample_cassette_path
 
 __all__ = ["RECORD_VARIABLE", "CitecheckScoring", "inspect_terms"]
 
@@ -101,7 +102,7 @@ class CitecheckScoring:
         claims = [c.claim.model_copy(update={"answer": answer.outline()}) for c in answer.claims]
         if not claims:
             return []
-        cassette = self.cassettes / f"{answer.id}.yaml"
+        cassette = sample_cassette_path(self.cassettes, answer.id)
         with Engine.from_settings(self.engine_settings) as engine:
             engine.preflight(claims, cassette_for=lambda claim: cassette)
             with engine.recording(cassette, answer.id) as recording:
@@ -139,7 +140,7 @@ class CitecheckScoring:
                 "claims": [_claim_metadata(r, problems[r.id]) for r in results],
                 "uncited": [s.text for s in answer.uncited],
                 "notes": answer.notes,
-                "cassette": (self.cassettes / f"{answer.id}.yaml").as_posix(),
+                "cassette": sample_cassette_path(self.cassettes, answer.id).as_posix(),
             },
         }
 
