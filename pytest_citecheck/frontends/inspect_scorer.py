@@ -19,11 +19,13 @@ from the ``CITECHECK_RECORD`` environment variable, so a task records with
 
 from __future__ import annotations
 
+import atexit
 import os
 import shlex
+import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_citecheck.claims.importers.answer import ImportedAnswer, ResponseImportError
 from pytest_citecheck.claims.importers.inspect_log import import_sample, sample_answer_id
@@ -34,11 +36,17 @@ from pytest_citecheck.options.settings_map import engine_settings, gate_settings
 from pytest_citecheck.options.table import OPTIONS
 from pytest_citecheck.recording.recorder import sample_cassette_path
 
+if TYPE_CHECKING:
+    from pytest_citecheck.engine.core import Engine
+
 __all__ = ["RECORD_VARIABLE", "CitecheckScoring", "inspect_terms"]
 
 RECORD_VARIABLE = "CITECHECK_RECORD"
-_SETTINGS = {o.name: o for o in OPTIONS if o.target in ("engine", "gate")}
-_SETTINGS.pop("record_mode")
+# The settings a task passes by name; the record mode is the scorer's own argument.
+_SETTINGS = {
+    o.name: o for o in OPTIONS if o.target in ("engine", "gate") and o.name != "record_mode"
+}
+_RECORD = next(o for o in OPTIONS if o.name == "record_mode")
 FIGURES = ("passed", "support", "citation_precision", "citation_recall")
 
 
@@ -82,7 +90,7 @@ class CitecheckScoring:
             )
         values = {name: _value(name, v) for name, v in settings.items()}
         mode = record or os.environ.get(RECORD_VARIABLE) or "none"
-        values["record_mode"] = _SETTINGS_RECORD.convert(mode) if _SETTINGS_RECORD.convert else mode
+        values["record_mode"] = _RECORD.convert(mode) if _RECORD.convert is not None else mode
         terms = inspect_terms()
         fixed: dict[str, Any] = {"terms": terms}
         if "judge" in values:
@@ -90,6 +98,20 @@ class CitecheckScoring:
         self.cassettes = Path(cassettes)
         self.engine_settings = engine_settings(values, **fixed)
         self.gate = gate_settings(values, terms=terms)
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+
+    def engine(self) -> Engine:
+        """The one engine of this scorer, built on the first sample: every sample's claims
+        share its limits (the Crawling API's concurrency) and its budget (``max_cost``).
+        Closed when the process ends (an Inspect scorer is never told the eval is over)."""
+        from pytest_citecheck.engine.core import Engine
+
+        with self._lock:
+            if self._engine is None:
+                self._engine = Engine.from_settings(self.engine_settings)
+                atexit.register(self._engine.close)
+            return self._engine
 
     def answer(self, sample: Mapping[str, Any]) -> ImportedAnswer:
         sid = sample_answer_id(sample.get("id", "sample"), sample.get("epoch", 1))
@@ -97,16 +119,14 @@ class CitecheckScoring:
 
     def verify(self, answer: ImportedAnswer) -> list[ClaimResult]:
         """Every claim of the answer, verified into the sample's one cassette."""
-        from pytest_citecheck.engine.core import Engine
-
         claims = [c.claim.model_copy(update={"answer": answer.outline()}) for c in answer.claims]
         if not claims:
             return []
         cassette = sample_cassette_path(self.cassettes, answer.id)
-        with Engine.from_settings(self.engine_settings) as engine:
-            engine.preflight(claims, cassette_for=lambda claim: cassette)
-            with engine.recording(cassette, answer.id) as recording:
-                return [engine.verify_in(recording, claim) for claim in claims]
+        engine = self.engine()
+        engine.preflight(claims, cassette_for=lambda claim: cassette)
+        with engine.recording(cassette, answer.id) as recording:
+            return [engine.verify_in(recording, claim) for claim in claims]
 
     def score(self, sample: Mapping[str, Any]) -> dict[str, Any]:
         """The score's fields (``value``, ``answer``, ``explanation``, ``metadata``)."""
@@ -143,9 +163,6 @@ class CitecheckScoring:
                 "cassette": sample_cassette_path(self.cassettes, answer.id).as_posix(),
             },
         }
-
-
-_SETTINGS_RECORD = next(o for o in OPTIONS if o.name == "record_mode")
 
 
 def _explanation(
