@@ -32,7 +32,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provider_quote
-from pytest_citecheck.claims.importers.draft import Draft, Span, add_url_annotation, clean_url
+from pytest_citecheck.claims.importers.draft import (
+    Draft,
+    Span,
+    add_url_annotation,
+    answer_runs,
+    clean_url,
+    joined_runs,
+    narration_note,
+)
 from pytest_citecheck.claims.importers.openai_responses import check_offsets, cite_repeated_links
 
 FORMAT = "inspect"
@@ -69,50 +77,32 @@ def read(
     if isinstance(content, str):
         draft.text = content
         return draft, _message_id(message)
-    parts = reader.items(content, "content")
+    listed = reader.items(content, "content")
+    parts = [reader.mapping(part, f"content[{i}]") for i, part in enumerate(listed)]
     # Runs of text parts, cut by the server tools' parts (web search, MCP) between them.
-    runs: list[list[tuple[int, dict[str, Any]]]] = [[]]
-    tool_after: list[bool] = []
-    for i, part in enumerate(parts):
-        part = reader.mapping(part, f"content[{i}]")
-        if part.get("type") == "text":
-            runs[-1].append((i, part))
-        elif part.get("type") == _TOOL_USE:
-            tool_after = [True] * len(runs)
-            runs.append([])
-    tool_after += [False] * (len(runs) - len(tool_after))
-    answer = []
-    narration = 0
-    for run, followed_by_tool in zip(runs, tool_after, strict=True):
-        if run and followed_by_tool and not any(p.get("citations") for _, p in run):
-            narration += 1
-        elif run:
-            answer.append(run)
+    answer, narration = answer_runs(
+        parts,
+        is_text=lambda part: part.get("type") == "text",
+        cuts=lambda part: part.get("type") == _TOOL_USE,
+        is_tool_call=lambda part: part.get("type") == _TOOL_USE,
+    )
     if not answer:
         raise reader.fail(
             "content",
             "the message has no answer text",
             "score the model's final answer (state.output.message), the one with text",
         )
-    if narration:
-        draft.notes.append(f"{narration} narration text run(s) between tool calls are not claims")
-    pieces: list[str] = []
-    offset = 0
-    for r, run in enumerate(answer):
-        if r:
-            pieces.append("\n\n")
-            offset += 2
-        for i, part in run:
-            where = f"content[{i}]"
-            text = reader.text(part.get("text"), f"{where}.text")
-            citations = reader.optional_items(part.get("citations"), f"{where}.citations")
-            for k, citation in enumerate(citations):
-                _cite(reader, draft, text, offset, citation, f"{where}.citations[{k}]", documents)
-            if citations:
-                cite_repeated_links(draft, text, offset, f"{where}.text")
-            pieces.append(text)
-            offset += len(text)
-    draft.text = "".join(pieces)
+    narration_note(draft, narration)
+    draft.text, placed = joined_runs(
+        answer, lambda i, part: reader.text(part.get("text"), f"content[{i}].text")
+    )
+    for offset, i, part, text in placed:
+        where = f"content[{i}]"
+        citations = reader.optional_items(part.get("citations"), f"{where}.citations")
+        for k, citation in enumerate(citations):
+            _cite(reader, draft, text, offset, citation, f"{where}.citations[{k}]", documents)
+        if citations:
+            cite_repeated_links(draft, text, offset, f"{where}.text")
     return draft, _message_id(message)
 
 
