@@ -39,7 +39,7 @@ from pytest_citecheck.claims.importers.turns import (
 )
 from pytest_citecheck.claims.models import suggest_id
 
-__all__ = ["import_conversation", "is_conversation", "marked", "turn_answer_id"]
+__all__ = ["import_conversation", "is_conversation", "marked_turn", "turn_answer_id"]
 
 # The answer id's part that claim ids keep (answer.claim_id cuts it at 40 characters):
 # the conversation's part is shortened so the turn's number always survives.
@@ -147,7 +147,7 @@ def _import(
                     f"no {fmt} citation annotations: the links the answer wrote are its citations"
                 )
                 answer = linked.model_copy(update={"notes": [*linked.notes, note]})
-        out.append(marked(answer, turn, conversation))
+        out.append(marked_turn(answer, turn, conversation))
     if not out:
         raise reader.fail(
             "",
@@ -161,7 +161,7 @@ _SAVE = "save the conversation as the SDK keeps it (a JSON list of messages or i
 _FORMATS = ", ".join(CONVERSATION_FORMATS)
 
 
-def marked(answer: ImportedAnswer, turn: Turn, conversation: str) -> ImportedAnswer:
+def marked_turn(answer: ImportedAnswer, turn: Turn, conversation: str) -> ImportedAnswer:
     """The turn's answer with its conversation, turn and each URL's ``retrieved``."""
     claims: list[ImportedClaim] = []
     missing: list[str] = []

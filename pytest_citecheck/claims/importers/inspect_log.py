@@ -30,7 +30,7 @@ from typing import Any
 from pytest_citecheck.claims.importers import import_response
 from pytest_citecheck.claims.importers import retrieved as found
 from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader, ResponseImportError
-from pytest_citecheck.claims.importers.conversation import marked
+from pytest_citecheck.claims.importers.conversation import marked_turn
 from pytest_citecheck.claims.importers.inspect_message import FORMAT
 from pytest_citecheck.claims.importers.turns import Turn
 from pytest_citecheck.claims.models import suggest_id
@@ -78,7 +78,7 @@ def import_sample(
         message, format=FORMAT, answer_id=answer, documents=documents, name=f"{label} {where}"
     )
     turn = _given(messages, message)
-    return marked(imported, turn, answer)
+    return marked_turn(imported, turn, answer)
 
 
 def _final_message(
