@@ -73,6 +73,12 @@ def cassette_path(claim_file: Path, claim_id: str, root: Path | None = None) -> 
     return base / claim_file.stem / f"{claim_id}.yaml"
 
 
+def sample_cassette_path(root: Path, answer_id: str) -> Path:
+    """An Inspect sample's cassette: ``<root>/<answer id>.yaml``, the folder the scorer
+    was given (the answer id is the sample's id, with its epoch past the first)."""
+    return root / f"{answer_id}.yaml"
+
+
 def request_cassette_name(claim: str, targets: Sequence[str], judges: Sequence[str]) -> str:
     """The cassette file name of a claim that has no id of its own (a ``/verify``
     request): named by what it verifies -- the claim text, its citations in order and

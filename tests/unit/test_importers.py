@@ -778,12 +778,14 @@ def test_json_text_and_explicit_format() -> None:
     with pytest.raises(ResponseImportError, match="cannot tell which API"):
         import_response({"hello": 1})
     # Formats with no real recording yet are tested on SDK-built responses
-    # (tests/integration/test_importers_sdk_types.py).
+    # (tests/integration/test_importers_sdk_types.py); Inspect messages on the real
+    # recordings converted by Inspect's own provider code (test_inspect_import.py).
     assert set(FORMATS) == set(FOLDER_FORMAT.values()) | {
         "markdown",
         "perplexity-agent",
         "mistral",
         "xai",
+        "inspect",
     }
 
 

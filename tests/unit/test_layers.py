@@ -35,6 +35,8 @@ LAYERS = (
 )
 FRONT_ENDS = ("plugin", "frontends")
 PUBLIC_API = "api"  # pytest_citecheck.api: for scripts, never for the package
+# The doors for users, each never imported by the package: the API, the Inspect AI scorer.
+DOORS = (PUBLIC_API, "inspect")
 TEST_FRAMEWORK = ("pytest", "_pytest", "pluggy")
 
 
@@ -116,7 +118,7 @@ def layer(name: str) -> int | None:
     """The layer index of a module; None for the package root."""
     if "." not in name:
         return None
-    if top(name) in (*FRONT_ENDS, PUBLIC_API):
+    if top(name) in (*FRONT_ENDS, *DOORS):
         return LAYERS.index("front end")
     return LAYERS.index(top(name)) if top(name) in LAYERS else None
 
@@ -131,7 +133,7 @@ def upward_imports(pkg: Package) -> list[str]:
         here = layer(name)
         for target in sorted(targets):
             there = layer(target)
-            if top(target) == PUBLIC_API and top(name) != PUBLIC_API:
+            if top(target) in DOORS and top(name) not in DOORS:
                 upward.append(f"{name} -> {target} (the public API, for users)")
             elif here is not None and there is not None and there > here:
                 upward.append(f"{name} ({LAYERS[here]}) -> {target} ({LAYERS[there]})")

@@ -6,9 +6,10 @@ text, and returns an :class:`ImportedAnswer`: every sentence, and one claim per 
 sentence whose citations are the distinct URLs or documents cited for it. Formats,
 one module each: ``openai-responses``, ``openai-chat``, ``anthropic``, ``perplexity``,
 ``perplexity-agent``, ``gemini``, ``gemini-interactions``, ``cohere``, ``mistral``,
-``bedrock-converse``, ``xai``, ``markdown``. A stream saved as its list of events (or
-as SSE text) is reassembled first (:mod:`~pytest_citecheck.claims.importers.streams`). Anything that
-cannot be mapped raises :class:`ResponseImportError` naming the response and the place.
+``bedrock-converse``, ``xai``, ``inspect`` (an Inspect AI assistant message),
+``markdown``. A stream saved as its list of events (or as SSE text) is reassembled first
+(:mod:`~pytest_citecheck.claims.importers.streams`). Anything that cannot be mapped raises
+:class:`ResponseImportError` naming the response and the place.
 
 An answer in which no sentence is cited while the response carries sources gets a
 warning naming the format it was read as and how many sources went unused, so a
@@ -26,6 +27,7 @@ from pytest_citecheck.claims.importers import (
     cohere,
     gemini,
     gemini_interactions,
+    inspect_message,
     markdown,
     mistral,
     openai_chat,
@@ -76,10 +78,13 @@ _READERS: dict[str, Callable[..., tuple[Draft, str | None]]] = {
     mistral.FORMAT: mistral.read,
     bedrock.FORMAT: bedrock.read,
     xai.FORMAT: xai.read,
+    inspect_message.FORMAT: inspect_message.read,
     markdown.FORMAT: markdown.read,
 }
 # Readers whose citations may name the request's documents by their place.
-_WITH_DOCUMENTS = frozenset({anthropic.FORMAT, cohere.FORMAT, mistral.FORMAT, bedrock.FORMAT})
+_WITH_DOCUMENTS = frozenset(
+    {anthropic.FORMAT, cohere.FORMAT, mistral.FORMAT, bedrock.FORMAT, inspect_message.FORMAT}
+)
 FORMATS = tuple(_READERS)
 
 
@@ -122,6 +127,8 @@ def detect_format(data: object) -> str | None:
         if "citations" in data or "search_results" in data or sonar:
             return perplexity.FORMAT
         return openai_chat.FORMAT
+    if inspect_message.is_inspect_message(data):
+        return inspect_message.FORMAT
     if isinstance(data.get("content"), list) and (
         data.get("type") == "message" or data.get("role") == "assistant"
     ):

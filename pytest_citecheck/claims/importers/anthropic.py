@@ -31,7 +31,10 @@ from pytest_citecheck.claims.importers.answer import CitedSource, Reader, provid
 from pytest_citecheck.claims.importers.draft import (
     Draft,
     Span,
+    answer_runs,
     clean_url,
+    joined_runs,
+    narration_note,
     provider_url,
     url_or_document,
 )
@@ -48,33 +51,22 @@ def read(
 ) -> tuple[Draft, str | None]:
     body = reader.mapping(data, "response")
     content = reader.items(body.get("content"), "content")
-    runs: list[list[tuple[int, dict[str, Any]]]] = [[]]
-    tool_after: list[bool] = []
     tools: list[str] = []
     fetched: list[Fetched] = []
     fetch_notes: list[str] = []
-    for i, block in enumerate(content):
-        block = reader.mapping(block, f"content[{i}]")
+    blocks = [reader.mapping(block, f"content[{i}]") for i, block in enumerate(content)]
+    for i, block in enumerate(blocks):
         kind = block.get("type")
         if kind == "web_fetch_tool_result":
             _fetch_result(reader, block, f"content[{i}]", fetched, fetch_notes)
-        if kind == "text":
-            runs[-1].append((i, block))
-        elif kind not in _QUIET:
-            if isinstance(kind, str) and kind.endswith("tool_use"):
-                tools.append(kind)
-                tool_after = [True] * len(runs)
-            runs.append([])
-    tool_after += [False] * (len(runs) - len(tool_after))
-    answer: list[list[tuple[int, dict[str, Any]]]] = []
-    narration = 0
-    for run, followed_by_tool in zip(runs, tool_after, strict=True):
-        if not run:
-            continue
-        if followed_by_tool and not any(block.get("citations") for _, block in run):
-            narration += 1
-        else:
-            answer.append(run)
+        if isinstance(kind, str) and kind.endswith("tool_use"):
+            tools.append(kind)
+    answer, narration = answer_runs(
+        blocks,
+        is_text=lambda block: block.get("type") == "text",
+        cuts=lambda block: block.get("type") not in _QUIET,
+        is_tool_call=lambda block: str(block.get("type")).endswith("tool_use"),
+    )
     stop = body.get("stop_reason")
     if not answer:
         if stop == "pause_turn":
@@ -89,28 +81,20 @@ def read(
     draft = Draft(text="")
     draft.notes += fetch_notes
     draft.fetched = [f.url for f in fetched]
-    if narration:
-        draft.notes.append(f"{narration} narration text run(s) between tool calls are not claims")
+    narration_note(draft, narration)
     if stop == "pause_turn":
         draft.notes.append("the response stopped with pause_turn: the answer may be incomplete")
-    pieces: list[str] = []
-    offset = 0
-    for r, run in enumerate(answer):
-        if r:
-            pieces.append("\n\n")
-            offset += 2
-        for i, block in run:
-            text = reader.text(block.get("text"), f"content[{i}].text")
-            citations = reader.optional_items(block.get("citations"), f"content[{i}].citations")
-            sources = [
-                _source(reader, c, f"content[{i}].citations[{k}]", documents, fetched)
-                for k, c in enumerate(citations)
-            ]
-            if sources:
-                draft.spans.append(Span(offset, offset + len(text), sources))
-            pieces.append(text)
-            offset += len(text)
-    draft.text = "".join(pieces)
+    draft.text, placed = joined_runs(
+        answer, lambda i, block: reader.text(block.get("text"), f"content[{i}].text")
+    )
+    for offset, i, block, text in placed:
+        citations = reader.optional_items(block.get("citations"), f"content[{i}].citations")
+        sources = [
+            _source(reader, c, f"content[{i}].citations[{k}]", documents, fetched)
+            for k, c in enumerate(citations)
+        ]
+        if sources:
+            draft.spans.append(Span(offset, offset + len(text), sources))
     response_id = body.get("id") if isinstance(body.get("id"), str) else None
     return draft, response_id
 

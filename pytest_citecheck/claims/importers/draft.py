@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -275,3 +275,67 @@ def add_url_annotation(
         draft.markers.append(Marker(offset + placed[1], offset + placed[2], [source]))
     else:
         draft.spans.append(Span(offset + placed[1], offset + placed[2], [source]))
+
+
+# -- runs of text blocks between tool calls (Anthropic blocks, Inspect parts) -----------------
+
+Block = tuple[int, dict[str, Any]]  # a content block and its place in the content list
+
+
+def answer_runs(
+    blocks: Sequence[dict[str, Any]],
+    *,
+    is_text: Callable[[dict[str, Any]], bool],
+    cuts: Callable[[dict[str, Any]], bool],
+    is_tool_call: Callable[[dict[str, Any]], bool],
+) -> tuple[list[list[Block]], int]:
+    """The runs of text blocks that are answer, and how many runs were narration.
+
+    A block that ``cuts`` ends a run of text (a tool call, a tool's result); a run that
+    cites nothing and is followed by a tool call ("Let me search for more...") is
+    narration, not answer."""
+    runs: list[list[Block]] = [[]]
+    tool_after: list[bool] = []
+    for i, block in enumerate(blocks):
+        if is_text(block):
+            runs[-1].append((i, block))
+        elif cuts(block):
+            if is_tool_call(block):
+                tool_after = [True] * len(runs)
+            runs.append([])
+    tool_after += [False] * (len(runs) - len(tool_after))
+    answer: list[list[Block]] = []
+    narration = 0
+    for run, followed_by_tool in zip(runs, tool_after, strict=True):
+        if not run:
+            continue
+        if followed_by_tool and not any(block.get("citations") for _, block in run):
+            narration += 1
+        else:
+            answer.append(run)
+    return answer, narration
+
+
+def narration_note(draft: Draft, narration: int) -> None:
+    if narration:
+        draft.notes.append(f"{narration} narration text run(s) between tool calls are not claims")
+
+
+def joined_runs(
+    runs: Sequence[Sequence[Block]], text_of: Callable[[int, dict[str, Any]], str]
+) -> tuple[str, list[tuple[int, int, dict[str, Any], str]]]:
+    """The answer text: each run's blocks as they come, runs as paragraphs; and each block
+    as (its offset in the answer, its place, the block, its text)."""
+    pieces: list[str] = []
+    placed: list[tuple[int, int, dict[str, Any], str]] = []
+    offset = 0
+    for r, run in enumerate(runs):
+        if r:
+            pieces.append("\n\n")
+            offset += 2
+        for i, block in run:
+            text = text_of(i, block)
+            placed.append((offset, i, block, text))
+            pieces.append(text)
+            offset += len(text)
+    return "".join(pieces), placed

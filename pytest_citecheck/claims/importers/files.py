@@ -3,7 +3,8 @@
 A saved response is a ``.json`` file (one response, a list of them, one stream's
 list of events, or one conversation: a list of messages or items, each assistant turn
 an answer ``<stem>-t<n>``), a ``.jsonl`` file (one response a line, or one event a line), or
-text (``.md``, ``.markdown``, ``.txt``: markdown, or a stream's SSE text). A
+text (``.md``, ``.markdown``, ``.txt``: markdown, or a stream's SSE text), or an Inspect
+AI eval log (``.eval``, or a ``.json`` log: an answer per sample, named by its id). A
 JSON value ``{"id": ..., "response": {...}}`` names its answer; otherwise the answer
 id is the file's stem (``-2``, ``-3``... for the second and later responses of a file),
 a name that stays when the response is regenerated and saved again.
@@ -27,6 +28,13 @@ from pytest_citecheck.claims.importers.answer import (
 from pytest_citecheck.claims.importers.checks import MAX_RESPONSE_CHARS, too_large
 from pytest_citecheck.claims.importers.conversation import import_conversation, is_conversation
 from pytest_citecheck.claims.importers.draft import dedup_key
+from pytest_citecheck.claims.importers.inspect_log import (
+    EvalLogSamples,
+    eval_log_samples,
+    import_log_samples,
+    is_eval_log_value,
+    log_value_samples,
+)
 from pytest_citecheck.claims.importers.streams import stream_format
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.core.text import shown, terminal_safe
@@ -46,9 +54,9 @@ __all__ = [
     "written_by_import",
 ]
 
-RESPONSE_SUFFIXES = (".json", ".jsonl", ".md", ".markdown", ".txt")
+RESPONSE_SUFFIXES = (".json", ".jsonl", ".md", ".markdown", ".txt", ".eval")
 # What a folder contributes (a .txt beside the responses is more often a licence or notes).
-FOLDER_SUFFIXES = (".json", ".jsonl", ".md", ".markdown")
+FOLDER_SUFFIXES = (".json", ".jsonl", ".md", ".markdown", ".eval")
 _WRAPPER_KEYS = frozenset({"id", "response", "format", "documents"})
 
 
@@ -88,6 +96,14 @@ def _unwrap(value: object, default_id: str, name: str) -> SavedResponse:
 def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
     """The responses saved in ``path``; a part that cannot be read is an error in the list."""
     suffix = path.suffix.lower()
+    if suffix == ".eval":  # an Inspect AI eval log: a zip of its samples
+        try:
+            samples = eval_log_samples(path)
+        except ResponseImportError as exc:
+            return [exc]
+        return [
+            SavedResponse(shown(str(path), surrogates=False), path.stem, EvalLogSamples(samples))
+        ]
     try:
         size = path.stat().st_size
         if size > MAX_RESPONSE_CHARS:
@@ -150,6 +166,12 @@ def read_saved(path: Path) -> list[SavedResponse | ResponseImportError]:
                 "save the response body exactly as the API returned it",
             )
         ]
+    if is_eval_log_value(value):  # an Inspect AI eval log: an answer per sample
+        try:
+            samples = log_value_samples(value, path_name)
+        except ResponseImportError as exc:
+            return [exc]
+        return [SavedResponse(path_name, stem, EvalLogSamples(samples))]
     if isinstance(value, list) and stream_format(value) is not None:
         return [SavedResponse(path_name, stem, value)]  # one stream: one response
     if isinstance(value, list) and is_conversation(value):
@@ -251,11 +273,16 @@ def import_saved_answers(
     saved: SavedResponse, *, format: str = "auto", documents: Sequence[str] | None = None
 ) -> list[ImportedAnswer]:
     """The answers of one saved response: itself, or each assistant turn of a saved
-    conversation (``<answer id>-t1``, ``-t2``...)."""
+    conversation (``<answer id>-t1``, ``-t2``...), or each sample of an Inspect eval log
+    (its sample id)."""
+
     from pytest_citecheck.claims.importers.otlp import import_traces, is_otlp_traces
 
     if is_otlp_traces(saved.data):
         return import_traces(saved.data, name=saved.name, prefix=saved.answer_id)
+
+    if isinstance(saved.data, EvalLogSamples):
+        return import_log_samples(saved.data.samples, saved.name, documents=documents)
     if is_conversation(saved.data):
         return import_conversation(
             saved.data,
