@@ -28,8 +28,8 @@ import functools
 import importlib
 import queue
 import threading
-from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from typing import Protocol, TypeVar
 
 from pytest_citecheck.engine.stopping import ClaimNotStarted, StopSignal
@@ -178,7 +178,8 @@ class RunLoop:
         and the source not busy. A stop (Ctrl-C, or the stop signal set) starts no more
         claims (the source is told of each it kept from starting) and returns once the
         claims in flight have settled; a second Ctrl-C while they finish propagates.
-        Returns whether Ctrl-C stopped the run."""
+        What stops the run otherwise (a dead worker the source raises) is raised once
+        the claims in flight have finished. Returns whether Ctrl-C stopped the run."""
         running: dict[Future[Out], tuple[int, Item]] = {}
         finished: queue.Queue[Future[Out]] = queue.Queue()
         last_change, last_look = source.clock(), None
@@ -226,6 +227,12 @@ class RunLoop:
                 interrupted = True
                 self.stop.set()
                 source.interrupted()
+            except BaseException:
+                # What stops the run (a dead worker) is raised once the claims in flight
+                # have finished: its caller then closes what they use (a transport)
+                # without cutting a request mid-answer, which would send it twice.
+                _finish(running)
+                raise
         return interrupted
 
     def close(self) -> None:
@@ -261,6 +268,13 @@ def _never_started(future: Future[Out]) -> bool:
         return isinstance(future.exception(), ClaimNotStarted)
     except CancelledError:
         return True
+
+
+def _finish(running: Mapping[Future[Out], object]) -> None:
+    """Cancel the calls of ``running`` not started; wait for those in flight."""
+    for future in running:
+        future.cancel()
+    wait(running)
 
 
 def _drain(finished: queue.Queue[Future[Out]], timeout: float) -> list[Future[Out]]:

@@ -8,6 +8,8 @@ import threading
 import time
 from concurrent.futures import Future
 
+import pytest
+
 from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.errors import JudgeDeferred
 from pytest_citecheck.engine.run_loop import RunLoop
@@ -153,3 +155,45 @@ def test_a_stop_ends_a_source_that_would_wait_forever() -> None:
         f"c{n}" for n in range(1, len(source.results) + len(source.skipped_names) + 1)
     }
     assert set(started.names) == set(source.results)
+
+
+class DiesWhileAClaimRuns(AsReady):
+    """A source whose worker dies (its next look raises) while its one claim is still
+    being verified: the claim ends ``release_after`` seconds after the death."""
+
+    release_after = 0.3
+
+    def __init__(self) -> None:
+        super().__init__(Started(after=99))
+        self.claim_started = threading.Event()
+        self.release = threading.Event()
+        self.claim_finished = threading.Event()
+
+    def look(self) -> tuple[object, list[str]]:
+        self.next += 1
+        if self.next == 1:
+            return self.next, ["c1"]
+        assert self.claim_started.wait(5)
+        threading.Timer(self.release_after, self.release.set).start()
+        raise RuntimeError("a push thread died")
+
+    def run(self, item: str) -> str:
+        self.claim_started.set()
+        assert self.release.wait(5)
+        self.claim_finished.set()
+        return item
+
+
+def test_a_dead_worker_is_raised_once_the_claims_in_flight_have_finished() -> None:
+    """Before, the run raised at once: a Crawler batch then closed the transport the
+    claim's judge was reading its answer from, and the judge sent the question again
+    (billed twice; tests/integration/test_crawler_javascript.py's kill test)."""
+    loop = RunLoop(2)
+    source = DiesWhileAClaimRuns()
+    try:
+        with pytest.raises(RuntimeError, match="a push thread died"):
+            loop.run(source)
+        finished_when_raised = source.claim_finished.is_set()
+    finally:
+        loop.close()
+    assert finished_when_raised
