@@ -19,13 +19,17 @@ Many claims at once: a thread per claim in flight, at most ``concurrency``.
 Network calls of different claims overlap; each claim records into or replays from
 its own cassette (:mod:`pytest_citecheck.recording.transport` serves each thread's
 HTTP), so no state is shared between claims but the engine's stages. A claim checks
-the :class:`~pytest_citecheck.engine.stopping.StopSignal` as it starts.
+the :class:`~pytest_citecheck.engine.stopping.StopSignal` as it starts; the claims that
+start are always the first ones submitted (a stop keeps back no claim before one that
+started), so a front end that stops at the first claim never started reports every
+claim that ran.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import queue
 import threading
 from collections.abc import Callable, Mapping
@@ -164,13 +168,20 @@ class RunLoop:
         self.name = name
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        # Each call's place in submission order, and the latest place that started:
+        # a stop keeps back only the calls after every one started (see _start).
+        self._submitted = itertools.count()
+        self._admit = threading.Lock()
+        self._last_started = -1
 
     def submit(
         self, work: Callable[[], T], name: str, skipped: Callable[[], None] | None = None
     ) -> Future[T]:
         """``work()`` on the pool; once stopped, the future raises
         :class:`ClaimNotStarted` for ``name`` (``skipped`` is told) instead."""
-        return self._executor().submit(self._start, work, name, skipped)
+        pool = self._executor()
+        with self._admit:  # places in the order the pool's queue holds the calls
+            return pool.submit(self._start, next(self._submitted), work, name, skipped)
 
     def run(self, source: Source[Item, Out]) -> bool:
         """Run each claim of ``source`` once it is ready; returns when none waits and
@@ -252,8 +263,21 @@ class RunLoop:
                 )
             return self._pool
 
-    def _start(self, work: Callable[[], T], name: str, skipped: Callable[[], None] | None) -> T:
-        if self.stop.is_set:
+    def _start(
+        self, place: int, work: Callable[[], T], name: str, skipped: Callable[[], None] | None
+    ) -> T:
+        """Start the call at ``place`` (submission order) unless stopped. Two workers
+        can check in either order: a stop landing between their checks would keep an
+        earlier call back while a later one runs (billed, yet after the first claim
+        never started, so never reported). So the stop keeps back only a call after
+        every one started: the calls that start are always the first ones."""
+        with self._admit:
+            if self.stop.is_set and place > self._last_started:
+                refused = True
+            else:
+                refused = False
+                self._last_started = max(self._last_started, place)
+        if refused:
             if skipped is not None:
                 skipped()
             raise ClaimNotStarted(name)

@@ -4,6 +4,7 @@ other claim starts, and the source is told of each it kept from starting."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from concurrent.futures import Future
@@ -14,7 +15,7 @@ from pytest_citecheck.claims.results import ClaimResult
 from pytest_citecheck.core.errors import JudgeDeferred
 from pytest_citecheck.engine.run_loop import RunLoop
 from pytest_citecheck.engine.sources import BatchRounds, ClaimSet
-from pytest_citecheck.engine.stopping import StopSignal
+from pytest_citecheck.engine.stopping import StopSignal, outcome
 
 
 class Started:
@@ -197,3 +198,60 @@ def test_a_dead_worker_is_raised_once_the_claims_in_flight_have_finished() -> No
     finally:
         loop.close()
     assert finished_when_raised
+
+
+class StopBetweenTwoChecks:
+    """Two workers free at once take claims "c2" and "c3"; the stop comes after the
+    worker holding c3 checked it and before the one holding c2 did (a Ctrl-C landing
+    between the two checks, which a loaded machine's scheduling makes happen).
+
+    The worker that ran "c0" asks :meth:`should_stop` for its next claim, c2: it lets
+    "c1" finish, waits (up to ``wait``) for c3 to start on the other worker, then says
+    stop. The other worker's check for c3 says go on; any later check says stop."""
+
+    def __init__(self, wait: float = 1.0) -> None:
+        self.wait = wait
+        self.ran: list[str] = []
+        self.release = {name: threading.Event() for name in ("c0", "c1")}
+        self.c3_started = threading.Event()
+        self._c0_thread: int | None = None
+        self._lock = threading.Lock()
+
+    def should_stop(self) -> bool:
+        if threading.get_ident() != self._c0_thread:
+            return self.c3_started.is_set()  # go on for c3, stop from then on
+        self.release["c1"].set()
+        self.c3_started.wait(self.wait)
+        return True
+
+    def work(self, name: str) -> str:
+        with self._lock:
+            self.ran.append(name)
+        if name == "c0":
+            self._c0_thread = threading.get_ident()
+        if name == "c3":
+            self.c3_started.set()
+        if name in self.release:
+            assert self.release[name].wait(10)
+        return name.upper()
+
+
+def test_a_stop_between_two_workers_checks_never_starts_a_claim_after_one_it_kept_back() -> None:
+    """Before, c3 started (crawled, billed) and c2 was kept back: the plugin stops
+    the session before c2's item, so c3's result was never reported and the summary
+    counted it among the claims "not started; nothing was billed for them"."""
+    race = StopBetweenTwoChecks()
+    loop = RunLoop(2, StopSignal(race.should_stop))
+    names = [f"c{n}" for n in range(6)]
+    futures = [loop.submit(functools.partial(race.work, name), name) for name in names]
+    race.release["c0"].set()
+    try:
+        outcomes = [outcome(f) for f in futures]  # type: ignore[arg-type]  # str, not a result
+    finally:
+        loop.close()
+    started = [name for name, got in zip(names, outcomes, strict=True) if got is not None]
+    assert sorted(race.ran) == started  # a claim's future has a result iff it ran
+    # The claims that started are the first ones, in submission order: the session
+    # stops before the first claim never started, and every claim before it reports.
+    assert started == names[: len(started)], started
+    assert len(started) < len(names)
