@@ -68,12 +68,8 @@ class DirectPdfFetcher:
             try:
                 response = send(self._client, request, self.retry).response
             except GaveUp as exc:
-                return FetchResult(
-                    url=url,
-                    label=Label.ERROR,
-                    reason=Reason.CRAWL_FAILED,
-                    detail=f"The PDF could not be downloaded ({transport_text(exc.error)}).",
-                    fetches=fetches,
+                return _failed(
+                    url, f"The PDF could not be downloaded ({transport_text(exc.error)}).", fetches
                 )
             fetches.append(
                 Fetch(
@@ -107,19 +103,34 @@ class DirectPdfFetcher:
                 )
             if response.is_success:
                 return None
-            return FetchResult(
-                url=url,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"The PDF download answered HTTP {response.status_code}.",
+            return _failed(
+                url,
+                f"The PDF download answered HTTP {response.status_code}.",
+                fetches,
                 final_url=target,
                 original_status=response.status_code,
-                fetches=fetches,
             )
-        return FetchResult(
-            url=url,
-            label=Label.ERROR,
-            reason=Reason.CRAWL_FAILED,
-            detail=f"The PDF download redirected more than {MAX_REDIRECTS} times.",
-            fetches=fetches,
+        return _failed(
+            url, f"The PDF download redirected more than {MAX_REDIRECTS} times.", fetches
         )
+
+
+def _failed(
+    url: str,
+    detail: str,
+    fetches: list[Fetch],
+    *,
+    final_url: str | None = None,
+    original_status: int | None = None,
+) -> FetchResult:
+    """A download that gave no PDF and no page: an error (``crawl_failed``), ``detail``
+    saying why, with the calls made so far."""
+    return FetchResult(
+        url=url,
+        label=Label.ERROR,
+        reason=Reason.CRAWL_FAILED,
+        detail=detail,
+        final_url=final_url,
+        original_status=original_status,
+        fetches=fetches,
+    )
