@@ -17,7 +17,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason, url_refusal
 from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
 from pytest_citecheck.stages.fetch_rules import FetchResult
@@ -56,11 +56,7 @@ class DirectPdfFetcher:
             refused = check_url(self.url_policy, target)
             if refused is not None:
                 return FetchResult(
-                    url=url,
-                    label=Label.NOT_FOUND,
-                    reason=Reason.URL_REFUSED,
-                    detail=f"not downloaded: {refused}",
-                    fetches=fetches,
+                    url=url, fetches=fetches, **url_refusal(f"not downloaded: {refused}")
                 )
             request = self._client.build_request(
                 "GET", target, headers=_HEADERS, timeout=self.timeout
