@@ -6,6 +6,7 @@ Plain values (a ``StrEnum`` each), so a label crosses process boundaries as a st
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypedDict
 
 
 class Label(StrEnum):
@@ -127,3 +128,17 @@ class Reason:
     # The joint judgment answered supported, but its quotes were verified on fewer than
     # two sources (each quote is checked on its own source): the single verdicts stand.
     JOINT_TOO_FEW_SOURCES = "joint_too_few_sources"
+
+
+class Refusal(TypedDict):
+    """What a result the URL policy refused says (a verdict's or a fetch's fields)."""
+
+    label: Label
+    reason: str
+    detail: str
+
+
+def url_refusal(detail: str) -> Refusal:
+    """A URL the policy refused, or a crawl it refused where it landed: ``not_found``
+    (nothing of the page is evidence), ``url_refused``, ``detail`` saying why."""
+    return Refusal(label=Label.NOT_FOUND, reason=Reason.URL_REFUSED, detail=detail)

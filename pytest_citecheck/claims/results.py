@@ -37,6 +37,14 @@ class Fetch(BaseModel):
     credits: float = 0.0
 
 
+def page_only_when_set(data: Any, page: int | None) -> Any:
+    """A serialised model without its ``page`` key when it has no page (a web page's
+    passage or verdict is written as it was before PDF pages were told apart)."""
+    if isinstance(data, dict) and page is None:
+        data.pop("page", None)
+    return data
+
+
 class Passage(BaseModel):
     """A block of page text shown to the judge, with its retrieval score."""
 
@@ -49,10 +57,7 @@ class Passage(BaseModel):
     @model_serializer(mode="wrap")
     def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
         # A web page's passage serialises as it always did (recordings compare them).
-        data = handler(self)
-        if isinstance(data, dict) and self.page is None:
-            data.pop("page", None)
-        return data
+        return page_only_when_set(handler(self), self.page)
 
 
 class Usage(BaseModel):
@@ -372,10 +377,7 @@ class Verdict(BaseModel):
     @model_serializer(mode="wrap")
     def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
         # A web page's verdict serialises as it always did.
-        data = handler(self)
-        if isinstance(data, dict) and self.page is None:
-            data.pop("page", None)
-        return data
+        return page_only_when_set(handler(self), self.page)
 
     def confirmations(self) -> list[Confirmation]:
         """Every confirmation behind this verdict: its own, or its panel members'."""

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason, url_refusal
 from pytest_citecheck.claims.models import Citation, Claim, QuoteBy
 from pytest_citecheck.claims.results import (
     ClaimResult,
@@ -242,10 +242,9 @@ class Verifier:
         if refused is not None:
             return Verdict(
                 url=url,
-                label=Label.NOT_FOUND,
-                reason=Reason.URL_REFUSED,
-                detail=f"not fetched: {refused} "
-                f"({self.terms.setting('url_policy', self.url_policy)})",
+                **url_refusal(
+                    f"not fetched: {refused} ({self.terms.setting('url_policy', self.url_policy)})"
+                ),
             )
         fetched = fetch_page(self.fetcher, url, self.max_page_bytes, self.terms)
         landed = landing_refusal(
@@ -287,9 +286,7 @@ class Verifier:
         policy = self.url_policy
         return Verdict(
             url=url,
-            label=Label.NOT_FOUND,
-            reason=Reason.URL_REFUSED,
-            detail=f"not used: {why} ({self.terms.setting('url_policy', policy)})",
+            **url_refusal(f"not used: {why} ({self.terms.setting('url_policy', policy)})"),
             **{
                 **fetched.verdict_fields(),
                 "final_url": mask_landing(policy, fetched.final_url),

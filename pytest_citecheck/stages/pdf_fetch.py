@@ -17,7 +17,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from pytest_citecheck.claims.labels import Label, Reason
+from pytest_citecheck.claims.labels import Label, Reason, url_refusal
 from pytest_citecheck.claims.results import Fetch
 from pytest_citecheck.core.retry import GaveUp, RetryPolicy, send, transport_text
 from pytest_citecheck.stages.fetch_rules import FetchResult
@@ -56,11 +56,7 @@ class DirectPdfFetcher:
             refused = check_url(self.url_policy, target)
             if refused is not None:
                 return FetchResult(
-                    url=url,
-                    label=Label.NOT_FOUND,
-                    reason=Reason.URL_REFUSED,
-                    detail=f"not downloaded: {refused}",
-                    fetches=fetches,
+                    url=url, fetches=fetches, **url_refusal(f"not downloaded: {refused}")
                 )
             request = self._client.build_request(
                 "GET", target, headers=_HEADERS, timeout=self.timeout
@@ -68,12 +64,8 @@ class DirectPdfFetcher:
             try:
                 response = send(self._client, request, self.retry).response
             except GaveUp as exc:
-                return FetchResult(
-                    url=url,
-                    label=Label.ERROR,
-                    reason=Reason.CRAWL_FAILED,
-                    detail=f"The PDF could not be downloaded ({transport_text(exc.error)}).",
-                    fetches=fetches,
+                return _failed(
+                    url, f"The PDF could not be downloaded ({transport_text(exc.error)}).", fetches
                 )
             fetches.append(
                 Fetch(
@@ -107,19 +99,34 @@ class DirectPdfFetcher:
                 )
             if response.is_success:
                 return None
-            return FetchResult(
-                url=url,
-                label=Label.ERROR,
-                reason=Reason.CRAWL_FAILED,
-                detail=f"The PDF download answered HTTP {response.status_code}.",
+            return _failed(
+                url,
+                f"The PDF download answered HTTP {response.status_code}.",
+                fetches,
                 final_url=target,
                 original_status=response.status_code,
-                fetches=fetches,
             )
-        return FetchResult(
-            url=url,
-            label=Label.ERROR,
-            reason=Reason.CRAWL_FAILED,
-            detail=f"The PDF download redirected more than {MAX_REDIRECTS} times.",
-            fetches=fetches,
+        return _failed(
+            url, f"The PDF download redirected more than {MAX_REDIRECTS} times.", fetches
         )
+
+
+def _failed(
+    url: str,
+    detail: str,
+    fetches: list[Fetch],
+    *,
+    final_url: str | None = None,
+    original_status: int | None = None,
+) -> FetchResult:
+    """A download that gave no PDF and no page: an error (``crawl_failed``), ``detail``
+    saying why, with the calls made so far."""
+    return FetchResult(
+        url=url,
+        label=Label.ERROR,
+        reason=Reason.CRAWL_FAILED,
+        detail=detail,
+        final_url=final_url,
+        original_status=original_status,
+        fetches=fetches,
+    )

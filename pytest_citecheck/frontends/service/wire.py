@@ -15,7 +15,7 @@ from pydantic import (
 
 from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.models import check_judge
-from pytest_citecheck.claims.results import ClaimResult
+from pytest_citecheck.claims.results import ClaimResult, page_only_when_set
 from pytest_citecheck.frontends.service.terms import public_detail
 
 
@@ -68,10 +68,7 @@ class CitationVerdict(BaseModel):
     @model_serializer(mode="wrap")
     def _page_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
         # A web page's verdict is answered as it always was.
-        data = handler(self)
-        if isinstance(data, dict) and self.page is None:
-            data.pop("page", None)
-        return data
+        return page_only_when_set(handler(self), self.page)
 
 
 class VerifyResponse(BaseModel):
