@@ -365,6 +365,19 @@ def test_a_paywalled_url_is_a_known_paywall_on_its_citation_and_in_the_claim_fil
     assert '        paywall: "Gemini url_context: URL_RETRIEVAL_STATUS_PAYWALL"' in written
 
 
+@pytest.mark.parametrize(
+    "saved", sorted(p.name for p in (NATIVE / "gemini_url_context").glob("*.json"))
+)
+def test_the_real_url_context_recordings_name_no_paywall(saved: str) -> None:
+    """As recorded (status SUCCESS), no citation is a known paywall: the rule reads the
+    provider's status, nothing else in the response."""
+    (response,) = read_saved(NATIVE / "gemini_url_context" / saved)
+    assert not isinstance(response, Exception), response
+    answer = import_response(response.data, answer_id="a")
+    citations = [c for claim in answer.claims for c in claim.claim.citations]
+    assert citations and all(c.paywall is None for c in citations)
+
+
 @pytest.mark.parametrize("status", ["URL_RETRIEVAL_STATUS_ERROR", "URL_RETRIEVAL_STATUS_UNSAFE"])
 def test_other_retrieval_failures_are_notes_not_paywalls(status: str) -> None:
     data = copy.deepcopy(load("pydantic-ai__gemini-2_5-flash_url_context"))
