@@ -58,7 +58,6 @@ _NOT_READ = frozenset(
 )
 # Reasons for which nothing was checked: the citation is not rated.
 _NOT_CHECKED = frozenset({Reason.URL_REFUSED, Reason.BUDGET_EXHAUSTED})
-_JOINTLY = "supported_jointly"  # a citation that carried a quote of a joint support
 _DECIDING = frozenset({Label.SUPPORTED, Label.CONTRADICTED})
 
 
@@ -68,7 +67,7 @@ def rated(verdict: Verdict) -> tuple[bool, bool, bool] | None:
     if verdict.label is Label.ERROR or verdict.reason in _NOT_CHECKED:
         return None
     works = verdict.label is not Label.UNREACHABLE and verdict.reason not in _NOT_READ
-    supported = verdict.label is Label.SUPPORTED or verdict.reason == _JOINTLY
+    supported = verdict.label is Label.SUPPORTED or verdict.reason == Reason.SUPPORTED_JOINTLY
     decided = (
         verdict.label in _DECIDING
         or verdict.judge_label in _DECIDING
