@@ -360,11 +360,13 @@ DICTATION_PATTERNS: Patterns = _compiled(
 )
 
 
+@functools.lru_cache(maxsize=1024)
 def find_dictation(evidence: str, quote: str) -> Injection | None:
     """The instruction in ``evidence`` (the sentence(s) holding ``quote``) around the
     quote: text that addresses its reader or dictates a verdict (:data:`DICTATION_PATTERNS`),
     looked for with the quote itself blanked out, so a quote that merely names a reader
-    ("reviewers praised the lamp") is not one. None: the sentence does neither."""
+    ("reviewers praised the lamp") is not one. None: the sentence does neither.
+    Remembered: a confirmation guards the same sentence and quote again."""
     text = normalise(evidence)
     needle = normalise(quote)
     at = text.find(needle) if needle else -1

@@ -81,8 +81,10 @@ def paywall_signal(text: str | None, original_status: int | None) -> Paywall | N
 def not_free_json_ld(text: str) -> bool:
     """Whether a JSON-LD block of ``text`` marks the page (or one of its parts) as not
     free to read. A block that is not valid JSON says nothing."""
+    if _FLAG not in text and "\\u" not in text:
+        return False  # cheap: no key of that name, written plainly or with JSON escapes
     if _LD_JSON.search(text) is None:
-        return False  # cheap: most pages (every markdown page) have no JSON-LD at all
+        return False  # most pages (every markdown page) have no JSON-LD at all
     for block in _json_ld_blocks(text):
         data = _parse(block)
         if data is not None and any(_says_not_free(obj) for obj in _objects(data)):

@@ -62,7 +62,26 @@ def normalise(text: str) -> str:
 
     Case, dashes and all other punctuation are kept: the quote must still be
     verbatim.
+
+    A short text (a quote, a sentence: up to :data:`REMEMBERED_CHARS`) is remembered:
+    one verification normalises its quote in every check of the guard, and the
+    confirmation guards it again.
     """
+    if len(text) <= REMEMBERED_CHARS:
+        return _normalise_short(text)
+    return _normalise(text)
+
+
+# The longest text normalise() remembers; pages and passages are not kept.
+REMEMBERED_CHARS = 2_000
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalise_short(text: str) -> str:
+    return _normalise(text)
+
+
+def _normalise(text: str) -> str:
     text = unicodedata.normalize("NFC", text).translate(TRANSLATION)
     text = HYPHEN_WRAP.sub("-", text)
     return _WHITESPACE.sub(" ", text).strip()

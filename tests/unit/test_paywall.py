@@ -72,6 +72,16 @@ def test_is_accessible_for_free_false_in_any_spelling_is_a_paywall(flag):
     assert "isAccessibleForFree" in paywall.why
 
 
+def test_the_flag_written_with_json_escapes_is_still_read():
+    # JSON may spell the key with \u escapes; the quick look for the key's plain
+    # spelling must not skip such a page.
+    escaped = '{"@type": "NewsArticle", "isAccessibleFor\\u0046ree": false}'
+    text = page(raw=f'<script type="application/ld+json">{escaped}</script>')
+
+    assert "isAccessibleForFree" not in text
+    assert not_free_json_ld(text)
+
+
 @pytest.mark.parametrize("flag", [True, "True", "true", None, 0, "no such value"])
 def test_free_or_unmarked_json_ld_is_not_a_paywall(flag):
     block = dict(ARTICLE_LD) if flag is None else {**ARTICLE_LD, "isAccessibleForFree": flag}
