@@ -80,23 +80,21 @@ class EvaluationEvent(BaseModel):
 
     def attributes(self) -> dict[str, str | float]:
         """The event's attributes: the conventions' names, then citecheck's own."""
-        out: dict[str, str | float] = {
+        # Each only when there is one (the score 0.0 is one).
+        optional: dict[str, str | float | None] = {
+            "gen_ai.evaluation.score.value": self.score,
+            "gen_ai.evaluation.explanation": self.explanation or None,
+            "gen_ai.response.id": self.response_id or None,
+            "gen_ai.conversation.id": self.conversation or None,
+            "error.type": "_OTHER" if self.label is Label.ERROR else None,
+        }
+        return {
             "gen_ai.evaluation.name": EVALUATION_NAME,
             "gen_ai.evaluation.score.label": self.label.value,
+            **{name: value for name, value in optional.items() if value is not None},
+            "citecheck.claim.id": self.claim_id,
+            "citecheck.citation.url": self.url,
         }
-        if self.score is not None:
-            out["gen_ai.evaluation.score.value"] = self.score
-        if self.explanation:
-            out["gen_ai.evaluation.explanation"] = self.explanation
-        if self.response_id:
-            out["gen_ai.response.id"] = self.response_id
-        if self.conversation:
-            out["gen_ai.conversation.id"] = self.conversation
-        if self.label is Label.ERROR:
-            out["error.type"] = "_OTHER"
-        out["citecheck.claim.id"] = self.claim_id
-        out["citecheck.citation.url"] = self.url
-        return out
 
 
 def evaluation_events(results: Iterable[ClaimResult]) -> list[EvaluationEvent]:
