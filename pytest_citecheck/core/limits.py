@@ -4,7 +4,10 @@ Each service citecheck records from -- the Crawling API, each judge endpoint --
 has its own :class:`AdaptiveLimit`: at most ``cap`` requests in flight (the
 service's documented limit, or a conservative default), cut in half when the
 service answers 429 or 503, and grown again by one request per round of
-successes (additive increase, multiplicative decrease, as TCP does). A
+successes (additive increase, multiplicative decrease, as TCP does). It is cut
+once per round: by the first overload answered to a request sent under the
+limit as it is now, never by the answers to requests sent before the last cut
+(they were sent under the higher limit the cut already corrected). A
 ``Retry-After`` on such an answer pauses only the request that received it (the
 way the providers' own SDKs treat it): the halved limit is what slows the other
 requests down, so one throttled reply cannot freeze every claim past its
@@ -66,8 +69,9 @@ class AdaptiveLimit:
         self.overloads = 0  # 429/503 answers seen
         self.cuts = 0  # times the limit was halved
         self._pauses: list[float] = []  # when each Retry-After wait under way ends
-        self._last_cut = float("-inf")
-        self._successes_since_cut = 0
+        # How many cuts there had been when this thread's request took its slot (a
+        # request is acquired and released on one thread: core/retry.py's send).
+        self._sent_at = threading.local()
         self._clock = clock
         self._cond = threading.Condition()
 
@@ -82,6 +86,7 @@ class AdaptiveLimit:
     def _take_slot(self) -> bool:
         if self.in_flight < int(self.limit):
             self.in_flight += 1
+            self._sent_at.cuts = self.cuts
             return True
         return False
 
@@ -89,18 +94,14 @@ class AdaptiveLimit:
         """A try ended with ``status`` (None: no answer); adapt the limit."""
         with self._cond:
             self.in_flight -= 1
-            now = self._clock()
             if status in OVERLOAD_STATUSES:
                 self.overloads += 1
-                # One cut per round: the answers to requests already in flight when the
-                # service pushed back do not cut again.
-                if self._successes_since_cut > 0 or self.cuts == 0 or now - self._last_cut > 1:
+                # One cut per round: only a request sent since the last cut says that
+                # the limit as it is now is still too high.
+                if getattr(self._sent_at, "cuts", self.cuts) == self.cuts:
                     self.limit = max(1.0, self.limit / 2)
                     self.cuts += 1
-                    self._last_cut = now
-                    self._successes_since_cut = 0
             elif status is not None and status < 500:
-                self._successes_since_cut += 1
                 self.limit = min(float(self.cap), self.limit + 1.0 / self.limit)
             self._cond.notify_all()
 

@@ -84,6 +84,27 @@ def test_429s_shrink_the_limit_and_every_claim_is_recorded_once(
         assert "429/503" in engine.progress.line()
 
 
+@pytest.mark.allow_resend("the double answers 429 beyond 4 at once and each is sent again")
+def test_a_service_slower_than_its_retry_after_still_gets_every_claim_recorded(
+    tmp_path: Path,
+) -> None:
+    # Crawls take longer than the Retry-After the service asks for, so the retries of a
+    # rejected round are answered before any crawl succeeds. They were sent under the
+    # halved limit, so their 429s halve it again; waiting for a success first kept the
+    # limit at 10 while 20 of the 24 claims ran out of tries and ended `error`.
+    api = CrawlbaseDouble(
+        tokens=TOKENS, max_concurrent=4, retry_after="0.05", latency=lambda url: 0.3
+    )
+    for i in range(24):
+        api.add(f"https://example.com/p/{i}", Page(markdown=ARTICLE))
+    with api, LLMDouble(api_key=KEY) as llm:
+        labels, engine = record(api, llm, tmp_path, concurrency=24)
+        assert labels.count(Label.ERROR) == 0
+        assert engine.limits["crawlbase"].cuts >= 2  # the retries' round cut it again
+        billed = [c for c in api.api_calls if c.status == 200]
+        assert len(billed) == 24 == len({c.url for c in billed})
+
+
 def test_a_crawl_limit_at_the_services_own_sends_nothing_it_refuses(
     tmp_path: Path, limited_api: CrawlbaseDouble
 ) -> None:

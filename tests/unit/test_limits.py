@@ -43,6 +43,36 @@ def test_an_overload_halves_the_limit_once_per_round_and_successes_grow_it_back(
     assert limit.limit == 20  # never above the cap
 
 
+def _round_of_429s(limit: AdaptiveLimit, requests: int) -> None:
+    """``requests`` requests, each on its own thread as the engine sends them, all
+    in flight at once, all answered 429."""
+    sent = threading.Barrier(requests)
+
+    def request() -> None:
+        assert limit.acquire(timeout=5)
+        sent.wait(timeout=5)
+        limit.release(429)
+
+    threads = [threading.Thread(target=request) for _ in range(requests)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_retries_sent_under_the_halved_limit_halve_it_again_with_no_success_between() -> None:
+    # A service that allows fewer than the halved limit rejects every try of the next
+    # round too: those tries were sent under the new limit, so they are a new signal
+    # (waiting for a success first kept the limit at 10 while the retries ran out).
+    limit = AdaptiveLimit("crawlbase", 20)
+    _round_of_429s(limit, 20)
+    assert int(limit.limit) == 10 and limit.cuts == 1
+    _round_of_429s(limit, 10)
+    assert int(limit.limit) == 5 and limit.cuts == 2
+    _round_of_429s(limit, 5)
+    assert int(limit.limit) == 2 and limit.cuts == 3 and limit.overloads == 35
+
+
 def test_a_retry_after_pauses_only_the_request_that_got_it() -> None:
     limit = AdaptiveLimit("crawlbase", 4)
     for _ in range(2):
