@@ -58,95 +58,24 @@ def _flag_help(option: Option) -> str:
     return help + _JUDGE_HELP if option.name == "judge" else help
 
 
-# ``pytest --help`` lists the flags in these groups, in this order (the first is the
-# plugin's own: turning it on and what a run does); each group's options by name.
-HELP_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "citecheck": (
-        "citation checking (pytest-citecheck)",
-        ("enabled", "record_mode", "dry_run", "recheck", "recheck_fail_on"),
-    ),
-    "citecheck judge": (
-        "citecheck: the judge, a judge panel, confirmation",
-        (
-            "judge",
-            "judge_base_url",
-            "judges",
-            "judge_samples",
-            "panel_rule",
-            "panel_min_votes",
-            "review_below",
-            "no_confirm",
-            "no_joint",
-        ),
-    ),
-    "citecheck verification": (
-        "citecheck: fetching, ranking and quote matching",
-        (
-            "screenshots",
-            "ranker",
-            "quote_match",
-            "quote_similarity",
-            "url_policy",
-            "concurrency",
-            "timeout",
-            "max_page_bytes",
-            "pdf_fetch",
-            "cache_dir",
-            "max_claim_chars",
-            "document_roots",
-            "wayback",
-            "wayback_verify",
-        ),
-    ),
-    "citecheck gate": (
-        "citecheck: the gate (floors, contradictions, the baseline)",
-        (
-            "min_precision",
-            "min_reachable_precision",
-            "min_answer_support",
-            "min_citation_recall",
-            "min_link_works",
-            "min_relevant",
-            "min_fact_check",
-            "fail_not_retrieved",
-            "allow_contradicted",
-            "gate_scope",
-            "strict_review",
-            "baseline",
-            "max_drop",
-            "min_agreement",
-        ),
-    ),
-    "citecheck reports": (
-        "citecheck: report files",
-        (
-            "report",
-            "csv",
-            "markdown",
-            "html",
-            "report_url",
-            "sarif",
-            "otel_endpoint",
-            "otel_file",
-            "audit",
-        ),
-    ),
-    "citecheck budget": (
-        "citecheck: prices and the recording budget",
-        ("price_credit", "prices", "max_cost", "max_credits"),
-    ),
+# ``pytest --help`` lists the flags in these groups, in this order, with these titles (the
+# first is the plugin's own: turning it on and what a run does). Each option names its
+# group in the option table (``Option.help_group``); one that names none is in the first.
+HELP_GROUPS: dict[str, str] = {
+    "citecheck": "citation checking (pytest-citecheck)",
+    "citecheck judge": "citecheck: the judge, a judge panel, confirmation",
+    "citecheck verification": "citecheck: fetching, ranking and quote matching",
+    "citecheck gate": "citecheck: the gate (floors, contradictions, the baseline)",
+    "citecheck reports": "citecheck: report files",
+    "citecheck budget": "citecheck: prices and the recording budget",
 }
-# A flag no group names (a new option) is listed in the first.
-_GROUP_OF = {name: group for group, (_, names) in HELP_GROUPS.items() for name in names}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    groups = {
-        name: parser.getgroup(name, description) for name, (description, _) in HELP_GROUPS.items()
-    }
+    groups = {name: parser.getgroup(name, title) for name, title in HELP_GROUPS.items()}
     for option in OPTIONS:
         if isinstance(option.pytest_flag, str):
-            group = groups[_GROUP_OF.get(option.name, "citecheck")]
+            group = groups[option.help_group or "citecheck"]
             kwargs: dict[str, Any] = {"dest": flag_dest(option.pytest_flag)}
             if option.action == "store_true":
                 # None: not given, so the ini option (if any) decides.
