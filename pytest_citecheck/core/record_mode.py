@@ -62,8 +62,6 @@ class RecordMode(StrEnum):
         return self is RecordMode.ALL
 
 
-# Replay only (the plugin's default), and live: a run with no cassette fetches and
-# judges every claim, which VCR's ``all`` mode does (``citecheck batch`` and
-# ``serve`` without ``--record``).
-REPLAY = RecordMode.NONE
+# Live: a run with no cassette fetches and judges every claim, which VCR's ``all``
+# mode does (``citecheck batch`` and ``serve`` without ``--record``).
 LIVE = RecordMode.ALL

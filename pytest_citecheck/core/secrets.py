@@ -38,8 +38,6 @@ SECRET_HEADERS = (
     "openai-project",
     "anthropic-organization-id",
 )
-# Query parameters that carry a secret (the Crawling/Storage API token).
-SECRET_QUERY_PARAMS = ("token",)
 
 REDACTED = "REDACTED"
 

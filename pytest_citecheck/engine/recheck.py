@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from pytest_citecheck.claims.labels import Label, Reason
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.claims.results import ClaimResult, JudgeReply, Passage, Verdict
-from pytest_citecheck.core.defaults import DEFAULT_RECHECK_FAIL_ON, RecheckStatus
+from pytest_citecheck.core.defaults import RecheckStatus
 from pytest_citecheck.core.errors import ConfigurationError, CrawlDeferred
 from pytest_citecheck.core.files import sweep_stale_temporaries
 from pytest_citecheck.core.providers import TokenKind
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from pytest_citecheck.stages.fetch_rules import Fetcher, FetchResult
 
 
-DEFAULT_FAIL_ON = tuple(RecheckStatus(name) for name in DEFAULT_RECHECK_FAIL_ON)
 LIVE_FOLDER = "recheck"
 
 # A live page that settled without text, by reason: what became of the page.

@@ -207,9 +207,7 @@ class Verification:
             max_page_bytes=settings.max_page_bytes,
             url_policy=settings.url_policy,
             terms=settings.terms,
-            archive=self._archived(recording)
-            if settings.wayback or settings.wayback_verify
-            else None,
+            archive=self._archived(recording) if settings.looks_up_archive else None,
             screenshots=self._shots(recording) if settings.screenshots else None,
         )
 

@@ -163,10 +163,6 @@ def _import_formats() -> tuple[str, ...]:
     return FORMATS
 
 
-def _recheck_flag(flag: str, help: str | None = None) -> Mapping[str, Flag | Hidden]:
-    return {"recheck": Flag(flag, help)}
-
-
 def _serve_only(
     name: str,
     help: str,

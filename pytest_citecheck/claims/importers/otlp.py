@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_citecheck.claims.importers import AUTO, detect_format, import_response
-from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader, ResponseImportError
+from pytest_citecheck.claims.importers.answer import ImportedAnswer, Reader
 from pytest_citecheck.claims.importers.conversation import marked_turn, turn_answer_id
 from pytest_citecheck.claims.importers.markdown import FORMAT as MARKDOWN
 from pytest_citecheck.claims.importers.retrieved import urls_in
@@ -332,10 +332,3 @@ def _hex_id(value: Any, digits: int) -> str | None:
             return None
         text = raw.hex()
     return text if int(text, 16) != 0 else None
-
-
-def imported_error(name: str, exc: Exception) -> ResponseImportError:
-    """An unexpected failure reading a trace file, as the import's error."""
-    return ResponseImportError(
-        name, "", f"the trace cannot be imported ({type(exc).__name__}: {exc})", _SAVE
-    )
