@@ -73,6 +73,19 @@ def test_a_sentence_with_stacked_markers_cites_each_of_them() -> None:
     assert claim.endswith("across decades.")  # the markers are gone from the claim
 
 
+def test_a_quotation_of_several_sentences_stays_in_its_claim() -> None:
+    # The report quotes its sources two sentences at a time; a claim cut inside the
+    # quotation was its last sentence alone ('We never missed a Tuesday."'), which
+    # says nothing checkable and opens no quotation it closes.
+    answer = import_response(report("deepseekv4flash"), format="markdown", answer_id="d")
+    claims = [c.claim.claim for c in answer.claims]
+    assert (
+        'A Facebook recollection states: "Who can remember back in the 90’s when Red Rooster '
+        'had $2.00 chicken & chips every Tuesday? We never missed a Tuesday."'
+    ) in claims
+    assert not [c for c in claims if c.count('"') % 2], claims
+
+
 def test_a_source_named_without_a_link_is_an_error_that_points_at_both_places() -> None:
     # Claude's report lists "6. [Red Rooster Every Day Deals Commercial 2002 - Referenced in
     # historical documentation]": a source with no URL, cited in the body as [6]. It cannot

@@ -940,3 +940,35 @@ def test_gemini_overlapping_segments_cite_each_sentence_they_cover() -> None:
         first: [WEB["web"]["uri"], "https://r.org/branches"],
         second: ["https://r.org/branches"],
     }
+
+
+_SOURCES = "\n\n## Sources\n\n[1] A: https://example.com/a\n[2] B: https://example.com/b\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "first"),
+    [
+        (
+            'The CEO said "We grew fast. Sales doubled." [1] The report confirms it [2].',
+            'The CEO said "We grew fast. Sales doubled."',
+        ),
+        (
+            "He wrote “It is done. We won.” [1] Then he left [2].",
+            "He wrote “It is done. We won.”",
+        ),
+    ],
+)
+def test_a_quotation_of_two_sentences_is_one_claim(answer: str, first: str) -> None:
+    imported = import_response(answer + _SOURCES, format="markdown", answer_id="q")
+
+    assert [c.claim.claim for c in imported.claims][0] == first
+    assert len(imported.claims) == 2
+
+
+def test_an_inch_mark_opens_no_quotation() -> None:
+    # 5'11" has one straight double quote and nothing closes it: the sentences after
+    # it are cut as usual.
+    answer = "He is 5'11\" tall. He plays [1]. He wins [2]."
+    imported = import_response(answer + _SOURCES, format="markdown", answer_id="q")
+
+    assert [c.claim.claim for c in imported.claims] == ["He plays.", "He wins."]

@@ -363,7 +363,7 @@ def _sentences(
         # Links are in order and apart: only the last one starting before the cut may hold it.
         i = bisect.bisect_left(starts, cut) - 1
         inside = i >= 0 and cut < protected[i][1]
-        if inside or not _is_boundary(text, match, end):
+        if inside or not _is_boundary(text, match, end) or _quoted(text, current, cut, end):
             continue
         out.append((current, cut))
         current = cut
@@ -372,6 +372,27 @@ def _sentences(
     if current < end:
         out.append((current, end))
     return out
+
+
+# The longest quotation kept whole in one sentence ("We grew fast. Sales doubled."):
+# a stray quotation mark (5'11", a typo) never swallows a paragraph.
+MAX_QUOTATION_CHARS = 400
+
+
+def _quoted(text: str, start: int, cut: int, end: int) -> bool:
+    """Whether ``cut`` falls inside a quotation opened since ``start`` (the sentence so
+    far) and closed before ``end``, at most :data:`MAX_QUOTATION_CHARS` after it opened:
+    straight double quotes by their count, curly ones by their kind. Single quotes are
+    not read (an apostrophe is one)."""
+    so_far = text[start:cut]
+    if so_far.count('"') % 2:
+        opened, closing = so_far.rfind('"'), '"'
+    elif so_far.count("“") > so_far.count("”"):
+        opened, closing = so_far.rfind("“"), "”"
+    else:
+        return False
+    closed = text.find(closing, cut, end)
+    return closed != -1 and closed - (start + opened) <= MAX_QUOTATION_CHARS
 
 
 def _is_boundary(text: str, match: re.Match[str], end: int) -> bool:
