@@ -961,7 +961,7 @@ _SOURCES = "\n\n## Sources\n\n[1] A: https://example.com/a\n[2] B: https://examp
 def test_a_quotation_of_two_sentences_is_one_claim(answer: str, first: str) -> None:
     imported = import_response(answer + _SOURCES, format="markdown", answer_id="q")
 
-    assert [c.claim.claim for c in imported.claims][0] == first
+    assert imported.claims[0].claim.claim == first
     assert len(imported.claims) == 2
 
 
