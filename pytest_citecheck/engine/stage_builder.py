@@ -120,6 +120,7 @@ class StageBuilder:
                 from pytest_citecheck.recording.transport import (
                     Borrowed,
                     StageTransport,
+                    shared_reads,
                     stage_client,
                 )
 
@@ -130,7 +131,8 @@ class StageBuilder:
                 inner: httpx.BaseTransport | None = None if hooked is None else Borrowed(hooked)
                 if batch is not None:
                     inner = batch.transport(inner or httpx.HTTPTransport())
-                self._transport = StageTransport(self.settings.max_page_bytes, live=inner)
+                shared = shared_reads() if hooked is None else None  # a Crawler job: none
+                self._transport = StageTransport(self.settings.max_page_bytes, inner, shared)
                 self._client = stage_client(self._transport)
             return self._client
 

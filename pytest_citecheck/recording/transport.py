@@ -46,7 +46,14 @@ from pytest_citecheck.core.secrets import (
 )
 from pytest_citecheck.recording.cassette import Cassette
 from pytest_citecheck.recording.cassette_file import TOO_LARGE_HEADER, request_dict
-from pytest_citecheck.recording.matching import describe_difference, filtered_uri, match_key
+from pytest_citecheck.recording.matching import (
+    MatchKey,
+    describe_difference,
+    filtered_uri,
+    match_key,
+)
+from pytest_citecheck.recording.shared_reads import SharedReads
+from pytest_citecheck.stages.fetch import SHARED_HEADER
 from pytest_citecheck.stages.screenshot import (
     IMAGE_FILE_HEADER,
     IMAGE_HEADER,
@@ -226,7 +233,15 @@ class ClaimHTTP:
     def plays_back(self) -> bool:
         return self.mode.plays_back
 
-    def handle(self, request: httpx.Request, live: httpx.BaseTransport) -> httpx.Response:
+    def handle(
+        self,
+        request: httpx.Request,
+        live: httpx.BaseTransport,
+        shared: SharedReads[Reply] | None = None,
+    ) -> httpx.Response:
+        """This claim's reply to ``request``: from its cassette, or live and recorded;
+        ``shared``: the run's reads, so a page other claims already fetched is not
+        fetched (and billed) again (:mod:`pytest_citecheck.recording.shared_reads`)."""
         body = request.read()
         uri = str(request.url)
         key = match_key(request.method, uri, self.placeholder)
@@ -257,9 +272,7 @@ class ClaimHTTP:
                 else scrub(describe_difference(nearest, request.method, stored_uri, body))
             )
             raise UnmatchedRequest(request.method, stored_uri, difference)
-        reply = self._stored_image(
-            redact_reply(read_live(live, request, self.max_bytes), self.secrets)
-        )
+        reply = self._stored_image(self._read_live(request, live, key, shared))
         stored = reply
         if reply.too_large:
             headers = {**reply.headers, TOO_LARGE_HEADER: [str(self.max_bytes)]}
@@ -275,6 +288,30 @@ class ClaimHTTP:
         if reply.too_large:
             raise ResponseTooLarge(scrub(uri, self.secrets), self.max_bytes or 0)
         return self._found_image(reply).to_response(request)
+
+    def _read_live(
+        self,
+        request: httpx.Request,
+        live: httpx.BaseTransport,
+        key: MatchKey,
+        shared: SharedReads[Reply] | None,
+    ) -> Reply:
+        def fetch() -> Reply:
+            return redact_reply(read_live(live, request, self.max_bytes), self.secrets)
+
+        if shared is None or request.method != "GET":
+            return fetch()
+        deadline = request.extensions.get(DEADLINE_EXTENSION)
+        wait = None if deadline is None else deadline.left_or_none()
+        path = self.cassette.path
+        reply, crawled_by = shared.read(key, str(path), fetch, wait)
+        if crawled_by is None or crawled_by == str(path):
+            # Fetched for this claim (an earlier try of it whose recording was not kept,
+            # as a judge batch's first round): its own crawl, billed to it.
+            return reply
+        crawled = Path(crawled_by)
+        headers = {**reply.headers, SHARED_HEADER: [f"{crawled.parent.name}/{crawled.name}"]}
+        return Reply(reply.status, reply.reason, headers, reply.body, reply.too_large)
 
     # A picture (stages/screenshot.py) is kept as a file named by its hash beside the
     # cassettes; the cassette's reply names that file and holds no image bytes.
@@ -310,6 +347,19 @@ class ClaimHTTP:
             return int(interaction.header(TOO_LARGE_HEADER))
         except (TypeError, ValueError):
             return self.max_bytes or 0
+
+
+def shared_size(reply: Reply) -> int | None:
+    """What a reply holds, when the run may hand it to other claims (a successful reply
+    read whole, not a picture: :mod:`pytest_citecheck.recording.shared_reads`)."""
+    if not 200 <= reply.status < 300 or reply.too_large or IMAGE_HEADER in reply.headers:
+        return None
+    return len(reply.body)
+
+
+def shared_reads() -> SharedReads[Reply]:
+    """The memory of one run's reads, for its claims' :class:`ClaimHTTP`."""
+    return SharedReads(shared_size)
 
 
 _current: ContextVar[ClaimHTTP | None] = ContextVar("citecheck.claim_http", default=None)
@@ -351,9 +401,17 @@ class StageTransport(httpx.BaseTransport):
     ``live`` (None: a network transport of its own, built on first use) is closed
     with this one: a transport it only borrows comes wrapped in :class:`Borrowed`."""
 
-    def __init__(self, max_bytes: int | None = None, live: httpx.BaseTransport | None = None):
+    def __init__(
+        self,
+        max_bytes: int | None = None,
+        live: httpx.BaseTransport | None = None,
+        shared: SharedReads[Reply] | None = None,
+    ):
         self.max_bytes = max_bytes
         self._live = live
+        # The run's reads, shared by its claims while they record (None: each claim
+        # fetches what it cites).
+        self.shared = shared
         self._lock = threading.Lock()
 
     @property
@@ -367,7 +425,7 @@ class StageTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         http = _current.get()
         if http is not None:
-            return http.handle(request, self.live)
+            return http.handle(request, self.live, self.shared)
         reply = read_live(self.live, request, self.max_bytes)
         if reply.too_large:
             raise ResponseTooLarge(scrub(str(request.url)), self.max_bytes or 0)

@@ -128,6 +128,9 @@ def base_url_from(environ: Mapping[str, str]) -> str:
 # A reply answered from a Crawler delivery (large_audit/delivery_transport.py) names its rid here:
 # the page was crawled once, by the Crawler, whatever the fetcher asks after it.
 CRAWLER_RID_HEADER = "citecheck-crawler-rid"
+# On a recorded reply another claim's request fetched in the same run
+# (recording/shared_reads.py): the cassette that fetched it; this citation was not billed.
+SHARED_HEADER = "x-citecheck-shared-from"
 
 
 def credits_for(
@@ -161,6 +164,9 @@ class _Reply:
     crawler_rid: str | None = None
     # The body when it is a PDF (stages/pdf.py): bytes, never decoded as text.
     pdf: bytes | None = None
+    # Another claim's request of this run fetched it (recording/shared_reads.py): not
+    # billed for this citation.
+    shared: bool = False
 
     @property
     def chars(self) -> int:
@@ -176,7 +182,9 @@ class _Reply:
             final_url=self.final_url,
             rid=self.rid,
             non_whitespace_chars=self.chars,
-            credits=credits_for(
+            credits=0.0
+            if self.shared
+            else credits_for(
                 self.kind, self.cb_status, self.original_status, store=self.crawler_rid is None
             ),
         )
@@ -546,6 +554,7 @@ class CrawlbaseFetcher:
             rid=_rid(headers),
             stopped=sent.stopped,
             crawler_rid=headers.get(CRAWLER_RID_HEADER),
+            shared=SHARED_HEADER in headers,
         )
         crawl.replies.append(reply)
         return reply

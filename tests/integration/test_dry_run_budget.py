@@ -19,6 +19,7 @@ from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
+from pytest_citecheck.stages.fetch import credits_for
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
 from tests.doubles.pdfs import make_pdf
@@ -34,6 +35,9 @@ def article(topic: str) -> str:
 
 
 URLS = [f"https://example.com/articles/{n}" for n in ("alpha", "beta", "gamma", "delta")]
+# A page a claim of the budget tests: each its own, so each claim's crawl is billed (claims
+# citing one page share its crawl in a run: recording/shared_reads.py).
+MANY = [f"https://example.com/articles/page{i:02d}" for i in range(12)]
 PDF = "https://example.com/paper.pdf"
 SPA = "https://example.com/app/spa"
 
@@ -47,7 +51,7 @@ class StableLLM(LLMDouble):
 @pytest.fixture
 def doubles() -> Iterator[tuple[CrawlbaseDouble, StableLLM]]:
     with CrawlbaseDouble(tokens=TOKENS) as api, StableLLM(api_key=KEY) as llm:
-        for url in URLS:
+        for url in URLS + MANY:
             api.add(url, Page(markdown=article(url.rsplit("/", 1)[1])))
         # The normal crawl fails (520): the JavaScript token renders it, a worst-case path.
         api.add(SPA, Page(http_status=520, js=Page(markdown=article("spa"))))
@@ -96,10 +100,6 @@ def where(root: Path) -> object:
     return lambda c: cassette_path(root / CLAIM_FILE, c.id)
 
 
-@pytest.mark.allow_resend(
-    "claims again and two cite one page in one run, and each claim's cassette crawls "
-    "what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_the_dry_run_counts_what_the_recording_then_makes(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -124,15 +124,20 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     with engine_for(env_for(api, llm), "once") as engine:
         results = engine.verify_claims_sync(CLAIMS, cassette_for=cassette_for)  # type: ignore[arg-type]
     assert all(r.label is not Label.ERROR for r in results)
-    # Plain articles: the normal case is exact.
-    assert plan.crawls == len(api.api_calls) == 6
+    # Plain articles: each claim's distinct pages are the most the run crawls; two of
+    # the claims cite one page, and the run crawls it once (recording/shared_reads.py).
+    assert plan.crawls == 6 and len(api.api_calls) == 5
+    assert len({c.url for c in api.api_calls}) == 5
     assert plan.total_judge_calls == len(llm.calls) == 6
     # "two" and "pdf-and-page" cite two sources each: their joint judgments are the most
     # they could make (each source supports its claim alone here, so none is made).
     assert plan.joint_calls == 4 and llm.joint_calls == []
-    # Billed: each distinct citation of each recorded claim once (the replayed one is free).
+    # Billed: each page the run crawled once (the replayed claim's is free); the dry run
+    # counts the shared page for both claims, the most it can cost.
     billed = {(r.id, v.url): v.credits for r in results[1:] for v in r.verdicts}
-    assert plan.credits == sum(billed.values()) == 9.0
+    assert plan.credits == 9.0
+    assert sum(billed.values()) == 9.0 - credits_for("normal", 200, 200)
+    assert sorted(billed.values()).count(0.0) == 1
     # Four crawls a page at worst, and a PDF's file before them (it might serve HTML).
     assert plan.worst_crawls == 4 * 5 + 5
 
@@ -151,7 +156,7 @@ def test_the_last_line_counts_the_confirmation_calls_the_recording_makes(tmp_pat
         for t, u in zip(topics, URLS, strict=False)
     ]
     with CrawlbaseDouble(tokens=TOKENS) as api, LLMDouble(api_key=KEY) as llm:
-        for url in URLS:
+        for url in URLS + MANY:
             api.add(url, Page(markdown=article(url.rsplit("/", 1)[1])))
         with engine_for(env_for(api, llm, keys=False), "once") as engine:
             last = engine.plan(claims, cassette_for=where(tmp_path)).lines()[-1]  # type: ignore[arg-type]
@@ -179,10 +184,9 @@ def test_a_page_that_needs_javascript_stays_within_the_worst_case(
 
 
 def many(n: int) -> list[Claim]:
-    return [claim(f"c{i:02d}", URLS[i % len(URLS)]) for i in range(n)]
+    return [claim(f"c{i:02d}", MANY[i]) for i in range(n)]
 
 
-@pytest.mark.allow_resend("some of its claims cite one page: each claim's cassette crawls it")
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_a_credit_budget_stops_the_recording_and_reports_every_unrecorded_claim(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM], concurrency: int
@@ -218,11 +222,6 @@ def test_a_credit_budget_stops_the_recording_and_reports_every_unrecorded_claim(
     assert len(api.api_calls) == 3
 
 
-@pytest.mark.allow_resend(
-    "claims c00, c01, c08 and c09 cite 2 pages between them in one run, and each "
-    "claim's cassette crawls what it cites (billed and counted per claim, "
-    "docs/recording.md)"
-)
 def test_a_cost_budget_counts_credits_and_tokens_at_the_users_prices(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:
@@ -263,7 +262,9 @@ def test_a_cost_budget_without_prices_is_refused_before_any_request(
     assert api.api_calls == []
 
 
-@pytest.mark.allow_resend("r0 and r4 cite one page: each claim's cassette crawls it")
+@pytest.mark.allow_resend(
+    "r0 and r4 cite one page: a live batch run (no cassette) crawls it for each"
+)
 def test_batch_dry_run_and_budget(
     tmp_path: Path,
     doubles: tuple[CrawlbaseDouble, StableLLM],
@@ -279,7 +280,7 @@ def test_batch_dry_run_and_budget(
     records = tmp_path / "claims.jsonl"
     records.write_text(
         "".join(
-            f'{{"id": "r{i}", "claim": "Claim r{i} is true.", "urls": ["{URLS[i % 4]}"]}}\n'
+            f'{{"id": "r{i}", "claim": "Claim r{i} is true.", "urls": ["{MANY[i]}"]}}\n'
             for i in range(5)
         )
     )

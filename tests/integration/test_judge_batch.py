@@ -203,11 +203,6 @@ def test_judge_batch_gives_the_synchronous_verdicts_at_the_batch_price(
     assert "batch API" not in cost_line(sync_out)
 
 
-@pytest.mark.allow_resend(
-    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
-    "pages between them in one run, and each claim's cassette crawls what it cites "
-    "(billed and counted per claim, docs/recording.md)"
-)
 def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())) as llm:
         code, _, _, recorded = world.batched(*PRICES)
@@ -229,11 +224,6 @@ def test_the_batch_recording_replays_offline_identically(world: World) -> None:
     assert not any(KEYS["openai"] in text for text in judged)
 
 
-@pytest.mark.allow_resend(
-    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
-    "pages between them in one run, and each claim's cassette crawls what it cites "
-    "(billed and counted per claim, docs/recording.md)"
-)
 def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: World) -> None:
     failing = "Water boils at 50 degrees Celsius at sea level."
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), fail_claims={failing})):
@@ -250,11 +240,6 @@ def test_a_failed_batch_item_is_that_claims_error_and_the_others_stand(world: Wo
     assert "boiling-point" in names and "boiling-point-50-degrees" not in names
 
 
-@pytest.mark.allow_resend(
-    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
-    "pages between them in one run, and each claim's cassette crawls what it cites "
-    "(billed and counted per claim, docs/recording.md)"
-)
 def test_an_expired_batch_makes_its_claims_errors_never_labels(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), expire=True)) as llm:
         code, _, _, report = world.batched("--judge", JUDGES["anthropic"])
@@ -267,11 +252,6 @@ def test_an_expired_batch_makes_its_claims_errors_never_labels(world: World) -> 
     assert len(llm.batches) == 1  # nothing asked twice
 
 
-@pytest.mark.allow_resend(
-    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
-    "pages between them in one run, and each claim's cassette crawls what it cites "
-    "(billed and counted per claim, docs/recording.md)"
-)
 def test_a_batch_that_never_ends_is_cancelled_after_the_wait(world: World) -> None:
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge(), never_end=True)) as llm:
         code, _, _, report = world.batched("--judge-batch-wait", "0.3")
@@ -320,11 +300,6 @@ def test_a_feature_the_model_refuses_in_the_batch_is_asked_again_in_the_next_bat
     assert any(f and "without strict" in f for f in fallback)
 
 
-@pytest.mark.allow_resend(
-    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite "
-    "one page in one run, and each claim's cassette crawls what it cites (billed and "
-    "counted per claim, docs/recording.md)"
-)
 def test_ctrl_c_while_waiting_cancels_the_batch_and_writes_what_finished(world: World) -> None:
     from pytest_citecheck.engine.judge_batch import JudgeBatch
 
@@ -371,11 +346,6 @@ def test_a_live_run_judges_through_the_batch_too_and_records_nothing(world: Worl
     assert not (world.suite / "cassettes").exists()
 
 
-@pytest.mark.allow_resend(
-    "claims boiling-point, boiling-point-50-degrees and boiling-point-sea-level cite 2 "
-    "pages between them in one run, and each claim's cassette crawls what it cites "
-    "(billed and counted per claim, docs/recording.md)"
-)
 def test_pytest_replays_a_batch_recording_with_the_same_labels(world: World) -> None:
     # Recorded where the plugin keeps cassettes (cassettes/<file stem>/ beside the files).
     with world.judge_with(LLMBatchDouble(EXAMPLES.Judge())):

@@ -52,10 +52,6 @@ def test_provider_quotes_on_pages_that_hold_them_are_never_fabricated(
     assert sum(v.label is Label.SUPPORTED for v in after) >= len(after) // 2
 
 
-@pytest.mark.allow_resend(
-    "15 of its claims cite 4 pages between them in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
     exp: Experiment, tmp_path: Path
 ) -> None:
@@ -66,10 +62,6 @@ def test_provider_quotes_on_pages_that_changed_are_judged_and_marked(
     assert all(v.label is Label.NOT_FOUND for v in after)  # the honest judge finds nothing
 
 
-@pytest.mark.allow_resend(
-    "15 of its claims cite 4 pages between them in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_the_same_quotes_written_by_a_model_are_still_fabricated_when_absent(
     exp: Experiment, tmp_path: Path
 ) -> None:

@@ -79,10 +79,6 @@ def agreeing() -> dict[str, Scripted]:
     }
 
 
-@pytest.mark.allow_resend(
-    "claims altitude and boiling cite one page in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
     tmp_path: Path,
 ) -> None:
@@ -116,10 +112,6 @@ def test_a_panel_of_three_records_one_cassette_per_claim_and_replays_alike(
     assert v.usage is not None and v.usage.input_tokens == 3 * 120
 
 
-@pytest.mark.allow_resend(
-    "claims altitude and boiling cite one page in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_a_member_that_fails_is_an_error_vote_and_cannot_tip_the_majority(
     tmp_path: Path,
 ) -> None:
@@ -177,10 +169,6 @@ def test_an_error_vote_counts_under_each_rule(
         assert v.reason == reason
 
 
-@pytest.mark.allow_resend(
-    "claims altitude and boiling cite one page in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_each_member_passes_the_guard_on_its_own(tmp_path: Path) -> None:
     answers = {
         "judge-a": verdict("supported", QUOTE, 0.9),

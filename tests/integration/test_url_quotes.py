@@ -184,10 +184,6 @@ def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_num
 # -- who wrote the quote ---------------------------------------------------------------------
 
 
-@pytest.mark.allow_resend(
-    "claims model and provider cite one page in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
-)
 def test_a_provider_quote_the_page_lacks_is_judged_on_retrievals_passages_not_fabricated(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
 ) -> None:

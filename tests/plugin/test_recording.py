@@ -166,9 +166,12 @@ def test_record_then_replay_offline_without_model_or_keys(
         "*3 claims, 5 citations: citation precision 0.8000 (4/5), reachable precision 1.0000 (4/4)*"
     )
     recorded.stdout.fnmatch_lines([summary])
-    # The same URL cited twice in one claim was fetched once; the second claim has its own cassette.
+    # The same URL cited twice in one claim was fetched once, and the second claim citing
+    # it records the same crawl into its own cassette: one crawl in the run, billed once.
     boiling_calls = api.calls_for("https://example.com/science/boiling")
-    assert len(boiling_calls) == 2
+    assert len(boiling_calls) == 1
+    again = (suite.path / "cassettes" / "citecheck_water" / "boiling-again.yaml").read_text()
+    assert "x-citecheck-shared-from:\n      - citecheck_water/boiling.yaml" in again
     assert [c.kind for c in api.calls_for("https://example.com/app/recipes")] == [
         "normal",
         "javascript",
