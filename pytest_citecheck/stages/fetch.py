@@ -172,6 +172,14 @@ class _Reply:
     def chars(self) -> int:
         return non_whitespace_chars(self.text)
 
+    @property
+    def credits(self) -> float:
+        """What this call billed: nothing when another claim's request fetched it."""
+        if self.shared:
+            return 0.0
+        store = self.crawler_rid is None
+        return credits_for(self.kind, self.cb_status, self.original_status, store=store)
+
     def record(self) -> Fetch:
         return Fetch(
             token=self.kind,
@@ -182,11 +190,7 @@ class _Reply:
             final_url=self.final_url,
             rid=self.rid,
             non_whitespace_chars=self.chars,
-            credits=0.0
-            if self.shared
-            else credits_for(
-                self.kind, self.cb_status, self.original_status, store=self.crawler_rid is None
-            ),
+            credits=self.credits,
         )
 
 
