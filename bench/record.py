@@ -1,9 +1,10 @@
 """How fast does the engine record? Concurrency 1 against N, in the same run.
 
-40 claims (one URL citation each) over 20 WiCE pages, recorded with the
-engine against the loopback doubles, which add 200 ms to every request (120
-requests: one crawl and two judge calls per claim, the reading and its
-confirmation). Each case records into a fresh folder; the table gives wall
+40 claims (one URL citation each) over 40 WiCE pages, a page each (claims of a
+run that cite one page share its crawl: a page each keeps the work per claim the
+same), recorded with the engine against the loopback doubles, which add 200 ms to
+every request (120 requests: one crawl and two judge calls per claim, the reading
+and its confirmation). Each case records into a fresh folder; the table gives wall
 time, effective concurrency (request latency spent / wall time) and the speed-up over concurrency 1.
 
 - model-free ranker (word overlap): pure orchestration, concurrency 1 vs N;
@@ -130,8 +131,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--no-model", action="store_true", help="skip the real-ranker rows")
     args = parser.parse_args()
-    pages = wice_pages(20)
-    claims = claims_for(pages, 40)
+    pages = wice_pages(40)
+    claims = claims_for([(url, text, said[:1]) for url, text, said in pages], 40)
     requests = 3 * len(claims)  # a crawl, the reading, the confirmation
     unique = len({p for _, markdown, _ in pages for p in split_passages(markdown)})
     rows: list[tuple[str, float, tuple[int, float, float] | None]] = []
