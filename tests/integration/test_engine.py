@@ -214,8 +214,8 @@ def test_recording_with_the_bm25_ranker_needs_no_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.allow_resend(
-    "5 of its claims cite 2 pages between them in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
+    "claims pasta, both and salt cite the app page, whose normal crawl fails (HTTP 520, not "
+    "billed): a failed crawl is never shared in a run, so each claim asks again"
 )
 def test_a_recorded_cassette_replays_with_plain_vcrpy(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -242,8 +242,8 @@ def test_a_recorded_cassette_replays_with_plain_vcrpy(
 
 
 @pytest.mark.allow_resend(
-    "5 of its claims cite 2 pages between them in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
+    "claims pasta, both and salt cite the app page, whose normal crawl fails (HTTP 520, not "
+    "billed): a failed crawl is never shared in a run, so each claim asks again"
 )
 def test_replay_needs_no_network_no_keys_and_gives_the_recorded_results(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
@@ -581,8 +581,8 @@ def test_design_rules_apply_to_a_custom_fetchers_result() -> None:
 
 
 @pytest.mark.allow_resend(
-    "5 of its claims cite 2 pages between them in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md)"
+    "a live run (no cassettes): each claim fetches the pages it cites; only a recording "
+    "run shares them"
 )
 def test_results_come_back_in_input_order_and_on_result_sees_each(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]

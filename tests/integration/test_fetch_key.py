@@ -124,11 +124,9 @@ def test_a_recheck_of_a_cited_url_with_a_fragment_compares_its_recorded_page(
 
 
 @pytest.mark.allow_resend(
-    "claims r000001, r000002, r000003 and r000004 cite 2 pages between them in one run, "
-    "and each claim's cassette crawls what it cites (billed and counted per claim, "
-    "docs/recording.md); claims r000001, r000002, r000003 and r000004 ask the judge the "
-    "same question in one run (the same claim text on the same page): each claim "
-    "records its own call"
+    "a live service (no cassettes): claims r000001, r000002, r000003 and r000004 each "
+    "fetch the page they cite (2 between them) and ask the judge the same question (the "
+    "same claim text on the same page); only a recording run shares a crawl"
 )
 def test_the_service_fetches_a_cited_url_with_a_fragment_as_without_it(
     world: tuple[CrawlbaseDouble, LLMDouble],

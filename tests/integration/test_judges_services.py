@@ -245,8 +245,8 @@ def test_auto_falls_back_to_json_object_after_a_4xx_refusal_too() -> None:
 
 
 @pytest.mark.allow_resend(
-    "claims boiling, boiling-90 and eiffel cite one page in one run, and each claim's "
-    "cassette crawls what it cites (billed and counted per claim, docs/recording.md)"
+    "a live run (no cassettes): claims boiling, boiling-90 and eiffel each fetch the page "
+    "they cite; only a recording run shares it"
 )
 def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run(
     tmp_path: Path,
@@ -288,8 +288,8 @@ def test_an_explicit_json_schema_refusal_is_one_error_verdict_per_claim_in_a_run
 
 
 @pytest.mark.allow_resend(
-    "claims boiling, boiling-90 and eiffel cite one page in one run, and each claim's "
-    "cassette crawls what it cites (billed and counted per claim, docs/recording.md)"
+    "a live run (no cassettes): claims boiling, boiling-90 and eiffel each fetch the page "
+    "they cite; only a recording run shares it"
 )
 def test_auto_asks_a_server_that_refuses_json_schema_once_per_run(tmp_path: Path) -> None:
     """llama-cpp-python's server refuses json_schema with a 500: ``auto`` asks again

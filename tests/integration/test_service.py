@@ -244,10 +244,9 @@ def test_openapi_docs_describe_verify(
 
 
 @pytest.mark.allow_resend(
-    "200 of its claims cite 8 pages between them in one run, and each claim's cassette "
-    "crawls what it cites (billed and counted per claim, docs/recording.md); 200 of its "
-    "claims ask the judge the same question in one run (the same claim text on the same "
-    "page): each claim records its own call"
+    "a live service (no cassettes): 200 of its claims each fetch the page they cite (8 "
+    "between them) and ask the judge the same question (the same claim text on the same "
+    "page); only a recording run shares a crawl"
 )
 def test_load_200_requests_16_in_flight_no_errors_no_lost_audit_rows(
     doubles: tuple[CrawlbaseDouble, LLMDouble, dict[str, str]], tmp_path: Path

@@ -158,9 +158,7 @@ def test_a_dead_page_keeps_its_label_whatever_the_quote(
 
 @pytest.mark.allow_resend(
     "the confirmation's request equals the first reading's: the one passage shown is "
-    "the quote's sentence (the same prompt and passage, both recorded); claims changed "
-    "and edited cite one page in one run, and each claim's cassette crawls what it "
-    "cites (billed and counted per claim, docs/recording.md)"
+    "the quote's sentence (the same prompt and passage, both recorded)"
 )
 def test_fuzzy_mode_finds_a_lightly_edited_quote_and_still_refuses_a_changed_number(
     tmp_path: Path, doubles: tuple[CrawlbaseDouble, StableLLM]
