@@ -251,15 +251,10 @@ def verify(claims: list[Claim], api: CrawlbaseDouble, llm: LLMDouble, root: Path
     from pytest_citecheck.engine.settings import EngineSettings, StageHooks
     from pytest_citecheck.plugin.terms import PLUGIN_TERMS
     from pytest_citecheck.recording.recorder import cassette_path
+    from tests.doubles import recording_environ
     from tests.doubles.ranking import WordOverlap
 
-    environ = {
-        "CITECHECK_CRAWLBASE_URL": api.base_url,
-        "OPENAI_BASE_URL": llm.base_url("openai"),
-        "CRAWLBASE_TOKEN": TOKENS["normal"],
-        "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-        "OPENAI_API_KEY": KEY,
-    }
+    environ = recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY)
     settings = EngineSettings(record_mode="all", terms=PLUGIN_TERMS)
     with Engine.from_settings(settings, StageHooks(make_ranker=WordOverlap), environ=environ) as e:
         results = e.verify_claims_sync(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
@@ -56,6 +56,26 @@ class PaidRequests:
         """Each body received more than once in one phase: (double, where, body, times)."""
         with self._lock:
             return [(d, w, b, n) for (_, d, w, b), n in self._counts.items() if n > 1]
+
+
+def recording_environ(
+    crawlbase_url: str,
+    openai_url: str,
+    tokens: Mapping[str, str],
+    key: str,
+    *,
+    keys: bool = True,
+) -> dict[str, str]:
+    """The environment an engine records with against the doubles: their addresses and
+    (``keys``) the planted Crawlbase tokens and OpenAI key; without keys, a replay's."""
+    environ = {"CITECHECK_CRAWLBASE_URL": crawlbase_url, "OPENAI_BASE_URL": openai_url}
+    if keys:
+        environ |= {
+            "CRAWLBASE_TOKEN": tokens["normal"],
+            "CRAWLBASE_JS_TOKEN": tokens["javascript"],
+            "OPENAI_API_KEY": key,
+        }
+    return environ
 
 
 # The one ledger of this process (an xdist worker has its own).

@@ -25,6 +25,7 @@ from pytest_citecheck.core.errors import ConfigurationError
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.frontends.cli import main
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble
 from tests.doubles.ranking import WordOverlap
@@ -47,13 +48,7 @@ def env(
     doubles: tuple[CrawlbaseDouble, LLMDouble], monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, str]:
     api, llm = doubles
-    values = {
-        "CITECHECK_CRAWLBASE_URL": api.base_url,
-        "OPENAI_BASE_URL": llm.base_url("openai"),
-        "CRAWLBASE_TOKEN": TOKENS["normal"],
-        "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-        "OPENAI_API_KEY": KEY,
-    }
+    values = recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY)
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     from pytest_citecheck.stages import retrieval

@@ -12,6 +12,7 @@ from pytest_citecheck.claims.labels import Label
 from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.settings import EngineSettings, StageHooks
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import Fault, LLMDouble
 from tests.doubles.ranking import WordOverlap
@@ -33,13 +34,7 @@ def claims(n: int) -> list[Claim]:
 
 
 def environ(api: CrawlbaseDouble, llm: LLMDouble) -> dict[str, str]:
-    return {
-        "CITECHECK_CRAWLBASE_URL": api.base_url,
-        "OPENAI_BASE_URL": llm.base_url("openai"),
-        "CRAWLBASE_TOKEN": TOKENS["normal"],
-        "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-        "OPENAI_API_KEY": KEY,
-    }
+    return recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY)
 
 
 def record(

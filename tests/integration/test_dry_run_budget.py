@@ -20,6 +20,7 @@ from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.fetch import credits_for
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
 from tests.doubles.pdfs import make_pdf
@@ -60,14 +61,7 @@ def doubles() -> Iterator[tuple[CrawlbaseDouble, StableLLM]]:
 
 
 def env_for(api: CrawlbaseDouble, llm: LLMDouble, keys: bool = True) -> dict[str, str]:
-    env = {"CITECHECK_CRAWLBASE_URL": api.base_url, "OPENAI_BASE_URL": llm.base_url("openai")}
-    if keys:
-        env |= {
-            "CRAWLBASE_TOKEN": TOKENS["normal"],
-            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-            "OPENAI_API_KEY": KEY,
-        }
-    return env
+    return recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY, keys=keys)
 
 
 def claim(claim_id: str, *urls: str) -> Claim:

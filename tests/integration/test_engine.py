@@ -27,7 +27,7 @@ from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.fetch import FetchResult
-from tests.doubles import LoopbackServer, QuietHandler
+from tests.doubles import LoopbackServer, QuietHandler, recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import Answer, Fault, JudgeCall, LLMDouble, Scripted, verdict
 from tests.doubles.ranking import WordOverlap
@@ -70,17 +70,13 @@ def doubles() -> Iterator[tuple[CrawlbaseDouble, StableLLM]]:
 def env_for(
     api: CrawlbaseDouble | str, llm: LLMDouble | str, *, keys: bool = True
 ) -> dict[str, str]:
-    env = {
-        "CITECHECK_CRAWLBASE_URL": api if isinstance(api, str) else api.base_url,
-        "OPENAI_BASE_URL": llm if isinstance(llm, str) else llm.base_url("openai"),
-    }
-    if keys:
-        env |= {
-            "CRAWLBASE_TOKEN": TOKENS["normal"],
-            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-            "OPENAI_API_KEY": KEY,
-        }
-    return env
+    return recording_environ(
+        api if isinstance(api, str) else api.base_url,
+        llm if isinstance(llm, str) else llm.base_url("openai"),
+        TOKENS,
+        KEY,
+        keys=keys,
+    )
 
 
 def make_engine(env: dict[str, str], mode: str, **settings: Any) -> Engine:

@@ -28,6 +28,7 @@ from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.fetch import CrawlbaseFetcher
 from pytest_citecheck.stages.fetch_rules import FetchResult, fetch_page
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble
 from tests.doubles.ranking import WordOverlap
@@ -162,17 +163,7 @@ def claims() -> list[Claim]:
 
 
 def env_for(api: CrawlbaseDouble, llm: LLMDouble, *, keys: bool = True) -> dict[str, str]:
-    env = {
-        "CITECHECK_CRAWLBASE_URL": api.base_url,
-        "OPENAI_BASE_URL": llm.base_url("openai"),
-    }
-    if keys:
-        env |= {
-            "CRAWLBASE_TOKEN": TOKENS["normal"],
-            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-            "OPENAI_API_KEY": KEY,
-        }
-    return env
+    return recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY, keys=keys)
 
 
 def run(root: Path, env: dict[str, str], mode: str) -> list[ClaimResult]:

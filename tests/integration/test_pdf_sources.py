@@ -21,7 +21,7 @@ from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.pdf_fetch import DirectPdfFetcher
-from tests.doubles import LoopbackServer, QuietHandler, pdfs
+from tests.doubles import LoopbackServer, QuietHandler, pdfs, recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble
 from tests.doubles.ranking import WordOverlap
@@ -98,14 +98,7 @@ def _run(root: Path, env: dict[str, str], mode: str, **settings: object) -> list
 
 
 def _env(api: str, llm: str, keys: bool = True) -> dict[str, str]:
-    env = {"CITECHECK_CRAWLBASE_URL": api, "OPENAI_BASE_URL": llm}
-    if keys:
-        env |= {
-            "CRAWLBASE_TOKEN": TOKENS["normal"],
-            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-            "OPENAI_API_KEY": KEY,
-        }
-    return env
+    return recording_environ(api, llm, TOKENS, KEY, keys=keys)
 
 
 def _check(results: list[ClaimResult]) -> None:

@@ -19,6 +19,7 @@ from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.reports.html import render_html
 from pytest_citecheck.reports.report import Report
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page, png
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted, quote_first_passage, verdict
 from tests.doubles.ranking import WordOverlap
@@ -58,13 +59,7 @@ def pages(api: CrawlbaseDouble) -> None:
 
 
 def env(api: CrawlbaseDouble, llm: LLMDouble) -> dict[str, str]:
-    return {
-        "CITECHECK_CRAWLBASE_URL": api.base_url,
-        "OPENAI_BASE_URL": llm.base_url("openai"),
-        "CRAWLBASE_TOKEN": TOKENS["normal"],
-        "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-        "OPENAI_API_KEY": KEY,
-    }
+    return recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY)
 
 
 def run(root: Path, environ: dict[str, str], mode: str, shots: bool) -> list[ClaimResult]:

@@ -12,6 +12,7 @@ from pytest_citecheck.claims.models import Citation, Claim
 from pytest_citecheck.engine.core import Engine
 from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.stages.fetch import SHARED_HEADER, credits_for
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble
 from tests.doubles.ranking import WordOverlap
@@ -35,13 +36,7 @@ def claims(n: int, *urls: str) -> list[Claim]:
 
 
 def engine(api: CrawlbaseDouble, llm: LLMDouble, mode: str, **settings: object) -> Engine:
-    env = {"CITECHECK_CRAWLBASE_URL": api.base_url, "OPENAI_BASE_URL": llm.base_url("openai")}
-    if mode != "none":
-        env |= {
-            "CRAWLBASE_TOKEN": TOKENS["normal"],
-            "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-            "OPENAI_API_KEY": KEY,
-        }
+    env = recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY, keys=mode != "none")
     return Engine.from_settings(
         EngineSettings(record_mode=mode, **settings),  # type: ignore[arg-type]
         StageHooks(make_ranker=WordOverlap),

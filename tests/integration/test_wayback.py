@@ -18,6 +18,7 @@ from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
 from pytest_citecheck.stages.wayback import read_availability, snapshot_time
+from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import LLMDouble, verdict
 from tests.doubles.ranking import WordOverlap
@@ -48,14 +49,8 @@ def pages(api: CrawlbaseDouble) -> None:
 
 
 def env(api: CrawlbaseDouble, llm: LLMDouble, archive: WaybackDouble) -> dict[str, str]:
-    return {
-        "CITECHECK_CRAWLBASE_URL": api.base_url,
-        "OPENAI_BASE_URL": llm.base_url("openai"),
-        "CITECHECK_WAYBACK_URL": archive.url,
-        "CRAWLBASE_TOKEN": TOKENS["normal"],
-        "CRAWLBASE_JS_TOKEN": TOKENS["javascript"],
-        "OPENAI_API_KEY": KEY,
-    }
+    environ = recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY)
+    return {**environ, "CITECHECK_WAYBACK_URL": archive.url}
 
 
 def run(
