@@ -7,11 +7,11 @@ crawling it once per claim bills it once per claim. :class:`SharedReads` is the 
 memory of what it has read: the first claim to ask for a page sends the request; a claim
 asking for the same GET (the same :func:`~pytest_citecheck.recording.matching.match_key`:
 the token replaced by its placeholder) while it is in flight waits for that answer, and
-one asking later gets it at once. Each claim still records the exchange into its own
-cassette; the copy is marked with
-:data:`~pytest_citecheck.stages.fetch.SHARED_HEADER` (naming the cassette that crawled
-it), so the pipeline counts it as not billed (0 credits), in the run that shared it and in
-every replay.
+one asking later gets it at once. Each claim still records the whole exchange into its own
+cassette, the same bytes whichever claim sent it, so a recording does not depend on the
+order the claims ran in (concurrency 4 writes what concurrency 1 does). Each claim's
+``credits`` therefore stay what its recording costs alone; the Crawling API bills a shared
+crawl once.
 
 Only a successful reply read whole is shared
 (:func:`pytest_citecheck.recording.transport.shared_size`): an error, a page over the size
@@ -42,22 +42,14 @@ class SharedReads(Generic[R]):
 
     def __init__(self, size: Callable[[R], int | None], max_bytes: int = MAX_SHARED_BYTES) -> None:
         self.max_bytes = max_bytes
-        self.shared = 0  # replies handed to a claim that did not send the request
         self._size_of = size
-        self._done: OrderedDict[Hashable, tuple[R, str, int]] = OrderedDict()
+        self._done: OrderedDict[Hashable, tuple[R, int]] = OrderedDict()
         self._size = 0
         self._in_flight: dict[Hashable, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def read(
-        self,
-        key: Hashable,
-        cassette: str,
-        fetch: Callable[[], R],
-        wait: float | None = None,
-    ) -> tuple[R, str | None]:
-        """The reply to ``key`` and, when another claim's request fetched it, the name
-        of that claim's cassette (None: ``fetch`` was called for this one). A request
+    def read(self, key: Hashable, fetch: Callable[[], R], wait: float | None = None) -> R:
+        """The reply to ``key``: one this run already read, else ``fetch()``. A request
         already in flight is waited for at most ``wait`` seconds (None: as long as it
         takes), then ``fetch`` is called after all."""
         with self._lock:
@@ -71,33 +63,31 @@ class SharedReads(Generic[R]):
             flight.wait(wait)
             with self._lock:
                 found = self._found(key)
-            if found is not None:
-                return found
-            return fetch(), None  # it failed, or took too long: this claim asks itself
+            # None: it failed, or took too long: this claim asks itself.
+            return fetch() if found is None else found
         try:
             reply = fetch()
             size = self._size_of(reply)
             if size is not None:
                 with self._lock:
-                    self._keep(key, reply, cassette, size)
-            return reply, None
+                    self._keep(key, reply, size)
+            return reply
         finally:
             with self._lock:
                 self._in_flight.pop(key).set()
 
-    def _found(self, key: Hashable) -> tuple[R, str] | None:
+    def _found(self, key: Hashable) -> R | None:
         kept = self._done.get(key)
         if kept is None:
             return None
         self._done.move_to_end(key)
-        self.shared += 1
-        return kept[0], kept[1]
+        return kept[0]
 
-    def _keep(self, key: Hashable, reply: R, cassette: str, size: int) -> None:
+    def _keep(self, key: Hashable, reply: R, size: int) -> None:
         if size > self.max_bytes:
             return
-        self._done[key] = (reply, cassette, size)
+        self._done[key] = (reply, size)
         self._size += size
         while self._size > self.max_bytes:
-            _, (_, _, oldest) = self._done.popitem(last=False)
+            _, (_, oldest) = self._done.popitem(last=False)
             self._size -= oldest

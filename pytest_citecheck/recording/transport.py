@@ -53,7 +53,6 @@ from pytest_citecheck.recording.matching import (
     match_key,
 )
 from pytest_citecheck.recording.shared_reads import SharedReads
-from pytest_citecheck.stages.fetch import SHARED_HEADER
 from pytest_citecheck.stages.screenshot import (
     IMAGE_FILE_HEADER,
     IMAGE_HEADER,
@@ -302,16 +301,7 @@ class ClaimHTTP:
         if shared is None or request.method != "GET":
             return fetch()
         deadline = request.extensions.get(DEADLINE_EXTENSION)
-        wait = None if deadline is None else deadline.left_or_none()
-        path = self.cassette.path
-        reply, crawled_by = shared.read(key, str(path), fetch, wait)
-        if crawled_by is None or crawled_by == str(path):
-            # Fetched for this claim (an earlier try of it whose recording was not kept,
-            # as a judge batch's first round): its own crawl, billed to it.
-            return reply
-        crawled = Path(crawled_by)
-        headers = {**reply.headers, SHARED_HEADER: [f"{crawled.parent.name}/{crawled.name}"]}
-        return Reply(reply.status, reply.reason, headers, reply.body, reply.too_large)
+        return shared.read(key, fetch, None if deadline is None else deadline.left_or_none())
 
     # A picture (stages/screenshot.py) is kept as a file named by its hash beside the
     # cassettes; the cassette's reply names that file and holds no image bytes.

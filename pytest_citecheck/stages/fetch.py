@@ -128,9 +128,6 @@ def base_url_from(environ: Mapping[str, str]) -> str:
 # A reply answered from a Crawler delivery (large_audit/delivery_transport.py) names its rid here:
 # the page was crawled once, by the Crawler, whatever the fetcher asks after it.
 CRAWLER_RID_HEADER = "citecheck-crawler-rid"
-# On a recorded reply another claim's request fetched in the same run
-# (recording/shared_reads.py): the cassette that fetched it; this citation was not billed.
-SHARED_HEADER = "x-citecheck-shared-from"
 
 
 def credits_for(
@@ -164,21 +161,10 @@ class _Reply:
     crawler_rid: str | None = None
     # The body when it is a PDF (stages/pdf.py): bytes, never decoded as text.
     pdf: bytes | None = None
-    # Another claim's request of this run fetched it (recording/shared_reads.py): not
-    # billed for this citation.
-    shared: bool = False
 
     @property
     def chars(self) -> int:
         return non_whitespace_chars(self.text)
-
-    @property
-    def credits(self) -> float:
-        """What this call billed: nothing when another claim's request fetched it."""
-        if self.shared:
-            return 0.0
-        store = self.crawler_rid is None
-        return credits_for(self.kind, self.cb_status, self.original_status, store=store)
 
     def record(self) -> Fetch:
         return Fetch(
@@ -190,7 +176,9 @@ class _Reply:
             final_url=self.final_url,
             rid=self.rid,
             non_whitespace_chars=self.chars,
-            credits=self.credits,
+            credits=credits_for(
+                self.kind, self.cb_status, self.original_status, store=self.crawler_rid is None
+            ),
         )
 
 
@@ -558,7 +546,6 @@ class CrawlbaseFetcher:
             rid=_rid(headers),
             stopped=sent.stopped,
             crawler_rid=headers.get(CRAWLER_RID_HEADER),
-            shared=SHARED_HEADER in headers,
         )
         crawl.replies.append(reply)
         return reply

@@ -19,7 +19,6 @@ from pytest_citecheck.engine.settings import EngineSettings, StageHooks
 from pytest_citecheck.frontends.cli import main
 from pytest_citecheck.plugin.terms import PLUGIN_TERMS
 from pytest_citecheck.recording.recorder import cassette_path
-from pytest_citecheck.stages.fetch import credits_for
 from tests.doubles import recording_environ
 from tests.doubles.crawlbase import CrawlbaseDouble, Page
 from tests.doubles.llm import JudgeCall, LLMDouble, Scripted
@@ -126,12 +125,10 @@ def test_the_dry_run_counts_what_the_recording_then_makes(
     # "two" and "pdf-and-page" cite two sources each: their joint judgments are the most
     # they could make (each source supports its claim alone here, so none is made).
     assert plan.joint_calls == 4 and llm.joint_calls == []
-    # Billed: each page the run crawled once (the replayed claim's is free); the dry run
-    # counts the shared page for both claims, the most it can cost.
+    # Each distinct citation of each recorded claim costs its recording (the replayed one
+    # is free); the Crawling API bills the shared page once.
     billed = {(r.id, v.url): v.credits for r in results[1:] for v in r.verdicts}
-    assert plan.credits == 9.0
-    assert sum(billed.values()) == 9.0 - credits_for("normal", 200, 200)
-    assert sorted(billed.values()).count(0.0) == 1
+    assert plan.credits == sum(billed.values()) == 9.0
     # Four crawls a page at worst, and a PDF's file before them (it might serve HTML).
     assert plan.worst_crawls == 4 * 5 + 5
 
