@@ -35,8 +35,8 @@ def article(topic: str) -> str:
 
 
 URLS = [f"https://example.com/articles/{n}" for n in ("alpha", "beta", "gamma", "delta")]
-# A page a claim of the budget tests: each its own, so each claim's crawl is billed (claims
-# citing one page share its crawl in a run: recording/shared_reads.py).
+# A page for each claim of the budget tests, so each recorded claim is one crawl the
+# double counts (claims of a run citing one page share its crawl: recording/shared_reads.py).
 MANY = [f"https://example.com/articles/page{i:02d}" for i in range(12)]
 PDF = "https://example.com/paper.pdf"
 SPA = "https://example.com/app/spa"

@@ -4,6 +4,8 @@ replayed with nothing listening and no token."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,18 @@ def pages(api: CrawlbaseDouble) -> None:
     api.add(MOVED, Page(markdown=home, final_url="https://example.com/"))
 
 
+@contextmanager
+def services() -> Iterator[tuple[CrawlbaseDouble, LLMDouble, WaybackDouble]]:
+    """The Crawling API (serving :func:`pages`), the judge and the Wayback Machine doubles."""
+    with (
+        CrawlbaseDouble(tokens=TOKENS) as api,
+        LLMDouble(api_key=KEY) as llm,
+        WaybackDouble() as archive,
+    ):
+        pages(api)
+        yield api, llm, archive
+
+
 def env(api: CrawlbaseDouble, llm: LLMDouble, archive: WaybackDouble) -> dict[str, str]:
     environ = recording_environ(api.base_url, llm.base_url("openai"), TOKENS, KEY)
     return {**environ, "CITECHECK_WAYBACK_URL": archive.url}
@@ -68,12 +82,7 @@ def run(
 def test_a_404_never_archived_is_invented_one_archived_is_rotted_and_both_replay(
     tmp_path: Path,
 ) -> None:
-    with (
-        CrawlbaseDouble(tokens=TOKENS) as api,
-        LLMDouble(api_key=KEY) as llm,
-        WaybackDouble() as archive,
-    ):
-        pages(api)
+    with services() as (api, llm, archive):
         snapshot = archive.archive(ROTTED, "20230412083015")
         moved = archive.archive(MOVED, "20220101000000")
         address = env(api, llm, archive)
@@ -124,12 +133,7 @@ def test_a_404_never_archived_is_invented_one_archived_is_rotted_and_both_replay
 
 
 def test_without_the_setting_nothing_is_asked_and_no_archive_is_shown(tmp_path: Path) -> None:
-    with (
-        CrawlbaseDouble(tokens=TOKENS) as api,
-        LLMDouble(api_key=KEY) as llm,
-        WaybackDouble() as archive,
-    ):
-        pages(api)
+    with services() as (api, llm, archive):
         results = run(tmp_path, env(api, llm, archive), "once", wayback=False)
         assert archive.calls == []
     assert [r.verdicts[0].archive for r in results] == [None, None, None]
@@ -137,12 +141,7 @@ def test_without_the_setting_nothing_is_asked_and_no_archive_is_shown(tmp_path: 
 
 
 def test_a_recording_made_without_the_lookup_replays_it_as_unknown(tmp_path: Path) -> None:
-    with (
-        CrawlbaseDouble(tokens=TOKENS) as api,
-        LLMDouble(api_key=KEY) as llm,
-        WaybackDouble() as archive,
-    ):
-        pages(api)
+    with services() as (api, llm, archive):
         address = env(api, llm, archive)
         run(tmp_path, address, "once", wayback=False)
     replayed = run(tmp_path, address, "none", wayback=True)
@@ -193,12 +192,7 @@ def test_the_reports_show_invented_and_rotted_citations(tmp_path: Path) -> None:
     from pytest_citecheck.reports.html import render_html
     from pytest_citecheck.reports.report import Report
 
-    with (
-        CrawlbaseDouble(tokens=TOKENS) as api,
-        LLMDouble(api_key=KEY) as llm,
-        WaybackDouble() as archive,
-    ):
-        pages(api)
+    with services() as (api, llm, archive):
         snapshot = archive.archive(ROTTED, "20230412083015")
         results = run(tmp_path, env(api, llm, archive), "once", wayback=True)
     report = Report(results={f"citecheck_report.yaml::{r.id}": r for r in results})
@@ -236,12 +230,7 @@ QUOTE = "Water boils at 100 degrees Celsius at sea level."
 
 
 def test_a_rotted_citation_verified_on_its_snapshot_is_labelled_apart(tmp_path: Path) -> None:
-    with (
-        CrawlbaseDouble(tokens=TOKENS) as api,
-        LLMDouble(api_key=KEY) as llm,
-        WaybackDouble() as archive,
-    ):
-        pages(api)
+    with services() as (api, llm, archive):
         snapshot = archive.archive(ROTTED, "20230412083015")
         api.add(snapshot, Page(markdown=ARTICLE))
         llm.script(verdict("supported", QUOTE, 0.95, input_tokens=90, output_tokens=12))
