@@ -253,9 +253,6 @@ def test_a_cost_budget_without_prices_is_refused_before_any_request(
     assert api.api_calls == []
 
 
-@pytest.mark.allow_resend(
-    "r0 and r4 cite one page: a live batch run (no cassette) crawls it for each"
-)
 def test_batch_dry_run_and_budget(
     tmp_path: Path,
     doubles: tuple[CrawlbaseDouble, StableLLM],

@@ -40,11 +40,6 @@ def _shot(report: Path) -> tuple[dict[str, object] | None, dict[str, object] | N
     return by_id["boiling"]["screenshot"], by_id["salt"]["screenshot"]
 
 
-# The suite's two claims cite one page: each claim crawls it into its own cassette.
-ONE_PAGE_TWICE = "the two claims cite one page, each crawled into its own cassette"
-
-
-@pytest.mark.allow_resend(ONE_PAGE_TWICE)
 def test_the_flag_pictures_the_contradicted_page_and_the_replay_shows_it(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
@@ -72,7 +67,6 @@ def test_the_flag_pictures_the_contradicted_page_and_the_replay_shows_it(
         assert (suite.path / page).read_text(encoding="utf-8").count("data:image/png;base64,") == 1
 
 
-@pytest.mark.allow_resend(ONE_PAGE_TWICE)
 def test_without_the_flag_no_picture_is_asked(
     suite: pytest.Pytester,  # noqa: F811
     doubles: tuple[CrawlbaseDouble, LLMDouble],  # noqa: F811
