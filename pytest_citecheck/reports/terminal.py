@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_citecheck.claims.labels import BAD_LABELS, LABEL_ORDER, Label, Reason
-from pytest_citecheck.claims.results import Verdict
+from pytest_citecheck.claims.results import Archive, Screenshot, Verdict
 from pytest_citecheck.core.prices import spend_text
 from pytest_citecheck.core.secrets import scrub
 from pytest_citecheck.core.text import plural, ratio, terminal_safe, truncate
@@ -158,18 +158,13 @@ class TerminalSummary(ReportListings):
             lambda nodeid, v: f"  {v.label.value:<12} {nodeid}  {v.url}",
             "yellow",
         )
-        out += self._listing(
-            "unreachable, asked of the Wayback Machine:",
-            lambda v: v.archive is not None,
-            lambda nodeid, v: f"  {archive_word(v):<14} {nodeid}  {v.url}",
-            "yellow",
-            archive_more,
+        out += self._looked_up(
+            "unreachable, asked of the Wayback Machine:", lambda v: v.archive, 14, archive_more
         )
-        out += self._listing(
+        out += self._looked_up(
             "pictured (the page as a picture, in the HTML report):",
-            lambda v: v.screenshot is not None,
-            lambda nodeid, v: f"  {shot_word(v):<7} {nodeid}  {v.url}",
-            "yellow",
+            lambda v: v.screenshot,
+            7,
             shot_more,
         )
         out += self._listing(
@@ -228,6 +223,22 @@ class TerminalSummary(ReportListings):
             if under:
                 out.extend(Line(part) for part in under.split("\n"))
         return out
+
+    def _looked_up(
+        self,
+        title: str,
+        part: Callable[[Verdict], Archive | Screenshot | None],
+        width: int,
+        more: Callable[[Verdict], str | None],
+    ) -> list[Line]:
+        """The citations that have ``part`` (a Wayback lookup, a picture), by its status."""
+        return self._listing(
+            title,
+            lambda v: part(v) is not None,
+            lambda nodeid, v: f"  {status_word(part(v)):<{width}} {nodeid}  {v.url}",
+            "yellow",
+            more,
+        )
 
     def _spend_line(self, t: Totals) -> str:
         """Credits and judge tokens; when some claims were replayed and others went to
@@ -328,9 +339,10 @@ class TerminalSummary(ReportListings):
         return out
 
 
-def shot_word(verdict: Verdict) -> str:
-    """``TAKEN`` or ``MISSING``: the citation's picture (citecheck_screenshots)."""
-    return verdict.screenshot.status.upper() if verdict.screenshot is not None else ""
+def status_word(part: Archive | Screenshot | None) -> str:
+    """A looked-up part's status in capitals: the Wayback Machine's ``NEVER_ARCHIVED``,
+    ``ROTTED`` or ``UNKNOWN``; the picture's ``TAKEN`` or ``MISSING``."""
+    return part.status.upper() if part is not None else ""
 
 
 def shot_more(verdict: Verdict) -> str | None:
@@ -341,11 +353,6 @@ def shot_more(verdict: Verdict) -> str | None:
     if shot.status == "taken":
         return f"      {shot.file}"
     return f"      {truncate(shot.detail, 400, flatten=True)}" if shot.detail else None
-
-
-def archive_word(verdict: Verdict) -> str:
-    """``NEVER_ARCHIVED``, ``ROTTED`` or ``UNKNOWN``: what the Wayback Machine said."""
-    return verdict.archive.status.upper() if verdict.archive is not None else ""
 
 
 def archive_more(verdict: Verdict) -> str | None:
