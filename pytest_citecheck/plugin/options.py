@@ -22,7 +22,6 @@ import pytest
 from pytest_citecheck.core.defaults import (
     DEFAULT_JUDGE,
     DEFAULT_MAX_CLAIM_CHARS,
-    DEFAULT_RANKER,
     DEFAULT_RECHECK_FAIL_ON,
 )
 from pytest_citecheck.core.providers import providers_help
@@ -169,7 +168,6 @@ class Settings:
     judge_origin: str | None = None
     max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS
     cache_dir: Path | None = None
-    ranker: str = DEFAULT_RANKER
     dry_run: bool = False
     # A judge panel's members (engine/panel.py).
     judges: tuple[str, ...] | None = None
