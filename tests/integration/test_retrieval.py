@@ -20,7 +20,7 @@ import pytest
 
 from pytest_citecheck.core.defaults import DEFAULT_RANKER, RANKERS
 from pytest_citecheck.core.errors import ConfigurationError
-from pytest_citecheck.options.settings_map import engine_settings
+from pytest_citecheck.plugin.adapters import engine_settings
 from pytest_citecheck.plugin.options import settings_from_config
 from pytest_citecheck.stages import embedder, retrieval
 from pytest_citecheck.stages.passages import split_passages
@@ -469,7 +469,8 @@ def test_ranker_option_flag_over_ini_over_default(
 ) -> None:
     pytester.makeini(f"[pytest]\n{ini}\n")
     config = pytester.parseconfig("--citecheck", *flags)
-    assert engine_settings(settings_from_config(config).values).ranker == expected
+    settings = engine_settings(settings_from_config(config), cache_dir=None, run_id=None)
+    assert settings.ranker == expected
 
 
 def test_an_unknown_ranker_is_a_usage_error(pytester: pytest.Pytester) -> None:
